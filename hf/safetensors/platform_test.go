@@ -1,0 +1,5 @@
+package safetensors
+
+import "runtime"
+
+const isLinux = runtime.GOOS == "linux"
