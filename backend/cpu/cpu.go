@@ -1,0 +1,167 @@
+// Package cpu is gotpu's CPU backend: host memory behind a caching allocator
+// and kernels in pure Go (and Go assembly where it pays). Importing it
+// registers the "cpu" device.
+//
+// The kernel library is exported through Exec and Has so that other backends
+// whose memory is host-addressable can reuse the reference kernels on their
+// own buffers.
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Call is one kernel invocation with its operands resolved to host bytes.
+type Call struct {
+	*device.Launch
+	// InB and OutB are the whole buffers of In and Out (index with the
+	// operand layouts, which are in elements and include offsets).
+	InB, OutB [][]byte
+}
+
+// Kernel is a CPU implementation of an op for a set of dtypes.
+type Kernel struct {
+	DTypes op.Set // dtypes of the (promoted) first input; 0 means all
+	Run    func(c *Call) error
+}
+
+var (
+	kmu     sync.RWMutex
+	kernels = map[string]Kernel{}
+)
+
+// RegisterKernel installs k as the CPU kernel for op name. Kernel files call
+// it from init; registering a composite makes it a direct kernel that the
+// conformance suite checks against the decomposition.
+func RegisterKernel(name string, k Kernel) {
+	kmu.Lock()
+	defer kmu.Unlock()
+	if _, dup := kernels[name]; dup {
+		panic("cpu: duplicate kernel for " + name)
+	}
+	kernels[name] = k
+}
+
+// Has reports whether the kernel library implements op o for dtype dt.
+func Has(o *op.Def, dt dtype.DType) bool {
+	kmu.RLock()
+	k, ok := kernels[o.Name]
+	kmu.RUnlock()
+	return ok && k.DTypes.Has(dt)
+}
+
+// Exec runs launch l with the library's kernel, resolving buffers to host
+// bytes with mem.
+func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
+	kmu.RLock()
+	k, ok := kernels[l.Op.Name]
+	kmu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)
+	}
+	c := &Call{Launch: l, InB: make([][]byte, len(l.In)), OutB: make([][]byte, len(l.Out))}
+	for i, o := range l.In {
+		if o.Buf != nil {
+			c.InB[i] = mem(o.Buf)
+		}
+	}
+	for i, o := range l.Out {
+		c.OutB[i] = mem(o.Buf)
+	}
+	return k.Run(c)
+}
+
+// Buf is a CPU buffer: 64-byte-aligned host memory.
+type Buf struct{ b []byte }
+
+// Size implements device.Buffer.
+func (b *Buf) Size() int { return len(b.b) }
+
+// Bytes returns the buffer's memory.
+func (b *Buf) Bytes() []byte { return b.b }
+
+// AlignedBytes returns n zeroed bytes whose first byte is 64-byte aligned.
+func AlignedBytes(n int) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	raw := make([]byte, n+64)
+	off := int(-uintptr(unsafe.Pointer(&raw[0])) & 63)
+	return raw[off : off+n : off+n]
+}
+
+// Backend is the CPU backend.
+type Backend struct {
+	alloc device.CachingAllocator
+}
+
+func newBackend() *Backend {
+	b := &Backend{}
+	b.alloc.Raw = func(n int) (device.Buffer, error) { return &Buf{AlignedBytes(n)}, nil }
+	return b
+}
+
+func init() { device.Register(newBackend()) }
+
+// Name implements device.Backend.
+func (b *Backend) Name() string { return "cpu" }
+
+// NumDevices implements device.Backend: one CPU device.
+func (b *Backend) NumDevices() int { return 1 }
+
+// Properties implements device.Backend.
+func (b *Backend) Properties(int) device.Properties {
+	return device.Properties{
+		Name:             fmt.Sprintf("%s (%d threads)", runtime.GOARCH, runtime.GOMAXPROCS(0)),
+		MemoryBytes:      totalMemory(),
+		DefaultPrecision: "highest",
+		Features:         Features(),
+	}
+}
+
+// Alloc implements device.Backend.
+func (b *Backend) Alloc(_ int, n int) (device.Buffer, error) { return b.alloc.Alloc(n) }
+
+// Free implements device.Backend. The cached block is zeroed lazily: kernels
+// always write every output element.
+func (b *Backend) Free(_ int, buf device.Buffer) { b.alloc.Free(buf) }
+
+// Write implements device.Backend.
+func (b *Backend) Write(_ int, buf device.Buffer, off int, src []byte) error {
+	copy(buf.(*Buf).b[off:], src)
+	return nil
+}
+
+// Read implements device.Backend.
+func (b *Backend) Read(_ int, buf device.Buffer, off int, dst []byte) error {
+	copy(dst, buf.(*Buf).b[off:])
+	return nil
+}
+
+// Supports implements device.Backend.
+func (b *Backend) Supports(o *op.Def, dt dtype.DType) bool { return Has(o, dt) }
+
+// Launch implements device.Backend: CPU kernels run synchronously.
+func (b *Backend) Launch(_ int, l *device.Launch) error {
+	return Exec(l, func(buf device.Buffer) []byte { return buf.(*Buf).b })
+}
+
+// Sync implements device.Backend (nothing is ever pending).
+func (b *Backend) Sync(int) error { return nil }
+
+// MemStats implements device.Backend.
+func (b *Backend) MemStats(int) device.MemStats {
+	s := b.alloc.Stats()
+	s.Total = totalMemory()
+	return s
+}
+
+// EmptyCache releases cached host blocks.
+func (b *Backend) EmptyCache() { b.alloc.EmptyCache() }

@@ -1,0 +1,148 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// as reinterprets host bytes as a slice of T.
+func as[T any](b []byte) []T {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if len(b) < sz {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sz)
+}
+
+// ParallelThreshold is the element count above which kernels split work
+// across goroutines.
+var ParallelThreshold = 1 << 15
+
+// parallelFor runs fn over [0, n) split into contiguous chunks, in parallel
+// when cost (roughly elements touched) is large enough.
+func parallelFor(n, cost int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if cost < ParallelThreshold || workers <= 1 || n < 2 {
+		fn(0, n)
+		return
+	}
+	if workers > n {
+		workers = n
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, hi)
+	}
+	wg.Wait()
+}
+
+// nd describes a strided iteration over shape for several operands.
+type nd struct {
+	shape   []int
+	strides [][]int // per operand
+	offs    []int   // per operand base offsets
+}
+
+// coalesce merges adjacent dimensions that are contiguous for every operand
+// and drops size-1 dimensions.
+func coalesce(shape []int, strides [][]int) ([]int, [][]int) {
+	ns := make([]int, 0, len(shape))
+	nst := make([][]int, len(strides))
+	for i := range shape {
+		if shape[i] == 1 {
+			continue
+		}
+		if len(ns) > 0 {
+			last := len(ns) - 1
+			ok := true
+			for k := range strides {
+				if nst[k][last] != strides[k][i]*shape[i] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				ns[last] *= shape[i]
+				for k := range strides {
+					nst[k][last] = strides[k][i]
+				}
+				continue
+			}
+		}
+		ns = append(ns, shape[i])
+		for k := range strides {
+			nst[k] = append(nst[k], strides[k][i])
+		}
+	}
+	if len(ns) == 0 {
+		ns = []int{1}
+		for k := range strides {
+			nst[k] = []int{0}
+		}
+	}
+	return ns, nst
+}
+
+// forEachRun calls fn for every run along the innermost dimension of the
+// iteration, passing each operand's offset of the run's first element, the
+// run length and the operands' inner strides. Runs are distributed over
+// goroutines for large iterations; fn must be safe to call concurrently on
+// disjoint outputs.
+func forEachRun(shape []int, strides [][]int, offs []int, fn func(offs []int, n int, inner []int)) {
+	total := 1
+	for _, d := range shape {
+		total *= d
+	}
+	if total == 0 {
+		return
+	}
+	shape, strides = coalesce(shape, strides)
+	r := len(shape)
+	inner := make([]int, len(strides))
+	for k := range strides {
+		inner[k] = strides[k][r-1]
+	}
+	n := shape[r-1]
+	outer := total / n
+	parallelFor(outer, total, func(lo, hi int) {
+		idx := make([]int, r-1)
+		cur := make([]int, len(offs))
+		// Unravel lo.
+		rem := lo
+		for d := r - 2; d >= 0; d-- {
+			idx[d] = rem % shape[d]
+			rem /= shape[d]
+		}
+		for k := range offs {
+			cur[k] = offs[k]
+			for d := 0; d < r-1; d++ {
+				cur[k] += idx[d] * strides[k][d]
+			}
+		}
+		for it := lo; it < hi; it++ {
+			fn(cur, n, inner)
+			// Increment the multi-index.
+			for d := r - 2; d >= 0; d-- {
+				idx[d]++
+				for k := range cur {
+					cur[k] += strides[k][d]
+				}
+				if idx[d] < shape[d] {
+					break
+				}
+				for k := range cur {
+					cur[k] -= strides[k][d] * shape[d]
+				}
+				idx[d] = 0
+			}
+		}
+	})
+}

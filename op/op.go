@@ -1,0 +1,264 @@
+// Package op is gotpu's op table: every operation is declared here exactly once,
+// with its schema (inputs, attributes, outputs), its shape and dtype rule, its
+// kind (primitive, view or composite), the decomposition of a composite into
+// other ops, and the slots for its vector-Jacobian product and StableHLO emitter.
+//
+// Backends implement the primitives (and may register direct kernels for
+// composites); the tensor package dispatches through this table; the meta
+// backend runs only the shape rules. Nothing about an op is written twice.
+package op
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gotpu/gotpu/dtype"
+)
+
+// Kind says how an op is executed.
+type Kind uint8
+
+const (
+	// Primitive ops are the backend contract: every backend implements them.
+	Primitive Kind = iota
+	// View ops only change a tensor's layout (shape, strides, offset) and share
+	// its storage; no backend kernel runs.
+	View
+	// Composite ops are defined by a decomposition into other ops; a backend may
+	// register a direct kernel, which is then tested against the decomposition.
+	Composite
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Primitive:
+		return "primitive"
+	case View:
+		return "view"
+	case Composite:
+		return "composite"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Meta is what the shape rules see of a tensor: its shape and dtype, and
+// whether it is a wrapped Go scalar (which affects type promotion only).
+type Meta struct {
+	Shape   []int
+	DType   dtype.DType
+	Wrapped bool
+}
+
+// Numel returns the number of elements of m.
+func (m Meta) Numel() int { return Numel(m.Shape) }
+
+func (m Meta) String() string { return fmt.Sprintf("%v%v", m.DType, m.Shape) }
+
+// Promotion says how a promoting op chooses the dtype its inputs are converted
+// to before the kernel runs; kernels of promoting ops see equal input dtypes.
+type Promotion uint8
+
+const (
+	// NoPromotion leaves inputs as they are.
+	NoPromotion Promotion = iota
+	// PromoteCommon converts the promoted inputs to their torch.result_type.
+	PromoteCommon
+	// PromoteToFloat is PromoteCommon followed by int/bool -> default float
+	// (as torch does for sin, exp, true division, ...).
+	PromoteToFloat
+)
+
+// Value is an opaque handle to a tensor inside a Builder: an eager tensor, or
+// a node of a graph being traced.
+type Value any
+
+// Builder is what decompositions and VJPs are written against. The eager
+// runtime implements it by running ops immediately; tracers record them.
+type Builder interface {
+	// Call applies the named op to inputs (nil for an absent optional input)
+	// and returns its outputs.
+	Call(name string, in []Value, a Attrs) []Value
+	// Meta returns the shape and dtype of v.
+	Meta(v Value) Meta
+	// Scalar returns a wrapped scalar (like a Python number: it promotes as a
+	// scalar) holding v (float64, int64, int or bool) on like's device.
+	Scalar(v any, like Value) Value
+}
+
+// InferFunc is an op's shape and dtype rule: from the inputs' metadata (after
+// promotion) and the attributes, the outputs' metadata.
+type InferFunc func(in []Meta, a Attrs) ([]Meta, error)
+
+// DecomposeFunc expresses a composite op in other ops.
+type DecomposeFunc func(b Builder, in []Value, a Attrs) []Value
+
+// VJPFunc returns the gradients of an op's differentiable inputs given the
+// gradients of its outputs (nil entries for inputs without a gradient).
+type VJPFunc func(b Builder, in, out, gout []Value, a Attrs) []Value
+
+// ViewFunc computes the layout of a view op's result from its input's layout,
+// or reports ok=false when no view is possible (the tensor layer then copies
+// the input to a contiguous layout and retries).
+type ViewFunc func(in Layout, a Attrs) (out Layout, ok bool, err error)
+
+// StableHLOFunc emits the StableHLO for a primitive. Its emitter interface is
+// defined by the compile package; the slot is typed loosely to keep op a leaf.
+type StableHLOFunc any
+
+// Def declares one op.
+type Def struct {
+	Name  string
+	Kind  Kind
+	Group string // "elementwise", "reduce", "linalg", "nn", "index", "shape", "creation", "random", "movement"
+	Doc   string
+
+	// Inputs names the tensor inputs. A name ending in "?" is optional (nil
+	// allowed); a name ending in "*" is variadic and must be last.
+	Inputs []string
+	// Attrs declares the attributes with their defaults.
+	Attrs []AttrSpec
+
+	// Promote and PromoteArgs set the promotion of tensor inputs (indices into
+	// Inputs; nil means all). DTypes restricts the promoted dtype; nil allows all.
+	Promote     Promotion
+	PromoteArgs []int
+	DTypes      Set
+
+	// NeedsContiguous makes the runtime hand the kernel contiguous inputs.
+	NeedsContiguous bool
+	// Broadcast makes the runtime hand the kernel every input already
+	// broadcast (stride 0) to the shape of output 0: elementwise ops.
+	Broadcast bool
+	// Inplace lists input indices that are also written (for in-place
+	// primitives such as index_put_ or copy_). Empty for functional ops.
+	Inplace []int
+	// Random marks ops that draw from a Generator (their seed and offset are
+	// attributes set by the runtime).
+	Random bool
+	// NonDeterministicOrder marks ops whose result order is unspecified (for
+	// example nonzero on some backends); tests compare them as sets.
+	NonDeterministicOrder bool
+
+	Infer     InferFunc
+	ViewFn    ViewFunc
+	Decompose DecomposeFunc
+	VJP       VJPFunc
+	StableHLO StableHLOFunc
+}
+
+var (
+	mu    sync.RWMutex
+	table = map[string]*Def{}
+)
+
+// Register adds d to the table. It panics if the name is taken or the
+// declaration is inconsistent: the table is built at init time and a bad
+// declaration is a programming error.
+func Register(d *Def) *Def {
+	if d.Name == "" {
+		panic("op: Register with empty name")
+	}
+	if d.Infer == nil && d.ViewFn == nil {
+		panic("op: " + d.Name + " has no shape rule")
+	}
+	switch d.Kind {
+	case View:
+		if d.ViewFn == nil {
+			panic("op: view " + d.Name + " has no ViewFn")
+		}
+	case Composite:
+		if d.Decompose == nil {
+			panic("op: composite " + d.Name + " has no decomposition")
+		}
+	}
+	for i, in := range d.Inputs {
+		if len(in) > 0 && in[len(in)-1] == '*' && i != len(d.Inputs)-1 {
+			panic("op: " + d.Name + ": variadic input must be last")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := table[d.Name]; dup {
+		panic("op: duplicate op " + d.Name)
+	}
+	table[d.Name] = d
+	return d
+}
+
+// Lookup returns the op named name.
+func Lookup(name string) (*Def, bool) {
+	mu.RLock()
+	d, ok := table[name]
+	mu.RUnlock()
+	return d, ok
+}
+
+// MustLookup returns the op named name or panics.
+func MustLookup(name string) *Def {
+	d, ok := Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("op: unknown op %q", name))
+	}
+	return d
+}
+
+// All returns every registered op sorted by name.
+func All() []*Def {
+	mu.RLock()
+	out := make([]*Def, 0, len(table))
+	for _, d := range table {
+		out = append(out, d)
+	}
+	mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// InputOptional reports whether input i may be nil.
+func (d *Def) InputOptional(i int) bool {
+	if i >= len(d.Inputs) {
+		return d.Variadic()
+	}
+	n := d.Inputs[i]
+	return len(n) > 0 && n[len(n)-1] == '?'
+}
+
+// Variadic reports whether the last input takes any number of tensors.
+func (d *Def) Variadic() bool {
+	if len(d.Inputs) == 0 {
+		return false
+	}
+	n := d.Inputs[len(d.Inputs)-1]
+	return n[len(n)-1] == '*'
+}
+
+// CheckArity returns an error if n inputs do not fit d's schema.
+func (d *Def) CheckArity(n int) error {
+	if d.Variadic() {
+		if n < len(d.Inputs)-1 {
+			return fmt.Errorf("%s takes at least %d inputs, got %d", d.Name, len(d.Inputs)-1, n)
+		}
+		return nil
+	}
+	if n != len(d.Inputs) {
+		return fmt.Errorf("%s takes %d inputs %v, got %d", d.Name, len(d.Inputs), d.Inputs, n)
+	}
+	return nil
+}
+
+// Promoted reports whether input i takes part in d's promotion.
+func (d *Def) Promoted(i int) bool {
+	if d.Promote == NoPromotion {
+		return false
+	}
+	if d.PromoteArgs == nil {
+		return true
+	}
+	for _, j := range d.PromoteArgs {
+		if j == i || (j == len(d.Inputs)-1 && d.Variadic() && i >= j) {
+			return true
+		}
+	}
+	return false
+}

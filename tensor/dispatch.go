@@ -1,0 +1,377 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+var defaultFloat atomic.Int32
+
+// forceDecompose makes composites with a direct kernel run their
+// decomposition instead (the conformance suite checks the two agree).
+var forceDecompose atomic.Bool
+
+func init() { defaultFloat.Store(int32(dtype.F32)) }
+
+// SetDefaultDType sets the dtype Go float scalars and int-to-float promotion
+// produce (torch.set_default_dtype); it must be f32 or f64 (or bf16/f16).
+func SetDefaultDType(d dtype.DType) dtype.DType {
+	if !d.IsFloat() {
+		panic(&Error{Op: "set_default_dtype", Msg: "default dtype must be floating point, got " + d.String()})
+	}
+	return dtype.DType(defaultFloat.Swap(int32(d)))
+}
+
+// DefaultDType returns the default floating dtype.
+func DefaultDType() dtype.DType { return dtype.DType(defaultFloat.Load()) }
+
+// Apply runs the op named name (see package op) on in with attributes a and
+// returns its outputs. It is the single entry point every typed function uses:
+// it checks devices, applies type promotion, and dispatches to the device's
+// kernel or to the op's decomposition. A nil element of in is an absent
+// optional input.
+func Apply(name string, in []*Tensor, a op.Attrs) []*Tensor {
+	return apply("", name, in, a)
+}
+
+// Apply1 is Apply for single-output ops.
+func Apply1(name string, in []*Tensor, a op.Attrs) *Tensor {
+	return apply("", name, in, a)[0]
+}
+
+func apply(parent, name string, in []*Tensor, a op.Attrs) []*Tensor {
+	path := name
+	if parent != "" {
+		path = parent + " > " + name
+	}
+	d, ok := op.Lookup(name)
+	if !ok {
+		errorf(path, in, "unknown op")
+	}
+	if err := d.CheckArity(len(in)); err != nil {
+		errorf(path, in, "%v", err)
+	}
+	for i, t := range in {
+		if t == nil && !d.InputOptional(i) {
+			errorf(path, in, "input %d (%s) is required", i, inputName(d, i))
+		}
+		if t != nil && t.st != nil && t.st.freed.Load() {
+			errorf(path, in, "input %d (%s) uses storage that was freed", i, inputName(d, i))
+		}
+	}
+	na, err := d.Normalize(a)
+	if err != nil {
+		errorf(path, in, "%v", err)
+	}
+	dev, be := commonDevice(path, in)
+
+	in = promote(path, d, in, dev, be)
+	var dt dtype.DType
+	for _, t := range in {
+		if t != nil {
+			dt = t.dt
+			break
+		}
+	}
+	if dt != dtype.Invalid && !d.DTypes.Has(dt) {
+		errorf(path, in, "not implemented for dtype %s (supports %s)", dt, d.DTypes)
+	}
+
+	if d.Kind == op.View {
+		return []*Tensor{applyView(path, d, in[0], na)}
+	}
+
+	metas := make([]op.Meta, len(in))
+	for i, t := range in {
+		if t != nil {
+			metas[i] = t.meta()
+		}
+	}
+	outMeta, err := d.Infer(metas, na)
+	if err != nil {
+		errorf(path, in, "%v", err)
+	}
+	kdt := dt
+	if kdt == dtype.Invalid && len(outMeta) > 0 {
+		kdt = outMeta[0].DType
+	}
+	if d.Random && !na.Has("seed") {
+		na = drawSeed(na, outMeta)
+	}
+
+	if be.Supports(d, kdt) && !(d.Kind == op.Composite && d.Decompose != nil && forceDecompose.Load()) {
+		return launch(path, d, in, na, outMeta, dev, be)
+	}
+	if d.Decompose != nil {
+		b := &eagerBuilder{parent: path, dev: dev, be: be}
+		vals := make([]op.Value, len(in))
+		for i, t := range in {
+			if t != nil {
+				vals[i] = t
+			}
+		}
+		res := d.Decompose(b, vals, na)
+		out := make([]*Tensor, len(res))
+		for i, r := range res {
+			out[i] = r.(*Tensor)
+		}
+		checkDecomposition(path, in, d, out, outMeta)
+		return out
+	}
+	panic(&Error{Op: path, Msg: fmt.Sprintf("%v: no kernel for %s on device %s (dtype %s)", device.ErrUnsupported, name, dev, kdt), Err: device.ErrUnsupported})
+}
+
+func inputName(d *op.Def, i int) string {
+	if i < len(d.Inputs) {
+		return strings.TrimRight(d.Inputs[i], "?*")
+	}
+	return strings.TrimRight(d.Inputs[len(d.Inputs)-1], "?*")
+}
+
+// commonDevice returns the device all non-scalar inputs share, or panics
+// naming the devices that differ. Ops with no device inputs use cpu.
+func commonDevice(path string, in []*Tensor) (device.Device, device.Backend) {
+	var first *Tensor
+	for _, t := range in {
+		if t == nil || t.st == nil {
+			continue
+		}
+		if first == nil {
+			first = t
+			continue
+		}
+		if t.st.dev != first.st.dev {
+			errorf(path, in, "expected all tensors to be on the same device, but found at least two devices, %s and %s", first.st.dev, t.st.dev)
+		}
+	}
+	if first == nil {
+		return defaultDevice()
+	}
+	return first.st.dev, first.st.be
+}
+
+func defaultDevice() (device.Device, device.Backend) {
+	be, err := device.Lookup("cpu")
+	if err != nil {
+		panic(&Error{Op: "device", Msg: "no cpu backend registered (import github.com/gotpu/gotpu/backend/cpu)", Err: err})
+	}
+	return device.Device{Type: "cpu"}, be
+}
+
+// promote converts the promoted inputs of d to their common dtype and
+// materialises wrapped scalars on dev.
+func promote(path string, d *op.Def, in []*Tensor, dev device.Device, be device.Backend) []*Tensor {
+	needs := false
+	for _, t := range in {
+		if t != nil && t.st == nil {
+			needs = true
+		}
+	}
+	if d.Promote == op.NoPromotion && !needs {
+		return in
+	}
+	out := slices.Clone(in)
+	ct := dtype.Invalid
+	if d.Promote != op.NoPromotion {
+		var ops []dtype.Operand
+		for i, t := range in {
+			if t != nil && d.Promoted(i) {
+				ops = append(ops, dtype.Operand{DType: t.dt, Dim: t.Dim(), Wrapped: t.wrapped})
+			}
+		}
+		if len(ops) > 0 {
+			ct = dtype.ResultType(DefaultDType(), ops...)
+			if d.Promote == op.PromoteToFloat && !ct.IsFloat() {
+				ct = DefaultDType()
+			}
+		}
+	}
+	for i, t := range in {
+		if t == nil {
+			continue
+		}
+		target := t.dt
+		if ct != dtype.Invalid && d.Promoted(i) {
+			target = ct
+		}
+		switch {
+		case t.st == nil: // wrapped scalar: materialise on dev
+			out[i] = materialize(t, target, dev, be)
+		case t.dt != target:
+			out[i] = apply(path, "convert", []*Tensor{t}, op.Attrs{"dtype": target})[0]
+		}
+	}
+	return out
+}
+
+func applyView(path string, d *op.Def, t *Tensor, a op.Attrs) *Tensor {
+	l, ok, err := d.ViewFn(t.l, a)
+	if err != nil {
+		errorf(path, []*Tensor{t}, "%v", err)
+	}
+	if !ok {
+		c := contiguous(path, t)
+		l, ok, err = d.ViewFn(c.l, a)
+		if err != nil || !ok {
+			errorf(path, []*Tensor{t}, "view is not possible even on a contiguous copy: %v", err)
+		}
+		return c.view(l)
+	}
+	return t.view(l)
+}
+
+func contiguous(path string, t *Tensor) *Tensor {
+	if t.l.IsContiguous() {
+		return t
+	}
+	return apply(path, "copy", []*Tensor{t}, nil)[0]
+}
+
+func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta, dev device.Device, be device.Backend) []*Tensor {
+	debug := CurrentMode() == Debug
+	l := &device.Launch{Op: d, Attrs: a, In: make([]device.Operand, len(in))}
+	for i, t := range in {
+		if t == nil {
+			continue
+		}
+		if d.NeedsContiguous {
+			t = contiguous(path, t)
+			in[i] = t
+		}
+		l.In[i] = t.operand()
+		if d.Broadcast && len(outMeta) > 0 {
+			bl, ok := t.l.BroadcastTo(outMeta[0].Shape)
+			if !ok {
+				errorf(path, in, "input %d of shape %v does not broadcast to %v", i, t.l.Shape, outMeta[0].Shape)
+			}
+			l.In[i].Layout = bl
+		}
+	}
+	out := make([]*Tensor, len(outMeta))
+	for i, m := range outMeta {
+		st := newStorage(dev, be, op.Numel(m.Shape)*m.DType.Size())
+		out[i] = &Tensor{st: st, dt: m.DType, l: op.Contiguous(slices.Clone(m.Shape))}
+		l.Out = append(l.Out, out[i].operand())
+	}
+	props := be.Properties(dev.Index)
+	if debug || props.Async {
+		l.Site = callerSite()
+	}
+	if err := be.Launch(dev.Index, l); err != nil {
+		panic(kernelError(path, in, l.Site, err))
+	}
+	for _, i := range d.Inplace {
+		in[i].st.version.Add(1)
+	}
+	if debug {
+		if err := be.Sync(dev.Index); err != nil {
+			panic(kernelError(path, in, l.Site, err))
+		}
+		checkNonFinite(path, in, out, l.Site)
+	}
+	return out
+}
+
+func kernelError(path string, in []*Tensor, site string, err error) *Error {
+	e := newError(path, in, err.Error())
+	e.Err = err
+	if site == "" {
+		site = callerSite()
+	}
+	e.Site = site
+	return e
+}
+
+func checkDecomposition(path string, in []*Tensor, d *op.Def, out []*Tensor, want []op.Meta) {
+	if len(out) != len(want) {
+		errorf(path, in, "internal: decomposition of %s returned %d outputs, shape rule says %d", d.Name, len(out), len(want))
+	}
+	for i, t := range out {
+		if t.dt != want[i].DType || !slices.Equal(t.l.Shape, want[i].Shape) {
+			errorf(path, in, "internal: decomposition of %s output %d is %s%v, shape rule says %s%v", d.Name, i, t.dt, t.l.Shape, want[i].DType, want[i].Shape)
+		}
+	}
+}
+
+// eagerBuilder runs decompositions eagerly.
+type eagerBuilder struct {
+	parent string
+	dev    device.Device
+	be     device.Backend
+}
+
+func (b *eagerBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
+	ts := make([]*Tensor, len(in))
+	for i, v := range in {
+		if v != nil {
+			ts[i] = v.(*Tensor)
+		}
+	}
+	res := apply(b.parent, name, ts, a)
+	out := make([]op.Value, len(res))
+	for i, r := range res {
+		out[i] = r
+	}
+	return out
+}
+
+func (b *eagerBuilder) Meta(v op.Value) op.Meta { return v.(*Tensor).meta() }
+
+func (b *eagerBuilder) Scalar(v any, like op.Value) op.Value { return Scalar(v) }
+
+// Non-finite tracking for Debug mode.
+var firstNonFinite atomic.Pointer[Error]
+
+// FirstNonFinite returns the first op (since the last ResetNonFinite) that
+// produced NaN or Inf from finite inputs while in Debug mode, with the op and
+// caller; nil if none.
+func FirstNonFinite() *Error { return firstNonFinite.Load() }
+
+// ResetNonFinite forgets the recorded first NaN/Inf producer.
+func ResetNonFinite() { firstNonFinite.Store(nil) }
+
+func checkNonFinite(path string, in, out []*Tensor, site string) {
+	if firstNonFinite.Load() != nil && !nanPanic.Load() {
+		return
+	}
+	bad := false
+	for _, t := range out {
+		if t.dt.IsFloat() && t.Numel() > 0 && hasNonFinite(t) {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return
+	}
+	for _, t := range in {
+		if t != nil && t.dt.IsFloat() && t.Numel() > 0 && hasNonFinite(t) {
+			return // propagated, not produced
+		}
+	}
+	e := newError(path, in, "produced NaN or Inf from finite inputs")
+	e.Site = site
+	firstNonFinite.CompareAndSwap(nil, e)
+	if nanPanic.Load() {
+		panic(e)
+	}
+}
+
+func hasNonFinite(t *Tensor) bool {
+	if t.st.dev.Type == "meta" {
+		return false
+	}
+	for _, v := range t.Float64s() {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return true
+		}
+	}
+	return false
+}

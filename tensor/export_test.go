@@ -1,0 +1,4 @@
+package tensor
+
+// SetForceDecompose makes composite ops ignore direct kernels (tests only).
+func SetForceDecompose(on bool) bool { return forceDecompose.Swap(on) }
