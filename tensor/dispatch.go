@@ -241,7 +241,7 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 		if t == nil {
 			continue
 		}
-		if d.NeedsContiguous {
+		if d.NeedsContiguous && !slices.Contains(d.Inplace, i) {
 			t = contiguous(path, t)
 			in[i] = t
 		}
@@ -267,8 +267,11 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 	if err := be.Launch(dev.Index, l); err != nil {
 		panic(kernelError(path, in, l.Site, err))
 	}
+	// In-place ops return the tensors they modified (as PyTorch's add_
+	// returns self) and bump their storage versions for autograd.
 	for _, i := range d.Inplace {
 		in[i].st.version.Add(1)
+		out = append(out, in[i])
 	}
 	if debug {
 		if err := be.Sync(dev.Index); err != nil {

@@ -120,4 +120,3 @@ func floatToInt(f float64) int64 {
 	}
 	return int64(f)
 }
-
