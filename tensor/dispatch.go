@@ -46,7 +46,20 @@ func Apply1(name string, in []*Tensor, a op.Attrs) *Tensor {
 	return apply("", name, in, a)[0]
 }
 
+// ApplyOn is Apply for ops that may have no tensor inputs (creation and
+// random ops such as full, iota, random_bits): when no input carries a
+// device, the op runs on dev. Ops with tensor inputs run on their inputs'
+// device as with Apply.
+func ApplyOn(dev device.Device, name string, in []*Tensor, a op.Attrs) []*Tensor {
+	return applyOn("", name, in, a, &dev)
+}
+
 func apply(parent, name string, in []*Tensor, a op.Attrs) []*Tensor {
+	return applyOn(parent, name, in, a, nil)
+}
+
+// applyOn is apply with a preferred device for ops without device inputs.
+func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device) []*Tensor {
 	path := name
 	if parent != "" {
 		path = parent + " > " + name
@@ -71,6 +84,9 @@ func apply(parent, name string, in []*Tensor, a op.Attrs) []*Tensor {
 		errorf(path, in, "%v", err)
 	}
 	dev, be := commonDevice(path, in)
+	if pref != nil && !hasDeviceInput(in) {
+		dev, be = *pref, backendOf(*pref)
+	}
 
 	in = promote(path, d, in, dev, be)
 	var dt dtype.DType
@@ -155,6 +171,17 @@ func commonDevice(path string, in []*Tensor) (device.Device, device.Backend) {
 		return defaultDevice()
 	}
 	return first.st.dev, first.st.be
+}
+
+// hasDeviceInput reports whether any input lives on a device (wrapped
+// scalars and absent inputs do not).
+func hasDeviceInput(in []*Tensor) bool {
+	for _, t := range in {
+		if t != nil && t.st != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func defaultDevice() (device.Device, device.Backend) {
@@ -317,7 +344,7 @@ func (b *eagerBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
 			ts[i] = v.(*Tensor)
 		}
 	}
-	res := apply(b.parent, name, ts, a)
+	res := applyOn(b.parent, name, ts, a, &b.dev) // inputless ops stay on the decomposed op's device
 	out := make([]op.Value, len(res))
 	for i, r := range res {
 		out[i] = r
