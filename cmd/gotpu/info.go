@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gotpu/gotpu"
+	"github.com/gotpu/gotpu/backend/cpu"
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// infoReport is the --json output of `gotpu info`. Keys are stable.
+type infoReport struct {
+	Version     string       `json:"version"`
+	GoVersion   string       `json:"go_version"`
+	OS          string       `json:"os"`
+	Arch        string       `json:"arch"`
+	NumCPU      int          `json:"num_cpu"`
+	GOMAXPROCS  int          `json:"gomaxprocs"`
+	CPUFeatures []string     `json:"cpu_features"`
+	Mode        string       `json:"mode"`
+	Environment []envVar     `json:"environment"`
+	Devices     []deviceInfo `json:"devices"`
+}
+
+type envVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Set   bool   `json:"set"`
+}
+
+type deviceInfo struct {
+	Name             string   `json:"name"`
+	Description      string   `json:"description"`
+	MemoryBytes      int64    `json:"memory_bytes"`
+	DefaultPrecision string   `json:"default_precision"`
+	Async            bool     `json:"async"`
+	Features         []string `json:"features,omitempty"`
+	AllocatedBytes   int64    `json:"allocated_bytes"`
+	ReservedBytes    int64    `json:"reserved_bytes"`
+	PeakBytes        int64    `json:"peak_allocated_bytes"`
+}
+
+var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE"}
+
+func collectInfo() infoReport {
+	r := infoReport{
+		Version: gotpu.Version, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPUFeatures: cpu.Features(),
+		Mode: tensor.CurrentMode().String(),
+	}
+	if r.CPUFeatures == nil {
+		r.CPUFeatures = []string{}
+	}
+	for _, k := range envVars {
+		v, ok := os.LookupEnv(k)
+		r.Environment = append(r.Environment, envVar{Name: k, Value: v, Set: ok})
+	}
+	for _, t := range device.Types() {
+		be, err := device.Lookup(t)
+		if err != nil {
+			continue
+		}
+		for i := 0; i < be.NumDevices(); i++ {
+			p := be.Properties(i)
+			s := be.MemStats(i)
+			name := device.Device{Type: t, Index: i}.String()
+			r.Devices = append(r.Devices, deviceInfo{
+				Name: name, Description: p.Name, MemoryBytes: p.MemoryBytes, DefaultPrecision: p.DefaultPrecision,
+				Async: p.Async, Features: p.Features, AllocatedBytes: s.Allocated, ReservedBytes: s.Reserved, PeakBytes: s.PeakAllocated,
+			})
+		}
+	}
+	return r
+}
+
+func writeInfo(w io.Writer, r infoReport) {
+	fmt.Fprintf(w, "gotpu %s (%s, %s/%s)\n", r.Version, r.GoVersion, r.OS, r.Arch)
+	fmt.Fprintf(w, "CPU: %d logical cores, GOMAXPROCS %d, features: %v\n", r.NumCPU, r.GOMAXPROCS, r.CPUFeatures)
+	fmt.Fprintf(w, "mode: %s\n", r.Mode)
+	fmt.Fprintln(w, "devices:")
+	for _, d := range r.Devices {
+		mem := "-"
+		if d.MemoryBytes > 0 {
+			mem = fmt.Sprintf("%.1f GiB", float64(d.MemoryBytes)/(1<<30))
+		}
+		fmt.Fprintf(w, "  %-10s %-28s memory %-10s precision %-8s async %v\n", d.Name, d.Description, mem, d.DefaultPrecision, d.Async)
+	}
+	fmt.Fprintln(w, "environment:")
+	for _, e := range r.Environment {
+		v := "(unset)"
+		if e.Set {
+			v = e.Value
+		}
+		fmt.Fprintf(w, "  %-22s %s\n", e.Name, v)
+	}
+}
+
+func init() {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info",
+		Short: "Print the version, devices, CPU features, precision defaults and mode",
+		Long: `Print the gotpu version, the registered devices with memory and default
+matmul precision, the CPU features detected, and the execution mode taken from
+the environment.
+
+With --json, one object with the stable keys: version, go_version, os, arch,
+num_cpu, gomaxprocs, cpu_features, mode, environment [{name, value, set}],
+devices [{name, description, memory_bytes, default_precision, async, features,
+allocated_bytes, reserved_bytes, peak_allocated_bytes}].`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r := collectInfo()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			writeInfo(cmd.OutOrStdout(), r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	rootCmd.AddCommand(cmd)
+}
