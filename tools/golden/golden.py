@@ -12,7 +12,9 @@ CASE:
    "inputs": [INPUT...], "outputs": [TENSOR...],
    "compare": "close" | "exact" | "shape" | "set",
    "rtol": float|null, "atol": float|null,      # overrides of the dtype defaults
-   "error": substring|null}                     # the op must panic with this text
+   "error": substring|null,                     # the op must panic with this text
+   "cotangents": [TENSOR|null], "grads": [TENSOR|null]}   # optional: PyTorch's VJP
+                                                # for f32/f64 cases (no edge values)
 INPUT: null (absent optional input) | {"scalar": v, "kind": "float"|"int"|"bool"}
        | TENSOR with "layout": "contiguous" | "transposed" | "strided"
 TENSOR: {"dtype": "f32", "shape": [..], "data": base64 of little-endian bytes}
@@ -126,12 +128,12 @@ def _attr(v):
     return v
 
 
-def case(group, op, fn, inputs, attrs=None, id=None, compare=None, rtol=None, atol=None, error=None):
+def case(group, op, fn, inputs, attrs=None, id=None, compare=None, rtol=None, atol=None, error=None, grad=True):
     """Declare a case: fn(*torch_inputs) computes the expected output(s) with
     PyTorch (inputs given as T specs, S scalars or None); attrs are the gotpu
     op-table attributes passed to the Go op."""
     _cases.setdefault(group, []).append(dict(op=op, fn=fn, inputs=inputs, attrs=attrs or {}, id=id,
-                                             compare=compare, rtol=rtol, atol=atol, error=error))
+                                             compare=compare, rtol=rtol, atol=atol, error=error, grad=grad))
 
 
 def _spec_id(x):
@@ -182,11 +184,54 @@ def build(group):
             if not isinstance(res, (tuple, list)):
                 res = [res]
             rec["outputs"] = [_enc(r if isinstance(r, torch.Tensor) else torch.tensor(r)) for r in res]
+            if c.get("grad", True) and not any(isinstance(x, T) and x.kind in ("edge", "big") for x in c["inputs"]):
+                _add_grads(rec, c, tins, seed)
             if rec["compare"] == "close" and all(r.dtype in (torch.bool,) or not r.is_floating_point() for r in res
                                                   if isinstance(r, torch.Tensor)):
                 rec["compare"] = "exact"
         out.append(rec)
     return out
+
+
+def _add_grads(rec, c, tins, seed):
+    """Adds PyTorch's vector-Jacobian products for cases with f32/f64 inputs
+    and outputs: "cotangents" (one per output, null where the output is not
+    differentiable) and "grads" (one per input, null where the input is not a
+    differentiable tensor or gets no gradient)."""
+    diff = [isinstance(t, torch.Tensor) and t.dtype in (torch.float32, torch.float64) for t in tins]
+    if not any(diff):
+        return
+    try:
+        gins = [t.detach().clone().requires_grad_(True) if d else t for t, d in zip(tins, diff)]
+        res = c["fn"](*gins)
+        if not isinstance(res, (tuple, list)):
+            res = [res]
+        g2 = torch.Generator().manual_seed(seed ^ 0x5EED)
+        outs, cots, jcots = [], [], []
+        for r in res:
+            if isinstance(r, torch.Tensor) and r.requires_grad and r.dtype in (torch.float32, torch.float64):
+                ct = torch.randn(r.shape, generator=g2, dtype=torch.float64).to(r.dtype)
+                outs.append(r)
+                cots.append(ct)
+                jcots.append(_enc(ct))
+            else:
+                jcots.append(None)
+        if not outs:
+            return
+        wrt = [t for t, d in zip(gins, diff) if d]
+        grads = torch.autograd.grad(outs, wrt, cots, allow_unused=True)
+    except RuntimeError:
+        return  # not differentiable in PyTorch
+    it = iter(grads)
+    jg = []
+    for d in diff:
+        if d:
+            gr = next(it)
+            jg.append(None if gr is None else _enc(gr))
+        else:
+            jg.append(None)
+    rec["cotangents"] = jcots
+    rec["grads"] = jg
 
 
 def write(group, path):
