@@ -124,6 +124,13 @@ type Def struct {
 	Promote     Promotion
 	PromoteArgs []int
 	DTypes      Set
+	// PromoteWith, when set, refines promotion from the attributes: it
+	// returns the promotion to apply instead of Promote (div picks
+	// PromoteToFloat or PromoteCommon from its rounding_mode) and scalar
+	// attribute values (float64, int64, bool; nil entries are skipped) that
+	// take part in choosing the common dtype as wrapped scalars, as clamp's
+	// min and max do in PyTorch. Promote must not be NoPromotion when it is set.
+	PromoteWith func(a Attrs) (Promotion, []any)
 
 	// NeedsContiguous makes the runtime hand the kernel contiguous inputs.
 	NeedsContiguous bool

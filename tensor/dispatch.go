@@ -88,7 +88,7 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		dev, be = *pref, backendOf(*pref)
 	}
 
-	in = promote(path, d, in, dev, be)
+	in = promote(path, d, na, in, dev, be)
 	var dt dtype.DType
 	for _, t := range in {
 		if t != nil {
@@ -194,28 +194,38 @@ func defaultDevice() (device.Device, device.Backend) {
 
 // promote converts the promoted inputs of d to their common dtype and
 // materialises wrapped scalars on dev.
-func promote(path string, d *op.Def, in []*Tensor, dev device.Device, be device.Backend) []*Tensor {
+func promote(path string, d *op.Def, a op.Attrs, in []*Tensor, dev device.Device, be device.Backend) []*Tensor {
 	needs := false
 	for _, t := range in {
 		if t != nil && t.st == nil {
 			needs = true
 		}
 	}
-	if d.Promote == op.NoPromotion && !needs {
+	p := d.Promote
+	var extra []any
+	if d.PromoteWith != nil {
+		p, extra = d.PromoteWith(a)
+	}
+	if p == op.NoPromotion && !needs {
 		return in
 	}
 	out := slices.Clone(in)
 	ct := dtype.Invalid
-	if d.Promote != op.NoPromotion {
+	if p != op.NoPromotion {
 		var ops []dtype.Operand
 		for i, t := range in {
 			if t != nil && d.Promoted(i) {
 				ops = append(ops, dtype.Operand{DType: t.dt, Dim: t.Dim(), Wrapped: t.wrapped})
 			}
 		}
+		for _, v := range extra {
+			if v != nil {
+				ops = append(ops, dtype.Operand{DType: Scalar(v).dt, Wrapped: true})
+			}
+		}
 		if len(ops) > 0 {
 			ct = dtype.ResultType(DefaultDType(), ops...)
-			if d.Promote == op.PromoteToFloat && !ct.IsFloat() {
+			if p == op.PromoteToFloat && !ct.IsFloat() {
 				ct = DefaultDType()
 			}
 		}
