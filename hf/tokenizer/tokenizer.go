@@ -1,0 +1,458 @@
+// Package tokenizer implements Hugging Face tokenizers (tokenizer.json) in
+// pure Go: byte-level BPE (GPT-2, Llama 3, Qwen, GPT-4o), SentencePiece-style
+// BPE with byte fallback (Llama 2, Mistral, Gemma), WordPiece (BERT) and
+// Unigram models, with their normalizers, pre-tokenizers, post-processors,
+// decoders and added tokens.
+//
+// Encodings match the Python/Rust tokenizers library token for token; offsets
+// are byte offsets into the Go input string (RuneOffsets converts them to the
+// character offsets Python reports).
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrMalformed reports a tokenizer.json that cannot be parsed or is
+	// internally inconsistent.
+	ErrMalformed = errors.New("malformed tokenizer")
+	// ErrUnsupported reports a component type or option this package does not
+	// implement.
+	ErrUnsupported = errors.New("unsupported tokenizer component")
+	// ErrInvalidConfig reports invalid truncation or padding settings.
+	ErrInvalidConfig = errors.New("invalid tokenizer configuration")
+)
+
+// Tokenizer encodes text to token ids and decodes ids back to text. It is
+// safe for concurrent use once loaded, except for the Set* methods.
+type Tokenizer struct {
+	normalizer normalizer
+	preTok     preTokenizer
+	model      model
+	post       postProcessor
+	decoder    decoder
+	added      addedVocab
+	truncation *Truncation
+	padding    *Padding
+	threads    int
+}
+
+// SetTruncation enables truncation (nil disables it).
+func (t *Tokenizer) SetTruncation(tr *Truncation) error {
+	if tr != nil {
+		if tr.Stride < 0 || tr.MaxLength < 0 {
+			return fmt.Errorf("%w: negative truncation length or stride", ErrInvalidConfig)
+		}
+		switch tr.Strategy {
+		case "":
+			tr.Strategy = LongestFirst
+		case LongestFirst, OnlyFirst, OnlySecond:
+		default:
+			return fmt.Errorf("%w: truncation strategy %q", ErrInvalidConfig, tr.Strategy)
+		}
+	}
+	t.truncation = tr
+	return nil
+}
+
+// Truncation returns the truncation settings (nil when disabled).
+func (t *Tokenizer) Truncation() *Truncation { return t.truncation }
+
+// SetPadding enables padding (nil disables it).
+func (t *Tokenizer) SetPadding(p *Padding) { t.padding = p }
+
+// Padding returns the padding settings (nil when disabled).
+func (t *Tokenizer) Padding() *Padding { return t.padding }
+
+// SetParallelism sets how many goroutines EncodeBatch uses; n <= 0 means
+// GOMAXPROCS and 1 encodes on the calling goroutine.
+func (t *Tokenizer) SetParallelism(n int) { t.threads = n }
+
+// VocabSize returns the size of the vocabulary including added tokens.
+func (t *Tokenizer) VocabSize() int {
+	n := t.model.vocabSize()
+	for id := range t.added.byID {
+		if _, ok := t.model.idToToken(id); !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// TokenToID returns the id of a token string (added tokens first).
+func (t *Tokenizer) TokenToID(tok string) (int, bool) {
+	if id, ok := t.added.byContent[tok]; ok {
+		return int(id), true
+	}
+	id, ok := t.model.tokenToID(tok)
+	return int(id), ok
+}
+
+// IDToToken returns the token string of an id.
+func (t *Tokenizer) IDToToken(id int) (string, bool) {
+	if id < 0 || id > int(^uint32(0)) {
+		return "", false
+	}
+	if s, ok := t.added.display[uint32(id)]; ok {
+		return s, true
+	}
+	return t.model.idToToken(uint32(id))
+}
+
+// IsSpecial reports whether id is a special added token.
+func (t *Tokenizer) IsSpecial(id int) bool {
+	s, ok := t.IDToToken(id)
+	return ok && t.added.special[s]
+}
+
+// split is one piece of the input after added-token extraction: either text
+// still to tokenize or an added token.
+type split struct {
+	n     normStr
+	added bool
+	id    uint32
+}
+
+// encState holds per-call scratch buffers.
+type encState struct {
+	splits []split
+	words  []normStr
+	toks   []token
+	am     []addedMatch
+}
+
+var statePool = sync.Pool{New: func() any { return new(encState) }}
+
+// Encode encodes text, adding special tokens (BOS, [CLS], ...) when
+// addSpecial is set. Invalid UTF-8 is first replaced by U+FFFD (offsets then
+// refer to the replaced text). Errors, which only malformed models can cause
+// (say, a WordPiece unk token missing from its vocabulary), leave the
+// encoding empty; use TryEncode to see them.
+func (t *Tokenizer) Encode(text string, addSpecial bool) Encoding {
+	e, _ := t.TryEncode(text, addSpecial)
+	return e
+}
+
+// TryEncode is Encode that reports errors.
+func (t *Tokenizer) TryEncode(text string, addSpecial bool) (Encoding, error) {
+	text = validUTF8(text)
+	a, err := t.encodeSequence(text, 0)
+	if err != nil {
+		return Encoding{}, err
+	}
+	e, err := t.postProcess(&seqEnc{a, text}, nil, addSpecial)
+	if err != nil {
+		return Encoding{}, err
+	}
+	if t.padding != nil {
+		t.padOne(&e, e.Len())
+	}
+	return e, nil
+}
+
+// EncodePair encodes a pair of texts (question/context, sentence pairs).
+func (t *Tokenizer) EncodePair(text, pair string, addSpecial bool) (Encoding, error) {
+	text, pair = validUTF8(text), validUTF8(pair)
+	a, err := t.encodeSequence(text, 0)
+	if err != nil {
+		return Encoding{}, err
+	}
+	b, err := t.encodeSequence(pair, 1)
+	if err != nil {
+		return Encoding{}, err
+	}
+	e, err := t.postProcess(&seqEnc{a, text}, &seqEnc{b, pair}, addSpecial)
+	if err != nil {
+		return Encoding{}, err
+	}
+	if t.padding != nil {
+		t.padOne(&e, e.Len())
+	}
+	return e, nil
+}
+
+// EncodeBatch encodes texts in parallel (see SetParallelism); with padding
+// set to batch-longest every encoding is padded to the longest one.
+func (t *Tokenizer) EncodeBatch(texts []string, addSpecial bool) ([]Encoding, error) {
+	out := make([]Encoding, len(texts))
+	errs := make([]error, len(texts))
+	saved := t.padding
+	run := func(i int) {
+		text := validUTF8(texts[i])
+		a, err := t.encodeSequence(text, 0)
+		if err == nil {
+			out[i], err = t.postProcess(&seqEnc{a, text}, nil, addSpecial)
+		}
+		errs[i] = err
+	}
+	threads := t.threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if threads > len(texts) {
+		threads = len(texts)
+	}
+	if threads <= 1 {
+		for i := range texts {
+			run(i)
+		}
+	} else {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		next := 0
+		for w := 0; w < threads; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					mu.Lock()
+					i := next
+					next += 8
+					mu.Unlock()
+					if i >= len(texts) {
+						return
+					}
+					for k := i; k < i+8 && k < len(texts); k++ {
+						run(k)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("encode batch item %d: %w", i, err)
+		}
+	}
+	if saved != nil {
+		longest := 0
+		for i := range out {
+			longest = max(longest, out[i].Len())
+		}
+		for i := range out {
+			t.padOne(&out[i], longest)
+		}
+	}
+	return out, nil
+}
+
+func (t *Tokenizer) padOne(e *Encoding, longest int) {
+	p := t.padding
+	target := longest
+	if p.Fixed > 0 {
+		target = p.Fixed
+	}
+	if p.PadToMultipleOf > 0 && target%p.PadToMultipleOf != 0 {
+		target += p.PadToMultipleOf - target%p.PadToMultipleOf
+	}
+	e.pad(target, p)
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// encodeSequence runs added-token extraction, normalization,
+// pre-tokenization and the model on one text.
+func (t *Tokenizer) encodeSequence(text string, typeID int) (Encoding, error) {
+	st := statePool.Get().(*encState)
+	defer statePool.Put(st)
+	splits := t.extract(text, st)
+	var e Encoding
+	word := 0
+	var err error
+	for si := range splits {
+		sp := &splits[si]
+		if sp.added {
+			o := sp.n.origRange(0, len(sp.n.norm))
+			e.appendToken(int(sp.id), sp.n.norm, [2]int{o.start + sp.n.shift, o.end + sp.n.shift}, word, typeID, typeID, 0)
+			word++
+			continue
+		}
+		st.words = st.words[:0]
+		if t.preTok != nil {
+			if st.words, err = t.preTok.split(sp.n, st.words); err != nil {
+				return e, err
+			}
+		} else {
+			st.words = append(st.words, sp.n)
+		}
+		for wi := range st.words {
+			w := &st.words[wi]
+			st.toks = st.toks[:0]
+			if st.toks, err = t.model.tokenize(w, st.toks); err != nil {
+				return e, err
+			}
+			for _, tk := range st.toks {
+				val := tk.value
+				if val == "" {
+					val, _ = t.model.idToToken(tk.id)
+				}
+				o := w.origRange(tk.start, tk.end)
+				e.appendToken(int(tk.id), val, [2]int{o.start + w.shift, o.end + w.shift}, word, typeID, typeID, 0)
+			}
+			word++
+		}
+	}
+	return e, nil
+}
+
+// extract splits out added tokens (first on the raw text, then on the
+// normalized text) and normalizes the rest.
+func (t *Tokenizer) extract(text string, st *encState) []split {
+	root := newNormStr(text, 0)
+	st.splits = st.splits[:0]
+	st.am = t.added.find(t.added.raw, text, st.am[:0])
+	var first []split
+	if len(st.am) == 0 {
+		first = []split{{n: root}}
+	} else {
+		prev := 0
+		for _, m := range st.am {
+			if prev < m.sp.start {
+				first = append(first, split{n: root.slice(prev, m.sp.start)})
+			}
+			first = append(first, split{n: root.slice(m.sp.start, m.sp.end), added: true, id: m.id})
+			prev = m.sp.end
+		}
+		if prev < len(text) {
+			first = append(first, split{n: root.slice(prev, len(text))})
+		}
+	}
+	for _, sp := range first {
+		if sp.added {
+			st.splits = append(st.splits, sp)
+			continue
+		}
+		if t.normalizer != nil {
+			if err := t.normalizer.normalize(&sp.n); err != nil {
+				continue
+			}
+		}
+		if sp.n.norm == "" {
+			continue
+		}
+		st.am = t.added.find(t.added.norm, sp.n.norm, st.am[:0])
+		if len(st.am) == 0 {
+			st.splits = append(st.splits, sp)
+			continue
+		}
+		prev := 0
+		for _, m := range st.am {
+			if prev < m.sp.start {
+				st.splits = append(st.splits, split{n: sp.n.slice(prev, m.sp.start)})
+			}
+			if m.sp.end > m.sp.start {
+				st.splits = append(st.splits, split{n: sp.n.slice(m.sp.start, m.sp.end), added: true, id: m.id})
+			}
+			prev = m.sp.end
+		}
+		if prev < len(sp.n.norm) {
+			st.splits = append(st.splits, split{n: sp.n.slice(prev, len(sp.n.norm))})
+		}
+	}
+	return st.splits
+}
+
+// postProcess truncates, adds special tokens and merges a sequence (and
+// optional pair) into one encoding.
+func (t *Tokenizer) postProcess(a, b *seqEnc, addSpecial bool) (Encoding, error) {
+	if t.truncation != nil {
+		maxLen := t.truncation.MaxLength
+		if addSpecial && t.post != nil {
+			if n := t.post.addedTokens(b != nil); n > 0 {
+				maxLen -= n
+				if maxLen < 0 {
+					return Encoding{}, fmt.Errorf("%w: max_length %d is shorter than the %d special tokens", ErrInvalidConfig, t.truncation.MaxLength, n)
+				}
+			}
+		}
+		var bEnc *Encoding
+		if b != nil {
+			bEnc = &b.enc
+		}
+		if err := truncatePair(&a.enc, bEnc, t.truncation, maxLen); err != nil {
+			return Encoding{}, err
+		}
+	}
+	res, err := t.processOne(a, b, addSpecial)
+	if err != nil {
+		return Encoding{}, err
+	}
+	for _, o := range a.enc.Overflowing {
+		oe, err := t.processOne(&seqEnc{o, a.text}, b, addSpecial)
+		if err != nil {
+			return Encoding{}, err
+		}
+		res.Overflowing = append(res.Overflowing, oe)
+	}
+	return res, nil
+}
+
+func (t *Tokenizer) processOne(a, b *seqEnc, addSpecial bool) (Encoding, error) {
+	encs := []seqEnc{{a.enc, a.text}}
+	if b != nil {
+		encs = append(encs, seqEnc{b.enc, b.text})
+	}
+	for i := range encs {
+		encs[i].enc = encs[i].enc.sub(0, encs[i].enc.Len())
+	}
+	if t.post != nil {
+		for i := range encs {
+			setTypeIDs(&encs[i].enc, i)
+			for k := range encs[i].enc.SequenceIDs {
+				encs[i].enc.SequenceIDs[k] = i
+			}
+		}
+		var err error
+		if encs, err = t.post.processEncodings(encs, addSpecial); err != nil {
+			return Encoding{}, err
+		}
+	}
+	if len(encs) == 1 {
+		return encs[0].enc, nil
+	}
+	var out Encoding
+	for i := range encs {
+		out.appendAll(&encs[i].enc)
+	}
+	return out, nil
+}
+
+// Decode turns ids back into text. Unknown ids are skipped; with skipSpecial
+// special added tokens are left out.
+func (t *Tokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
+	toks := make([]string, 0, len(ids))
+	for _, id := range ids {
+		s, ok := t.IDToToken(id)
+		if !ok {
+			continue
+		}
+		if skipSpecial && t.added.special[s] {
+			continue
+		}
+		toks = append(toks, s)
+	}
+	if t.decoder == nil {
+		return strings.Join(toks, " "), nil
+	}
+	if len(toks) == 0 {
+		return "", nil
+	}
+	out, err := t.decoder.decodeChain(toks)
+	if err != nil {
+		return "", fmt.Errorf("decode: %w", err)
+	}
+	return strings.Join(out, ""), nil
+}
