@@ -11,6 +11,7 @@ package op
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/gotpu/gotpu/dtype"
@@ -224,6 +225,9 @@ func All() []*Def {
 
 // InputOptional reports whether input i may be nil.
 func (d *Def) InputOptional(i int) bool {
+	if d.Variadic() && i >= len(d.Inputs)-1 && strings.HasSuffix(d.Inputs[len(d.Inputs)-1], "?*") {
+		return true // a variadic list of optional inputs ("indices?*")
+	}
 	if i >= len(d.Inputs) {
 		return d.Variadic()
 	}
