@@ -79,6 +79,10 @@ func newError(opname string, in []*Tensor, msg string) *Error {
 		}
 		e.Shapes = append(e.Shapes, t.l.Shape)
 		e.DTypes = append(e.DTypes, t.dt.String())
+		if t.st == nil { // a wrapped Go scalar not yet placed on a device
+			e.Devices = append(e.Devices, "")
+			continue
+		}
 		e.Devices = append(e.Devices, t.st.dev.String())
 	}
 	return e
