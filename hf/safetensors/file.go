@@ -65,12 +65,12 @@ func Open(path string) (*File, error) {
 	}
 	if st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("safetensors: %s is a directory (use OpenDir): %w", path, ErrInvalidHeader)
+		return nil, fmt.Errorf("%w: %s is a directory (use OpenDir)", ErrInvalidHeader, path)
 	}
 	sf, err := newFile(f, st.Size(), path)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sf.f = f
 	if data, unmap, err := mmapFile(f, st.Size()); err == nil {
@@ -85,7 +85,7 @@ func Open(path string) (*File, error) {
 func OpenReaderAt(r io.ReaderAt, size int64, name string) (*File, error) {
 	sf, err := newFile(r, size, name)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return sf, nil
 }

@@ -46,11 +46,11 @@ var _ Reader = (*Sharded)(nil)
 func OpenIndex(path string) (*Sharded, error) {
 	data, err := readLimited(path, maxIndexSize)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: index: %w", err)
+		return nil, fmt.Errorf("index: %w", err)
 	}
 	s, err := parseIndex(data, filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: index %s: %w", path, err)
+		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
 	s.indexPath = path
 	for _, shard := range s.shards {
@@ -59,7 +59,7 @@ func OpenIndex(path string) (*Sharded, error) {
 			err = errors.New("is a directory")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("safetensors: index %s: shard %q: %w: %w", path, shard, ErrIndex, err)
+			return nil, fmt.Errorf("%w: index %s: shard %q: %w", ErrIndex, path, shard, err)
 		}
 	}
 	return s, nil
@@ -254,7 +254,7 @@ func openFiles(dir string, files []string) (*Sharded, error) {
 		for _, t := range f.hdr.tensors {
 			if prev, dup := s.weightMap[t.Name]; dup {
 				s.Close()
-				return nil, fmt.Errorf("safetensors: %w: tensor %q is in both %s and %s", ErrDuplicate, t.Name, prev, name)
+				return nil, fmt.Errorf("%w: tensor %q is in both %s and %s", ErrDuplicate, t.Name, prev, name)
 			}
 			s.weightMap[t.Name] = name
 		}
@@ -320,11 +320,11 @@ func (s *Sharded) Shard(file string) (*File, error) {
 		return f, nil
 	}
 	if _, known := slices.BinarySearch(s.shards, file); !known {
-		return nil, fmt.Errorf("safetensors: %w: %q is not a shard of %s", ErrNotFound, file, s.dir)
+		return nil, fmt.Errorf("%w: %q is not a shard of %s", ErrNotFound, file, s.dir)
 	}
 	f, err := Open(filepath.Join(s.dir, file))
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: shard %q: %w", file, err)
+		return nil, err // names the shard's path
 	}
 	s.open[file] = f
 	return f, nil
@@ -341,7 +341,7 @@ func (s *Sharded) shardFor(name string) (*File, error) {
 		return nil, err
 	}
 	if !f.Has(name) {
-		return nil, fmt.Errorf("safetensors: %w: weight_map puts tensor %q in %s, which does not hold it", ErrIndex, name, file)
+		return nil, fmt.Errorf("%w: weight_map puts tensor %q in %s, which does not hold it", ErrIndex, name, file)
 	}
 	return f, nil
 }
@@ -391,7 +391,7 @@ func (s *Sharded) Verify() (extra []string, err error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("safetensors: %w: %d tensors of the weight map are missing from their shards (first: %q in %s)",
+		return nil, fmt.Errorf("%w: %d tensors of the weight map are missing from their shards (first: %q in %s)",
 			ErrIndex, len(missing), missing[0], s.weightMap[missing[0]])
 	}
 	sort.Strings(extra)

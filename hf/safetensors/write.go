@@ -38,13 +38,13 @@ type Tensor struct {
 func Write(path string, tensors []Tensor, metadata map[string]string) error {
 	hdr, order, err := encodeHeader(tensors, metadata)
 	if err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	err = writeAtomic(path, func(w io.Writer) error {
 		return writeBody(w, hdr, tensors, order)
 	})
 	if err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -54,11 +54,11 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 func Encode(w io.Writer, tensors []Tensor, metadata map[string]string) (int64, error) {
 	hdr, order, err := encodeHeader(tensors, metadata)
 	if err != nil {
-		return 0, fmt.Errorf("safetensors: encode: %w", err)
+		return 0, fmt.Errorf("encode: %w", err)
 	}
 	cw := &countWriter{w: w}
 	if err := writeBody(cw, hdr, tensors, order); err != nil {
-		return cw.n, fmt.Errorf("safetensors: encode: %w", err)
+		return cw.n, fmt.Errorf("encode: %w", err)
 	}
 	return cw.n, nil
 }
