@@ -17,6 +17,8 @@ func init() {
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			return []Meta{{Shape: in[0].Shape, DType: a.DType("dtype")}}, nil
 		},
+		// The runtime casts the gradient back to the input's dtype.
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value { return []Value{g[0]} },
 	})
 	Register(&Def{
 		Name: "copy", Kind: Primitive, Group: "movement",
@@ -25,6 +27,7 @@ func init() {
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			return []Meta{{Shape: in[0].Shape, DType: in[0].DType}}, nil
 		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value { return []Value{g[0]} },
 	})
 	Register(&Def{
 		Name: "copy_", Kind: Primitive, Group: "movement",
@@ -40,6 +43,10 @@ func init() {
 				return nil, fmt.Errorf("copy_: source of shape %v does not broadcast to destination %v", in[1].Shape, in[0].Shape)
 			}
 			return nil, nil
+		},
+		// self is overwritten entirely: its old value gets no gradient.
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{nil, SumToShape(b, g[0], b.Meta(in[1]).Shape)}
 		},
 	})
 }

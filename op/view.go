@@ -23,6 +23,9 @@ func init() {
 			}
 			return Layout{Shape: shape, Strides: st, Offset: l.Offset}, true, nil
 		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{Call1(b, "reshape", Attrs{"shape": slices.Clone(b.Meta(in[0]).Shape)}, g[0])}
+		},
 	})
 	Register(&Def{
 		Name: "permute", Kind: View, Group: "shape",
@@ -50,6 +53,14 @@ func init() {
 			}
 			return out, true, nil
 		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			r := len(b.Meta(in[0]).Shape)
+			p := make([]int, r)
+			for i, d := range a.Ints("dims") {
+				p[i], _ = NormAxis("permute", d, r)
+			}
+			return []Value{Call1(b, "permute", Attrs{"dims": invertPerm(p)}, g[0])}
+		},
 	})
 	Register(&Def{
 		Name: "expand", Kind: View, Group: "shape",
@@ -75,6 +86,9 @@ func init() {
 				return Layout{}, false, fmt.Errorf("expand: the expanded size %v is not compatible with the existing size %v", shape, l.Shape)
 			}
 			return out, true, nil
+		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{SumToShape(b, g[0], b.Meta(in[0]).Shape)}
 		},
 	})
 	Register(&Def{
@@ -109,6 +123,9 @@ func init() {
 			out.Strides[ax] = l.Strides[ax] * step
 			return out, true, nil
 		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{ScatterIntoZeros(b, g[0], b.Meta(in[0]).Shape, func(z Value) Value { return Call1(b, "slice", a, z) })}
+		},
 	})
 	Register(&Def{
 		Name: "select", Kind: View, Group: "shape",
@@ -135,6 +152,9 @@ func init() {
 			out.Shape = append(slices.Clone(l.Shape[:ax]), l.Shape[ax+1:]...)
 			out.Strides = append(slices.Clone(l.Strides[:ax]), l.Strides[ax+1:]...)
 			return out, true, nil
+		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{ScatterIntoZeros(b, g[0], b.Meta(in[0]).Shape, func(z Value) Value { return Call1(b, "select", a, z) })}
 		},
 	})
 	Register(&Def{
@@ -181,6 +201,9 @@ func init() {
 			out.Shape = append(out.Shape, n)
 			out.Strides = append(out.Strides, l.Strides[d1]+l.Strides[d2])
 			return out, true, nil
+		},
+		VJP: func(b Builder, in, out, g []Value, a Attrs) []Value {
+			return []Value{ScatterIntoZeros(b, g[0], b.Meta(in[0]).Shape, func(z Value) Value { return Call1(b, "diagonal", a, z) })}
 		},
 	})
 	Register(&Def{

@@ -42,16 +42,18 @@ type goldenInput struct {
 }
 
 type goldenCase struct {
-	ID      string            `json:"id"`
-	Op      string            `json:"op"`
-	Attrs   map[string]any    `json:"attrs"`
-	Inputs  []*goldenInput    `json:"inputs"`
-	Outputs []goldenTensor    `json:"outputs"`
-	Compare string            `json:"compare"`
-	RTol    *float64          `json:"rtol"`
-	ATol    *float64          `json:"atol"`
-	Error   *string           `json:"error"`
-	Extra   map[string]string `json:"-"`
+	ID      string         `json:"id"`
+	Op      string         `json:"op"`
+	Attrs   map[string]any `json:"attrs"`
+	Inputs  []*goldenInput `json:"inputs"`
+	Outputs []goldenTensor `json:"outputs"`
+	Compare string         `json:"compare"`
+	RTol    *float64       `json:"rtol"`
+	ATol    *float64       `json:"atol"`
+	Error   *string        `json:"error"`
+
+	Cotangents []*goldenTensor `json:"cotangents"`
+	Grads      []*goldenTensor `json:"grads"`
 }
 
 type goldenFile struct {

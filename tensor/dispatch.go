@@ -100,8 +100,14 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		errorf(path, in, "not implemented for dtype %s (supports %s)", dt, d.DTypes)
 	}
 
+	needGrad := anyRequiresGrad(in) && GradEnabled()
+
 	if d.Kind == op.View {
-		return []*Tensor{applyView(path, d, in[0], na)}
+		out := []*Tensor{applyView(path, d, in[0], na)}
+		if needGrad {
+			record(d, na, in, out)
+		}
+		return out
 	}
 
 	metas := make([]op.Meta, len(in))
@@ -122,8 +128,15 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		na = drawSeed(na, outMeta)
 	}
 
-	if be.Supports(d, kdt) && !(d.Kind == op.Composite && d.Decompose != nil && forceDecompose.Load()) {
-		return launch(path, d, in, na, outMeta, dev, be)
+	// A composite without its own VJP runs its decomposition when gradients
+	// are needed, so that the primitives record the graph.
+	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil))
+	if be.Supports(d, kdt) && !decompose {
+		out := launch(path, d, in, na, outMeta, dev, be)
+		if needGrad {
+			record(d, na, in, out)
+		}
+		return out
 	}
 	if d.Decompose != nil {
 		b := &eagerBuilder{parent: path, dev: dev, be: be}
@@ -133,15 +146,35 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 				vals[i] = t
 			}
 		}
-		res := d.Decompose(b, vals, na)
+		var res []op.Value
+		if needGrad && d.VJP != nil {
+			// The composite records one node with its own VJP.
+			NoGrad(func() { res = d.Decompose(b, vals, na) })
+		} else {
+			res = d.Decompose(b, vals, na)
+		}
 		out := make([]*Tensor, len(res))
 		for i, r := range res {
 			out[i] = r.(*Tensor)
 		}
 		checkDecomposition(path, in, d, out, outMeta)
+		if needGrad && d.VJP != nil {
+			out = detachAll(out)
+			record(d, na, in, out)
+		}
 		return out
 	}
 	panic(&Error{Op: path, Msg: fmt.Sprintf("%v: no kernel for %s on device %s (dtype %s)", device.ErrUnsupported, name, dev, kdt), Err: device.ErrUnsupported})
+}
+
+// detachAll returns the outputs without the autograd history that inner ops
+// may have attached (the caller records its own node).
+func detachAll(ts []*Tensor) []*Tensor {
+	out := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		out[i] = t.Detach()
+	}
+	return out
 }
 
 func inputName(d *op.Def, i int) string {

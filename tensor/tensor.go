@@ -32,11 +32,6 @@ type Tensor struct {
 	grad *autogradMeta
 }
 
-// autogradMeta is filled in by the autograd implementation.
-type autogradMeta struct {
-	requiresGrad bool
-}
-
 // Storage is a device allocation shared by the tensors that view it.
 type Storage struct {
 	dev     device.Device

@@ -1,0 +1,410 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Reverse-mode autograd, define-by-run as PyTorch: an op whose inputs require
+// grad records a node holding its VJP (from the op table), the inputs it
+// saved (with their storage versions) and edges to the inputs' nodes.
+// Backward walks the graph in reverse topological order.
+
+// autogradMeta is the autograd state of a tensor.
+type autogradMeta struct {
+	requiresGrad bool
+	grad         *Tensor
+	node         *node // grad_fn; nil for leaves
+	outIndex     int
+	retainGrad   bool
+	hooks        []func(*Tensor) *Tensor
+}
+
+// edge points at where a gradient flows: an output of a node, or a leaf.
+type edge struct {
+	node     *node
+	outIndex int
+	leaf     *autogradMeta
+}
+
+type node struct {
+	def      *op.Def
+	attrs    op.Attrs
+	saved    []*Tensor // inputs as seen by the op (detached views); nil for absent
+	inMeta   []op.Meta // shapes and dtypes of the inputs (kept after release)
+	versions []int64
+	outs     []*Tensor // detached outputs, for VJPs that use them
+	outMeta  []op.Meta
+	next     []edge // one per input; zero edge for inputs without grad
+	// tensorMeta[i] is the autograd meta of output i (for hooks and retain_grad).
+	tensorMeta []*autogradMeta
+	released   bool
+}
+
+func (n *node) name() string { return n.def.Name }
+
+func (t *Tensor) ag() *autogradMeta {
+	if t.grad == nil {
+		t.grad = &autogradMeta{}
+	}
+	return t.grad
+}
+
+// RequiresGrad reports whether gradients flow to t.
+func (t *Tensor) RequiresGrad() bool { return t.grad != nil && t.grad.requiresGrad }
+
+// SetRequiresGrad marks a leaf tensor as requiring grad (requires_grad_) and
+// returns it. Only floating-point tensors can require gradients.
+func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	if on && !t.dt.IsFloat() {
+		errorf("requires_grad_", []*Tensor{t}, "only Tensors of floating point dtype can require gradients")
+	}
+	if t.grad != nil && t.grad.node != nil && !on {
+		errorf("requires_grad_", []*Tensor{t}, "you can only change requires_grad flags of leaf variables")
+	}
+	t.ag().requiresGrad = on
+	return t
+}
+
+// IsLeaf reports whether t was not produced by a recorded op.
+func (t *Tensor) IsLeaf() bool { return t.grad == nil || t.grad.node == nil }
+
+// Grad returns the accumulated gradient of a leaf (or of a non-leaf after
+// RetainGrad), or nil.
+func (t *Tensor) Grad() *Tensor {
+	if t.grad == nil {
+		return nil
+	}
+	return t.grad.grad
+}
+
+// SetGrad replaces the accumulated gradient (nil clears it, as zero_grad with
+// set_to_none).
+func (t *Tensor) SetGrad(g *Tensor) { t.ag().grad = g }
+
+// RetainGrad makes Backward keep the gradient of a non-leaf tensor.
+func (t *Tensor) RetainGrad() *Tensor {
+	t.ag().retainGrad = true
+	return t
+}
+
+// GradFn returns the name of the op that produced t, or "" for a leaf.
+func (t *Tensor) GradFn() string {
+	if t.grad == nil || t.grad.node == nil {
+		return ""
+	}
+	return t.grad.node.name()
+}
+
+// RegisterHook adds a function called with t's gradient when it is computed;
+// a non-nil result replaces the gradient (Tensor.register_hook).
+func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
+	if !t.RequiresGrad() {
+		errorf("register_hook", []*Tensor{t}, "cannot register a hook on a tensor that doesn't require gradient")
+	}
+	t.grad.hooks = append(t.grad.hooks, h)
+}
+
+// Detach returns a view of t's storage that is not part of any graph.
+func (t *Tensor) Detach() *Tensor {
+	d := *t
+	d.grad = nil
+	return &d
+}
+
+func anyRequiresGrad(in []*Tensor) bool {
+	for _, t := range in {
+		if t != nil && t.RequiresGrad() {
+			return true
+		}
+	}
+	return false
+}
+
+// record attaches a node for op d to its outputs.
+func record(d *op.Def, a op.Attrs, in, out []*Tensor) {
+	n := &node{def: d, attrs: a, saved: make([]*Tensor, len(in)), inMeta: make([]op.Meta, len(in)), versions: make([]int64, len(in)), next: make([]edge, len(in))}
+	for i, t := range in {
+		if t == nil {
+			continue
+		}
+		n.saved[i] = t.Detach()
+		n.inMeta[i] = t.meta()
+		if t.st != nil {
+			n.versions[i] = t.st.version.Load()
+		}
+		if t.RequiresGrad() {
+			m := t.grad
+			if m.node != nil {
+				n.next[i] = edge{node: m.node, outIndex: m.outIndex}
+			} else {
+				n.next[i] = edge{leaf: m}
+			}
+		}
+	}
+	for i, o := range out {
+		n.outs = append(n.outs, o.Detach())
+		n.outMeta = append(n.outMeta, o.meta())
+		if !o.dt.IsFloat() {
+			n.tensorMeta = append(n.tensorMeta, nil)
+			continue
+		}
+		m := &autogradMeta{requiresGrad: true, node: n, outIndex: i}
+		o.grad = m
+		n.tensorMeta = append(n.tensorMeta, m)
+	}
+}
+
+// BackwardOpts are the options of BackwardWith.
+type BackwardOpts struct {
+	// Gradient is the gradient of the tensor Backward starts from; nil means
+	// ones for a one-element tensor.
+	Gradient *Tensor
+	// RetainGraph keeps the saved tensors so Backward can run again.
+	RetainGraph bool
+}
+
+// Backward computes the gradient of t (a one-element tensor) with respect to
+// every leaf that requires grad, accumulating into their Grad.
+func (t *Tensor) Backward() { t.BackwardWith(BackwardOpts{}) }
+
+// BackwardWith is Backward with an explicit output gradient and options.
+func (t *Tensor) BackwardWith(o BackwardOpts) {
+	if !t.RequiresGrad() {
+		errorf("backward", []*Tensor{t}, "element 0 of tensors does not require grad and does not have a grad_fn")
+	}
+	g := o.Gradient
+	if g == nil {
+		if t.Numel() != 1 {
+			errorf("backward", []*Tensor{t}, "grad can be implicitly created only for scalar outputs")
+		}
+		g = fullLike(t, 1)
+	}
+	if !slices.Equal(g.l.Shape, t.l.Shape) {
+		errorf("backward", []*Tensor{t, g}, "gradient shape %v does not match tensor shape %v", g.l.Shape, t.l.Shape)
+	}
+	NoGrad(func() { runBackward([]*Tensor{t}, []*Tensor{g.Detach()}, o.RetainGraph, nil) })
+}
+
+// Grad computes the sum over outputs of the vector-Jacobian products with
+// cotangents (torch.autograd.grad): the gradients of outputs with respect to
+// inputs, returned instead of accumulated into Grad (nil for an input the
+// outputs do not depend on). Inputs must be leaves that require grad. The
+// graph is kept when retainGraph is true.
+func Grad(outputs, cotangents, inputs []*Tensor, retainGraph bool) []*Tensor {
+	if len(outputs) != len(cotangents) {
+		panic(&Error{Op: "grad", Msg: fmt.Sprintf("%d outputs but %d cotangents", len(outputs), len(cotangents))})
+	}
+	capture := map[*autogradMeta]*Tensor{}
+	for _, t := range inputs {
+		if !t.RequiresGrad() || !t.IsLeaf() {
+			errorf("grad", []*Tensor{t}, "inputs must be leaf tensors that require grad")
+		}
+		capture[t.grad] = nil
+	}
+	var roots, gs []*Tensor
+	for i, o := range outputs {
+		if o == nil || cotangents[i] == nil || !o.RequiresGrad() {
+			continue
+		}
+		roots = append(roots, o)
+		gs = append(gs, cotangents[i].Detach())
+	}
+	NoGrad(func() { runBackward(roots, gs, retainGraph, capture) })
+	out := make([]*Tensor, len(inputs))
+	for i, t := range inputs {
+		out[i] = capture[t.grad]
+	}
+	return out
+}
+
+func fullLike(t *Tensor, v float64) *Tensor {
+	raw := make([]byte, t.Numel()*t.dt.Size())
+	for i := 0; i < t.Numel(); i++ {
+		dtype.PutFloat64(t.dt, raw, i, v)
+	}
+	var dev = t.st.dev
+	return FromBytes(dev, t.dt, t.l.Shape, raw)
+}
+
+func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradMeta]*Tensor) {
+	leaf := func(m *autogradMeta, g *Tensor) {
+		if capture != nil {
+			if prev, ok := capture[m]; ok {
+				capture[m] = accumulate(prev, g)
+			}
+			return
+		}
+		accumulateLeaf(m, g)
+	}
+	// Topological order by DFS from the roots' nodes.
+	var order []*node
+	seen := map[*node]bool{}
+	var visit func(n *node)
+	visit = func(n *node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, e := range n.next {
+			if e.node != nil {
+				visit(e.node)
+			}
+		}
+		order = append(order, n)
+	}
+	grads := map[*node][]*Tensor{}
+	for i, r := range roots {
+		m := r.grad
+		if m.node == nil {
+			leaf(m, rootGrads[i])
+			continue
+		}
+		visit(m.node)
+		if grads[m.node] == nil {
+			grads[m.node] = make([]*Tensor, len(m.node.outMeta))
+		}
+		grads[m.node][m.outIndex] = accumulate(grads[m.node][m.outIndex], rootGrads[i])
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		gs := grads[n]
+		delete(grads, n)
+		if gs == nil {
+			continue
+		}
+		if n.released {
+			panic(&Error{Op: "backward", Msg: fmt.Sprintf("trying to backward through the graph a second time (through %s); use RetainGraph on the first Backward", n.name())})
+		}
+		// Hooks and retain_grad of the node's outputs.
+		has := false
+		for k, gk := range gs {
+			if gk == nil {
+				continue
+			}
+			has = true
+			if tm := n.tensorMeta[k]; tm != nil {
+				for _, h := range tm.hooks {
+					if r := h(gk); r != nil {
+						gk = r
+					}
+				}
+				gs[k] = gk
+				if tm.retainGrad {
+					tm.grad = accumulate(tm.grad, gk)
+				}
+			}
+		}
+		if !has {
+			continue
+		}
+		ing := callVJP(n, gs)
+		if !retain {
+			n.release()
+		}
+		for j, e := range n.next {
+			if j >= len(ing) || ing[j] == nil || (e.node == nil && e.leaf == nil) {
+				continue
+			}
+			gj := fitGrad(n, j, ing[j])
+			if e.leaf != nil {
+				leaf(e.leaf, gj)
+				continue
+			}
+			if grads[e.node] == nil {
+				grads[e.node] = make([]*Tensor, len(e.node.outMeta))
+			}
+			grads[e.node][e.outIndex] = accumulate(grads[e.node][e.outIndex], gj)
+		}
+	}
+}
+
+func (n *node) release() {
+	n.released = true
+	n.saved = nil
+	n.outs = nil
+}
+
+func callVJP(n *node, gs []*Tensor) []*Tensor {
+	if n.def.VJP == nil {
+		panic(&Error{Op: n.name(), Msg: "the derivative for '" + n.name() + "' is not implemented"})
+	}
+	for i, t := range n.saved {
+		if t != nil && t.st != nil && t.st.version.Load() != n.versions[i] {
+			panic(&Error{Op: n.name(), Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: input %d of %s is at version %d; expected version %d instead", i, n.name(), t.st.version.Load(), n.versions[i])})
+		}
+	}
+	in := make([]op.Value, len(n.saved))
+	for i, t := range n.saved {
+		if t != nil {
+			in[i] = t
+		}
+	}
+	out := make([]op.Value, len(n.outs))
+	for i, t := range n.outs {
+		out[i] = t
+	}
+	gout := make([]op.Value, len(gs))
+	for i, g := range gs {
+		if g == nil {
+			// Materialise zeros for outputs without a gradient.
+			m := n.outMeta[i]
+			if m.DType.IsFloat() {
+				gout[i] = zerosOn(n.outs[i], m)
+			}
+			continue
+		}
+		gout[i] = g
+	}
+	var dev = n.outs[0].st.dev
+	b := &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}
+	res := n.def.VJP(b, in, out, gout, n.attrs)
+	ts := make([]*Tensor, len(res))
+	for i, r := range res {
+		if r != nil {
+			ts[i] = r.(*Tensor)
+		}
+	}
+	return ts
+}
+
+func zerosOn(like *Tensor, m op.Meta) *Tensor {
+	raw := make([]byte, op.Numel(m.Shape)*m.DType.Size())
+	return FromBytes(like.st.dev, m.DType, m.Shape, raw)
+}
+
+// fitGrad casts a VJP result to the input's dtype and checks its shape.
+func fitGrad(n *node, j int, g *Tensor) *Tensor {
+	shape, dt := n.inMeta[j].Shape, n.inMeta[j].DType
+	if !slices.Equal(g.l.Shape, shape) {
+		panic(&Error{Op: n.name(), Msg: fmt.Sprintf("internal: VJP of %s returned gradient of shape %v for input %d of shape %v", n.name(), g.l.Shape, j, shape)})
+	}
+	if g.dt != dt {
+		g = Apply1("convert", []*Tensor{g}, op.Attrs{"dtype": dt})
+	}
+	return g
+}
+
+func accumulate(acc, g *Tensor) *Tensor {
+	if acc == nil {
+		return g
+	}
+	return Apply1("add", []*Tensor{acc, g}, nil)
+}
+
+func accumulateLeaf(m *autogradMeta, g *Tensor) {
+	for _, h := range m.hooks {
+		if r := h(g); r != nil {
+			g = r
+		}
+	}
+	if m.grad == nil {
+		// Own the gradient: the VJP result may alias a saved tensor.
+		m.grad = Apply1("copy", []*Tensor{g}, nil)
+		return
+	}
+	m.grad = Apply1("add", []*Tensor{m.grad, g}, nil)
+}
