@@ -1,0 +1,661 @@
+package cpu
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Kernels of the reduce group: the reduce, argmax/argmin, cumulative and sort
+// primitives, and direct softmax/log_softmax kernels. Inputs may be strided;
+// outputs are contiguous.
+
+func init() {
+	RegisterKernel("reduce", Kernel{Run: runReduce})
+	RegisterKernel("argmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, true) }})
+	RegisterKernel("argmin", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, false) }})
+	RegisterKernel("cumulative", Kernel{Run: runCumulative})
+	RegisterKernel("sort", Kernel{Run: runSort})
+	RegisterKernel("softmax", Kernel{DTypes: op.SetFloats, Run: func(c *Call) error { return runSoftmax(c, false) }})
+	RegisterKernel("log_softmax", Kernel{DTypes: op.SetFloats, Run: func(c *Call) error { return runSoftmax(c, true) }})
+}
+
+// redPlan splits a strided input into the kept dimensions (one output element
+// per position) and the reduced dimensions (combined into it). The reduced
+// dimensions stay in row-major order, so runs visit elements in the order of
+// the flattened input.
+type redPlan struct {
+	base                   int
+	keptShape, keptStrides []int
+	redShape, redStrides   []int // coalesced; never empty (a single 1 for nothing)
+	nOut, nRed             int
+}
+
+func newRedPlan(l op.Layout, red []bool) *redPlan {
+	p := &redPlan{base: l.Offset, nOut: 1, nRed: 1}
+	for i, d := range l.Shape {
+		if red[i] {
+			p.nRed *= d
+			if d == 1 {
+				continue
+			}
+			if n := len(p.redShape); n > 0 && p.redStrides[n-1] == l.Strides[i]*d {
+				p.redShape[n-1] *= d
+				p.redStrides[n-1] = l.Strides[i]
+				continue
+			}
+			p.redShape = append(p.redShape, d)
+			p.redStrides = append(p.redStrides, l.Strides[i])
+		} else {
+			p.nOut *= d
+			p.keptShape = append(p.keptShape, d)
+			p.keptStrides = append(p.keptStrides, l.Strides[i])
+		}
+	}
+	if len(p.redShape) == 0 {
+		p.redShape, p.redStrides = []int{1}, []int{0}
+	}
+	return p
+}
+
+// start returns the input offset of output element o's first reduced element.
+func (p *redPlan) start(o int) int {
+	off := p.base
+	for d := len(p.keptShape) - 1; d >= 0; d-- {
+		n := p.keptShape[d]
+		off += (o % n) * p.keptStrides[d]
+		o /= n
+	}
+	return off
+}
+
+// runs calls fn for each run of the innermost reduced dimension of the
+// elements reduced into the output element starting at off, in row-major
+// order; fn returns false to stop early. idx is scratch of len(redShape).
+func (p *redPlan) runs(off int, idx []int, fn func(off, n, stride int) bool) {
+	r := len(p.redShape)
+	if p.nRed == 0 {
+		return
+	}
+	n, st := p.redShape[r-1], p.redStrides[r-1]
+	clear(idx)
+	for {
+		if !fn(off, n, st) {
+			return
+		}
+		d := r - 2
+		for ; d >= 0; d-- {
+			idx[d]++
+			off += p.redStrides[d]
+			if idx[d] < p.redShape[d] {
+				break
+			}
+			off -= p.redStrides[d] * p.redShape[d]
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// each runs body(o, start) for every output element, in parallel chunks.
+func (p *redPlan) each(body func(o, start int, idx []int)) {
+	parallelFor(p.nOut, p.nOut*max(p.nRed, 1), func(lo, hi int) {
+		idx := make([]int, len(p.redShape))
+		for o := lo; o < hi; o++ {
+			body(o, p.start(o), idx)
+		}
+	})
+}
+
+func reducePlan(c *Call, name string, dims []int) (*redPlan, error) {
+	in := c.In[0]
+	red, err := op.ReduceAxes(name, dims, len(in.Shape))
+	if err != nil {
+		return nil, err
+	}
+	return newRedPlan(in.Layout, red), nil
+}
+
+type floatT interface{ ~float32 | ~float64 }
+
+type intT interface {
+	~uint8 | ~int8 | ~int16 | ~int32 | ~int64
+}
+
+func runReduce(c *Call) error {
+	p, err := reducePlan(c, "reduce", c.Attrs.Ints("dims"))
+	if err != nil {
+		return err
+	}
+	kind := c.Attrs.String("kind")
+	switch dt := c.In[0].DType; dt {
+	case dtype.F32:
+		reduceFloat(c, p, kind, func(x float32) float64 { return float64(x) }, func(v float64) float32 { return float32(v) })
+	case dtype.F64:
+		reduceFloat(c, p, kind, func(x float64) float64 { return x }, func(v float64) float64 { return v })
+	case dtype.BF16:
+		reduceFloat(c, p, kind, bf, tobf)
+	case dtype.F16:
+		reduceFloat(c, p, kind, hf, tohf)
+	case dtype.U8:
+		reduceInt[uint8](c, p, kind, 0, math.MaxUint8)
+	case dtype.I8:
+		reduceInt[int8](c, p, kind, math.MinInt8, math.MaxInt8)
+	case dtype.I16:
+		reduceInt[int16](c, p, kind, math.MinInt16, math.MaxInt16)
+	case dtype.I32:
+		reduceInt[int32](c, p, kind, math.MinInt32, math.MaxInt32)
+	case dtype.I64:
+		reduceInt[int64](c, p, kind, math.MinInt64, math.MaxInt64)
+	case dtype.Bool:
+		reduceBool(c, p, kind)
+	default:
+		return fmt.Errorf("reduce: unsupported dtype %s", dt)
+	}
+	return nil
+}
+
+// reduceFloat reduces a floating input: sums and products accumulate in
+// float64 and round once; max and min propagate NaN.
+func reduceFloat[T any](c *Call, p *redPlan, kind string, load func(T) float64, store func(float64) T) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
+	var init float64
+	var step func(acc float64, s []T, off, n, st int) float64
+	switch kind {
+	case op.ReduceSum:
+		step = func(acc float64, s []T, off, n, st int) float64 {
+			var a0, a1 float64
+			i := 0
+			for ; i+1 < n; i += 2 {
+				a0 += load(s[off+i*st])
+				a1 += load(s[off+(i+1)*st])
+			}
+			if i < n {
+				a0 += load(s[off+i*st])
+			}
+			return acc + (a0 + a1)
+		}
+	case op.ReduceProd:
+		init = 1
+		step = func(acc float64, s []T, off, n, st int) float64 {
+			for i := 0; i < n; i++ {
+				acc *= load(s[off+i*st])
+			}
+			return acc
+		}
+	case op.ReduceMax:
+		init = math.Inf(-1)
+		step = func(acc float64, s []T, off, n, st int) float64 {
+			for i := 0; i < n; i++ {
+				x := load(s[off+i*st])
+				if x > acc || x != x {
+					acc = x
+					if x != x {
+						return acc
+					}
+				}
+			}
+			return acc
+		}
+	case op.ReduceMin:
+		init = math.Inf(1)
+		step = func(acc float64, s []T, off, n, st int) float64 {
+			for i := 0; i < n; i++ {
+				x := load(s[off+i*st])
+				if x < acc || x != x {
+					acc = x
+					if x != x {
+						return acc
+					}
+				}
+			}
+			return acc
+		}
+	}
+	p.each(func(o, start int, idx []int) {
+		acc := init
+		p.runs(start, idx, func(off, n, st int) bool {
+			acc = step(acc, src, off, n, st)
+			return acc == acc || kind == op.ReduceSum || kind == op.ReduceProd
+		})
+		dst[o] = store(acc)
+	})
+}
+
+// reduceInt reduces an integer input in int64 with wrap-around, truncating
+// to the dtype once.
+func reduceInt[T intT](c *Call, p *redPlan, kind string, lo, hi int64) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
+	init := map[string]int64{op.ReduceSum: 0, op.ReduceProd: 1, op.ReduceMax: lo, op.ReduceMin: hi}[kind]
+	p.each(func(o, start int, idx []int) {
+		acc := init
+		p.runs(start, idx, func(off, n, st int) bool {
+			switch kind {
+			case op.ReduceSum:
+				for i := 0; i < n; i++ {
+					acc += int64(src[off+i*st])
+				}
+			case op.ReduceProd:
+				for i := 0; i < n; i++ {
+					acc *= int64(src[off+i*st])
+				}
+			case op.ReduceMax:
+				for i := 0; i < n; i++ {
+					acc = max(acc, int64(src[off+i*st]))
+				}
+			case op.ReduceMin:
+				for i := 0; i < n; i++ {
+					acc = min(acc, int64(src[off+i*st]))
+				}
+			}
+			return true
+		})
+		dst[o] = T(acc)
+	})
+}
+
+// reduceBool: sum and max are logical or, prod and min logical and.
+func reduceBool(c *Call, p *redPlan, kind string) {
+	src, dst := as[uint8](c.InB[0]), as[uint8](c.OutB[0])[c.Out[0].Offset:]
+	isOr := kind == op.ReduceSum || kind == op.ReduceMax
+	p.each(func(o, start int, idx []int) {
+		acc := !isOr
+		p.runs(start, idx, func(off, n, st int) bool {
+			for i := 0; i < n; i++ {
+				v := src[off+i*st] != 0
+				if v == isOr {
+					acc = isOr
+					return false
+				}
+			}
+			return true
+		})
+		dst[o] = uint8(b2i(acc))
+	})
+}
+
+// runArg computes argmax (isMax) or argmin: the first extreme, or the first
+// NaN, along dim or over the flattened input.
+func runArg(c *Call, isMax bool) error {
+	in := c.In[0]
+	var dims []int
+	if c.Attrs.Has("dim") {
+		dims = []int{c.Attrs.Int("dim")}
+	}
+	name := "argmin"
+	if isMax {
+		name = "argmax"
+	}
+	p, err := reducePlan(c, name, dims)
+	if err != nil {
+		return err
+	}
+	if p.nRed == 0 && p.nOut > 0 {
+		return fmt.Errorf("%s(): Expected reduction dim to have non-zero size", name)
+	}
+	dst := as[int64](c.OutB[0])[c.Out[0].Offset:]
+	switch in.DType {
+	case dtype.F32:
+		argFloat(c, p, dst, isMax, func(x float32) float64 { return float64(x) })
+	case dtype.F64:
+		argFloat(c, p, dst, isMax, func(x float64) float64 { return x })
+	case dtype.BF16:
+		argFloat(c, p, dst, isMax, bf)
+	case dtype.F16:
+		argFloat(c, p, dst, isMax, hf)
+	case dtype.U8:
+		argInt[uint8](c, p, dst, isMax)
+	case dtype.I8:
+		argInt[int8](c, p, dst, isMax)
+	case dtype.I16:
+		argInt[int16](c, p, dst, isMax)
+	case dtype.I32:
+		argInt[int32](c, p, dst, isMax)
+	case dtype.I64:
+		argInt[int64](c, p, dst, isMax)
+	default:
+		return fmt.Errorf("%s: not implemented for dtype %s", name, in.DType)
+	}
+	return nil
+}
+
+func argFloat[T any](c *Call, p *redPlan, dst []int64, isMax bool, load func(T) float64) {
+	src := as[T](c.InB[0])
+	p.each(func(o, start int, idx []int) {
+		best, bi, pos := 0.0, int64(-1), int64(0)
+		p.runs(start, idx, func(off, n, st int) bool {
+			for i := 0; i < n; i++ {
+				x := load(src[off+i*st])
+				if x != x {
+					bi = pos + int64(i)
+					return false
+				}
+				if bi < 0 || (isMax && x > best) || (!isMax && x < best) {
+					best, bi = x, pos+int64(i)
+				}
+			}
+			pos += int64(n)
+			return true
+		})
+		dst[o] = bi
+	})
+}
+
+func argInt[T intT](c *Call, p *redPlan, dst []int64, isMax bool) {
+	src := as[T](c.InB[0])
+	p.each(func(o, start int, idx []int) {
+		var best T
+		bi, pos := int64(-1), int64(0)
+		p.runs(start, idx, func(off, n, st int) bool {
+			for i := 0; i < n; i++ {
+				x := src[off+i*st]
+				if bi < 0 || (isMax && x > best) || (!isMax && x < best) {
+					best, bi = x, pos+int64(i)
+				}
+			}
+			pos += int64(n)
+			return true
+		})
+		dst[o] = bi
+	})
+}
+
+// lanes iterates the 1-d lanes along axis ax of a strided input and of the
+// contiguous output of the same shape: body gets the input offset of a lane's
+// first element and the output offset and stride.
+type lanes struct {
+	n, inStride         int
+	outer, inner        int
+	outerShape, innerSh []int
+	outerSt, innerSt    []int
+	base, outBase       int
+}
+
+func newLanes(in, out device.Operand, ax int) *lanes {
+	shape := in.Shape
+	if len(shape) == 0 {
+		return &lanes{n: 1, outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
+	}
+	l := &lanes{n: shape[ax], inStride: in.Strides[ax], outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
+	l.outerShape, l.outerSt = shape[:ax], in.Strides[:ax]
+	l.innerSh, l.innerSt = shape[ax+1:], in.Strides[ax+1:]
+	for _, d := range l.outerShape {
+		l.outer *= d
+	}
+	for _, d := range l.innerSh {
+		l.inner *= d
+	}
+	return l
+}
+
+// each runs body for every lane, in parallel chunks.
+func (l *lanes) each(body func(inOff, outOff, outStride int)) {
+	total := l.outer * l.inner
+	if total == 0 || l.n == 0 {
+		return
+	}
+	parallelFor(total, total*l.n, func(lo, hi int) { l.eachRange(lo, hi, body) })
+}
+
+func laneAxis(c *Call, name string) (int, error) {
+	return op.NormAxis(name, c.Attrs.Int("dim"), len(c.In[0].Shape))
+}
+
+// runCumulative scans along dim. As PyTorch's CPU kernels, f32 and f64
+// accumulate in float64, f16 and bf16 in float32 (rounding each partial
+// result to the dtype only on output), integers in int64 with wrap-around.
+func runCumulative(c *Call) error {
+	ax, err := laneAxis(c, "cumulative")
+	if err != nil {
+		return err
+	}
+	prod := c.Attrs.String("kind") == op.ReduceProd
+	l := newLanes(c.In[0], c.Out[0], ax)
+	switch dt := c.In[0].DType; dt {
+	case dtype.F32:
+		scanFloat[float32, float64](c, l, prod)
+	case dtype.F64:
+		scanFloat[float64, float64](c, l, prod)
+	case dtype.BF16:
+		scanHalf(c, l, prod, func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32)
+	case dtype.F16:
+		scanHalf(c, l, prod, func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32)
+	case dtype.U8:
+		scanInt[uint8](c, l, prod)
+	case dtype.I8:
+		scanInt[int8](c, l, prod)
+	case dtype.I16:
+		scanInt[int16](c, l, prod)
+	case dtype.I32:
+		scanInt[int32](c, l, prod)
+	case dtype.I64:
+		scanInt[int64](c, l, prod)
+	case dtype.Bool:
+		src, dst := as[uint8](c.InB[0]), as[uint8](c.OutB[0])
+		l.each(func(in, out, os int) {
+			acc := prod
+			for i := 0; i < l.n; i++ {
+				v := src[in+i*l.inStride] != 0
+				if prod {
+					acc = acc && v
+				} else {
+					acc = acc || v
+				}
+				dst[out+i*os] = uint8(b2i(acc))
+			}
+		})
+	default:
+		return fmt.Errorf("cumulative: unsupported dtype %s", dt)
+	}
+	return nil
+}
+
+func scanFloat[T, A floatT](c *Call, l *lanes, prod bool) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
+	l.each(func(in, out, os int) {
+		var acc A
+		if prod {
+			acc = 1
+		}
+		for i := 0; i < l.n; i++ {
+			if prod {
+				acc *= A(src[in+i*l.inStride])
+			} else {
+				acc += A(src[in+i*l.inStride])
+			}
+			dst[out+i*os] = T(acc)
+		}
+	})
+}
+
+func scanHalf[T any](c *Call, l *lanes, prod bool, load func(T) float32, store func(float32) T) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
+	l.each(func(in, out, os int) {
+		var acc float32
+		if prod {
+			acc = 1
+		}
+		for i := 0; i < l.n; i++ {
+			if prod {
+				acc *= load(src[in+i*l.inStride])
+			} else {
+				acc += load(src[in+i*l.inStride])
+			}
+			dst[out+i*os] = store(acc)
+		}
+	})
+}
+
+func scanInt[T intT](c *Call, l *lanes, prod bool) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
+	l.each(func(in, out, os int) {
+		var acc int64
+		if prod {
+			acc = 1
+		}
+		for i := 0; i < l.n; i++ {
+			if prod {
+				acc *= int64(src[in+i*l.inStride])
+			} else {
+				acc += int64(src[in+i*l.inStride])
+			}
+			dst[out+i*os] = T(acc)
+		}
+	})
+}
+
+// cmpFloatNaNLargest orders floats ascending with NaN after everything (PyTorch
+// sorts NaN as the largest value); -0 and +0 are equal.
+func cmpFloatNaNLargest(a, b float64) int {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// runSort sorts every lane along dim stably, writing values and indices.
+func runSort(c *Call) error {
+	ax, err := laneAxis(c, "sort")
+	if err != nil {
+		return err
+	}
+	desc := c.Attrs.Bool("descending")
+	l := newLanes(c.In[0], c.Out[0], ax)
+	switch dt := c.In[0].DType; dt {
+	case dtype.F32:
+		sortLanes(c, l, desc, func(a, b float32) int { return cmpFloatNaNLargest(float64(a), float64(b)) })
+	case dtype.F64:
+		sortLanes(c, l, desc, cmpFloatNaNLargest)
+	case dtype.BF16:
+		sortLanes(c, l, desc, func(a, b dtype.BFloat16) int { return cmpFloatNaNLargest(bf(a), bf(b)) })
+	case dtype.F16:
+		sortLanes(c, l, desc, func(a, b dtype.Float16) int { return cmpFloatNaNLargest(hf(a), hf(b)) })
+	case dtype.U8, dtype.Bool:
+		sortLanes(c, l, desc, cmp.Compare[uint8])
+	case dtype.I8:
+		sortLanes(c, l, desc, cmp.Compare[int8])
+	case dtype.I16:
+		sortLanes(c, l, desc, cmp.Compare[int16])
+	case dtype.I32:
+		sortLanes(c, l, desc, cmp.Compare[int32])
+	case dtype.I64:
+		sortLanes(c, l, desc, cmp.Compare[int64])
+	default:
+		return fmt.Errorf("sort: unsupported dtype %s", dt)
+	}
+	return nil
+}
+
+func sortLanes[T any](c *Call, l *lanes, desc bool, less func(a, b T) int) {
+	src, dst, idst := as[T](c.InB[0]), as[T](c.OutB[0]), as[int64](c.OutB[1])
+	ioff := c.Out[1].Offset - c.Out[0].Offset
+	if desc {
+		asc := less
+		less = func(a, b T) int { return asc(b, a) }
+	}
+	total := l.outer * l.inner
+	if total == 0 || l.n == 0 {
+		return
+	}
+	parallelFor(total, total*l.n*8, func(lo, hi int) {
+		vals := make([]T, l.n)
+		perm := make([]int64, l.n)
+		l.eachRange(lo, hi, func(in, out, os int) {
+			for i := range vals {
+				vals[i] = src[in+i*l.inStride]
+				perm[i] = int64(i)
+			}
+			slices.SortStableFunc(perm, func(a, b int64) int { return less(vals[a], vals[b]) })
+			for i, j := range perm {
+				dst[out+i*os] = vals[j]
+				idst[out+ioff+i*os] = j
+			}
+		})
+	})
+}
+
+// eachRange runs body for lanes [lo, hi) sequentially.
+func (l *lanes) eachRange(lo, hi int, body func(inOff, outOff, outStride int)) {
+	for li := lo; li < hi; li++ {
+		o, i := li/l.inner, li%l.inner
+		off := l.base
+		for d, r := len(l.outerShape)-1, o; d >= 0; d-- {
+			off += (r % l.outerShape[d]) * l.outerSt[d]
+			r /= l.outerShape[d]
+		}
+		for d, r := len(l.innerSh)-1, i; d >= 0; d-- {
+			off += (r % l.innerSh[d]) * l.innerSt[d]
+			r /= l.innerSh[d]
+		}
+		body(off, l.outBase+o*l.n*l.inner+i, l.inner)
+	}
+}
+
+// runSoftmax is the direct softmax / log_softmax kernel: per lane, the max,
+// then the sum of exp(x - max) in float64, rounding once to the output dtype
+// (which may differ from the input's when the dtype attribute is set).
+func runSoftmax(c *Call, logSM bool) error {
+	name := "softmax"
+	if logSM {
+		name = "log_softmax"
+	}
+	ax, err := laneAxis(c, name)
+	if err != nil {
+		return err
+	}
+	in, out := c.In[0], c.Out[0]
+	if !in.DType.IsFloat() || !out.DType.IsFloat() {
+		return fmt.Errorf("%s: unsupported dtypes %s -> %s", name, in.DType, out.DType)
+	}
+	l := newLanes(in, out, ax)
+	inB, outB := c.InB[0], c.OutB[0]
+	total := l.outer * l.inner
+	if total == 0 || l.n == 0 {
+		return nil
+	}
+	parallelFor(total, total*l.n*16, func(lo, hi int) {
+		buf := make([]float64, l.n)
+		l.eachRange(lo, hi, func(io, oo, os int) {
+			mx := math.Inf(-1)
+			for i := range buf {
+				x := dtype.Float64At(in.DType, inB, io+i*l.inStride)
+				buf[i] = x
+				if x > mx || x != x {
+					mx = x
+				}
+			}
+			var s float64
+			for _, x := range buf {
+				s += math.Exp(x - mx)
+			}
+			if logSM {
+				ls := math.Log(s)
+				for i, x := range buf {
+					dtype.PutFloat64(out.DType, outB, oo+i*os, x-mx-ls)
+				}
+				return
+			}
+			for i, x := range buf {
+				dtype.PutFloat64(out.DType, outB, oo+i*os, math.Exp(x-mx)/s)
+			}
+		})
+	})
+	return nil
+}
