@@ -587,7 +587,9 @@ func registerNorms() {
 				}
 				x = convertTo(b, x, computeDType(dt))
 				dims := []int{a.Int("dim")}
-				mx := Call1(b, "amax", Attrs{"dims": dims, "keepdim": true}, x)
+				// The reduce primitive, not amax: an empty lane has no max and
+				// needs none.
+				mx := reduceCall(b, ReduceMax, x, dims, true)
 				sh := Call1(b, "sub", nil, x, mx)
 				s := Call1(b, "sum", Attrs{"dims": dims, "keepdim": true}, Call1(b, "exp", nil, sh))
 				var r Value

@@ -21,8 +21,10 @@ func init() {
 	RegisterKernel("argmin", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, false) }})
 	RegisterKernel("cumulative", Kernel{Run: runCumulative})
 	RegisterKernel("sort", Kernel{Run: runSort})
-	RegisterKernel("softmax", Kernel{DTypes: op.SetFloats, Run: func(c *Call) error { return runSoftmax(c, false) }})
-	RegisterKernel("log_softmax", Kernel{DTypes: op.SetFloats, Run: func(c *Call) error { return runSoftmax(c, true) }})
+	// Integer inputs reach the softmax kernels only with a floating dtype
+	// attribute (the shape rule rejects them otherwise).
+	RegisterKernel("softmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, false) }})
+	RegisterKernel("log_softmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, true) }})
 }
 
 // redPlan splits a strided input into the kept dimensions (one output element
@@ -170,17 +172,13 @@ func reduceFloat[T any](c *Call, p *redPlan, kind string, load func(T) float64, 
 	var step func(acc float64, s []T, off, n, st int) float64
 	switch kind {
 	case op.ReduceSum:
+		// Left to right, as PyTorch does for short rows (its cascade only
+		// splits long ones); float64 keeps long f32 rows accurate.
 		step = func(acc float64, s []T, off, n, st int) float64 {
-			var a0, a1 float64
-			i := 0
-			for ; i+1 < n; i += 2 {
-				a0 += load(s[off+i*st])
-				a1 += load(s[off+(i+1)*st])
+			for i := 0; i < n; i++ {
+				acc += load(s[off+i*st])
 			}
-			if i < n {
-				a0 += load(s[off+i*st])
-			}
-			return acc + (a0 + a1)
+			return acc
 		}
 	case op.ReduceProd:
 		init = 1
@@ -621,7 +619,7 @@ func runSoftmax(c *Call, logSM bool) error {
 		return err
 	}
 	in, out := c.In[0], c.Out[0]
-	if !in.DType.IsFloat() || !out.DType.IsFloat() {
+	if !out.DType.IsFloat() || in.DType == dtype.Bool {
 		return fmt.Errorf("%s: unsupported dtypes %s -> %s", name, in.DType, out.DType)
 	}
 	l := newLanes(in, out, ax)

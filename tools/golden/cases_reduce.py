@@ -97,7 +97,10 @@ for kind in ["sum", "prod", "max", "min"]:
         case(G, "reduce", ref_reduce(kind, [], False), [T([2, 3], dt, k, layout="transposed")], {"kind": kind})
     case(G, "reduce", ref_reduce(kind, [0, 2], True), [T([2, 3, 4], "f32", "unit", layout="strided")],
          {"kind": kind, "dims": [0, 2], "keepdim": True})
-    case(G, "reduce", ref_reduce(kind, [-1], False), [T([3, 5], "f64", "edge")], {"kind": kind, "dims": [-1]})
+    # Rows of 4 edge values: their sums cancel to the same result in every
+    # summation order (rows of 5 mix 1e30, -1e30 and 1, whose sum PyTorch
+    # itself gives as 0 or 1 depending on the kernel).
+    case(G, "reduce", ref_reduce(kind, [-1], False), [T([3, 4], "f64", "edge")], {"kind": kind, "dims": [-1]})
     for dt in ["f32", "i32", "bool"]:
         case(G, "reduce", ref_reduce(kind, [0], False), [T([0, 3], dt, kind_for(dt))], {"kind": kind, "dims": [0]})
     case(G, "reduce", ref_reduce(kind, [0], False), [T([], "i16", "int")], {"kind": kind, "dims": [0]})
