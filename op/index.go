@@ -664,7 +664,10 @@ func registerIndexGather() {
 			}
 			sh := slices.Clone(in[0].Shape)
 			if len(sh) == 0 {
-				return []Meta{{Shape: slices.Clone(in[1].Shape), DType: in[0].DType}}, nil
+				if in[1].Numel() != 1 {
+					return nil, fmt.Errorf("index_select: index of a 0-d input must have one element, got %d", in[1].Numel())
+				}
+				return []Meta{{Shape: []int{}, DType: in[0].DType}}, nil
 			}
 			sh[ax] = in[1].Numel()
 			return []Meta{{Shape: sh, DType: in[0].DType}}, nil
@@ -673,9 +676,10 @@ func registerIndexGather() {
 			x, idx := in[0], in[1]
 			xm, im := b.Meta(x), b.Meta(idx)
 			if len(xm.Shape) == 0 {
+				_ = im
 				g := Call1(b, "gather", Attrs{"dim": 0}, Call1(b, "reshape", Attrs{"shape": []int{1}}, x),
 					Call1(b, "reshape", Attrs{"shape": []int{-1}}, idx))
-				return []Value{Call1(b, "reshape", Attrs{"shape": im.Shape}, g)}
+				return []Value{Call1(b, "reshape", Attrs{"shape": []int{}}, g)}
 			}
 			ax, _ := NormAxis("index_select", a.Int("dim"), len(xm.Shape))
 			target := slices.Clone(xm.Shape)
@@ -723,7 +727,7 @@ func registerIndexGather() {
 	})
 	Register(&Def{
 		Name: "index_fill", Kind: Composite, Group: "index",
-		Doc:    "Returns a copy of input with the entries index selects along dim set to value (torch.index_fill).",
+		Doc:    "Returns a copy of input with the entries index selects along dim set to value; negative indices count from the end (torch.index_fill).",
 		Inputs: []string{"input", "index"},
 		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, {Name: "value", Type: AttrScalar}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -734,16 +738,20 @@ func registerIndexGather() {
 		},
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
 			x, idx := in[0], in[1]
-			xm, im := b.Meta(x), b.Meta(idx)
+			xm := b.Meta(x)
+			v := b.Scalar(a["value"], x)
 			if len(xm.Shape) == 0 {
-				r := Call1(b, "scatter", Attrs{"dim": 0, "value": a["value"]},
-					Call1(b, "reshape", Attrs{"shape": []int{1}}, x), Call1(b, "reshape", Attrs{"shape": []int{-1}}, idx))
+				r := Call1(b, "index_put", nil, Call1(b, "reshape", Attrs{"shape": []int{1}}, x), v,
+					Call1(b, "reshape", Attrs{"shape": []int{-1}}, idx))
 				return []Value{Call1(b, "reshape", Attrs{"shape": []int{}}, r)}
 			}
 			ax, _ := NormAxis("index_fill", a.Int("dim"), len(xm.Shape))
-			target := slices.Clone(xm.Shape)
-			target[ax] = im.Numel()
-			return []Value{Call1(b, "scatter", Attrs{"dim": ax, "value": a["value"]}, x, ixExpandIndex(b, idx, ax, target))}
+			args := []Value{x, v}
+			for i := 0; i < ax; i++ {
+				args = append(args, nil)
+			}
+			args = append(args, Call1(b, "reshape", Attrs{"shape": []int{-1}}, idx))
+			return b.Call("index_put", args, nil)
 		},
 	})
 	Register(&Def{
@@ -1568,7 +1576,7 @@ func ixRepeatInterleaveShape(shape []int, rep Meta, a Attrs) ([]int, error) {
 			return nil, err
 		}
 		if len(shape) == 0 {
-			out, n = []int{1}, 1
+			return nil, fmt.Errorf("repeat_interleave: Dimension specified as %d but tensor has no dimensions", a.Int("dim"))
 		} else {
 			out = slices.Clone(shape)
 			n = shape[ax]

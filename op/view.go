@@ -274,7 +274,8 @@ func InferReshape(shape, target []int) ([]int, error) {
 // newShape without copying, as PyTorch's computeStride does; ok is false when
 // a copy is needed.
 func ReshapeStrides(shape, strides, newShape []int) ([]int, bool) {
-	if Numel(shape) == 0 {
+	if Numel(shape) == 0 || len(shape) == 0 {
+		// Empty tensors and 0-d tensors (one element) view as anything.
 		return ContiguousStrides(newShape), true
 	}
 	newStrides := make([]int, len(newShape))
