@@ -74,6 +74,48 @@ func scalarFloat(v any) float64 {
 
 func isFloatScalar(v any) bool { _, ok := v.(float64); return ok }
 
+// ScalarFits returns an error, as PyTorch's checked scalar conversion does,
+// when v cannot be converted to d without overflow: an integer outside d's
+// range (unsigned types accept negatives down to -max, which wrap), or a
+// finite float beyond d's largest finite value. Bool targets accept anything.
+func ScalarFits(name string, v any, d dtype.DType) error {
+	var lo, hi float64
+	switch d {
+	case dtype.U8:
+		lo, hi = -255, 255
+	case dtype.I8:
+		lo, hi = math.MinInt8, math.MaxInt8
+	case dtype.I16:
+		lo, hi = math.MinInt16, math.MaxInt16
+	case dtype.I32:
+		lo, hi = math.MinInt32, math.MaxInt32
+	case dtype.I64:
+		lo, hi = math.MinInt64, math.MaxInt64
+	case dtype.F16:
+		lo, hi = -65504, 65504
+	case dtype.BF16:
+		lo, hi = -3.3895313892515355e38, 3.3895313892515355e38
+	case dtype.F32:
+		lo, hi = -math.MaxFloat32, math.MaxFloat32
+	default:
+		return nil
+	}
+	f := scalarFloat(v)
+	if _, isF := v.(float64); isF && d == dtype.U8 {
+		lo = 0 // PyTorch lets only integers wrap into unsigned types
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		if d.IsFloat() {
+			return nil
+		}
+	} else if _, ok := v.(int64); ok && d == dtype.I64 {
+		return nil
+	} else if f >= lo && f <= hi {
+		return nil
+	}
+	return fmt.Errorf("%s: value cannot be converted to type %s without overflow", name, d.TorchName())
+}
+
 // CheckShape returns an error naming op for a negative dimension.
 func CheckShape(name string, shape []int) error {
 	for _, d := range shape {
@@ -211,7 +253,13 @@ func init() {
 		Name: "full", Kind: Primitive, Group: "creation",
 		Doc:   "Returns a tensor of the given shape filled with value (torch.full); without dtype, bool, i64 or the default float by the value's kind.",
 		Attrs: []AttrSpec{{Name: "shape", Type: AttrInts}, {Name: "value", Type: AttrScalar}, optDType()},
-		Infer: shapeRule("full", func(a Attrs) dtype.DType { return dtypeOr(a, ScalarDType(a["value"])) }),
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			dt := dtypeOr(a, ScalarDType(a["value"]))
+			if err := ScalarFits("full", a["value"], dt); err != nil {
+				return nil, err
+			}
+			return shapeRule("full", func(Attrs) dtype.DType { return dt })(in, a)
+		},
 	})
 	Register(&Def{
 		Name: "iota", Kind: Primitive, Group: "creation",
@@ -295,7 +343,12 @@ func init() {
 		Doc:    "Returns a tensor with input's shape (and dtype unless given) filled with value (torch.full_like).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{{Name: "value", Type: AttrScalar}, optDType()},
-		Infer:  likeRule,
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			if err := ScalarFits("full_like", a["value"], dtypeOr(a, in[0].DType)); err != nil {
+				return nil, err
+			}
+			return likeRule(in, a)
+		},
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
 			m := b.Meta(in[0])
 			return []Value{Call1(b, "full", Attrs{"shape": m.Shape, "value": a["value"], "dtype": dtypeOr(a, m.DType)})}

@@ -365,3 +365,27 @@ func TestRandomDecomposition(t *testing.T) {
 		})
 	}
 }
+
+// TestLinspaceBitExact replays the golden linspace cases (PyTorch's values)
+// on the direct CPU kernel with zero tolerance: PyTorch's symmetric formula,
+// fused multiply-adds and 8-wide vector blocks are reproduced exactly.
+func TestLinspaceBitExact(t *testing.T) {
+	zero := 0.0
+	n := 0
+	for _, g := range loadGolden(t) {
+		for i := range g.Cases {
+			c := g.Cases[i]
+			if c.Op != "linspace" || c.Error != nil {
+				continue
+			}
+			c.RTol, c.ATol, c.Compare = &zero, &zero, "exact"
+			if err := runCase(&c, runConfig{name: "cpu/strict", dev: crCPU}, map[string][][]byte{}); err != nil {
+				t.Errorf("%s: %v", c.ID, err)
+			}
+			n++
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d linspace golden cases", n)
+	}
+}

@@ -271,13 +271,21 @@ func arangeKernel(c *Call) error {
 	return nil
 }
 
-// linspaceKernel: PyTorch's symmetric linspace, each operation rounded to
-// the dtype (floats) or computed in f64 (integers).
+// LinspaceVectorWidth is the SIMD width (in elements of 32 bits) of the
+// PyTorch CPU build whose linspace values the f32/f64 kernel reproduces:
+// PyTorch computes the first 2*width-element blocks as vectors from a
+// per-vector base, the rest one by one.
+var LinspaceVectorWidth = 8
+
+// linspaceKernel reproduces PyTorch's symmetric linspace bit for bit: the
+// first half from start (start + step*i), the second from end
+// (end - step*(steps-1-i)). For f32, f64 and integers (step in f64) PyTorch's
+// compiled kernel fuses each multiply-add; bf16 and f16 round every
+// operation.
 func linspaceKernel(c *Call) error {
 	a := c.Attrs
 	dt := c.Out[0].DType
 	n := a.Int("steps")
-	rnd := rounder(dt)
 	// start and end are first converted to dt (as full does).
 	conv := func(v any) float64 {
 		b := make([]byte, dt.Size())
@@ -293,16 +301,46 @@ func linspaceKernel(c *Call) error {
 		fillFloat(c, func(int) float64 { return start })
 		return nil
 	}
+	half := n / 2
+	rnd := rounder(dt)
+	if dt == dtype.BF16 || dt == dtype.F16 {
+		step := rnd(rnd(end-start) / float64(n-1))
+		fillFloat(c, func(i int) float64 {
+			if i < half {
+				return rnd(start + rnd(step*rnd(float64(i))))
+			}
+			return rnd(end - rnd(step*rnd(float64(n-1-i))))
+		})
+		return nil
+	}
 	if !dt.IsFloat() {
 		rnd = func(x float64) float64 { return x }
 	}
 	step := rnd(rnd(end-start) / float64(n-1))
-	half := n / 2
-	fillFloat(c, func(i int) float64 {
+	fma := func(x, y, z float64) float64 { return rnd(math.FMA(x, y, z)) }
+	at := func(i int) float64 {
 		if i < half {
-			return rnd(start + rnd(step*rnd(float64(i))))
+			return fma(step, float64(i), start)
 		}
-		return rnd(end - rnd(step*rnd(float64(n-1-i))))
+		return fma(-step, float64(n-1-i), end)
+	}
+	vs := 0
+	switch dt {
+	case dtype.F32:
+		vs = LinspaceVectorWidth
+	case dtype.F64:
+		vs = LinspaceVectorWidth / 2
+	}
+	vecEnd := 0
+	if vs > 0 {
+		vecEnd = n / (2 * vs) * (2 * vs)
+	}
+	fillFloat(c, func(i int) float64 {
+		if i >= vecEnd {
+			return at(i)
+		}
+		base := i / vs * vs
+		return rnd(at(base) + rnd(float64(i-base)*step))
 	})
 	return nil
 }
