@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -47,6 +46,8 @@ type bpeModel struct {
 	byteLevelOK bool
 	byteIDs     [256]uint32
 	rawVocab    map[string]uint32
+	// fallbackIDs holds the id of each <0xNN> token, or -1.
+	fallbackIDs [256]int64
 
 	cache *wordCache
 }
@@ -71,6 +72,12 @@ func newBPE(vocab map[string]uint32, merges [][2]string, unk *string, prefix, su
 	}
 	for k, v := range vocab {
 		m.vocabR[v] = k
+	}
+	for b := 0; b < 256; b++ {
+		m.fallbackIDs[b] = -1
+		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+			m.fallbackIDs[b] = int64(id)
+		}
 	}
 	for i, mg := range merges {
 		a, ok := vocab[mg[0]]
@@ -240,21 +247,16 @@ func (m *bpeModel) initialSymbols(w string, syms []symbol) ([]symbol, error) {
 		}
 		if m.byteFallback {
 			ok := true
-			var ids [16]uint32
-			nb := 0
-			for k := 0; k < len(s) && k < len(ids); k++ {
-				id, in := m.vocab[fmt.Sprintf("<0x%02X>", s[k])]
-				if !in {
+			for k := 0; k < len(s); k++ {
+				if m.fallbackIDs[s[k]] < 0 {
 					ok = false
 					break
 				}
-				ids[nb] = id
-				nb++
 			}
-			if ok && len(s) <= len(ids) {
+			if ok {
 				// HF does not flush a pending unk here.
-				for k := 0; k < nb; k++ {
-					syms = append(syms, symbol{ids[k], 1})
+				for k := 0; k < len(s); k++ {
+					syms = append(syms, symbol{uint32(m.fallbackIDs[s[k]]), 1})
 				}
 				continue
 			}
@@ -337,22 +339,51 @@ type mergeEntry struct {
 	newID uint32
 }
 
-type mergeHeap []mergeEntry
+// mergeQueue is a binary min-heap of merge candidates ordered by (rank, pos).
+type mergeQueue []mergeEntry
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
+func (q mergeQueue) less(i, j int) bool {
+	if q[i].rank != q[j].rank {
+		return q[i].rank < q[j].rank
 	}
-	return h[i].pos < h[j].pos
+	return q[i].pos < q[j].pos
 }
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(mergeEntry)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (q *mergeQueue) push(e mergeEntry) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *mergeQueue) pop() mergeEntry {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h.less(l, m) {
+			m = l
+		}
+		if r < len(h) && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 // mergeHeap is the priority-queue form of mergeSymbols for long words.
@@ -367,15 +398,14 @@ func (m *bpeModel) mergeHeap(syms []symbol) []symbol {
 		nodes[i] = node{s.id, s.len, i - 1, i + 1}
 	}
 	nodes[len(nodes)-1].next = -1
-	h := make(mergeHeap, 0, len(syms))
+	h := make(mergeQueue, 0, len(syms))
 	for i := 0; i+1 < len(syms); i++ {
 		if mi, ok := m.merges[pairKey(syms[i].id, syms[i+1].id)]; ok {
-			h = append(h, mergeEntry{i, mi.rank, mi.newID})
+			h.push(mergeEntry{i, mi.rank, mi.newID})
 		}
 	}
-	heap.Init(&h)
-	for h.Len() > 0 {
-		top := heap.Pop(&h).(mergeEntry)
+	for len(h) > 0 {
+		top := h.pop()
 		cur := &nodes[top.pos]
 		if cur.len == 0 || cur.next == -1 {
 			continue
@@ -394,12 +424,12 @@ func (m *bpeModel) mergeHeap(syms []symbol) []symbol {
 		}
 		if cur.prev >= 0 {
 			if mi, ok := m.merges[pairKey(nodes[cur.prev].id, cur.id)]; ok {
-				heap.Push(&h, mergeEntry{cur.prev, mi.rank, mi.newID})
+				h.push(mergeEntry{cur.prev, mi.rank, mi.newID})
 			}
 		}
 		if cur.next >= 0 {
 			if mi, ok := m.merges[pairKey(cur.id, nodes[cur.next].id)]; ok {
-				heap.Push(&h, mergeEntry{top.pos, mi.rank, mi.newID})
+				h.push(mergeEntry{top.pos, mi.rank, mi.newID})
 			}
 		}
 	}

@@ -4,8 +4,11 @@ import (
 	"unicode/utf8"
 )
 
-// span is a byte range [start, end) in an original string.
+// span is a byte range [start, end) in a string.
 type span struct{ start, end int }
+
+// aspan is the compact form of span used for per-byte alignments.
+type aspan struct{ start, end int32 }
 
 // change is one output character of a transformation, with HF's change
 // semantics: 0 replaces the next input character, +1 inserts a character
@@ -27,7 +30,7 @@ type change struct {
 type normStr struct {
 	orig  string // the original text this piece covers
 	norm  string // the normalized text
-	align []span // per normalized byte, relative to orig; nil means identity
+	align []aspan // per normalized byte, relative to orig; nil means identity
 	shift int    // byte offset of orig in the whole input
 	// byteLevel marks a piece whose byte-level (GPT-2) mapping is still to be
 	// applied: the model consumes its raw bytes directly.
@@ -53,7 +56,7 @@ func (n *normStr) alignAt(i int) span {
 	if n.align == nil {
 		return charSpanAt(n.orig, i)
 	}
-	return n.align[i]
+	return span{int(n.align[i].start), int(n.align[i].end)}
 }
 
 // materialize builds explicit alignments for an identity piece.
@@ -61,11 +64,11 @@ func (n *normStr) materialize() {
 	if n.align != nil {
 		return
 	}
-	a := make([]span, len(n.norm))
+	a := make([]aspan, len(n.norm))
 	for i := 0; i < len(n.norm); {
 		_, size := utf8.DecodeRuneInString(n.norm[i:])
 		for k := 0; k < size; k++ {
-			a[i+k] = span{i, i + size}
+			a[i+k] = aspan{int32(i), int32(i + size)}
 		}
 		i += size
 	}
@@ -81,7 +84,7 @@ func (n *normStr) origRange(start, end int) span {
 	if n.align == nil {
 		return span{charSpanAt(n.orig, start).start, charSpanAt(n.orig, end-1).end}
 	}
-	return span{n.align[start].start, n.align[end-1].end}
+	return span{int(n.align[start].start), int(n.align[end-1].end)}
 }
 
 // slice returns the sub-piece for the normalized byte range [start, end).
@@ -97,9 +100,10 @@ func (n *normStr) slice(start, end int) normStr {
 		byteLevel: n.byteLevel,
 	}
 	if n.align != nil {
-		out.align = make([]span, end-start)
+		out.align = make([]aspan, end-start)
+		d := int32(o.start)
 		for i, a := range n.align[start:end] {
-			out.align[i] = span{a.start - o.start, a.end - o.start}
+			out.align[i] = aspan{a.start - d, a.end - d}
 		}
 	}
 	return out
@@ -118,11 +122,11 @@ func (n *normStr) transformRange(nStart, nEnd int, dest []change, initialOffset 
 	}
 	offset := nStart + pos
 	buf := make([]byte, 0, len(region)+8)
-	al := make([]span, 0, len(region)+8)
+	al := make([]aspan, 0, len(region)+8)
 	var enc [utf8.UTFMax]byte
 	for _, d := range dest {
 		idx := offset
-		var a span
+		var a aspan
 		if d.n > 0 {
 			if idx >= 1 && idx-1 < len(n.align) {
 				a = n.align[idx-1]
@@ -131,7 +135,7 @@ func (n *normStr) transformRange(nStart, nEnd int, dest []change, initialOffset 
 			a = n.align[idx]
 		} else if len(n.align) > 0 {
 			last := n.align[len(n.align)-1]
-			a = span{last.end, last.end}
+			a = aspan{last.end, last.end}
 		}
 		if d.n <= 0 && pos < len(region) {
 			_, size := utf8.DecodeRuneInString(region[pos:])
@@ -149,7 +153,7 @@ func (n *normStr) transformRange(nStart, nEnd int, dest []change, initialOffset 
 			al = append(al, a)
 		}
 	}
-	newAlign := make([]span, 0, len(n.align)-(nEnd-nStart)+len(al))
+	newAlign := make([]aspan, 0, len(n.align)-(nEnd-nStart)+len(al))
 	newAlign = append(newAlign, n.align[:nStart]...)
 	newAlign = append(newAlign, al...)
 	newAlign = append(newAlign, n.align[nEnd:]...)
@@ -264,13 +268,14 @@ func (n *normStr) replaceMatches(matches []span, content string) {
 		return
 	}
 	n.materialize()
-	var buf []byte
-	var al []span
+	grow := len(matches) * (len(content) + 1)
+	buf := make([]byte, 0, len(n.norm)+grow)
+	al := make([]aspan, 0, len(n.norm)+grow)
 	last := 0
 	for _, m := range matches {
 		buf = append(buf, n.norm[last:m.start]...)
 		al = append(al, n.align[last:m.start]...)
-		var a span
+		var a aspan
 		if m.end >= 1 {
 			a = n.align[m.end-1]
 		}

@@ -25,6 +25,8 @@ type refLine struct {
 	AttentionMask     []int    `json:"attention_mask"`
 	TypeIDs           []int    `json:"type_ids"`
 	SpecialTokensMask []int    `json:"special_tokens_mask"`
+	Pair              *string  `json:"pair"`
+	Overflowing       [][]int  `json:"overflowing"`
 }
 
 const refRoot = "../../testdata/tokenizers"
@@ -115,7 +117,13 @@ func loadRef(t *testing.T, name string) *Tokenizer {
 
 // compareLine returns a description of the first difference, or "".
 func compareLine(tk *Tokenizer, l *refLine) string {
-	e, err := tk.TryEncode(l.Text, l.AddSpecial)
+	var e Encoding
+	var err error
+	if l.Pair != nil {
+		e, err = tk.EncodePair(l.Text, *l.Pair, l.AddSpecial)
+	} else {
+		e, err = tk.TryEncode(l.Text, l.AddSpecial)
+	}
 	if err != nil {
 		return fmt.Sprintf("encode error: %v", err)
 	}
@@ -139,6 +147,15 @@ func compareLine(tk *Tokenizer, l *refLine) string {
 	}
 	if l.SpecialTokensMask != nil && !reflect.DeepEqual(nz(e.SpecialTokensMask), nz(l.SpecialTokensMask)) {
 		return fmt.Sprintf("special_tokens_mask\n got %v\nwant %v", e.SpecialTokensMask, l.SpecialTokensMask)
+	}
+	if l.Overflowing != nil {
+		var got [][]int
+		for _, o := range e.Overflowing {
+			got = append(got, o.IDs)
+		}
+		if len(got) != len(l.Overflowing) || (len(got) > 0 && !reflect.DeepEqual(got, l.Overflowing)) {
+			return fmt.Sprintf("overflowing\n got %v\nwant %v", got, l.Overflowing)
+		}
 	}
 	d, err := tk.Decode(l.IDs, true)
 	if err != nil || d != l.Decoded {
@@ -233,4 +250,37 @@ func trunc(s string) string {
 		return s[:120] + "..."
 	}
 	return s
+}
+
+// TestFixtures checks the small tokenizers of testdata/fixtures (built by
+// testdata/gen_fixtures.py with the HF library) against their ref.jsonl,
+// with their own truncation and padding.
+func TestFixtures(t *testing.T) {
+	root := filepath.Join("testdata", "fixtures")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	for _, ent := range ents {
+		name := ent.Name()
+		t.Run(name, func(t *testing.T) {
+			tk, err := FromFile(filepath.Join(root, name, "tokenizer.json"))
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			lines := readRef(t, filepath.Join(root, name, "ref.jsonl"))
+			bad := 0
+			for i := range lines {
+				if msg := compareLine(tk, &lines[i]); msg != "" {
+					bad++
+					if bad <= 5 {
+						t.Errorf("%s %s add_special=%v text=%q: %s", name, lines[i].ID, lines[i].AddSpecial, trunc(lines[i].Text), msg)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%s: %d of %d lines differ", name, bad, len(lines))
+			}
+		})
+	}
 }

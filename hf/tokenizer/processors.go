@@ -225,7 +225,8 @@ func (t *templateProcessor) processEncodings(encs []seqEnc, addSpecial bool) ([]
 	if len(encs) == 2 {
 		tpl = t.pair
 	}
-	var out []seqEnc
+	out := make([]seqEnc, 0, len(tpl))
+	var used [2]bool
 	for _, p := range tpl {
 		if p.isSeq {
 			i := 0
@@ -236,7 +237,10 @@ func (t *templateProcessor) processEncodings(encs []seqEnc, addSpecial bool) ([]
 				continue
 			}
 			e := encs[i]
-			e.enc = e.enc.sub(0, e.enc.Len())
+			if used[i] { // a sequence used twice must not share its slices
+				e.enc = e.enc.sub(0, e.enc.Len())
+			}
+			used[i] = true
 			setTypeIDs(&e.enc, p.typeID)
 			out = append(out, e)
 			continue

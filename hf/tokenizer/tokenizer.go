@@ -126,6 +126,41 @@ type encState struct {
 	words  []normStr
 	toks   []token
 	am     []addedMatch
+	out    []outTok
+}
+
+// outTok is a finished token before it is laid out in an Encoding.
+type outTok struct {
+	id   int
+	val  string
+	off  [2]int
+	word int
+}
+
+// newEncoding lays out tokens in an Encoding with exactly sized slices.
+func newEncoding(toks []outTok, typeID int) Encoding {
+	n := len(toks)
+	ints := make([]int, 6*n)
+	e := Encoding{
+		IDs:               ints[0*n : 1*n : 1*n],
+		TypeIDs:           ints[1*n : 2*n : 2*n],
+		WordIDs:           ints[2*n : 3*n : 3*n],
+		SequenceIDs:       ints[3*n : 4*n : 4*n],
+		SpecialTokensMask: ints[4*n : 5*n : 5*n],
+		AttentionMask:     ints[5*n : 6*n : 6*n],
+		Tokens:            make([]string, n),
+		Offsets:           make([][2]int, n),
+	}
+	for i, t := range toks {
+		e.IDs[i] = t.id
+		e.TypeIDs[i] = typeID
+		e.WordIDs[i] = t.word
+		e.SequenceIDs[i] = typeID
+		e.AttentionMask[i] = 1
+		e.Tokens[i] = t.val
+		e.Offsets[i] = t.off
+	}
+	return e
 }
 
 var statePool = sync.Pool{New: func() any { return new(encState) }}
@@ -269,21 +304,22 @@ func (t *Tokenizer) encodeSequence(text string, typeID int) (Encoding, error) {
 	st := statePool.Get().(*encState)
 	defer statePool.Put(st)
 	splits := t.extract(text, st)
-	var e Encoding
+	out := st.out[:0]
 	word := 0
 	var err error
 	for si := range splits {
 		sp := &splits[si]
 		if sp.added {
 			o := sp.n.origRange(0, len(sp.n.norm))
-			e.appendToken(int(sp.id), sp.n.norm, [2]int{o.start + sp.n.shift, o.end + sp.n.shift}, word, typeID, typeID, 0)
+			out = append(out, outTok{int(sp.id), sp.n.norm, [2]int{o.start + sp.n.shift, o.end + sp.n.shift}, word})
 			word++
 			continue
 		}
 		st.words = st.words[:0]
 		if t.preTok != nil {
 			if st.words, err = t.preTok.split(sp.n, st.words); err != nil {
-				return e, err
+				st.out = out
+				return Encoding{}, err
 			}
 		} else {
 			st.words = append(st.words, sp.n)
@@ -292,7 +328,8 @@ func (t *Tokenizer) encodeSequence(text string, typeID int) (Encoding, error) {
 			w := &st.words[wi]
 			st.toks = st.toks[:0]
 			if st.toks, err = t.model.tokenize(w, st.toks); err != nil {
-				return e, err
+				st.out = out
+				return Encoding{}, err
 			}
 			for _, tk := range st.toks {
 				val := tk.value
@@ -300,12 +337,13 @@ func (t *Tokenizer) encodeSequence(text string, typeID int) (Encoding, error) {
 					val, _ = t.model.idToToken(tk.id)
 				}
 				o := w.origRange(tk.start, tk.end)
-				e.appendToken(int(tk.id), val, [2]int{o.start + w.shift, o.end + w.shift}, word, typeID, typeID, 0)
+				out = append(out, outTok{int(tk.id), val, [2]int{o.start + w.shift, o.end + w.shift}, word})
 			}
 			word++
 		}
 	}
-	return e, nil
+	st.out = out
+	return newEncoding(out, typeID), nil
 }
 
 // extract splits out added tokens (first on the raw text, then on the
@@ -386,27 +424,55 @@ func (t *Tokenizer) postProcess(a, b *seqEnc, addSpecial bool) (Encoding, error)
 			return Encoding{}, err
 		}
 	}
+	overflow := a.enc.Overflowing
+	a.enc.Overflowing = nil
+	var overflowB []Encoding
+	if b != nil {
+		overflowB = b.enc.Overflowing
+		b.enc.Overflowing = nil
+	}
 	res, err := t.processOne(a, b, addSpecial)
 	if err != nil {
 		return Encoding{}, err
 	}
-	for _, o := range a.enc.Overflowing {
-		oe, err := t.processOne(&seqEnc{o, a.text}, b, addSpecial)
+	// Overflowing parts pair up as in HF: each part of the first sequence
+	// with the second sequence and each of its parts, then the first
+	// sequence with each part of the second.
+	add := func(x, y *seqEnc) error {
+		e, err := t.processOne(x, y, addSpecial)
 		if err != nil {
+			return err
+		}
+		res.Overflowing = append(res.Overflowing, e)
+		return nil
+	}
+	for _, o := range overflow {
+		if err := add(&seqEnc{o, a.text}, b); err != nil {
 			return Encoding{}, err
 		}
-		res.Overflowing = append(res.Overflowing, oe)
+		for _, ob := range overflowB {
+			if err := add(&seqEnc{o, a.text}, &seqEnc{ob, b.text}); err != nil {
+				return Encoding{}, err
+			}
+		}
+	}
+	for _, ob := range overflowB {
+		if err := add(a, &seqEnc{ob, b.text}); err != nil {
+			return Encoding{}, err
+		}
 	}
 	return res, nil
 }
 
 func (t *Tokenizer) processOne(a, b *seqEnc, addSpecial bool) (Encoding, error) {
-	encs := []seqEnc{{a.enc, a.text}}
-	if b != nil {
-		encs = append(encs, seqEnc{b.enc, b.text})
+	if t.post == nil && b == nil {
+		return a.enc, nil
 	}
-	for i := range encs {
-		encs[i].enc = encs[i].enc.sub(0, encs[i].enc.Len())
+	encs := make([]seqEnc, 1, 2)
+	encs[0] = seqEnc{a.enc, a.text}
+	if b != nil {
+		// The pair may be processed again with each overflowing part of a.
+		encs = append(encs, seqEnc{b.enc.sub(0, b.enc.Len()), b.text})
 	}
 	if t.post != nil {
 		for i := range encs {
@@ -423,7 +489,20 @@ func (t *Tokenizer) processOne(a, b *seqEnc, addSpecial bool) (Encoding, error) 
 	if len(encs) == 1 {
 		return encs[0].enc, nil
 	}
-	var out Encoding
+	total := 0
+	for i := range encs {
+		total += encs[i].enc.Len()
+	}
+	out := Encoding{
+		IDs:               make([]int, 0, total),
+		TypeIDs:           make([]int, 0, total),
+		Tokens:            make([]string, 0, total),
+		Offsets:           make([][2]int, 0, total),
+		WordIDs:           make([]int, 0, total),
+		SequenceIDs:       make([]int, 0, total),
+		SpecialTokensMask: make([]int, 0, total),
+		AttentionMask:     make([]int, 0, total),
+	}
 	for i := range encs {
 		out.appendAll(&encs[i].enc)
 	}
