@@ -101,6 +101,13 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 	}
 
 	needGrad := anyRequiresGrad(in) && GradEnabled()
+	if needGrad {
+		for _, i := range d.Inplace {
+			if t := in[i]; t != nil && t.RequiresGrad() && t.IsLeaf() {
+				errorf(path, in, "a leaf Variable that requires grad is being used in an in-place operation")
+			}
+		}
+	}
 
 	if d.Kind == op.View {
 		out := []*Tensor{applyView(path, d, in[0], na)}
