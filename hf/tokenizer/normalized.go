@@ -28,10 +28,10 @@ type change struct {
 // with the original character that contains it. Splitting keeps that cheap
 // form; only a transformation materializes the alignments.
 type normStr struct {
-	orig  string // the original text this piece covers
-	norm  string // the normalized text
+	orig  string  // the original text this piece covers
+	norm  string  // the normalized text
 	align []aspan // per normalized byte, relative to orig; nil means identity
-	shift int    // byte offset of orig in the whole input
+	shift int     // byte offset of orig in the whole input
 	// byteLevel marks a piece whose byte-level (GPT-2) mapping is still to be
 	// applied: the model consumes its raw bytes directly.
 	byteLevel bool
