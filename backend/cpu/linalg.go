@@ -1,0 +1,408 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// The CPU GEMM: a blocked, packed, pure-Go matrix multiply shared by
+// dot_general and convolution. Operands are described by offset tables, so
+// any strides (transposed, broadcast with stride 0, several free or
+// contracting axes) are read directly while packing, without a copy.
+//
+// Accumulation (T) is float32 for f32/bf16/f16, float64 for f64 and int64
+// (wrapping) for integers. Precision for f32 inputs:
+//   - highest: f32 accumulation with fused multiply-add;
+//   - medium:  inputs rounded to bf16, products exact, sums in f32;
+//   - high:    three bf16 passes hi*hi + hi*lo + lo*hi (K tripled), sums in f32.
+// bf16 and f16 products are exact in f32, so their accumulation is plain
+// f32 and the result is rounded once at the end.
+//
+// Work is split into units of (batch, MC rows, NC columns); each unit packs
+// its own panels and runs 4x4 micro-kernels over them; units run in parallel
+// above ParallelThreshold multiply-adds.
+
+type gemmNum interface {
+	~float32 | ~float64 | ~int64
+}
+
+const (
+	gemmMR = 4
+	gemmNR = 4
+	gemmKC = 256
+	gemmMC = 64
+	gemmNC = 256
+)
+
+// gemmSide is one operand: element (b, i, p) — batch, free index, contracting
+// index — lives at src[base+batch[b]+row[i]+k[p%len(k)]], converted to T by
+// conv[p/len(k)] (one converter per precision pass).
+type gemmSide[S any, T gemmNum] struct {
+	src   []S
+	base  int
+	batch []int // nil: every batch at offset 0
+	row   []int
+	k     []int
+	conv  []func(S) T
+}
+
+func (s *gemmSide[S, T]) batchOff(b int) int {
+	if s.batch == nil {
+		return s.base
+	}
+	return s.base + s.batch[b]
+}
+
+// gemmProblem is C[b] (MxN) = A[b] (MxK') . B[b] (K'xN) with K' = K*passes.
+type gemmProblem[SA, SB any, T gemmNum] struct {
+	nb, m, n, k int // k counts all passes
+	a           gemmSide[SA, T]
+	b           gemmSide[SB, T]
+	kern        func(kc int, a, b []T, c *[gemmMR * gemmNR]T)
+	// store receives a finished tile of C: rows i0.., columns j0.., ld nc.
+	store func(b, i0, j0, mc, nc int, c []T)
+}
+
+// pack writes rows [r0, r0+rows) x contracting [p0, p0+kc) of side s into
+// dst as panels of w rows, each panel laid out p-major (w values per p),
+// zero-padding the last panel.
+func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) {
+	base := s.batchOff(b)
+	nk := len(s.k)
+	src := s.src
+	for pr := 0; pr < rows; pr += w {
+		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
+		nr := min(w, rows-pr)
+		for p := 0; p < kc; p++ {
+			gp := p0 + p
+			conv := s.conv[gp/nk]
+			ko := base + s.k[gp%nk]
+			out := panel[p*w : p*w+w]
+			for r := 0; r < nr; r++ {
+				out[r] = conv(src[ko+s.row[r0+pr+r]])
+			}
+			for r := nr; r < w; r++ {
+				out[r] = 0
+			}
+		}
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func (g *gemmProblem[SA, SB, T]) run() {
+	if g.nb == 0 || g.m == 0 || g.n == 0 {
+		return
+	}
+	nmb, nnb := ceilDiv(g.m, gemmMC), ceilDiv(g.n, gemmNC)
+	units := g.nb * nmb * nnb
+	mcap, ncap, kcap := min(g.m, gemmMC), min(g.n, gemmNC), min(max(g.k, 1), gemmKC)
+	cost := g.nb * g.m * g.n * max(g.k, 1)
+	parallelFor(units, cost, func(lo, hi int) {
+		apack := make([]T, ceilDiv(mcap, gemmMR)*gemmMR*kcap)
+		bpack := make([]T, ceilDiv(ncap, gemmNR)*gemmNR*kcap)
+		ctile := make([]T, mcap*ncap)
+		var acc [gemmMR * gemmNR]T
+		for u := lo; u < hi; u++ {
+			b := u / (nmb * nnb)
+			i0 := (u / nnb % nmb) * gemmMC
+			j0 := (u % nnb) * gemmNC
+			mc, nc := min(gemmMC, g.m-i0), min(gemmNC, g.n-j0)
+			c := ctile[:mc*nc]
+			clear(c)
+			for p0 := 0; p0 < g.k; p0 += gemmKC {
+				kc := min(gemmKC, g.k-p0)
+				packSide(apack, &g.a, b, i0, mc, p0, kc, gemmMR)
+				packSide(bpack, &g.b, b, j0, nc, p0, kc, gemmNR)
+				for jr := 0; jr < nc; jr += gemmNR {
+					nr := min(gemmNR, nc-jr)
+					bp := bpack[(jr/gemmNR)*gemmNR*kc : (jr/gemmNR+1)*gemmNR*kc]
+					for ir := 0; ir < mc; ir += gemmMR {
+						mr := min(gemmMR, mc-ir)
+						ap := apack[(ir/gemmMR)*gemmMR*kc : (ir/gemmMR+1)*gemmMR*kc]
+						for r := 0; r < mr; r++ {
+							copy(acc[r*gemmNR:r*gemmNR+nr], c[(ir+r)*nc+jr:])
+						}
+						g.kern(kc, ap, bp, &acc)
+						for r := 0; r < mr; r++ {
+							copy(c[(ir+r)*nc+jr:(ir+r)*nc+jr+nr], acc[r*gemmNR:r*gemmNR+nr])
+						}
+					}
+				}
+			}
+			g.store(b, i0, j0, mc, nc, c)
+		}
+	})
+}
+
+// kern4x4 accumulates a 4xkc by kcx4 panel product into c with separate
+// multiply and add (exact for products that fit T, and for integers).
+func kern4x4[T gemmNum](kc int, a, b []T, c *[16]T) {
+	c00, c01, c02, c03 := c[0], c[1], c[2], c[3]
+	c10, c11, c12, c13 := c[4], c[5], c[6], c[7]
+	c20, c21, c22, c23 := c[8], c[9], c[10], c[11]
+	c30, c31, c32, c33 := c[12], c[13], c[14], c[15]
+	a = a[:4*kc]
+	b = b[:4*kc]
+	for p := 0; p < kc; p++ {
+		aa := a[4*p : 4*p+4 : 4*p+4]
+		bb := b[4*p : 4*p+4 : 4*p+4]
+		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
+		a0 := aa[0]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		a1 := aa[1]
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a2 := aa[2]
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		a3 := aa[3]
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	*c = [16]T{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+}
+
+// kern4x4F64 is kern4x4 for float64 with fused multiply-add.
+func kern4x4F64(kc int, a, b []float64, c *[16]float64) {
+	c00, c01, c02, c03 := c[0], c[1], c[2], c[3]
+	c10, c11, c12, c13 := c[4], c[5], c[6], c[7]
+	c20, c21, c22, c23 := c[8], c[9], c[10], c[11]
+	c30, c31, c32, c33 := c[12], c[13], c[14], c[15]
+	a = a[:4*kc]
+	b = b[:4*kc]
+	for p := 0; p < kc; p++ {
+		aa := a[4*p : 4*p+4 : 4*p+4]
+		bb := b[4*p : 4*p+4 : 4*p+4]
+		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
+		a0 := aa[0]
+		c00 = math.FMA(a0, b0, c00)
+		c01 = math.FMA(a0, b1, c01)
+		c02 = math.FMA(a0, b2, c02)
+		c03 = math.FMA(a0, b3, c03)
+		a1 := aa[1]
+		c10 = math.FMA(a1, b0, c10)
+		c11 = math.FMA(a1, b1, c11)
+		c12 = math.FMA(a1, b2, c12)
+		c13 = math.FMA(a1, b3, c13)
+		a2 := aa[2]
+		c20 = math.FMA(a2, b0, c20)
+		c21 = math.FMA(a2, b1, c21)
+		c22 = math.FMA(a2, b2, c22)
+		c23 = math.FMA(a2, b3, c23)
+		a3 := aa[3]
+		c30 = math.FMA(a3, b0, c30)
+		c31 = math.FMA(a3, b1, c31)
+		c32 = math.FMA(a3, b2, c32)
+		c33 = math.FMA(a3, b3, c33)
+	}
+	*c = [16]float64{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+}
+
+// fma32 is a float32 fused multiply-add: the product of two float32 values
+// is exact in float64, so only the final rounding differs from a hardware
+// f32 FMA, and only in double-rounding ties.
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// kern4x4F32 is kern4x4 for float32 with fused multiply-add ("highest").
+func kern4x4F32(kc int, a, b []float32, c *[16]float32) {
+	c00, c01, c02, c03 := c[0], c[1], c[2], c[3]
+	c10, c11, c12, c13 := c[4], c[5], c[6], c[7]
+	c20, c21, c22, c23 := c[8], c[9], c[10], c[11]
+	c30, c31, c32, c33 := c[12], c[13], c[14], c[15]
+	a = a[:4*kc]
+	b = b[:4*kc]
+	for p := 0; p < kc; p++ {
+		aa := a[4*p : 4*p+4 : 4*p+4]
+		bb := b[4*p : 4*p+4 : 4*p+4]
+		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
+		a0 := aa[0]
+		c00 = fma32(a0, b0, c00)
+		c01 = fma32(a0, b1, c01)
+		c02 = fma32(a0, b2, c02)
+		c03 = fma32(a0, b3, c03)
+		a1 := aa[1]
+		c10 = fma32(a1, b0, c10)
+		c11 = fma32(a1, b1, c11)
+		c12 = fma32(a1, b2, c12)
+		c13 = fma32(a1, b3, c13)
+		a2 := aa[2]
+		c20 = fma32(a2, b0, c20)
+		c21 = fma32(a2, b1, c21)
+		c22 = fma32(a2, b2, c22)
+		c23 = fma32(a2, b3, c23)
+		a3 := aa[3]
+		c30 = fma32(a3, b0, c30)
+		c31 = fma32(a3, b1, c31)
+		c32 = fma32(a3, b2, c32)
+		c33 = fma32(a3, b3, c33)
+	}
+	*c = [16]float32{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+}
+
+// Precision-pass converters for f32 values.
+func bf16Hi(x float32) float32 { return dtype.RoundBF16(x) }
+func bf16Lo(x float32) float32 { return dtype.RoundBF16(x - dtype.RoundBF16(x)) }
+func idF32(x float32) float32  { return x }
+
+// f32Plan returns the kernel and the per-pass converters of the A and B
+// sides for f32 inputs at precision prec, and the number of passes.
+func f32Plan(prec string) (kern func(int, []float32, []float32, *[16]float32), ca, cb []func(float32) float32) {
+	switch prec {
+	case op.PrecisionMedium:
+		return kern4x4[float32], []func(float32) float32{bf16Hi}, []func(float32) float32{bf16Hi}
+	case op.PrecisionHigh:
+		return kern4x4[float32], []func(float32) float32{bf16Hi, bf16Hi, bf16Lo}, []func(float32) float32{bf16Hi, bf16Lo, bf16Hi}
+	}
+	return kern4x4F32, []func(float32) float32{idF32}, []func(float32) float32{idF32}
+}
+
+// composeConv maps S to float32 then applies the pass converters.
+func composeConv[S any](to func(S) float32, passes []func(float32) float32) []func(S) float32 {
+	out := make([]func(S) float32, len(passes))
+	for i, p := range passes {
+		out[i] = func(x S) float32 { return p(to(x)) }
+	}
+	return out
+}
+
+// offsets returns, for every multi-index over the given axes (row-major),
+// the element offset sum(idx[i]*strides[axes[i]]).
+func offsets(shape, strides, axes []int) []int {
+	n := 1
+	for _, ax := range axes {
+		n *= shape[ax]
+	}
+	out := make([]int, n)
+	if n == 0 {
+		return out
+	}
+	idx := make([]int, len(axes))
+	off := 0
+	for i := 0; i < n; i++ {
+		out[i] = off
+		for d := len(axes) - 1; d >= 0; d-- {
+			ax := axes[d]
+			idx[d]++
+			off += strides[ax]
+			if idx[d] < shape[ax] {
+				break
+			}
+			off -= strides[ax] * shape[ax]
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// storeTile returns a gemm store that writes finished tiles into a
+// contiguous [nb, m, n] output of element type O.
+func storeTile[T gemmNum, O any](dst []O, m, n int, conv func(T) O) func(b, i0, j0, mc, nc int, c []T) {
+	return func(b, i0, j0, mc, nc int, c []T) {
+		for i := 0; i < mc; i++ {
+			row := dst[(b*m+i0+i)*n+j0 : (b*m+i0+i)*n+j0+nc]
+			src := c[i*nc : i*nc+nc]
+			for j := range row {
+				row[j] = conv(src[j])
+			}
+		}
+	}
+}
+
+func ident[T any](x T) T { return x }
+
+// dotGeneralKernel runs dot_general on the CPU.
+func dotGeneralKernel(c *Call) error {
+	l, r, o := c.In[0], c.In[1], c.Out[0]
+	d, err := op.ResolveDotGeneral(l.Shape, r.Shape, c.Attrs.Ints("lhs_batch"), c.Attrs.Ints("rhs_batch"), c.Attrs.Ints("lhs_contract"), c.Attrs.Ints("rhs_contract"))
+	if err != nil {
+		return err
+	}
+	nb, m, n := 1, 1, 1
+	for _, ax := range d.LhsBatch {
+		nb *= l.Shape[ax]
+	}
+	for _, ax := range d.LhsFree {
+		m *= l.Shape[ax]
+	}
+	for _, ax := range d.RhsFree {
+		n *= r.Shape[ax]
+	}
+	k := 1
+	for _, ax := range d.LhsContract {
+		k *= l.Shape[ax]
+	}
+	lb, lr, lk := offsets(l.Shape, l.Strides, d.LhsBatch), offsets(l.Shape, l.Strides, d.LhsFree), offsets(l.Shape, l.Strides, d.LhsContract)
+	rb, rr, rk := offsets(r.Shape, r.Strides, d.RhsBatch), offsets(r.Shape, r.Strides, d.RhsFree), offsets(r.Shape, r.Strides, d.RhsContract)
+	prec := c.Attrs.String("precision")
+	out := c.OutB[0][o.Offset*o.DType.Size():]
+	switch l.DType {
+	case dtype.F32:
+		kern, ca, cb := f32Plan(prec)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern, ca, cb, storeTile(as[float32](out), m, n, ident[float32]))
+	case dtype.BF16:
+		to := func(x dtype.BFloat16) float32 { return x.F32() }
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32))
+	case dtype.F16:
+		to := func(x dtype.Float16) float32 { return x.F32() }
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32))
+	case dtype.F64:
+		cv := []func(float64) float64{ident[float64]}
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]))
+	case dtype.I64:
+		cv := []func(int64) int64{ident[int64]}
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]))
+	case dtype.I32:
+		intDot[int32](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
+	case dtype.I16:
+		intDot[int16](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
+	case dtype.I8:
+		intDot[int8](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
+	case dtype.U8:
+		intDot[uint8](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
+	default:
+		return fmt.Errorf("dot_general: unsupported dtype %s", l.DType)
+	}
+	return nil
+}
+
+func intDot[S int8 | uint8 | int16 | int32](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int, out []byte) {
+	cv := []func(S) int64{func(x S) int64 { return int64(x) }}
+	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }))
+}
+
+func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int,
+	kern func(int, []T, []T, *[16]T), ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T)) {
+	l, r := c.In[0], c.In[1]
+	g := gemmProblem[S, S, T]{
+		nb: nb, m: m, n: n, k: k * len(ca),
+		a:     gemmSide[S, T]{src: as[S](c.InB[0]), base: l.Offset, batch: lb, row: lr, k: lk, conv: ca},
+		b:     gemmSide[S, T]{src: as[S](c.InB[1]), base: r.Offset, batch: rb, row: rr, k: rk, conv: cb},
+		kern:  kern,
+		store: store,
+	}
+	if k == 0 {
+		g.k = 0
+	}
+	g.run()
+}
+
+func init() {
+	RegisterKernel("dot_general", Kernel{DTypes: op.SetNumeric, Run: dotGeneralKernel})
+}
