@@ -438,6 +438,9 @@ func TestParseErrors(t *testing.T) {
 		{"gpt2 n_embd not divisible", with(minimal("gpt2"), "n_embd", 66), ErrInvalidField, []string{"divisible"}},
 		{"gemma3 bad text_config", []byte(`{"model_type":"gemma3","text_config":[1]}`), ErrInvalidField, []string{"text_config"}},
 		{"gemma3 nested bad field", []byte(`{"model_type":"gemma3","text_config":{"hidden_size":"x"}}`), ErrInvalidField, []string{`"text_config.hidden_size"`}},
+		{"huge layer count", with(minimal("qwen2"), "num_key_value_heads", 2, "num_hidden_layers", 4e15), ErrInvalidField, []string{"implausibly large"}},
+		{"layers above limit", with(minimal("gemma2"), "num_hidden_layers", 1<<17), ErrInvalidField, []string{`"num_hidden_layers" is implausibly large`}},
+		{"gpt2 layers above limit", with(minimal("gpt2"), "n_layer", 1<<17), ErrInvalidField, []string{`"n_layer"`}},
 		{"layer_types wrong length", with(minimal("gemma2"), "layer_types", []string{"full_attention"}), ErrInvalidField, []string{"layer_types", "1 entries for 2 layers"}},
 		{"layer_types unknown", with(minimal("gemma3_text"), "layer_types", []string{"full_attention", "chunked"}), ErrInvalidField, []string{`"chunked"`}},
 	}

@@ -131,6 +131,9 @@ func parseGPT2(c *Config, f *fields) error {
 	g.ReorderAndUpcastAttn = f.boolOr("reorder_and_upcast_attn", false)
 	c.TieWordEmbeddings = f.boolOr("tie_word_embeddings", true)
 	c.tokens(f, intp(50256), intp(50256), nil)
+	if f.err == nil && g.NLayer > maxLayers {
+		f.fail(ErrInvalidField, "n_layer", "is implausibly large (%d > %d)", g.NLayer, maxLayers)
+	}
 	if f.err != nil {
 		return f.err
 	}
@@ -182,6 +185,9 @@ func decoderDims(c *Config, f *fields, nested bool, defVocab, defHidden, defInte
 	c.IntermediateSize = req("intermediate_size", defInter)
 	c.NumLayers = req("num_hidden_layers", defLayers)
 	c.NumHeads = req("num_attention_heads", defHeads)
+	if f.err == nil && c.NumLayers > maxLayers {
+		f.fail(ErrInvalidField, "num_hidden_layers", "is implausibly large (%d > %d)", c.NumLayers, maxLayers)
+	}
 	if f.err != nil {
 		return
 	}
@@ -428,6 +434,9 @@ func parseBERT(c *Config, f *fields) error {
 	c.NumLayers = f.intReq("num_hidden_layers")
 	c.NumHeads = f.intReq("num_attention_heads")
 	c.IntermediateSize = f.intReq("intermediate_size")
+	if f.err == nil && c.NumLayers > maxLayers {
+		f.fail(ErrInvalidField, "num_hidden_layers", "is implausibly large (%d > %d)", c.NumLayers, maxLayers)
+	}
 	if f.err != nil {
 		return f.err
 	}

@@ -21,6 +21,13 @@ var (
 	ErrUnsupported = errors.New("config: unsupported model")
 )
 
+// Sanity limits: no real config comes near them, and they keep per-layer
+// allocations bounded for hostile input.
+const (
+	maxInt    = math.MaxInt32
+	maxLayers = 1 << 16
+)
+
 // decodeObject parses data as a JSON object into its top-level fields.
 func decodeObject(data []byte, what string) (map[string]json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(data)
@@ -113,8 +120,12 @@ func (f *fields) toInt(key string, v json.RawMessage) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if fv != math.Trunc(fv) || math.Abs(fv) > 1<<53 {
+	if fv != math.Trunc(fv) {
 		f.fail(ErrInvalidField, key, "must be an integer, got %s", text)
+		return 0, false
+	}
+	if math.Abs(fv) > maxInt {
+		f.fail(ErrInvalidField, key, "is implausibly large (%s)", text)
 		return 0, false
 	}
 	return int(fv), true
