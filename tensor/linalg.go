@@ -300,7 +300,9 @@ func (o AvgPoolOpts) attrs() op.Attrs {
 }
 
 // AvgPool2d is 2-d average pooling (torch.nn.functional.avg_pool2d).
-func AvgPool2d(x *Tensor, o AvgPoolOpts) *Tensor { return Apply1("avg_pool2d", []*Tensor{x}, o.attrs()) }
+func AvgPool2d(x *Tensor, o AvgPoolOpts) *Tensor {
+	return Apply1("avg_pool2d", []*Tensor{x}, o.attrs())
+}
 
 // AvgPool1d is 1-d average pooling (torch.nn.functional.avg_pool1d);
 // DivisorOverride is not available in 1-d, as in PyTorch.
