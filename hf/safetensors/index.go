@@ -347,13 +347,15 @@ func (s *Sharded) shardFor(name string) (*File, error) {
 }
 
 // Info returns the description of the named tensor (opening its shard if
-// needed); TensorInfo.File is the shard's file name.
+// needed); TensorInfo.File is the shard's path relative to Dir, as in the index.
 func (s *Sharded) Info(name string) (TensorInfo, error) {
 	f, err := s.shardFor(name)
 	if err != nil {
 		return TensorInfo{}, err
 	}
-	return f.Info(name)
+	info, err := f.Info(name)
+	info.File = s.weightMap[name] // the shard path as the index gives it
+	return info, err
 }
 
 // Bytes returns the named tensor's data as (*File).Bytes does.

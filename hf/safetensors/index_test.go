@@ -220,3 +220,22 @@ func TestOpenDirWithoutIndex(t *testing.T) {
 		}
 	})
 }
+
+func TestShardInSubdirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "weights"), 0o755)
+	writeShard(t, dir, "weights/part.safetensors", u8t("a", 5))
+	os.WriteFile(filepath.Join(dir, IndexFileName), []byte(`{"weight_map":{"a":"weights/part.safetensors"}}`), 0o644)
+	s, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info, err := s.Info("a")
+	if err != nil || info.File != "weights/part.safetensors" {
+		t.Fatalf("Info = %+v, %v", info, err)
+	}
+	if b, _ := s.Bytes("a"); !bytes.Equal(b, []byte{5}) {
+		t.Errorf("Bytes = %v", b)
+	}
+}
