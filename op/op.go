@@ -115,7 +115,8 @@ type Def struct {
 	Doc   string
 
 	// Inputs names the tensor inputs. A name ending in "?" is optional (nil
-	// allowed); a name ending in "*" is variadic and must be last.
+	// allowed); a name ending in "*" is variadic and must be last, and one
+	// ending in "?*" is a variadic list whose entries may be nil.
 	Inputs []string
 	// Attrs declares the attributes with their defaults.
 	Attrs []AttrSpec

@@ -180,7 +180,7 @@ func TestIndexErrors(t *testing.T) {
 		f          func()
 	}{
 		{"gather", "gather: index 3 is out of bounds for dimension 1 with size 3", func() { x.Gather(1, ixI64([]int64{0, 3}, 1, 2)) }},
-		{"index_select", "index_select > gather: index -1 is out of bounds for dimension 0 with size 2", func() { x.IndexSelect(0, ixI64([]int64{-1}, 1)) }},
+		{"index_select", "index_select: index -1 is out of bounds for dimension 0 with size 2", func() { x.IndexSelect(0, ixI64([]int64{-1}, 1)) }},
 		{"index", "index 5 is out of bounds for dimension 1 with size 3", func() { x.Index(nil, ixI64([]int64{5}, 1)) }},
 		{"take", "index -7 is out of bounds for dimension 0 with size 6", func() { x.Take(ixI64([]int64{-7}, 1)) }},
 		{"scatter_add", "index 2 is out of bounds for dimension 0 with size 2", func() { x.ScatterAdd(0, ixI64([]int64{2}, 1, 1), x) }},

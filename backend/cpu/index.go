@@ -19,6 +19,8 @@ func init() {
 	RegisterKernel("gather", Kernel{Run: bySize(gatherKernel[uint8], gatherKernel[uint16], gatherKernel[uint32], gatherKernel[uint64])})
 	RegisterKernel("scatter", Kernel{Run: bySize(scatterKernel[uint8], scatterKernel[uint16], scatterKernel[uint32], scatterKernel[uint64])})
 	RegisterKernel("scatter_reduce", Kernel{DTypes: op.SetNumeric, Run: scatterReduceKernel})
+	// A direct kernel for the index_select composite (embedding lookups).
+	RegisterKernel("index_select", Kernel{Run: bySize(indexSelectKernel[uint8], indexSelectKernel[uint16], indexSelectKernel[uint32], indexSelectKernel[uint64])})
 	RegisterKernel("index", Kernel{Run: bySize(indexKernel[uint8], indexKernel[uint16], indexKernel[uint32], indexKernel[uint64])})
 	RegisterKernel("index_put", Kernel{Run: indexPutKernel})
 	RegisterKernel("masked_select", Kernel{Run: bySize(maskedSelectKernel[uint8], maskedSelectKernel[uint16], maskedSelectKernel[uint32], maskedSelectKernel[uint64])})
@@ -164,6 +166,36 @@ func gatherKernel[T any](c *Call) error {
 			return outOfBounds(v, ax, n)
 		}
 		dst[i] = src[base[i]+int(v)*st]
+	}
+	return nil
+}
+
+func indexSelectKernel[T any](c *Call) error {
+	x, idx, out := c.In[0], c.In[1], c.Out[0]
+	ax, err := axisOf(c, len(x.Shape))
+	if err != nil {
+		return err
+	}
+	n, st, inner := 1, 0, 1
+	base := op.Layout{Shape: out.Shape, Strides: make([]int, len(out.Shape)), Offset: x.Offset}
+	if len(x.Shape) > 0 {
+		n, st, inner = x.Shape[ax], x.Strides[ax], op.Numel(out.Shape[ax+1:])
+		copy(base.Strides, x.Strides)
+		base.Strides[ax] = 0
+	}
+	ioffs := ixOffsets(idx.Layout)
+	rd := ixReader(idx, c.InB[1])
+	pos := make([]int, len(ioffs))
+	for j, io := range ioffs {
+		v := rd(io)
+		if v < 0 || v >= int64(n) {
+			return outOfBounds(v, ax, n)
+		}
+		pos[j] = int(v) * st
+	}
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
+	for p, b := range ixOffsets(base) {
+		dst[p] = src[b+pos[(p/inner)%len(pos)]]
 	}
 	return nil
 }
