@@ -139,9 +139,9 @@ func runReduce(c *Call) error {
 	kind := c.Attrs.String("kind")
 	switch dt := c.In[0].DType; dt {
 	case dtype.F32:
-		reduceFloat(c, p, kind, func(x float32) float64 { return float64(x) }, func(v float64) float32 { return float32(v) })
+		reduceFloatFast[float32](c, p, kind)
 	case dtype.F64:
-		reduceFloat(c, p, kind, func(x float64) float64 { return x }, func(v float64) float64 { return v })
+		reduceFloatFast[float64](c, p, kind)
 	case dtype.BF16:
 		reduceFloat(c, p, kind, bf, tobf)
 	case dtype.F16:
@@ -224,6 +224,131 @@ func reduceFloat[T any](c *Call, p *redPlan, kind string, load func(T) float64, 
 			return acc == acc || kind == op.ReduceSum || kind == op.ReduceProd
 		})
 		dst[o] = store(acc)
+	})
+}
+
+// reduceFloatFast is reduceFloat for float32 and float64 without per-element
+// calls, with a column path for reductions over outer dimensions of rows
+// that are contiguous (the bias-gradient shape: sum over batch).
+func reduceFloatFast[T floatT](c *Call, p *redPlan, kind string) {
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
+	if len(p.keptShape) == 1 && p.keptStrides[0] == 1 && len(p.redShape) == 1 && p.redStrides[0] != 0 && p.nRed > 1 {
+		reduceColumns(src, dst, p.base, p.redShape[0], p.redStrides[0], p.nOut, kind)
+		return
+	}
+	var init float64
+	switch kind {
+	case op.ReduceProd:
+		init = 1
+	case op.ReduceMax:
+		init = math.Inf(-1)
+	case op.ReduceMin:
+		init = math.Inf(1)
+	}
+	p.each(func(o, start int, idx []int) {
+		acc := init
+		p.runs(start, idx, func(off, n, st int) bool {
+			switch kind {
+			case op.ReduceSum:
+				if st == 1 {
+					for _, v := range src[off : off+n] {
+						acc += float64(v)
+					}
+				} else {
+					for i := 0; i < n; i++ {
+						acc += float64(src[off+i*st])
+					}
+				}
+			case op.ReduceProd:
+				for i := 0; i < n; i++ {
+					acc *= float64(src[off+i*st])
+				}
+			case op.ReduceMax:
+				for i := 0; i < n; i++ {
+					x := float64(src[off+i*st])
+					if x > acc {
+						acc = x
+					} else if x != x {
+						acc = x
+						return false
+					}
+				}
+			case op.ReduceMin:
+				for i := 0; i < n; i++ {
+					x := float64(src[off+i*st])
+					if x < acc {
+						acc = x
+					} else if x != x {
+						acc = x
+						return false
+					}
+				}
+			}
+			return true
+		})
+		dst[o] = T(acc)
+	})
+}
+
+// reduceColumns reduces rows of a [rows, cols] strided matrix (row stride rs,
+// contiguous columns) into dst[cols], walking memory row by row. Each column
+// combines its values in row order, as the per-output loop would.
+func reduceColumns[T floatT](src, dst []T, base, rows, rs, cols int, kind string) {
+	parallelFor(cols, rows*cols, func(lo, hi int) {
+		const block = 256
+		var acc [block]float64
+		for c0 := lo; c0 < hi; c0 += block {
+			c1 := min(c0+block, hi)
+			a := acc[:c1-c0]
+			switch kind {
+			case op.ReduceSum:
+				clear(a)
+			case op.ReduceProd:
+				for j := range a {
+					a[j] = 1
+				}
+			case op.ReduceMax:
+				for j := range a {
+					a[j] = math.Inf(-1)
+				}
+			case op.ReduceMin:
+				for j := range a {
+					a[j] = math.Inf(1)
+				}
+			}
+			for r := 0; r < rows; r++ {
+				row := src[base+r*rs+c0 : base+r*rs+c1]
+				switch kind {
+				case op.ReduceSum:
+					for j, v := range row {
+						a[j] += float64(v)
+					}
+				case op.ReduceProd:
+					for j, v := range row {
+						a[j] *= float64(v)
+					}
+				case op.ReduceMax:
+					for j, v := range row {
+						if x := float64(v); x > a[j] || x != x {
+							if a[j] == a[j] {
+								a[j] = x
+							}
+						}
+					}
+				case op.ReduceMin:
+					for j, v := range row {
+						if x := float64(v); x < a[j] || x != x {
+							if a[j] == a[j] {
+								a[j] = x
+							}
+						}
+					}
+				}
+			}
+			for j, v := range a {
+				dst[c0+j] = T(v)
+			}
+		}
 	})
 }
 
@@ -538,52 +663,85 @@ func runSort(c *Call) error {
 	l := newLanes(c.In[0], c.Out[0], ax)
 	switch dt := c.In[0].DType; dt {
 	case dtype.F32:
-		sortLanes(c, l, desc, func(a, b float32) int { return cmpFloatNaNLargest(float64(a), float64(b)) })
+		sortLanes(c, l, desc, func(x float32) uint64 { return floatKey(float64(x)) })
 	case dtype.F64:
-		sortLanes(c, l, desc, cmpFloatNaNLargest)
+		sortLanes(c, l, desc, floatKey)
 	case dtype.BF16:
-		sortLanes(c, l, desc, func(a, b dtype.BFloat16) int { return cmpFloatNaNLargest(bf(a), bf(b)) })
+		sortLanes(c, l, desc, func(x dtype.BFloat16) uint64 { return floatKey(bf(x)) })
 	case dtype.F16:
-		sortLanes(c, l, desc, func(a, b dtype.Float16) int { return cmpFloatNaNLargest(hf(a), hf(b)) })
+		sortLanes(c, l, desc, func(x dtype.Float16) uint64 { return floatKey(hf(x)) })
 	case dtype.U8, dtype.Bool:
-		sortLanes(c, l, desc, cmp.Compare[uint8])
+		sortLanes(c, l, desc, func(x uint8) uint64 { return uint64(x) })
 	case dtype.I8:
-		sortLanes(c, l, desc, cmp.Compare[int8])
+		sortLanes(c, l, desc, func(x int8) uint64 { return intKey(int64(x)) })
 	case dtype.I16:
-		sortLanes(c, l, desc, cmp.Compare[int16])
+		sortLanes(c, l, desc, func(x int16) uint64 { return intKey(int64(x)) })
 	case dtype.I32:
-		sortLanes(c, l, desc, cmp.Compare[int32])
+		sortLanes(c, l, desc, func(x int32) uint64 { return intKey(int64(x)) })
 	case dtype.I64:
-		sortLanes(c, l, desc, cmp.Compare[int64])
+		sortLanes(c, l, desc, intKey)
 	default:
 		return fmt.Errorf("sort: unsupported dtype %s", dt)
 	}
 	return nil
 }
 
-func sortLanes[T any](c *Call, l *lanes, desc bool, less func(a, b T) int) {
+// floatKey maps a float to an unsigned key with the same order, every NaN
+// the largest key and -0 equal to +0 (so ties between them stay stable).
+func floatKey(f float64) uint64 {
+	if f != f {
+		return math.MaxUint64
+	}
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// intKey maps a signed integer to an unsigned key with the same order.
+func intKey(v int64) uint64 { return uint64(v) ^ 1<<63 }
+
+// sortLanes sorts each lane by key(value); ties break on the original index,
+// which makes the sort stable (descending order inverts the key, so ties
+// still keep their original order, as PyTorch's stable sort does). Values are
+// copied from the input, keeping NaN payloads and the sign of zero.
+func sortLanes[T any](c *Call, l *lanes, desc bool, key func(T) uint64) {
 	src, dst, idst := as[T](c.InB[0]), as[T](c.OutB[0]), as[int64](c.OutB[1])
 	ioff := c.Out[1].Offset - c.Out[0].Offset
-	if desc {
-		asc := less
-		less = func(a, b T) int { return asc(b, a) }
-	}
 	total := l.outer * l.inner
 	if total == 0 || l.n == 0 {
 		return
 	}
+	type pair struct {
+		k uint64
+		i int64
+	}
+	var flip uint64
+	if desc {
+		flip = math.MaxUint64
+	}
 	parallelFor(total, total*l.n*8, func(lo, hi int) {
-		vals := make([]T, l.n)
-		perm := make([]int64, l.n)
+		buf := make([]pair, l.n)
 		l.eachRange(lo, hi, func(in, out, os int) {
-			for i := range vals {
-				vals[i] = src[in+i*l.inStride]
-				perm[i] = int64(i)
+			for i := range buf {
+				buf[i] = pair{key(src[in+i*l.inStride]) ^ flip, int64(i)}
 			}
-			slices.SortStableFunc(perm, func(a, b int64) int { return less(vals[a], vals[b]) })
-			for i, j := range perm {
-				dst[out+i*os] = vals[j]
-				idst[out+ioff+i*os] = j
+			slices.SortFunc(buf, func(a, b pair) int {
+				if a.k != b.k {
+					if a.k < b.k {
+						return -1
+					}
+					return 1
+				}
+				return cmp.Compare(a.i, b.i)
+			})
+			for i, p := range buf {
+				dst[out+i*os] = src[in+int(p.i)*l.inStride]
+				idst[out+ioff+i*os] = p.i
 			}
 		})
 	})
@@ -623,6 +781,14 @@ func runSoftmax(c *Call, logSM bool) error {
 		return fmt.Errorf("%s: unsupported dtypes %s -> %s", name, in.DType, out.DType)
 	}
 	l := newLanes(in, out, ax)
+	switch {
+	case in.DType == dtype.F32 && out.DType == dtype.F32:
+		softmaxLanes(l, as[float32](c.InB[0]), as[float32](c.OutB[0]), logSM)
+		return nil
+	case in.DType == dtype.F64 && out.DType == dtype.F64:
+		softmaxLanes(l, as[float64](c.InB[0]), as[float64](c.OutB[0]), logSM)
+		return nil
+	}
 	inB, outB := c.InB[0], c.OutB[0]
 	total := l.outer * l.inner
 	if total == 0 || l.n == 0 {
@@ -656,4 +822,45 @@ func runSoftmax(c *Call, logSM bool) error {
 		})
 	})
 	return nil
+}
+
+// softmaxLanes is the float32/float64 softmax without per-element dtype
+// dispatch; it computes in float64 and rounds once.
+func softmaxLanes[T floatT](l *lanes, src, dst []T, logSM bool) {
+	total := l.outer * l.inner
+	if total == 0 || l.n == 0 {
+		return
+	}
+	parallelFor(total, total*l.n*16, func(lo, hi int) {
+		buf := make([]float64, l.n)
+		l.eachRange(lo, hi, func(io, oo, os int) {
+			mx := math.Inf(-1)
+			for i := range buf {
+				x := float64(src[io+i*l.inStride])
+				buf[i] = x
+				if x > mx || x != x {
+					mx = x
+				}
+			}
+			var s float64
+			for i, x := range buf {
+				e := math.Exp(x - mx)
+				if !logSM {
+					buf[i] = e
+				}
+				s += e
+			}
+			if logSM {
+				ls := mx + math.Log(s)
+				for i, x := range buf {
+					dst[oo+i*os] = T(x - ls)
+				}
+				return
+			}
+			inv := 1 / s
+			for i, e := range buf {
+				dst[oo+i*os] = T(e * inv)
+			}
+		})
+	})
 }
