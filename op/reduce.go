@@ -29,8 +29,8 @@ const (
 	ReduceMin  = "min"
 )
 
-// torchShortName is PyTorch's scalar-type name used in its error messages.
-func torchShortName(d dtype.DType) string {
+// reduceTorchName is PyTorch's scalar-type name used in its error messages.
+func reduceTorchName(d dtype.DType) string {
 	switch d {
 	case dtype.Bool:
 		return "Bool"
@@ -57,9 +57,9 @@ func torchShortName(d dtype.DType) string {
 }
 
 var (
-	attrDims    = AttrSpec{Name: "dims", Type: AttrInts, Default: []int{}}
-	attrKeepdim = AttrSpec{Name: "keepdim", Type: AttrBool, Default: false}
-	attrDType   = AttrSpec{Name: "dtype", Type: AttrDType, Optional: true}
+	reduceAttrDims    = AttrSpec{Name: "dims", Type: AttrInts, Default: []int{}}
+	reduceAttrKeepdim = AttrSpec{Name: "keepdim", Type: AttrBool, Default: false}
+	reduceAttrDType   = AttrSpec{Name: "dtype", Type: AttrDType, Optional: true}
 )
 
 // reduceMeta is the output of reducing in over a's "dims" with "keepdim".
@@ -87,9 +87,9 @@ func ReducedCount(shape []int, red []bool) int {
 	return n
 }
 
-// checkNonEmpty reports PyTorch's error for an identity-less reduction (max,
+// reduceCheckNonEmpty reports PyTorch's error for an identity-less reduction (max,
 // amin, ...) over an empty dimension.
-func checkNonEmpty(name string, shape []int, red []bool) error {
+func reduceCheckNonEmpty(name string, shape []int, red []bool) error {
 	for i, d := range shape {
 		if red[i] && d == 0 {
 			return fmt.Errorf("%s(): Expected reduction dim %d to have non-zero size.", name, i)
@@ -98,9 +98,9 @@ func checkNonEmpty(name string, shape []int, red []bool) error {
 	return nil
 }
 
-// accumDType is the dtype sum/prod/cumsum produce: the dtype attribute if
+// reduceAccumDType is the dtype sum/prod/cumsum produce: the dtype attribute if
 // given, else i64 for integers and bool, else the input dtype.
-func accumDType(in dtype.DType, a Attrs) dtype.DType {
+func reduceAccumDType(in dtype.DType, a Attrs) dtype.DType {
 	if d := a.DType("dtype"); d != dtype.Invalid {
 		return d
 	}
@@ -110,17 +110,17 @@ func accumDType(in dtype.DType, a Attrs) dtype.DType {
 	return in
 }
 
-// computeDType is the dtype a composite computes in: f32 for the half types
+// reduceComputeDType is the dtype a composite computes in: f32 for the half types
 // (as PyTorch's CPU kernels accumulate), the dtype itself otherwise.
-func computeDType(d dtype.DType) dtype.DType {
+func reduceComputeDType(d dtype.DType) dtype.DType {
 	if d == dtype.F16 || d == dtype.BF16 {
 		return dtype.F32
 	}
 	return d
 }
 
-// convertTo returns v converted to dt (v itself if it already has dt).
-func convertTo(b Builder, v Value, dt dtype.DType) Value {
+// reduceConvert returns v converted to dt (v itself if it already has dt).
+func reduceConvert(b Builder, v Value, dt dtype.DType) Value {
 	if b.Meta(v).DType == dt {
 		return v
 	}
@@ -132,16 +132,16 @@ func reduceCall(b Builder, kind string, x Value, dims []int, keepdim bool) Value
 	return Call1(b, "reduce", Attrs{"kind": kind, "dims": dims, "keepdim": keepdim}, x)
 }
 
-// reshapeTo views v with shape.
-func reshapeTo(b Builder, v Value, shape []int) Value {
+// reduceReshape views v with shape.
+func reduceReshape(b Builder, v Value, shape []int) Value {
 	if slices.Equal(b.Meta(v).Shape, shape) {
 		return v
 	}
 	return Call1(b, "reshape", Attrs{"shape": slices.Clone(shape)}, v)
 }
 
-// optDim returns the optional "dim" attribute as dims for reduce (nil: all).
-func optDim(a Attrs) []int {
+// reduceOptDim returns the optional "dim" attribute as dims for reduce (nil: all).
+func reduceOptDim(a Attrs) []int {
 	if !a.Has("dim") {
 		return []int{}
 	}
@@ -154,7 +154,7 @@ func init() {
 		Doc: "Reduces over dims (empty: all) with kind sum, prod, max or min, keeping the input dtype " +
 			"(StableHLO reduce); empty reductions give the identity, max/min propagate NaN.",
 		Inputs: []string{"input"},
-		Attrs:  []AttrSpec{{Name: "kind", Type: AttrString}, attrDims, attrKeepdim},
+		Attrs:  []AttrSpec{{Name: "kind", Type: AttrString}, reduceAttrDims, reduceAttrKeepdim},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			switch k := a.String("kind"); k {
 			case ReduceSum, ReduceProd, ReduceMax, ReduceMin:
@@ -175,13 +175,13 @@ func init() {
 				"prod": "Product over dims (empty: all); integers and bool multiply in int64 unless dtype is given (torch.prod).",
 			}[kind],
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{attrDims, attrKeepdim, attrDType},
+			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
-				m, _, err := reduceMeta(kind, in[0], a, accumDType(in[0].DType, a))
+				m, _, err := reduceMeta(kind, in[0], a, reduceAccumDType(in[0].DType, a))
 				return []Meta{m}, err
 			},
 			Decompose: func(b Builder, in []Value, a Attrs) []Value {
-				x := convertTo(b, in[0], accumDType(b.Meta(in[0]).DType, a))
+				x := reduceConvert(b, in[0], reduceAccumDType(b.Meta(in[0]).DType, a))
 				return []Value{reduceCall(b, kind, x, a.Ints("dims"), a.Bool("keepdim"))}
 			},
 		})
@@ -191,16 +191,16 @@ func init() {
 		Name: "mean", Kind: Composite, Group: "reduce",
 		Doc:    "Arithmetic mean over dims (empty: all); needs a floating input or dtype (torch.mean).",
 		Inputs: []string{"input"},
-		Attrs:  []AttrSpec{attrDims, attrKeepdim, attrDType},
+		Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			dt := in[0].DType
 			if d := a.DType("dtype"); d != dtype.Invalid {
 				if !d.IsFloat() {
-					return nil, fmt.Errorf("mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: %s", torchShortName(d))
+					return nil, fmt.Errorf("mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: %s", reduceTorchName(d))
 				}
 				dt = d
 			} else if !dt.IsFloat() {
-				return nil, fmt.Errorf("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: %s", torchShortName(dt))
+				return nil, fmt.Errorf("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: %s", reduceTorchName(dt))
 			}
 			m, _, err := reduceMeta("mean", in[0], a, dt)
 			return []Meta{m}, err
@@ -221,13 +221,13 @@ func init() {
 			Name: name, Kind: Composite, Group: "reduce",
 			Doc:    fmt.Sprintf("The %simum over dims (empty: all), propagating NaN; an empty reduced dim is an error (torch.%s).", kind, name),
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{attrDims, attrKeepdim},
+			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				m, red, err := reduceMeta(name, in[0], a, in[0].DType)
 				if err != nil {
 					return nil, err
 				}
-				if err := checkNonEmpty(name, in[0].Shape, red); err != nil {
+				if err := reduceCheckNonEmpty(name, in[0].Shape, red); err != nil {
 					return nil, err
 				}
 				return []Meta{m}, nil
@@ -260,14 +260,14 @@ func init() {
 			Name: name + "_dim", Kind: Composite, Group: "reduce",
 			Doc:    fmt.Sprintf("The %simum along dim and the index of its first occurrence (NaN wins) as (values, indices) (torch.%s with dim).", name, name),
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, attrKeepdim},
+			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrKeepdim},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				ra := Attrs{"dims": []int{a.Int("dim")}, "keepdim": a.Bool("keepdim")}
 				m, red, err := reduceMeta(name, in[0], ra, in[0].DType)
 				if err != nil {
 					return nil, err
 				}
-				if err := checkNonEmpty(name, in[0].Shape, red); err != nil {
+				if err := reduceCheckNonEmpty(name, in[0].Shape, red); err != nil {
 					return nil, err
 				}
 				return []Meta{m, {Shape: m.Shape, DType: dtype.I64}}, nil
@@ -277,7 +277,7 @@ func init() {
 				v := Call1(b, amax, Attrs{"dims": []int{dim}, "keepdim": keep}, in[0])
 				x := in[0]
 				if b.Meta(x).DType == dtype.Bool {
-					x = convertTo(b, x, dtype.U8)
+					x = reduceConvert(b, x, dtype.U8)
 				}
 				i := Call1(b, arg, Attrs{"dim": dim, "keepdim": keep}, x)
 				return []Value{v, i}
@@ -288,7 +288,7 @@ func init() {
 			Doc: fmt.Sprintf("Index (int64) of the first %simum along dim, or in the flattened input when dim is absent; "+
 				"NaN counts as the %simum (torch.%s).", name, name, arg),
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, attrKeepdim},
+			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, reduceAttrKeepdim},
 			DTypes: SetNumeric,
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				if !a.Has("dim") {
@@ -309,7 +309,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				if err := checkNonEmpty(arg, in[0].Shape, red); err != nil {
+				if err := reduceCheckNonEmpty(arg, in[0].Shape, red); err != nil {
 					return nil, err
 				}
 				return []Meta{m}, nil
@@ -321,19 +321,19 @@ func init() {
 		Name: "aminmax", Kind: Composite, Group: "reduce",
 		Doc:    "The minimum and maximum over dim (absent: all) as (min, max) (torch.aminmax).",
 		Inputs: []string{"input"},
-		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, attrKeepdim},
+		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, reduceAttrKeepdim},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
-			m, red, err := reduceMeta("aminmax", in[0], Attrs{"dims": optDim(a), "keepdim": a.Bool("keepdim")}, in[0].DType)
+			m, red, err := reduceMeta("aminmax", in[0], Attrs{"dims": reduceOptDim(a), "keepdim": a.Bool("keepdim")}, in[0].DType)
 			if err != nil {
 				return nil, err
 			}
-			if err := checkNonEmpty("aminmax", in[0].Shape, red); err != nil {
+			if err := reduceCheckNonEmpty("aminmax", in[0].Shape, red); err != nil {
 				return nil, err
 			}
 			return []Meta{m, m}, nil
 		},
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
-			ra := Attrs{"dims": optDim(a), "keepdim": a.Bool("keepdim")}
+			ra := Attrs{"dims": reduceOptDim(a), "keepdim": a.Bool("keepdim")}
 			return []Value{Call1(b, "amin", ra, in[0]), Call1(b, "amax", ra, in[0])}
 		},
 	})
@@ -349,7 +349,7 @@ func init() {
 				"any": "Whether any element over dims (empty: all) is nonzero; bool result (uint8 for uint8 input) (torch.any).",
 			}[name],
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{attrDims, attrKeepdim},
+			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				dt := dtype.Bool
 				if in[0].DType == dtype.U8 {
@@ -366,7 +366,7 @@ func init() {
 				}
 				r := reduceCall(b, kind, x, a.Ints("dims"), a.Bool("keepdim"))
 				if dt == dtype.U8 {
-					r = convertTo(b, r, dtype.U8)
+					r = reduceConvert(b, r, dtype.U8)
 				}
 				return []Value{r}
 			},
@@ -377,7 +377,7 @@ func init() {
 		Name: "count_nonzero", Kind: Composite, Group: "reduce",
 		Doc:    "Number of nonzero elements over dims (empty: all) as int64 (torch.count_nonzero).",
 		Inputs: []string{"input"},
-		Attrs:  []AttrSpec{attrDims},
+		Attrs:  []AttrSpec{reduceAttrDims},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			m, _, err := reduceMeta("count_nonzero", in[0], a, dtype.I64)
 			return []Meta{m}, err
@@ -391,15 +391,15 @@ func init() {
 		},
 	})
 
-	registerMoments()
-	registerNorms()
-	registerScans()
-	registerSorts()
+	registerReduceMoments()
+	registerReduceNorms()
+	registerReduceScans()
+	registerReduceSorts()
 }
 
 // Variance and standard deviation.
-func registerMoments() {
-	attrs := []AttrSpec{attrDims, {Name: "correction", Type: AttrFloat, Default: 1.0}, attrKeepdim}
+func registerReduceMoments() {
+	attrs := []AttrSpec{reduceAttrDims, {Name: "correction", Type: AttrFloat, Default: 1.0}, reduceAttrKeepdim}
 	inferVar := func(name string, nout int) InferFunc {
 		return func(in []Meta, a Attrs) ([]Meta, error) {
 			if !in[0].DType.IsFloat() {
@@ -422,13 +422,13 @@ func registerMoments() {
 		red, _ := ReduceAxes("var", a.Ints("dims"), len(m.Shape))
 		n := ReducedCount(m.Shape, red)
 		dims, keep := a.Ints("dims"), a.Bool("keepdim")
-		xc := convertTo(b, x, computeDType(m.DType))
+		xc := reduceConvert(b, x, reduceComputeDType(m.DType))
 		mu := Call1(b, "mean", Attrs{"dims": dims, "keepdim": true}, xc)
 		d := Call1(b, "sub", nil, xc, mu)
 		ss := Call1(b, "sum", Attrs{"dims": dims, "keepdim": keep}, Call1(b, "mul", nil, d, d))
 		v = Call1(b, "div", nil, ss, b.Scalar(math.Max(0, float64(n)-a.Float("correction")), ss))
-		mean = reshapeTo(b, mu, b.Meta(v).Shape)
-		return convertTo(b, v, m.DType), convertTo(b, mean, m.DType)
+		mean = reduceReshape(b, mu, b.Meta(v).Shape)
+		return reduceConvert(b, v, m.DType), reduceConvert(b, mean, m.DType)
 	}
 	Register(&Def{
 		Name: "var", Kind: Composite, Group: "reduce",
@@ -472,22 +472,22 @@ func registerMoments() {
 }
 
 // Norms, logsumexp, softmax.
-func registerNorms() {
+func registerReduceNorms() {
 	Register(&Def{
 		Name: "norm", Kind: Composite, Group: "reduce",
 		Doc: "The p-norm over dims (empty: all): p = 2 (also Frobenius), 1, inf (max |x|), -inf (min |x|), " +
 			"0 (count of nonzeros) or any other float (sum |x|^p)^(1/p); dtype converts the input first (torch.norm).",
 		Inputs: []string{"input"},
-		Attrs:  []AttrSpec{{Name: "p", Type: AttrFloat, Default: 2.0}, attrDims, attrKeepdim, attrDType},
+		Attrs:  []AttrSpec{{Name: "p", Type: AttrFloat, Default: 2.0}, reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			dt := in[0].DType
 			if d := a.DType("dtype"); d != dtype.Invalid {
 				if !d.IsFloat() {
-					return nil, fmt.Errorf("norm(): the desired output dtype should be either floating point or complex. Got %s instead.", torchShortName(d))
+					return nil, fmt.Errorf("norm(): the desired output dtype should be either floating point or complex. Got %s instead.", reduceTorchName(d))
 				}
 				dt = d
 			} else if !dt.IsFloat() {
-				return nil, fmt.Errorf("norm(): input dtype should be either floating point or complex. Got %s instead.", torchShortName(dt))
+				return nil, fmt.Errorf("norm(): input dtype should be either floating point or complex. Got %s instead.", reduceTorchName(dt))
 			}
 			m, _, err := reduceMeta("norm", in[0], a, dt)
 			return []Meta{m}, err
@@ -501,7 +501,7 @@ func registerNorms() {
 			}
 			red, _ := ReduceAxes("norm", a.Ints("dims"), len(m.Shape))
 			n := ReducedCount(m.Shape, red)
-			x = convertTo(b, x, computeDType(dt))
+			x = reduceConvert(b, x, reduceComputeDType(dt))
 			p := a.Float("p")
 			ra := Attrs{"dims": a.Ints("dims"), "keepdim": a.Bool("keepdim")}
 			var r Value
@@ -523,7 +523,7 @@ func registerNorms() {
 				s := Call1(b, "sum", ra, pw)
 				r = Call1(b, "pow", nil, s, b.Scalar(1/p, s))
 			}
-			return []Value{convertTo(b, r, dt)}
+			return []Value{reduceConvert(b, r, dt)}
 		},
 	})
 
@@ -532,7 +532,7 @@ func registerNorms() {
 		Doc: "log(sum(exp(x))) over dims (empty: all), computed stably; rows of -inf give -inf " +
 			"and integers promote to the default float (torch.logsumexp).",
 		Inputs:  []string{"input"},
-		Attrs:   []AttrSpec{attrDims, attrKeepdim},
+		Attrs:   []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
 		Promote: PromoteToFloat,
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			m, _, err := reduceMeta("logsumexp", in[0], a, in[0].DType)
@@ -552,7 +552,7 @@ func registerNorms() {
 			mx = Call1(b, "where", nil, isInf, b.Scalar(0.0, mx), mx)
 			e := Call1(b, "exp", nil, Call1(b, "sub", nil, x, mx))
 			s := Call1(b, "log", nil, Call1(b, "sum", Attrs{"dims": dims, "keepdim": keep}, e))
-			return []Value{Call1(b, "add", nil, s, reshapeTo(b, mx, b.Meta(s).Shape))}
+			return []Value{Call1(b, "add", nil, s, reduceReshape(b, mx, b.Meta(s).Shape))}
 		},
 	})
 
@@ -565,14 +565,14 @@ func registerNorms() {
 				"log_softmax": "x - max - log(sum(exp(x - max))) along dim; dtype converts the input first (torch.log_softmax).",
 			}[name],
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, attrDType},
+			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrDType},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				dt := in[0].DType
 				if d := a.DType("dtype"); d != dtype.Invalid {
 					dt = d
 				}
 				if !dt.IsFloat() {
-					return nil, fmt.Errorf("%s(): not implemented for '%s' (needs a floating point input or dtype)", name, torchShortName(dt))
+					return nil, fmt.Errorf("%s(): not implemented for '%s' (needs a floating point input or dtype)", name, reduceTorchName(dt))
 				}
 				if _, err := NormAxis(name, a.Int("dim"), len(in[0].Shape)); err != nil {
 					return nil, err
@@ -585,7 +585,7 @@ func registerNorms() {
 				if d := a.DType("dtype"); d != dtype.Invalid {
 					dt = d
 				}
-				x = convertTo(b, x, computeDType(dt))
+				x = reduceConvert(b, x, reduceComputeDType(dt))
 				dims := []int{a.Int("dim")}
 				// The reduce primitive, not amax: an empty lane has no max and
 				// needs none.
@@ -598,14 +598,14 @@ func registerNorms() {
 				} else {
 					r = Call1(b, "sub", nil, sh, Call1(b, "log", nil, s))
 				}
-				return []Value{convertTo(b, r, dt)}
+				return []Value{reduceConvert(b, r, dt)}
 			},
 		})
 	}
 }
 
 // Cumulative sums and products.
-func registerScans() {
+func registerReduceScans() {
 	Register(&Def{
 		Name: "cumulative", Kind: Primitive, Group: "reduce",
 		Doc: "Inclusive scan along dim with kind sum or prod, keeping the dtype (accumulating f32 in f64 " +
@@ -629,15 +629,15 @@ func registerScans() {
 			Name: name, Kind: Composite, Group: "reduce",
 			Doc:    fmt.Sprintf("Cumulative %s along dim; integers and bool give int64 unless dtype is given (torch.%s).", kind, name),
 			Inputs: []string{"input"},
-			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, attrDType},
+			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrDType},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				if _, err := NormAxis(name, a.Int("dim"), len(in[0].Shape)); err != nil {
 					return nil, err
 				}
-				return []Meta{{Shape: in[0].Shape, DType: accumDType(in[0].DType, a)}}, nil
+				return []Meta{{Shape: in[0].Shape, DType: reduceAccumDType(in[0].DType, a)}}, nil
 			},
 			Decompose: func(b Builder, in []Value, a Attrs) []Value {
-				x := convertTo(b, in[0], accumDType(b.Meta(in[0]).DType, a))
+				x := reduceConvert(b, in[0], reduceAccumDType(b.Meta(in[0]).DType, a))
 				return []Value{Call1(b, "cumulative", Attrs{"kind": kind, "dim": a.Int("dim")}, x)}
 			},
 		})
@@ -645,7 +645,7 @@ func registerScans() {
 }
 
 // Sorting and selection.
-func registerSorts() {
+func registerReduceSorts() {
 	sortAttrs := []AttrSpec{{Name: "dim", Type: AttrInt, Default: -1}, {Name: "descending", Type: AttrBool, Default: false},
 		{Name: "stable", Type: AttrBool, Default: false}}
 	Register(&Def{

@@ -125,9 +125,9 @@ func reducePlan(c *Call, name string, dims []int) (*redPlan, error) {
 	return newRedPlan(in.Layout, red), nil
 }
 
-type floatT interface{ ~float32 | ~float64 }
+type redFloat interface{ ~float32 | ~float64 }
 
-type intT interface {
+type redInt interface {
 	~uint8 | ~int8 | ~int16 | ~int32 | ~int64
 }
 
@@ -230,10 +230,10 @@ func reduceFloat[T any](c *Call, p *redPlan, kind string, load func(T) float64, 
 // reduceFloatFast is reduceFloat for float32 and float64 without per-element
 // calls, with a column path for reductions over outer dimensions of rows
 // that are contiguous (the bias-gradient shape: sum over batch).
-func reduceFloatFast[T floatT](c *Call, p *redPlan, kind string) {
+func reduceFloatFast[T redFloat](c *Call, p *redPlan, kind string) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
 	if len(p.keptShape) == 1 && p.keptStrides[0] == 1 && len(p.redShape) == 1 && p.redStrides[0] != 0 && p.nRed > 1 {
-		reduceColumns(src, dst, p.base, p.redShape[0], p.redStrides[0], p.nOut, kind)
+		redColumns(src, dst, p.base, p.redShape[0], p.redStrides[0], p.nOut, kind)
 		return
 	}
 	var init float64
@@ -290,10 +290,10 @@ func reduceFloatFast[T floatT](c *Call, p *redPlan, kind string) {
 	})
 }
 
-// reduceColumns reduces rows of a [rows, cols] strided matrix (row stride rs,
+// redColumns reduces rows of a [rows, cols] strided matrix (row stride rs,
 // contiguous columns) into dst[cols], walking memory row by row. Each column
 // combines its values in row order, as the per-output loop would.
-func reduceColumns[T floatT](src, dst []T, base, rows, rs, cols int, kind string) {
+func redColumns[T redFloat](src, dst []T, base, rows, rs, cols int, kind string) {
 	parallelFor(cols, rows*cols, func(lo, hi int) {
 		const block = 256
 		var acc [block]float64
@@ -354,7 +354,7 @@ func reduceColumns[T floatT](src, dst []T, base, rows, rs, cols int, kind string
 
 // reduceInt reduces an integer input in int64 with wrap-around, truncating
 // to the dtype once.
-func reduceInt[T intT](c *Call, p *redPlan, kind string, lo, hi int64) {
+func reduceInt[T redInt](c *Call, p *redPlan, kind string, lo, hi int64) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
 	init := map[string]int64{op.ReduceSum: 0, op.ReduceProd: 1, op.ReduceMax: lo, op.ReduceMin: hi}[kind]
 	p.each(func(o, start int, idx []int) {
@@ -426,30 +426,30 @@ func runArg(c *Call, isMax bool) error {
 	dst := as[int64](c.OutB[0])[c.Out[0].Offset:]
 	switch in.DType {
 	case dtype.F32:
-		argFloat(c, p, dst, isMax, func(x float32) float64 { return float64(x) })
+		redArgFloat(c, p, dst, isMax, func(x float32) float64 { return float64(x) })
 	case dtype.F64:
-		argFloat(c, p, dst, isMax, func(x float64) float64 { return x })
+		redArgFloat(c, p, dst, isMax, func(x float64) float64 { return x })
 	case dtype.BF16:
-		argFloat(c, p, dst, isMax, bf)
+		redArgFloat(c, p, dst, isMax, bf)
 	case dtype.F16:
-		argFloat(c, p, dst, isMax, hf)
+		redArgFloat(c, p, dst, isMax, hf)
 	case dtype.U8:
-		argInt[uint8](c, p, dst, isMax)
+		redArgInt[uint8](c, p, dst, isMax)
 	case dtype.I8:
-		argInt[int8](c, p, dst, isMax)
+		redArgInt[int8](c, p, dst, isMax)
 	case dtype.I16:
-		argInt[int16](c, p, dst, isMax)
+		redArgInt[int16](c, p, dst, isMax)
 	case dtype.I32:
-		argInt[int32](c, p, dst, isMax)
+		redArgInt[int32](c, p, dst, isMax)
 	case dtype.I64:
-		argInt[int64](c, p, dst, isMax)
+		redArgInt[int64](c, p, dst, isMax)
 	default:
 		return fmt.Errorf("%s: not implemented for dtype %s", name, in.DType)
 	}
 	return nil
 }
 
-func argFloat[T any](c *Call, p *redPlan, dst []int64, isMax bool, load func(T) float64) {
+func redArgFloat[T any](c *Call, p *redPlan, dst []int64, isMax bool, load func(T) float64) {
 	src := as[T](c.InB[0])
 	p.each(func(o, start int, idx []int) {
 		best, bi, pos := 0.0, int64(-1), int64(0)
@@ -471,7 +471,7 @@ func argFloat[T any](c *Call, p *redPlan, dst []int64, isMax bool, load func(T) 
 	})
 }
 
-func argInt[T intT](c *Call, p *redPlan, dst []int64, isMax bool) {
+func redArgInt[T redInt](c *Call, p *redPlan, dst []int64, isMax bool) {
 	src := as[T](c.InB[0])
 	p.each(func(o, start int, idx []int) {
 		var best T
@@ -490,10 +490,10 @@ func argInt[T intT](c *Call, p *redPlan, dst []int64, isMax bool) {
 	})
 }
 
-// lanes iterates the 1-d lanes along axis ax of a strided input and of the
+// redLanes iterates the 1-d lanes along axis ax of a strided input and of the
 // contiguous output of the same shape: body gets the input offset of a lane's
 // first element and the output offset and stride.
-type lanes struct {
+type redLanes struct {
 	n, inStride         int
 	outer, inner        int
 	outerShape, innerSh []int
@@ -501,12 +501,12 @@ type lanes struct {
 	base, outBase       int
 }
 
-func newLanes(in, out device.Operand, ax int) *lanes {
+func newRedLanes(in, out device.Operand, ax int) *redLanes {
 	shape := in.Shape
 	if len(shape) == 0 {
-		return &lanes{n: 1, outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
+		return &redLanes{n: 1, outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
 	}
-	l := &lanes{n: shape[ax], inStride: in.Strides[ax], outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
+	l := &redLanes{n: shape[ax], inStride: in.Strides[ax], outer: 1, inner: 1, base: in.Offset, outBase: out.Offset}
 	l.outerShape, l.outerSt = shape[:ax], in.Strides[:ax]
 	l.innerSh, l.innerSt = shape[ax+1:], in.Strides[ax+1:]
 	for _, d := range l.outerShape {
@@ -519,7 +519,7 @@ func newLanes(in, out device.Operand, ax int) *lanes {
 }
 
 // each runs body for every lane, in parallel chunks.
-func (l *lanes) each(body func(inOff, outOff, outStride int)) {
+func (l *redLanes) each(body func(inOff, outOff, outStride int)) {
 	total := l.outer * l.inner
 	if total == 0 || l.n == 0 {
 		return
@@ -527,7 +527,7 @@ func (l *lanes) each(body func(inOff, outOff, outStride int)) {
 	parallelFor(total, total*l.n, func(lo, hi int) { l.eachRange(lo, hi, body) })
 }
 
-func laneAxis(c *Call, name string) (int, error) {
+func redLaneAxis(c *Call, name string) (int, error) {
 	return op.NormAxis(name, c.Attrs.Int("dim"), len(c.In[0].Shape))
 }
 
@@ -535,31 +535,31 @@ func laneAxis(c *Call, name string) (int, error) {
 // accumulate in float64, f16 and bf16 in float32 (rounding each partial
 // result to the dtype only on output), integers in int64 with wrap-around.
 func runCumulative(c *Call) error {
-	ax, err := laneAxis(c, "cumulative")
+	ax, err := redLaneAxis(c, "cumulative")
 	if err != nil {
 		return err
 	}
 	prod := c.Attrs.String("kind") == op.ReduceProd
-	l := newLanes(c.In[0], c.Out[0], ax)
+	l := newRedLanes(c.In[0], c.Out[0], ax)
 	switch dt := c.In[0].DType; dt {
 	case dtype.F32:
-		scanFloat[float32, float64](c, l, prod)
+		redScanFloat[float32, float64](c, l, prod)
 	case dtype.F64:
-		scanFloat[float64, float64](c, l, prod)
+		redScanFloat[float64, float64](c, l, prod)
 	case dtype.BF16:
-		scanHalf(c, l, prod, func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32)
+		redScanHalf(c, l, prod, func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32)
 	case dtype.F16:
-		scanHalf(c, l, prod, func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32)
+		redScanHalf(c, l, prod, func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32)
 	case dtype.U8:
-		scanInt[uint8](c, l, prod)
+		redScanInt[uint8](c, l, prod)
 	case dtype.I8:
-		scanInt[int8](c, l, prod)
+		redScanInt[int8](c, l, prod)
 	case dtype.I16:
-		scanInt[int16](c, l, prod)
+		redScanInt[int16](c, l, prod)
 	case dtype.I32:
-		scanInt[int32](c, l, prod)
+		redScanInt[int32](c, l, prod)
 	case dtype.I64:
-		scanInt[int64](c, l, prod)
+		redScanInt[int64](c, l, prod)
 	case dtype.Bool:
 		src, dst := as[uint8](c.InB[0]), as[uint8](c.OutB[0])
 		l.each(func(in, out, os int) {
@@ -580,7 +580,7 @@ func runCumulative(c *Call) error {
 	return nil
 }
 
-func scanFloat[T, A floatT](c *Call, l *lanes, prod bool) {
+func redScanFloat[T, A redFloat](c *Call, l *redLanes, prod bool) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
 	l.each(func(in, out, os int) {
 		var acc A
@@ -598,7 +598,7 @@ func scanFloat[T, A floatT](c *Call, l *lanes, prod bool) {
 	})
 }
 
-func scanHalf[T any](c *Call, l *lanes, prod bool, load func(T) float32, store func(float32) T) {
+func redScanHalf[T any](c *Call, l *redLanes, prod bool, load func(T) float32, store func(float32) T) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
 	l.each(func(in, out, os int) {
 		var acc float32
@@ -616,7 +616,7 @@ func scanHalf[T any](c *Call, l *lanes, prod bool, load func(T) float32, store f
 	})
 }
 
-func scanInt[T intT](c *Call, l *lanes, prod bool) {
+func redScanInt[T redInt](c *Call, l *redLanes, prod bool) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
 	l.each(func(in, out, os int) {
 		var acc int64
@@ -634,61 +634,42 @@ func scanInt[T intT](c *Call, l *lanes, prod bool) {
 	})
 }
 
-// cmpFloatNaNLargest orders floats ascending with NaN after everything (PyTorch
-// sorts NaN as the largest value); -0 and +0 are equal.
-func cmpFloatNaNLargest(a, b float64) int {
-	an, bn := a != a, b != b
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // runSort sorts every lane along dim stably, writing values and indices.
 func runSort(c *Call) error {
-	ax, err := laneAxis(c, "sort")
+	ax, err := redLaneAxis(c, "sort")
 	if err != nil {
 		return err
 	}
 	desc := c.Attrs.Bool("descending")
-	l := newLanes(c.In[0], c.Out[0], ax)
+	l := newRedLanes(c.In[0], c.Out[0], ax)
 	switch dt := c.In[0].DType; dt {
 	case dtype.F32:
-		sortLanes(c, l, desc, func(x float32) uint64 { return floatKey(float64(x)) })
+		sortLanes(c, l, desc, func(x float32) uint64 { return sortFloatKey(float64(x)) })
 	case dtype.F64:
-		sortLanes(c, l, desc, floatKey)
+		sortLanes(c, l, desc, sortFloatKey)
 	case dtype.BF16:
-		sortLanes(c, l, desc, func(x dtype.BFloat16) uint64 { return floatKey(bf(x)) })
+		sortLanes(c, l, desc, func(x dtype.BFloat16) uint64 { return sortFloatKey(bf(x)) })
 	case dtype.F16:
-		sortLanes(c, l, desc, func(x dtype.Float16) uint64 { return floatKey(hf(x)) })
+		sortLanes(c, l, desc, func(x dtype.Float16) uint64 { return sortFloatKey(hf(x)) })
 	case dtype.U8, dtype.Bool:
 		sortLanes(c, l, desc, func(x uint8) uint64 { return uint64(x) })
 	case dtype.I8:
-		sortLanes(c, l, desc, func(x int8) uint64 { return intKey(int64(x)) })
+		sortLanes(c, l, desc, func(x int8) uint64 { return sortIntKey(int64(x)) })
 	case dtype.I16:
-		sortLanes(c, l, desc, func(x int16) uint64 { return intKey(int64(x)) })
+		sortLanes(c, l, desc, func(x int16) uint64 { return sortIntKey(int64(x)) })
 	case dtype.I32:
-		sortLanes(c, l, desc, func(x int32) uint64 { return intKey(int64(x)) })
+		sortLanes(c, l, desc, func(x int32) uint64 { return sortIntKey(int64(x)) })
 	case dtype.I64:
-		sortLanes(c, l, desc, intKey)
+		sortLanes(c, l, desc, sortIntKey)
 	default:
 		return fmt.Errorf("sort: unsupported dtype %s", dt)
 	}
 	return nil
 }
 
-// floatKey maps a float to an unsigned key with the same order, every NaN
+// sortFloatKey maps a float to an unsigned key with the same order, every NaN
 // the largest key and -0 equal to +0 (so ties between them stay stable).
-func floatKey(f float64) uint64 {
+func sortFloatKey(f float64) uint64 {
 	if f != f {
 		return math.MaxUint64
 	}
@@ -702,14 +683,14 @@ func floatKey(f float64) uint64 {
 	return b | 1<<63
 }
 
-// intKey maps a signed integer to an unsigned key with the same order.
-func intKey(v int64) uint64 { return uint64(v) ^ 1<<63 }
+// sortIntKey maps a signed integer to an unsigned key with the same order.
+func sortIntKey(v int64) uint64 { return uint64(v) ^ 1<<63 }
 
 // sortLanes sorts each lane by key(value); ties break on the original index,
 // which makes the sort stable (descending order inverts the key, so ties
 // still keep their original order, as PyTorch's stable sort does). Values are
 // copied from the input, keeping NaN payloads and the sign of zero.
-func sortLanes[T any](c *Call, l *lanes, desc bool, key func(T) uint64) {
+func sortLanes[T any](c *Call, l *redLanes, desc bool, key func(T) uint64) {
 	src, dst, idst := as[T](c.InB[0]), as[T](c.OutB[0]), as[int64](c.OutB[1])
 	ioff := c.Out[1].Offset - c.Out[0].Offset
 	total := l.outer * l.inner
@@ -747,8 +728,8 @@ func sortLanes[T any](c *Call, l *lanes, desc bool, key func(T) uint64) {
 	})
 }
 
-// eachRange runs body for lanes [lo, hi) sequentially.
-func (l *lanes) eachRange(lo, hi int, body func(inOff, outOff, outStride int)) {
+// eachRange runs body for redLanes [lo, hi) sequentially.
+func (l *redLanes) eachRange(lo, hi int, body func(inOff, outOff, outStride int)) {
 	for li := lo; li < hi; li++ {
 		o, i := li/l.inner, li%l.inner
 		off := l.base
@@ -772,7 +753,7 @@ func runSoftmax(c *Call, logSM bool) error {
 	if logSM {
 		name = "log_softmax"
 	}
-	ax, err := laneAxis(c, name)
+	ax, err := redLaneAxis(c, name)
 	if err != nil {
 		return err
 	}
@@ -780,13 +761,13 @@ func runSoftmax(c *Call, logSM bool) error {
 	if !out.DType.IsFloat() || in.DType == dtype.Bool {
 		return fmt.Errorf("%s: unsupported dtypes %s -> %s", name, in.DType, out.DType)
 	}
-	l := newLanes(in, out, ax)
+	l := newRedLanes(in, out, ax)
 	switch {
 	case in.DType == dtype.F32 && out.DType == dtype.F32:
-		softmaxLanes(l, as[float32](c.InB[0]), as[float32](c.OutB[0]), logSM)
+		softmaxRedLanes(l, as[float32](c.InB[0]), as[float32](c.OutB[0]), logSM)
 		return nil
 	case in.DType == dtype.F64 && out.DType == dtype.F64:
-		softmaxLanes(l, as[float64](c.InB[0]), as[float64](c.OutB[0]), logSM)
+		softmaxRedLanes(l, as[float64](c.InB[0]), as[float64](c.OutB[0]), logSM)
 		return nil
 	}
 	inB, outB := c.InB[0], c.OutB[0]
@@ -824,9 +805,9 @@ func runSoftmax(c *Call, logSM bool) error {
 	return nil
 }
 
-// softmaxLanes is the float32/float64 softmax without per-element dtype
+// softmaxRedLanes is the float32/float64 softmax without per-element dtype
 // dispatch; it computes in float64 and rounds once.
-func softmaxLanes[T floatT](l *lanes, src, dst []T, logSM bool) {
+func softmaxRedLanes[T redFloat](l *redLanes, src, dst []T, logSM bool) {
 	total := l.outer * l.inner
 	if total == 0 || l.n == 0 {
 		return
