@@ -242,3 +242,71 @@ func TestIndexDebugModeNamesSite(t *testing.T) {
 		t.Fatalf("debug-mode gather error: %v", err)
 	}
 }
+
+// TestIndexIdentities cross-checks ops that must agree on random strided
+// inputs: advanced indexing with one index tensor vs index_select, take vs
+// flatten+index_select (after wrapping negatives), scatter of a gather at
+// a permutation vs the input, and pad vs pad_nd.
+func TestIndexIdentities(t *testing.T) {
+	rng := uint64(12345)
+	next := func(n int) int {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	for iter := 0; iter < 20; iter++ {
+		a, b, c := 1+next(4), 1+next(5), 2+next(3)
+		data := make([]float32, a*b*c)
+		for i := range data {
+			data[i] = float32(next(1000)) - 500
+		}
+		// A permuted (non-contiguous) view of shape [b, a, c].
+		x := ixF32(data, a, b, c).Transpose(0, 1)
+		m := 1 + next(6)
+		idx := make([]int64, m)
+		neg := make([]int64, m)
+		for i := range idx {
+			idx[i] = int64(next(a))
+			neg[i] = idx[i] - int64(a*next(2)) // some negative aliases
+		}
+		sel := x.IndexSelect(1, ixI64(idx, m))
+		adv := x.Index(nil, ixI64(neg, m))
+		if !slices.Equal(sel.Float64s(), adv.Float64s()) || !slices.Equal(sel.Shape(), adv.Shape()) {
+			t.Fatalf("iter %d: index vs index_select differ", iter)
+		}
+		n := x.Numel()
+		flat := make([]int64, m)
+		wrapped := make([]int64, m)
+		for i := range flat {
+			flat[i] = int64(next(2*n) - n)
+			wrapped[i] = (flat[i] + int64(n)) % int64(n)
+		}
+		tk := x.Take(ixI64(flat, m))
+		ref := x.Flatten(0, -1).IndexSelect(0, ixI64(wrapped, m))
+		if !slices.Equal(tk.Float64s(), ref.Float64s()) {
+			t.Fatalf("iter %d: take vs flatten+index_select differ", iter)
+		}
+		// Gathering x along dim 0 at a permutation and scattering back
+		// restores x.
+		perm := make([]int64, b*a*c)
+		for j := 0; j < a; j++ {
+			for k := 0; k < c; k++ {
+				for i := 0; i < b; i++ {
+					perm[(i*a+j)*c+k] = int64((i + j + k) % b)
+				}
+			}
+		}
+		pi := ixI64(perm, b, a, c)
+		back := x.Clone().ScatterInPlace(0, pi, x.Gather(0, pi))
+		if !slices.Equal(back.Float64s(), x.Float64s()) {
+			t.Fatalf("iter %d: scatter(gather) is not the identity", iter)
+		}
+		l, h := next(3)-1, next(3)-1
+		p1 := tensor.Pad(x, []int{l, h}, "constant", 2)
+		p2 := x.PadND([]int{0, 0, l}, []int{0, 0, h}, nil, 2)
+		if !slices.Equal(p1.Float64s(), p2.Float64s()) || !slices.Equal(p1.Shape(), p2.Shape()) {
+			t.Fatalf("iter %d: pad vs pad_nd differ", iter)
+		}
+	}
+}
