@@ -1,0 +1,704 @@
+package cpu
+
+import (
+	"errors"
+	"math"
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Kernels of the elementwise group: every primitive of op/unary.go and
+// op/binary.go, and direct kernels for the hot or precision-sensitive
+// composites (activations, inverse trig, remainder, clamp, lerp, ...), which
+// the conformance suite checks against their decompositions.
+//
+// Floating kernels compute in float64 and round once to the output dtype,
+// except where PyTorch rounds an intermediate to the input dtype (division
+// with a rounding mode, round with decimals): there the rounding is repeated
+// with roundTo so results agree with PyTorch bit for bit.
+
+// ErrZeroDivision is returned by integer division, remainder and fmod when a
+// divisor is zero (PyTorch raises ZeroDivisionError).
+var ErrZeroDivision = errors.New("ZeroDivisionError: integer division or modulo by zero")
+
+func init() {
+	registerUnaryKernels()
+	registerBinaryKernels()
+	registerCompositeKernels()
+}
+
+// roundTo returns a function that rounds a float64 to dtype d's precision.
+func roundTo(d dtype.DType) func(float64) float64 {
+	switch d {
+	case dtype.F32:
+		return func(x float64) float64 { return float64(float32(x)) }
+	case dtype.BF16:
+		return func(x float64) float64 { return bf(tobf(x)) }
+	case dtype.F16:
+		return func(x float64) float64 { return hf(tohf(x)) }
+	}
+	return func(x float64) float64 { return x }
+}
+
+// wrapInt converts v to dtype d's integer range with two's-complement
+// wrap-around, as a C cast does.
+func wrapInt(v int64, d dtype.DType) int64 {
+	switch d {
+	case dtype.U8:
+		return int64(uint8(v))
+	case dtype.I8:
+		return int64(int8(v))
+	case dtype.I16:
+		return int64(int16(v))
+	case dtype.I32:
+		return int64(int32(v))
+	case dtype.Bool:
+		if v != 0 {
+			return 1
+		}
+		return 0
+	}
+	return v
+}
+
+func reg(name string, set op.Set, run func(c *Call) error) {
+	RegisterKernel(name, Kernel{DTypes: set, Run: run})
+}
+
+// Unary primitives.
+
+func registerUnaryKernels() {
+	fl := func(name string, f func(float64) float64) {
+		reg(name, op.SetFloats, func(c *Call) error { floatUnary(c, f); return nil })
+	}
+	fl("exp", math.Exp)
+	fl("expm1", math.Expm1)
+	fl("log", logf)
+	fl("log1p", math.Log1p)
+	fl("sqrt", math.Sqrt)
+	fl("rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) })
+	fl("sin", math.Sin)
+	fl("cos", math.Cos)
+	fl("tan", math.Tan)
+	fl("tanh", math.Tanh)
+	fl("sigmoid", sigmoid)
+	fl("erf", math.Erf)
+	fl("erfc", math.Erfc)
+	fl("erfinv", math.Erfinv)
+
+	ident := func(x int64) int64 { return x }
+	reg("neg", op.SetNumeric, func(c *Call) error {
+		numUnary(c, func(x float64) float64 { return -x }, func(x int64) int64 { return -x })
+		return nil
+	})
+	reg("abs", op.SetNumeric, func(c *Call) error {
+		numUnary(c, math.Abs, func(x int64) int64 {
+			if x < 0 {
+				return -x
+			}
+			return x
+		})
+		return nil
+	})
+	reg("sign", op.SetAll, func(c *Call) error {
+		numUnary(c, func(x float64) float64 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return 0
+		}, func(x int64) int64 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return 0
+		})
+		return nil
+	})
+	reg("floor", op.SetNumeric, func(c *Call) error { numUnary(c, math.Floor, ident); return nil })
+	reg("ceil", op.SetNumeric, func(c *Call) error { numUnary(c, math.Ceil, ident); return nil })
+	reg("round_nearest_even", op.SetNumeric, func(c *Call) error { numUnary(c, math.RoundToEven, ident); return nil })
+	reg("bitwise_not", op.SetBits, func(c *Call) error {
+		if c.In[0].DType == dtype.Bool {
+			unaryLoop(c, func(x bool) bool { return !x })
+			return nil
+		}
+		intUnary(c, func(x int64) int64 { return ^x })
+		return nil
+	})
+	reg("signbit", op.SetAll, func(c *Call) error {
+		if c.In[0].DType.IsFloat() {
+			floatPred(c, math.Signbit)
+		} else {
+			intPred(c, func(x int64) bool { return x < 0 })
+		}
+		return nil
+	})
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// Binary primitives.
+
+func registerBinaryKernels() {
+	reg("add", op.SetAll, func(c *Call) error { return addSub(c, 1) })
+	reg("sub", op.SetNumeric, func(c *Call) error { return addSub(c, -1) })
+	reg("mul", op.SetAll, func(c *Call) error {
+		switch c.In[0].DType {
+		case dtype.F32:
+			binaryLoop(c, func(a, b float32) float32 { return a * b })
+		case dtype.F64:
+			binaryLoop(c, func(a, b float64) float64 { return a * b })
+		default:
+			numBinary(c, func(a, b float64) float64 { return a * b }, func(a, b int64) int64 { return a * b })
+		}
+		return nil
+	})
+	reg("div", op.SetNumeric, divKernel)
+	reg("fmod", op.SetNumeric, func(c *Call) error {
+		return intOrFloat(c, math.Mod, func(a, b int64) int64 { return a % b })
+	})
+	reg("pow", op.SetNumeric, func(c *Call) error {
+		numBinary(c, math.Pow, ipow)
+		return nil
+	})
+	reg("atan2", op.SetFloats, func(c *Call) error { floatBinary(c, math.Atan2); return nil })
+	reg("maximum", op.SetAll, func(c *Call) error {
+		numBinary(c, maxNaN, func(a, b int64) int64 { return max(a, b) })
+		return nil
+	})
+	reg("minimum", op.SetAll, func(c *Call) error {
+		numBinary(c, minNaN, func(a, b int64) int64 { return min(a, b) })
+		return nil
+	})
+	reg("bitwise_and", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a & b }); return nil })
+	reg("bitwise_or", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a | b }); return nil })
+	reg("bitwise_xor", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a ^ b }); return nil })
+	reg("bitwise_left_shift", op.SetIntegral, func(c *Call) error {
+		bits := int64(8 * c.In[0].DType.Size())
+		intBinary(c, func(a, b int64) int64 {
+			if b < 0 || b >= bits {
+				return 0
+			}
+			return int64(uint64(a) << uint(b))
+		})
+		return nil
+	})
+	reg("bitwise_right_shift", op.SetIntegral, func(c *Call) error {
+		dt := c.In[0].DType
+		maxShift := int64(8*dt.Size()) - 1 // keeps the sign of signed types
+		if dt == dtype.U8 {
+			maxShift = 8
+		}
+		intBinary(c, func(a, b int64) int64 {
+			if b < 0 || b >= maxShift {
+				return a >> uint(maxShift)
+			}
+			return a >> uint(b)
+		})
+		return nil
+	})
+	cmp := func(name string, ff func(a, b float64) bool, fi func(a, b int64) bool) {
+		reg(name, op.SetAll, func(c *Call) error { cmpBinary(c, ff, fi); return nil })
+	}
+	cmp("eq", func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b })
+	cmp("ne", func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b })
+	cmp("lt", func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b })
+	cmp("le", func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b })
+	cmp("gt", func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b })
+	cmp("ge", func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b })
+	reg("where", op.SetAll, func(c *Call) error {
+		switch c.In[1].DType.Size() {
+		case 1:
+			ternaryLoop(c, pick[uint8])
+		case 2:
+			ternaryLoop(c, pick[uint16])
+		case 4:
+			ternaryLoop(c, pick[uint32])
+		case 8:
+			ternaryLoop(c, pick[uint64])
+		}
+		return nil
+	})
+}
+
+func pick[T any](c bool, x, y T) T {
+	if c {
+		return x
+	}
+	return y
+}
+
+// maxNaN and minNaN are torch.maximum/minimum: NaN if either is NaN, else
+// std::max / std::min (the first operand on ties, so max(-0, 0) is -0).
+func maxNaN(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	if a < b {
+		return b
+	}
+	return a
+}
+
+func minNaN(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	if b < a {
+		return b
+	}
+	return a
+}
+
+// addSub computes input + sign*alpha*other.
+func addSub(c *Call, sign float64) error {
+	al := c.Attrs["alpha"]
+	dt := c.In[0].DType
+	if dt.IsFloat() {
+		// PyTorch casts alpha to the op's compute type (f32 for f32/bf16/f16).
+		alpha := op.ScalarAs(al, dtype.F64).(float64) * sign
+		if dt != dtype.F64 {
+			alpha = float64(float32(alpha))
+		}
+		switch {
+		case dt == dtype.F32 && alpha == 1:
+			binaryLoop(c, func(a, b float32) float32 { return a + b })
+		case dt == dtype.F32 && alpha == -1:
+			binaryLoop(c, func(a, b float32) float32 { return a - b })
+		case dt == dtype.F64 && alpha == 1:
+			binaryLoop(c, func(a, b float64) float64 { return a + b })
+		case dt == dtype.F64 && alpha == -1:
+			binaryLoop(c, func(a, b float64) float64 { return a - b })
+		case dt == dtype.F64:
+			binaryLoop(c, func(a, b float64) float64 { return math.FMA(alpha, b, a) })
+		default:
+			floatBinary(c, func(a, b float64) float64 { return a + alpha*b })
+		}
+		return nil
+	}
+	alpha := op.ScalarAs(al, dtype.I64).(int64) * int64(sign)
+	intBinary(c, func(a, b int64) int64 { return a + alpha*b })
+	return nil
+}
+
+// intOrFloat runs ff on floats and fi on integers, fi guarded against a zero
+// divisor (which makes the kernel return ErrZeroDivision).
+func intOrFloat(c *Call, ff func(a, b float64) float64, fi func(a, b int64) int64) error {
+	if c.In[0].DType.IsFloat() {
+		floatBinary(c, ff)
+		return nil
+	}
+	var zero atomic.Bool
+	intBinary(c, func(a, b int64) int64 {
+		if b == 0 {
+			zero.Store(true)
+			return 0
+		}
+		return fi(a, b)
+	})
+	if zero.Load() {
+		return ErrZeroDivision
+	}
+	return nil
+}
+
+func divKernel(c *Call) error {
+	mode, _ := c.Attrs["rounding_mode"].(string)
+	dt := c.In[0].DType
+	if dt.IsFloat() {
+		r := roundTo(dt)
+		switch mode {
+		case "trunc":
+			floatBinary(c, func(a, b float64) float64 { return math.Trunc(r(a / b)) })
+		case "floor":
+			floatBinary(c, func(a, b float64) float64 { return divFloor(a, b, r) })
+		default:
+			switch dt {
+			case dtype.F32:
+				binaryLoop(c, func(a, b float32) float32 { return a / b })
+			case dtype.F64:
+				binaryLoop(c, func(a, b float64) float64 { return a / b })
+			default:
+				floatBinary(c, func(a, b float64) float64 { return a / b })
+			}
+		}
+		return nil
+	}
+	if mode == "floor" {
+		return intOrFloat(c, nil, floorDivInt)
+	}
+	return intOrFloat(c, nil, func(a, b int64) int64 { return a / b })
+}
+
+func floorDivInt(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// divFloor is PyTorch's floor division of floats (c10::div_floor_floating),
+// with every intermediate rounded to the input dtype by r.
+func divFloor(a, b float64, r func(float64) float64) float64 {
+	if b == 0 {
+		return r(a / b)
+	}
+	mod := math.Mod(a, b)
+	div := r(r(a-mod) / b)
+	if mod != 0 && (b < 0) != (mod < 0) {
+		div = r(div - 1)
+	}
+	if div == 0 {
+		return math.Copysign(0, r(a/b))
+	}
+	fl := math.Floor(div)
+	if r(div-fl) > 0.5 {
+		fl = r(fl + 1)
+	}
+	return fl
+}
+
+// ipow is an integer power with wrap-around; negative exponents give 0
+// except for bases 1 and -1, as PyTorch's integer pow does.
+func ipow(a, b int64) int64 {
+	if b < 0 {
+		switch a {
+		case 1:
+			return 1
+		case -1:
+			if b&1 != 0 {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	}
+	r := int64(1)
+	for b > 0 {
+		if b&1 != 0 {
+			r *= a
+		}
+		a *= a
+		b >>= 1
+	}
+	return r
+}
+
+// remainderF is Python's float modulo: fmod adjusted to the divisor's sign.
+func remainderF(a, b float64) float64 {
+	m := math.Mod(a, b)
+	if m != 0 && (b < 0) != (m < 0) {
+		m += b
+	}
+	return m
+}
+
+func remainderI(a, b int64) int64 {
+	m := a % b
+	if m != 0 && (b < 0) != (m < 0) {
+		m += b
+	}
+	return m
+}
+
+// Direct kernels of composites.
+
+func registerCompositeKernels() {
+	fl := func(name string, f func(float64) float64) {
+		reg(name, op.SetFloats, func(c *Call) error { floatUnary(c, f); return nil })
+	}
+	fl("exp2", math.Exp2)
+	fl("log2", math.Log2)
+	fl("log10", func(x float64) float64 { return logf(x) * (1 / math.Ln10) })
+	fl("asin", math.Asin)
+	fl("acos", math.Acos)
+	fl("atan", math.Atan)
+	fl("sinh", math.Sinh)
+	fl("cosh", math.Cosh)
+	fl("asinh", math.Asinh)
+	fl("acosh", math.Acosh)
+	fl("atanh", math.Atanh)
+	fl("silu", func(x float64) float64 { return x / (1 + math.Exp(-x)) })
+	fl("mish", func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) })
+	fl("hardsigmoid", func(x float64) float64 { return min(max(x+3, 0), 6) / 6 })
+	fl("hardswish", func(x float64) float64 { return x * min(max(x+3, 0), 6) / 6 })
+	fl("frac", func(x float64) float64 { return x - math.Trunc(x) })
+	reg("selu", op.SetFloats, func(c *Call) error {
+		floatUnary(c, func(x float64) float64 { return elu(x, op.SeluAlpha, op.SeluScale, 1) })
+		return nil
+	})
+	reg("elu", op.SetFloats, func(c *Call) error {
+		al, s, is := c.Attrs.Float("alpha"), c.Attrs.Float("scale"), c.Attrs.Float("input_scale")
+		floatUnary(c, func(x float64) float64 { return elu(x, al, s, is) })
+		return nil
+	})
+	reg("leaky_relu", op.SetFloats, func(c *Call) error {
+		s := c.Attrs.Float("negative_slope")
+		floatUnary(c, func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return x * s
+		})
+		return nil
+	})
+	reg("softplus", op.SetFloats, func(c *Call) error {
+		beta, th := c.Attrs.Float("beta"), c.Attrs.Float("threshold")
+		floatUnary(c, func(x float64) float64 {
+			if x*beta > th {
+				return x
+			}
+			return math.Log1p(math.Exp(x*beta)) / beta
+		})
+		return nil
+	})
+	reg("gelu", op.SetFloats, func(c *Call) error {
+		if c.Attrs.String("approximate") == "tanh" {
+			k := math.Sqrt(2 / math.Pi)
+			floatUnary(c, func(x float64) float64 {
+				return 0.5 * x * (1 + math.Tanh(k*(x+op.GeluTanhKappa*x*x*x)))
+			})
+			return nil
+		}
+		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })
+		return nil
+	})
+	reg("logit", op.SetFloats, func(c *Call) error {
+		lo, hi, clampIt := 0.0, 0.0, false
+		if c.Attrs.Has("eps") && c.Attrs.Float("eps") >= 0 {
+			e := c.Attrs.Float("eps")
+			lo, hi, clampIt = e, 1-e, true
+		}
+		floatUnary(c, func(x float64) float64 {
+			if clampIt {
+				x = min(max(x, lo), hi)
+			}
+			return logf(x / (1 - x))
+		})
+		return nil
+	})
+	reg("relu", op.SetNumeric, func(c *Call) error {
+		switch c.In[0].DType {
+		case dtype.F32:
+			unaryLoop(c, func(x float32) float32 {
+				if x < 0 {
+					return 0
+				}
+				return x
+			})
+		default:
+			numUnary(c, func(x float64) float64 {
+				if x < 0 {
+					return 0
+				}
+				return x
+			}, func(x int64) int64 { return max(x, 0) })
+		}
+		return nil
+	})
+	reg("relu6", op.SetNumeric, func(c *Call) error {
+		return clampKernel(c, 0.0, 6.0)
+	})
+	reg("hardtanh", op.SetNumeric, func(c *Call) error {
+		lo, hi := op.HardtanhBounds(c.In[0].DType, c.Attrs)
+		return clampKernel(c, lo, hi)
+	})
+	reg("clamp", op.SetNumeric, func(c *Call) error {
+		return clampKernel(c, c.Attrs["min"], c.Attrs["max"])
+	})
+	reg("trunc", op.SetNumeric, func(c *Call) error { numUnary(c, math.Trunc, func(x int64) int64 { return x }); return nil })
+	reg("round", op.SetNumeric, func(c *Call) error {
+		dt := c.In[0].DType
+		d := c.Attrs.Int("decimals")
+		if d == 0 || !dt.IsFloat() {
+			numUnary(c, math.RoundToEven, func(x int64) int64 { return x })
+			return nil
+		}
+		r := roundTo(dt)
+		if d > 0 {
+			p := r(math.Pow(10, float64(d)))
+			floatUnary(c, func(x float64) float64 { return math.RoundToEven(r(x*p)) / p })
+		} else {
+			p := r(math.Pow(10, float64(-d)))
+			floatUnary(c, func(x float64) float64 { return math.RoundToEven(r(x/p)) * p })
+		}
+		return nil
+	})
+	reg("nan_to_num", op.SetFloats, func(c *Call) error {
+		nan, pos, neg := op.NanToNumValues(c.In[0].DType, c.Attrs)
+		floatUnary(c, func(x float64) float64 {
+			switch {
+			case x != x:
+				return nan
+			case math.IsInf(x, 1):
+				return pos
+			case math.IsInf(x, -1):
+				return neg
+			}
+			return x
+		})
+		return nil
+	})
+	reg("remainder", op.SetNumeric, func(c *Call) error { return intOrFloat(c, remainderF, remainderI) })
+	reg("hypot", op.SetFloats, func(c *Call) error { floatBinary(c, math.Hypot); return nil })
+	reg("copysign", op.SetFloats, func(c *Call) error { floatBinary(c, math.Copysign); return nil })
+	reg("fmax", op.SetAll, func(c *Call) error {
+		numBinary(c, func(a, b float64) float64 {
+			switch {
+			case a != a:
+				return b
+			case b != b:
+				return a
+			}
+			return maxNaN(a, b)
+		}, func(a, b int64) int64 { return max(a, b) })
+		return nil
+	})
+	reg("fmin", op.SetAll, func(c *Call) error {
+		numBinary(c, func(a, b float64) float64 {
+			switch {
+			case a != a:
+				return b
+			case b != b:
+				return a
+			}
+			return minNaN(a, b)
+		}, func(a, b int64) int64 { return min(a, b) })
+		return nil
+	})
+	reg("lerp", op.SetFloats, func(c *Call) error {
+		if c.In[2].Buf != nil {
+			floatTernary(c, lerp)
+			return nil
+		}
+		w := c.Attrs.Float("weight")
+		if c.In[0].DType != dtype.F64 {
+			w = float64(float32(w)) // PyTorch's opmath type for f32, bf16 and f16
+		}
+		floatBinary(c, func(x, e float64) float64 { return lerp(x, e, w) })
+		return nil
+	})
+	reg("addcmul", op.SetNumeric, func(c *Call) error {
+		dt := c.In[0].DType
+		if dt.IsFloat() {
+			v := op.ScalarAs(c.Attrs["value"], dt).(float64)
+			floatTernary(c, func(x, a, b float64) float64 { return x + v*a*b })
+			return nil
+		}
+		v := wrapInt(op.ScalarAs(c.Attrs["value"], dtype.I64).(int64), dt)
+		intTernary(c, func(x, a, b int64) int64 { return x + v*a*b })
+		return nil
+	})
+	reg("addcdiv", op.SetFloats, func(c *Call) error {
+		v := op.ScalarAs(c.Attrs["value"], c.In[0].DType).(float64)
+		floatTernary(c, func(x, a, b float64) float64 { return x + v*a/b })
+		return nil
+	})
+}
+
+func lerp(x, e, w float64) float64 {
+	if math.Abs(w) < 0.5 {
+		return x + w*(e-x)
+	}
+	return e - (e-x)*(1-w)
+}
+
+// logf is math.Log, correct for subnormal inputs (Go's amd64 assembly
+// returns about -709.09 for every subnormal).
+func logf(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
+func elu(x, alpha, scale, inputScale float64) float64 {
+	if x > 0 {
+		return x * scale
+	}
+	return math.Expm1(x*inputScale) * alpha * scale
+}
+
+// clampKernel is min(max(x, lo), hi) with absent (nil) bounds skipped;
+// bounds are scalars converted to the input dtype as PyTorch does (integer
+// bounds wrap, float bounds round).
+func clampKernel(c *Call, lo, hi any) error {
+	dt := c.In[0].DType
+	if dt.IsFloat() {
+		r := roundTo(dt)
+		l, h := math.Inf(-1), math.Inf(1)
+		if lo != nil {
+			l = r(op.ScalarAs(lo, dtype.F64).(float64))
+		}
+		if hi != nil {
+			h = r(op.ScalarAs(hi, dtype.F64).(float64))
+		}
+		floatUnary(c, func(x float64) float64 {
+			if x != x {
+				return x
+			}
+			if x < l {
+				x = l
+			}
+			if h < x {
+				x = h
+			}
+			return x
+		})
+		return nil
+	}
+	l, h := int64(math.MinInt64), int64(math.MaxInt64)
+	if lo != nil {
+		l = wrapInt(op.ScalarAs(lo, dtype.I64).(int64), dt)
+	}
+	if hi != nil {
+		h = wrapInt(op.ScalarAs(hi, dtype.I64).(int64), dt)
+	}
+	intUnary(c, func(x int64) int64 { return min(max(x, l), h) })
+	return nil
+}
+
+// floatTernary runs f on three floating inputs of the same dtype, computing
+// in float64 and rounding once.
+func floatTernary(c *Call, f func(a, b, c float64) float64) {
+	switch c.In[0].DType {
+	case dtype.F32:
+		ternaryLoop(c, func(a, b, d float32) float32 { return float32(f(float64(a), float64(b), float64(d))) })
+	case dtype.F64:
+		ternaryLoop(c, f)
+	case dtype.BF16:
+		ternaryLoop(c, func(a, b, d dtype.BFloat16) dtype.BFloat16 { return tobf(f(bf(a), bf(b), bf(d))) })
+	case dtype.F16:
+		ternaryLoop(c, func(a, b, d dtype.Float16) dtype.Float16 { return tohf(f(hf(a), hf(b), hf(d))) })
+	default:
+		panic("cpu: floatTernary on " + c.In[0].DType.String())
+	}
+}
+
+// intTernary runs f on three integer inputs of the same dtype, wrapping the
+// result to the dtype.
+func intTernary(c *Call, f func(a, b, c int64) int64) {
+	switch c.In[0].DType {
+	case dtype.U8:
+		ternaryLoop(c, func(a, b, d uint8) uint8 { return uint8(f(int64(a), int64(b), int64(d))) })
+	case dtype.I8:
+		ternaryLoop(c, func(a, b, d int8) int8 { return int8(f(int64(a), int64(b), int64(d))) })
+	case dtype.I16:
+		ternaryLoop(c, func(a, b, d int16) int16 { return int16(f(int64(a), int64(b), int64(d))) })
+	case dtype.I32:
+		ternaryLoop(c, func(a, b, d int32) int32 { return int32(f(int64(a), int64(b), int64(d))) })
+	case dtype.I64:
+		ternaryLoop(c, f)
+	default:
+		panic("cpu: intTernary on " + c.In[0].DType.String())
+	}
+}

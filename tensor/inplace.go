@@ -1,0 +1,94 @@
+package tensor
+
+import (
+	"slices"
+
+	"github.com/gotpu/gotpu/op"
+)
+
+// In-place ops (PyTorch's trailing-underscore methods). Each computes the
+// functional result and copies it into t with the copy_ primitive, which
+// bumps the storage's version counter (so autograd refuses a tensor that was
+// modified after it was saved). As in PyTorch the result dtype must be
+// castable to t's dtype (no float result into an integer tensor, nothing
+// but bool into a bool tensor), and the result must have t's shape (other
+// operands broadcast to t, never t to them).
+
+// inplace writes res, the functional result of the in-place op opname on t,
+// into t and returns t.
+func (t *Tensor) inplace(opname string, res *Tensor) *Tensor {
+	if t.st == nil {
+		errorf(opname, []*Tensor{t}, "in-place op on a Go scalar")
+	}
+	if !op.CanCast(res.dt, t.dt) {
+		errorf(opname, []*Tensor{t, res}, "result type %s can't be cast to the desired output type %s", res.dt, t.dt)
+	}
+	if !slices.Equal(res.l.Shape, t.l.Shape) {
+		errorf(opname, []*Tensor{t, res}, "output with shape %v doesn't match the broadcast shape %v", t.l.Shape, res.l.Shape)
+	}
+	if t.RequiresGrad() && t.IsLeaf() && GradEnabled() {
+		errorf(opname, []*Tensor{t}, "a leaf tensor that requires grad is being used in an in-place operation")
+	}
+	Apply("copy_", []*Tensor{t, res}, nil)
+	return t
+}
+
+// AddInPlace adds other to t (Tensor.add_) and returns t.
+func (t *Tensor) AddInPlace(other *Tensor) *Tensor { return t.inplace("add_", t.Add(other)) }
+
+// AddAlphaInPlace adds alpha*other to t (Tensor.add_(other, alpha=alpha)) and returns t.
+func (t *Tensor) AddAlphaInPlace(other *Tensor, alpha any) *Tensor {
+	return t.inplace("add_", t.AddAlpha(other, alpha))
+}
+
+// SubInPlace subtracts other from t (Tensor.sub_) and returns t.
+func (t *Tensor) SubInPlace(other *Tensor) *Tensor { return t.inplace("sub_", t.Sub(other)) }
+
+// MulInPlace multiplies t by other (Tensor.mul_) and returns t.
+func (t *Tensor) MulInPlace(other *Tensor) *Tensor { return t.inplace("mul_", t.Mul(other)) }
+
+// DivInPlace divides t by other (Tensor.div_) and returns t; an integer t
+// panics because the quotient is a float.
+func (t *Tensor) DivInPlace(other *Tensor) *Tensor { return t.inplace("div_", t.Div(other)) }
+
+// PowInPlace raises t to other (Tensor.pow_) and returns t.
+func (t *Tensor) PowInPlace(other *Tensor) *Tensor { return t.inplace("pow_", t.Pow(other)) }
+
+// ClampInPlace clamps t to [lo, hi] (Tensor.clamp_; nil bounds are absent) and returns t.
+func (t *Tensor) ClampInPlace(lo, hi any) *Tensor { return t.inplace("clamp_", t.Clamp(lo, hi)) }
+
+// NegInPlace negates t (Tensor.neg_) and returns t.
+func (t *Tensor) NegInPlace() *Tensor { return t.inplace("neg_", t.Neg()) }
+
+// AbsInPlace replaces t by |t| (Tensor.abs_) and returns t.
+func (t *Tensor) AbsInPlace() *Tensor { return t.inplace("abs_", t.Abs()) }
+
+// ExpInPlace replaces t by e**t (Tensor.exp_) and returns t.
+func (t *Tensor) ExpInPlace() *Tensor { return t.inplace("exp_", t.Exp()) }
+
+// SqrtInPlace replaces t by its square root (Tensor.sqrt_) and returns t.
+func (t *Tensor) SqrtInPlace() *Tensor { return t.inplace("sqrt_", t.Sqrt()) }
+
+// SigmoidInPlace replaces t by sigmoid(t) (Tensor.sigmoid_) and returns t.
+func (t *Tensor) SigmoidInPlace() *Tensor { return t.inplace("sigmoid_", t.Sigmoid()) }
+
+// TanhInPlace replaces t by tanh(t) (Tensor.tanh_) and returns t.
+func (t *Tensor) TanhInPlace() *Tensor { return t.inplace("tanh_", t.Tanh()) }
+
+// ReluInPlace replaces t by max(t, 0) (torch.relu_) and returns t.
+func (t *Tensor) ReluInPlace() *Tensor { return t.inplace("relu_", t.Relu()) }
+
+// LerpInPlace moves t toward end by weight (Tensor.lerp_) and returns t.
+func (t *Tensor) LerpInPlace(end, weight *Tensor) *Tensor {
+	return t.inplace("lerp_", t.Lerp(end, weight))
+}
+
+// AddcmulInPlace adds value*t1*t2 to t (Tensor.addcmul_) and returns t.
+func (t *Tensor) AddcmulInPlace(t1, t2 *Tensor, value any) *Tensor {
+	return t.inplace("addcmul_", t.Addcmul(t1, t2, value))
+}
+
+// AddcdivInPlace adds value*t1/t2 to t (Tensor.addcdiv_) and returns t.
+func (t *Tensor) AddcdivInPlace(t1, t2 *Tensor, value any) *Tensor {
+	return t.inplace("addcdiv_", t.Addcdiv(t1, t2, value))
+}
