@@ -211,15 +211,12 @@ func kern4x4F64(kc int, a, b []float64, c *[16]float64) {
 	*c = [16]float64{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
 }
 
-// fma32 is a float32 fused multiply-add: the product of two float32 values
-// is exact in float64, so only the final rounding differs from a hardware
-// f32 FMA, and only in double-rounding ties.
-func fma32(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
-}
-
-// kern4x4F32 is kern4x4 for float32 with fused multiply-add ("highest").
-func kern4x4F32(kc int, a, b []float32, c *[16]float32) {
+// kern4x4F32 is the "highest" f32 micro-kernel: panels hold f32 values
+// widened to float64 and every step computes round32(a*b + c). The product
+// of two f32 values is exact in float64, so each step is an f32 fused
+// multiply-add (up to double rounding of the f64 sum, which only differs in
+// rare ties) and the accumulator stays an f32 value throughout.
+func kern4x4F32(kc int, a, b []float64, c *[16]float64) {
 	c00, c01, c02, c03 := c[0], c[1], c[2], c[3]
 	c10, c11, c12, c13 := c[4], c[5], c[6], c[7]
 	c20, c21, c22, c23 := c[8], c[9], c[10], c[11]
@@ -231,53 +228,53 @@ func kern4x4F32(kc int, a, b []float32, c *[16]float32) {
 		bb := b[4*p : 4*p+4 : 4*p+4]
 		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
 		a0 := aa[0]
-		c00 = fma32(a0, b0, c00)
-		c01 = fma32(a0, b1, c01)
-		c02 = fma32(a0, b2, c02)
-		c03 = fma32(a0, b3, c03)
+		c00 = r32(a0*b0 + c00)
+		c01 = r32(a0*b1 + c01)
+		c02 = r32(a0*b2 + c02)
+		c03 = r32(a0*b3 + c03)
 		a1 := aa[1]
-		c10 = fma32(a1, b0, c10)
-		c11 = fma32(a1, b1, c11)
-		c12 = fma32(a1, b2, c12)
-		c13 = fma32(a1, b3, c13)
+		c10 = r32(a1*b0 + c10)
+		c11 = r32(a1*b1 + c11)
+		c12 = r32(a1*b2 + c12)
+		c13 = r32(a1*b3 + c13)
 		a2 := aa[2]
-		c20 = fma32(a2, b0, c20)
-		c21 = fma32(a2, b1, c21)
-		c22 = fma32(a2, b2, c22)
-		c23 = fma32(a2, b3, c23)
+		c20 = r32(a2*b0 + c20)
+		c21 = r32(a2*b1 + c21)
+		c22 = r32(a2*b2 + c22)
+		c23 = r32(a2*b3 + c23)
 		a3 := aa[3]
-		c30 = fma32(a3, b0, c30)
-		c31 = fma32(a3, b1, c31)
-		c32 = fma32(a3, b2, c32)
-		c33 = fma32(a3, b3, c33)
+		c30 = r32(a3*b0 + c30)
+		c31 = r32(a3*b1 + c31)
+		c32 = r32(a3*b2 + c32)
+		c33 = r32(a3*b3 + c33)
 	}
-	*c = [16]float32{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+	*c = [16]float64{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
 }
+
+// r32 rounds x to float32 precision.
+func r32(x float64) float64 { return float64(float32(x)) }
+
+func widen32(x float32) float64  { return float64(x) }
+func narrow32(x float64) float32 { return float32(x) }
+
+// isHighest reports whether prec selects full f32 accumulation (the CPU's
+// default).
+func isHighest(prec string) bool { return prec != op.PrecisionMedium && prec != op.PrecisionHigh }
 
 // Precision-pass converters for f32 values.
 func bf16Hi(x float32) float32 { return dtype.RoundBF16(x) }
 func bf16Lo(x float32) float32 { return dtype.RoundBF16(x - dtype.RoundBF16(x)) }
 func idF32(x float32) float32  { return x }
 
-// f32Plan returns the kernel and the per-pass converters of the A and B
-// sides for f32 inputs at precision prec, and the number of passes.
-func f32Plan(prec string) (kern func(int, []float32, []float32, *[16]float32), ca, cb []func(float32) float32) {
-	switch prec {
-	case op.PrecisionMedium:
-		return kern4x4[float32], []func(float32) float32{bf16Hi}, []func(float32) float32{bf16Hi}
-	case op.PrecisionHigh:
-		return kern4x4[float32], []func(float32) float32{bf16Hi, bf16Hi, bf16Lo}, []func(float32) float32{bf16Hi, bf16Lo, bf16Hi}
+// bf16Passes returns the per-pass converters of the A and B sides for f32
+// inputs at the bf16 precisions: one pass (medium) or three (high). Products
+// of bf16 values are exact in f32, so the plain f32 kernel sums them exactly
+// as the contract says.
+func bf16Passes(prec string) (ca, cb []func(float32) float32) {
+	if prec == op.PrecisionHigh {
+		return []func(float32) float32{bf16Hi, bf16Hi, bf16Lo}, []func(float32) float32{bf16Hi, bf16Lo, bf16Hi}
 	}
-	return kern4x4F32, []func(float32) float32{idF32}, []func(float32) float32{idF32}
-}
-
-// composeConv maps S to float32 then applies the pass converters.
-func composeConv[S any](to func(S) float32, passes []func(float32) float32) []func(S) float32 {
-	out := make([]func(S) float32, len(passes))
-	for i, p := range passes {
-		out[i] = func(x S) float32 { return p(to(x)) }
-	}
-	return out
+	return []func(float32) float32{bf16Hi}, []func(float32) float32{bf16Hi}
 }
 
 // offsets returns, for every multi-index over the given axes (row-major),
@@ -352,8 +349,13 @@ func dotGeneralKernel(c *Call) error {
 	out := c.OutB[0][o.Offset*o.DType.Size():]
 	switch l.DType {
 	case dtype.F32:
-		kern, ca, cb := f32Plan(prec)
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern, ca, cb, storeTile(as[float32](out), m, n, ident[float32]))
+		if isHighest(prec) {
+			cv := []func(float32) float64{widen32}
+			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, cv, cv, storeTile(as[float32](out), m, n, narrow32))
+			break
+		}
+		ca, cb := bf16Passes(prec)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]))
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},

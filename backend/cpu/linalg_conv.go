@@ -40,8 +40,14 @@ func convolutionKernel(c *Call) error {
 	prec := c.Attrs.String("precision")
 	switch c.In[0].DType {
 	case dtype.F32:
-		kern, pa, pb := f32Plan(prec)
-		runConv(c, p, convPlan[float32, float32]{kern: kern, wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32})
+		if isHighest(prec) {
+			w := []func(float32) float64{widen32}
+			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
+				toT: widen32, fromT: narrow32})
+			break
+		}
+		pa, pb := bf16Passes(prec)
+		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32})
 	case dtype.F64:
 		id := []func(float64) float64{ident[float64]}
 		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64]})
