@@ -31,8 +31,8 @@ type mergeInfo struct {
 // bpeModel is a byte-pair-encoding model.
 type bpeModel struct {
 	vocab        map[string]uint32
-	vocabR       map[uint32]string
-	merges       map[uint64]mergeInfo
+	vocabR       revVocab
+	merges       *pairTable
 	unk          string
 	hasUnk       bool
 	prefix       string
@@ -58,8 +58,8 @@ func newBPE(vocab map[string]uint32, merges [][2]string, unk *string, prefix, su
 	fuseUnk, byteFallback, ignoreMerges bool) (*bpeModel, error) {
 	m := &bpeModel{
 		vocab:        vocab,
-		vocabR:       make(map[uint32]string, len(vocab)),
-		merges:       make(map[uint64]mergeInfo, len(merges)),
+		vocabR:       newRevVocab(vocab),
+		merges:       newPairTable(len(merges)),
 		prefix:       prefix,
 		suffix:       suffix,
 		fuseUnk:      fuseUnk,
@@ -70,15 +70,13 @@ func newBPE(vocab map[string]uint32, merges [][2]string, unk *string, prefix, su
 	if unk != nil {
 		m.unk, m.hasUnk = *unk, true
 	}
-	for k, v := range vocab {
-		m.vocabR[v] = k
-	}
 	for b := 0; b < 256; b++ {
 		m.fallbackIDs[b] = -1
 		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
 			m.fallbackIDs[b] = int64(id)
 		}
 	}
+	var buf []byte
 	for i, mg := range merges {
 		a, ok := vocab[mg[0]]
 		if !ok {
@@ -92,12 +90,12 @@ func newBPE(vocab map[string]uint32, merges [][2]string, unk *string, prefix, su
 		if len(prefix) <= len(right) {
 			right = right[len(prefix):]
 		}
-		merged := mg[0] + right
-		id, ok := vocab[merged]
+		buf = append(append(buf[:0], mg[0]...), right...)
+		id, ok := vocab[string(buf)]
 		if !ok {
-			return nil, fmt.Errorf("%w: merge %d: merged token %q not in vocabulary", ErrMalformed, i, merged)
+			return nil, fmt.Errorf("%w: merge %d: merged token %q not in vocabulary", ErrMalformed, i, buf)
 		}
-		m.merges[pairKey(a, b)] = mergeInfo{uint32(i), id}
+		m.merges.put(pairKey(a, b), mergeInfo{uint32(i), id})
 	}
 	if prefix == "" && suffix == "" {
 		m.byteLevelOK = true
@@ -132,7 +130,7 @@ func newBPE(vocab map[string]uint32, merges [][2]string, unk *string, prefix, su
 }
 
 func (m *bpeModel) tokenToID(tok string) (uint32, bool) { id, ok := m.vocab[tok]; return id, ok }
-func (m *bpeModel) idToToken(id uint32) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
+func (m *bpeModel) idToToken(id uint32) (string, bool)  { return m.vocabR.get(id) }
 func (m *bpeModel) vocabSize() int                      { return len(m.vocab) }
 
 // symbol is a BPE symbol: an id and its length in bytes of the word.
@@ -297,7 +295,7 @@ func (m *bpeModel) mergeSymbols(syms []symbol) []symbol {
 	var rbuf [64]mergeInfo
 	ranks := rbuf[:0]
 	for i := 0; i+1 < len(syms); i++ {
-		mi, ok := m.merges[pairKey(syms[i].id, syms[i+1].id)]
+		mi, ok := m.merges.get(pairKey(syms[i].id, syms[i+1].id))
 		if !ok {
 			mi.rank = noRank
 		}
@@ -317,14 +315,14 @@ func (m *bpeModel) mergeSymbols(syms []symbol) []symbol {
 		syms = append(syms[:bi+1], syms[bi+2:]...)
 		ranks = append(ranks[:bi], ranks[bi+1:]...)
 		if bi > 0 {
-			mi, ok := m.merges[pairKey(syms[bi-1].id, syms[bi].id)]
+			mi, ok := m.merges.get(pairKey(syms[bi-1].id, syms[bi].id))
 			if !ok {
 				mi.rank = noRank
 			}
 			ranks[bi-1] = mi
 		}
 		if bi < len(ranks) {
-			mi, ok := m.merges[pairKey(syms[bi].id, syms[bi+1].id)]
+			mi, ok := m.merges.get(pairKey(syms[bi].id, syms[bi+1].id))
 			if !ok {
 				mi.rank = noRank
 			}
@@ -400,7 +398,7 @@ func (m *bpeModel) mergeHeap(syms []symbol) []symbol {
 	nodes[len(nodes)-1].next = -1
 	h := make(mergeQueue, 0, len(syms))
 	for i := 0; i+1 < len(syms); i++ {
-		if mi, ok := m.merges[pairKey(syms[i].id, syms[i+1].id)]; ok {
+		if mi, ok := m.merges.get(pairKey(syms[i].id, syms[i+1].id)); ok {
 			h.push(mergeEntry{i, mi.rank, mi.newID})
 		}
 	}
@@ -411,7 +409,7 @@ func (m *bpeModel) mergeHeap(syms []symbol) []symbol {
 			continue
 		}
 		right := nodes[cur.next]
-		if mi, ok := m.merges[pairKey(cur.id, right.id)]; !ok || mi.newID != top.newID {
+		if mi, ok := m.merges.get(pairKey(cur.id, right.id)); !ok || mi.newID != top.newID {
 			continue
 		}
 		rightPos := cur.next
@@ -423,12 +421,12 @@ func (m *bpeModel) mergeHeap(syms []symbol) []symbol {
 			nodes[right.next].prev = top.pos
 		}
 		if cur.prev >= 0 {
-			if mi, ok := m.merges[pairKey(nodes[cur.prev].id, cur.id)]; ok {
+			if mi, ok := m.merges.get(pairKey(nodes[cur.prev].id, cur.id)); ok {
 				h.push(mergeEntry{cur.prev, mi.rank, mi.newID})
 			}
 		}
 		if cur.next >= 0 {
-			if mi, ok := m.merges[pairKey(cur.id, nodes[cur.next].id)]; ok {
+			if mi, ok := m.merges.get(pairKey(cur.id, nodes[cur.next].id)); ok {
 				h.push(mergeEntry{top.pos, mi.rank, mi.newID})
 			}
 		}
@@ -501,4 +499,59 @@ func (c *wordCache) put(w string, toks []token) {
 		s.m[key] = v
 	}
 	s.mu.Unlock()
+}
+
+// pairTable is an open-addressing hash table from a pair of ids to its merge,
+// faster than a Go map for the hundreds of thousands of merges of large
+// vocabularies.
+type pairTable struct {
+	keys  []uint64
+	vals  []mergeInfo
+	shift uint
+	n     int
+}
+
+const emptyPair = ^uint64(0)
+
+func newPairTable(n int) *pairTable {
+	size, shift := 16, uint(60)
+	for size < 2*n {
+		size *= 2
+		shift--
+	}
+	t := &pairTable{keys: make([]uint64, size), vals: make([]mergeInfo, size), shift: shift}
+	for i := range t.keys {
+		t.keys[i] = emptyPair
+	}
+	return t
+}
+
+func (t *pairTable) slot(k uint64) int { return int((k * 0x9E3779B97F4A7C15) >> t.shift) }
+
+// put inserts or replaces (a later merge of the same pair wins, as in HF).
+func (t *pairTable) put(k uint64, v mergeInfo) {
+	mask := len(t.keys) - 1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case emptyPair:
+			t.keys[i], t.vals[i] = k, v
+			t.n++
+			return
+		case k:
+			t.vals[i] = v
+			return
+		}
+	}
+}
+
+func (t *pairTable) get(k uint64) (mergeInfo, bool) {
+	mask := len(t.keys) - 1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case emptyPair:
+			return mergeInfo{}, false
+		}
+	}
 }

@@ -113,21 +113,38 @@ func (c component) list(key string) ([]json.RawMessage, error) {
 }
 
 func parseComponent(raw json.RawMessage, what string) (component, error) {
-	var c component
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, what, err)
+	fields, err := scanObjectRaw(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if c == nil {
-		return nil, fmt.Errorf("%w: %s is not an object", ErrMalformed, what)
+	c := make(component, len(fields))
+	for k, v := range fields {
+		c[k] = v
 	}
 	return c, nil
 }
 
 // FromBytes loads a tokenizer from the contents of a tokenizer.json file.
 func FromBytes(data []byte) (*Tokenizer, error) {
+	fields, err := scanObjectRaw(data)
+	if err != nil {
+		return nil, err
+	}
 	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	f.Truncation, f.Padding = fields["truncation"], fields["padding"]
+	f.Normalizer, f.PreTokenizer = fields["normalizer"], fields["pre_tokenizer"]
+	f.Model, f.PostProcessor, f.Decoder = fields["model"], fields["post_processor"], fields["decoder"]
+	if raw, ok := fields["version"]; ok && !isNull(raw) {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%w: version: %v", ErrMalformed, err)
+		}
+		f.Version = &v
+	}
+	if raw, ok := fields["added_tokens"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &f.AddedTokens); err != nil {
+			return nil, fmt.Errorf("%w: added_tokens: %v", ErrMalformed, err)
+		}
 	}
 	if f.Version != nil && *f.Version != "1.0" {
 		return nil, fmt.Errorf("%w: tokenizer version %q", ErrUnsupported, *f.Version)
@@ -136,7 +153,6 @@ func FromBytes(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: missing model", ErrMalformed)
 	}
 	t := &Tokenizer{}
-	var err error
 	if !isNull(f.Normalizer) {
 		if t.normalizer, err = buildNormalizer(f.Normalizer); err != nil {
 			return nil, fmt.Errorf("normalizer: %w", err)
@@ -588,25 +604,12 @@ func buildModel(raw json.RawMessage) (model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := &wordLevelModel{vocab: vocab, vocabR: make(map[uint32]string, len(vocab)), unk: unk}
-		for k, v := range vocab {
-			m.vocabR[v] = k
-		}
+		m := &wordLevelModel{vocab: vocab, vocabR: newRevVocab(vocab), unk: unk}
 		return m, nil
 	case "Unigram":
-		var entries [][2]json.RawMessage
-		if err := json.Unmarshal(c["vocab"], &entries); err != nil {
-			return nil, fmt.Errorf("%w: Unigram vocab: %v", ErrMalformed, err)
-		}
-		pieces := make([]string, len(entries))
-		scores := make([]float64, len(entries))
-		for i, e := range entries {
-			if err := json.Unmarshal(e[0], &pieces[i]); err != nil {
-				return nil, fmt.Errorf("%w: Unigram vocab[%d]: %v", ErrMalformed, i, err)
-			}
-			if err := json.Unmarshal(e[1], &scores[i]); err != nil {
-				return nil, fmt.Errorf("%w: Unigram vocab[%d]: %v", ErrMalformed, i, err)
-			}
+		pieces, scores, err := parseUnigramVocabFast(c["vocab"])
+		if err != nil {
+			return nil, err
 		}
 		unkID, err := c.integer("unk_id", -1)
 		if err != nil {
@@ -627,9 +630,9 @@ func parseVocab(c component) (map[string]uint32, error) {
 	if !ok || isNull(raw) {
 		return nil, fmt.Errorf("%w: missing vocab", ErrMalformed)
 	}
-	var vocab map[string]uint32
-	if err := json.Unmarshal(raw, &vocab); err != nil {
-		return nil, fmt.Errorf("%w: vocab: %v", ErrMalformed, err)
+	vocab, err := parseVocabFast(raw)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
 	}
 	return vocab, nil
 }
@@ -639,38 +642,13 @@ func buildBPE(c component) (model, error) {
 	if err != nil {
 		return nil, err
 	}
-	rawMerges, err := c.list("merges")
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := c["merges"]; !ok {
+	rawMerges, ok := c["merges"]
+	if !ok || isNull(rawMerges) {
 		return nil, fmt.Errorf("%w: BPE without merges", ErrMalformed)
 	}
-	merges := make([][2]string, 0, len(rawMerges))
-	rank := 0
-	for i, rm := range rawMerges {
-		rm = bytes.TrimSpace(rm)
-		if len(rm) > 0 && rm[0] == '"' {
-			var s string
-			if err := json.Unmarshal(rm, &s); err != nil {
-				return nil, fmt.Errorf("%w: merges[%d]: %v", ErrMalformed, i, err)
-			}
-			if len(s) >= 8 && s[:8] == "#version" {
-				continue
-			}
-			a, b, ok := splitMerge(s)
-			if !ok {
-				return nil, fmt.Errorf("%w: merges[%d] %q is not two space-separated tokens", ErrMalformed, i, s)
-			}
-			merges = append(merges, [2]string{a, b})
-		} else {
-			var p []string
-			if err := json.Unmarshal(rm, &p); err != nil || len(p) != 2 {
-				return nil, fmt.Errorf("%w: merges[%d] must be \"a b\" or [a, b]", ErrMalformed, i)
-			}
-			merges = append(merges, [2]string{p[0], p[1]})
-		}
-		rank++
+	merges, err := parseMergesFast(rawMerges)
+	if err != nil {
+		return nil, fmt.Errorf("merges: %w", err)
 	}
 	unk, err := c.optStr("unk_token")
 	if err != nil {

@@ -10,22 +10,19 @@ import (
 // wordPieceModel is BERT's greedy longest-match-first subword model.
 type wordPieceModel struct {
 	vocab    map[string]uint32
-	vocabR   map[uint32]string
+	vocabR   revVocab
 	unk      string
 	prefix   string
 	maxChars int
 }
 
 func newWordPiece(vocab map[string]uint32, unk, prefix string, maxChars int) *wordPieceModel {
-	m := &wordPieceModel{vocab: vocab, vocabR: make(map[uint32]string, len(vocab)), unk: unk, prefix: prefix, maxChars: maxChars}
-	for k, v := range vocab {
-		m.vocabR[v] = k
-	}
+	m := &wordPieceModel{vocab: vocab, vocabR: newRevVocab(vocab), unk: unk, prefix: prefix, maxChars: maxChars}
 	return m
 }
 
 func (m *wordPieceModel) tokenToID(tok string) (uint32, bool) { id, ok := m.vocab[tok]; return id, ok }
-func (m *wordPieceModel) idToToken(id uint32) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
+func (m *wordPieceModel) idToToken(id uint32) (string, bool)  { return m.vocabR.get(id) }
 func (m *wordPieceModel) vocabSize() int                      { return len(m.vocab) }
 
 func (m *wordPieceModel) unkToken(n int, dst []token) ([]token, error) {
@@ -78,12 +75,12 @@ func (m *wordPieceModel) tokenize(n *normStr, dst []token) ([]token, error) {
 // wordLevelModel maps whole words to ids.
 type wordLevelModel struct {
 	vocab  map[string]uint32
-	vocabR map[uint32]string
+	vocabR revVocab
 	unk    string
 }
 
 func (m *wordLevelModel) tokenToID(tok string) (uint32, bool) { id, ok := m.vocab[tok]; return id, ok }
-func (m *wordLevelModel) idToToken(id uint32) (string, bool)  { t, ok := m.vocabR[id]; return t, ok }
+func (m *wordLevelModel) idToToken(id uint32) (string, bool)  { return m.vocabR.get(id) }
 func (m *wordLevelModel) vocabSize() int                      { return len(m.vocab) }
 
 func (m *wordLevelModel) tokenize(n *normStr, dst []token) ([]token, error) {
@@ -280,4 +277,45 @@ func (t *byteTrie) prefixes(s string, start int, f func(end int, id int32)) {
 			f(i+1, v)
 		}
 	}
+}
+
+// revVocab maps ids back to token strings: a slice when ids are dense, a map
+// otherwise.
+type revVocab struct {
+	dense  []string
+	has    []bool
+	sparse map[uint32]string
+}
+
+func newRevVocab(vocab map[string]uint32) revVocab {
+	maxID := uint32(0)
+	for _, id := range vocab {
+		maxID = max(maxID, id)
+	}
+	var r revVocab
+	if int(maxID) < 2*len(vocab)+1024 {
+		r.dense = make([]string, int(maxID)+1)
+		r.has = make([]bool, int(maxID)+1)
+		for tok, id := range vocab {
+			r.dense[id] = tok
+			r.has[id] = true
+		}
+		return r
+	}
+	r.sparse = make(map[uint32]string, len(vocab))
+	for tok, id := range vocab {
+		r.sparse[id] = tok
+	}
+	return r
+}
+
+func (r *revVocab) get(id uint32) (string, bool) {
+	if r.sparse != nil {
+		s, ok := r.sparse[id]
+		return s, ok
+	}
+	if int(id) < len(r.dense) && r.has[id] {
+		return r.dense[id], true
+	}
+	return "", false
 }
