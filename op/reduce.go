@@ -622,6 +622,22 @@ func registerReduceScans() {
 			return []Meta{{Shape: in[0].Shape, DType: in[0].DType}}, nil
 		},
 	})
+	for _, k := range []string{"cummax", "cummin"} {
+		name := k
+		Register(&Def{
+			Name: name, Kind: Primitive, Group: "reduce",
+			Doc: fmt.Sprintf("Running %simum along dim and the index where it was last attained (ties and NaN "+
+				"take the later index; NaN propagates) as (values, indices) (torch.%s).", name[3:], name),
+			Inputs: []string{"input"},
+			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}},
+			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+				if _, err := NormAxis(name, a.Int("dim"), len(in[0].Shape)); err != nil {
+					return nil, err
+				}
+				return []Meta{{Shape: in[0].Shape, DType: in[0].DType}, {Shape: in[0].Shape, DType: dtype.I64}}, nil
+			},
+		})
+	}
 	for _, k := range []string{"cumsum", "cumprod"} {
 		name := k
 		kind := map[string]string{"cumsum": ReduceSum, "cumprod": ReduceProd}[name]

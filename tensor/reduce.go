@@ -260,3 +260,17 @@ func (t *Tensor) Topk(k, dim int, largest, sorted bool) (values, indices *Tensor
 func Topk(t *Tensor, k, dim int, largest, sorted bool) (values, indices *Tensor) {
 	return t.Topk(k, dim, largest, sorted)
 }
+
+// Cummax returns the running maximum along dim and the index where it was
+// last attained (torch.cummax); NaN propagates.
+func (t *Tensor) Cummax(dim int) (values, indices *Tensor) {
+	r := Apply("cummax", []*Tensor{t}, op.Attrs{"dim": dim})
+	return r[0], r[1]
+}
+
+// Cummin returns the running minimum along dim and the index where it was
+// last attained (torch.cummin); NaN propagates.
+func (t *Tensor) Cummin(dim int) (values, indices *Tensor) {
+	r := Apply("cummin", []*Tensor{t}, op.Attrs{"dim": dim})
+	return r[0], r[1]
+}

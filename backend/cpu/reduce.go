@@ -21,6 +21,8 @@ func init() {
 	RegisterKernel("argmin", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, false) }})
 	RegisterKernel("cumulative", Kernel{Run: runCumulative})
 	RegisterKernel("sort", Kernel{Run: runSort})
+	RegisterKernel("cummax", Kernel{Run: func(c *Call) error { return runCumExtreme(c, true) }})
+	RegisterKernel("cummin", Kernel{Run: func(c *Call) error { return runCumExtreme(c, false) }})
 	// Integer inputs reach the softmax kernels only with a floating dtype
 	// attribute (the shape rule rejects them otherwise).
 	RegisterKernel("softmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, false) }})
@@ -843,5 +845,79 @@ func softmaxRedLanes[T redFloat](l *redLanes, src, dst []T, logSM bool) {
 				dst[oo+i*os] = T(e * inv)
 			}
 		})
+	})
+}
+
+// runCumExtreme is cummax (isMax) or cummin along dim: as PyTorch, an
+// element equal to the running extreme, or a NaN, takes over (so ties report
+// the later index, and NaN, once seen, stays with the index of the latest NaN).
+func runCumExtreme(c *Call, isMax bool) error {
+	name := "cummin"
+	if isMax {
+		name = "cummax"
+	}
+	ax, err := redLaneAxis(c, name)
+	if err != nil {
+		return err
+	}
+	l := newRedLanes(c.In[0], c.Out[0], ax)
+	switch dt := c.In[0].DType; dt {
+	case dtype.F32:
+		cumExtreme(c, l, isMax, func(x float32) float64 { return float64(x) })
+	case dtype.F64:
+		cumExtreme(c, l, isMax, func(x float64) float64 { return x })
+	case dtype.BF16:
+		cumExtreme(c, l, isMax, bf)
+	case dtype.F16:
+		cumExtreme(c, l, isMax, hf)
+	case dtype.U8, dtype.Bool:
+		cumExtreme(c, l, isMax, func(x uint8) float64 { return float64(x) })
+	case dtype.I8:
+		cumExtreme(c, l, isMax, func(x int8) float64 { return float64(x) })
+	case dtype.I16:
+		cumExtreme(c, l, isMax, func(x int16) float64 { return float64(x) })
+	case dtype.I32:
+		cumExtreme(c, l, isMax, func(x int32) float64 { return float64(x) })
+	case dtype.I64:
+		cumExtremeI64(c, l, isMax)
+	default:
+		return fmt.Errorf("%s: unsupported dtype %s", name, dt)
+	}
+	return nil
+}
+
+// cumExtreme compares through float64, which is exact for every dtype but
+// int64 (handled by cumExtremeI64).
+func cumExtreme[T any](c *Call, l *redLanes, isMax bool, load func(T) float64) {
+	src, dst, idst := as[T](c.InB[0]), as[T](c.OutB[0]), as[int64](c.OutB[1])
+	ioff := c.Out[1].Offset - c.Out[0].Offset
+	l.each(func(in, out, os int) {
+		best, bi := 0.0, int64(0)
+		var bv T
+		for i := 0; i < l.n; i++ {
+			v := src[in+i*l.inStride]
+			x := load(v)
+			if i == 0 || x != x || (best == best && ((isMax && x >= best) || (!isMax && x <= best))) {
+				best, bi, bv = x, int64(i), v
+			}
+			dst[out+i*os] = bv
+			idst[out+ioff+i*os] = bi
+		}
+	})
+}
+
+func cumExtremeI64(c *Call, l *redLanes, isMax bool) {
+	src, dst, idst := as[int64](c.InB[0]), as[int64](c.OutB[0]), as[int64](c.OutB[1])
+	ioff := c.Out[1].Offset - c.Out[0].Offset
+	l.each(func(in, out, os int) {
+		var best, bi int64
+		for i := 0; i < l.n; i++ {
+			x := src[in+i*l.inStride]
+			if i == 0 || (isMax && x >= best) || (!isMax && x <= best) {
+				best, bi = x, int64(i)
+			}
+			dst[out+i*os] = best
+			idst[out+ioff+i*os] = bi
+		}
 	})
 }

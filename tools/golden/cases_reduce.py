@@ -358,6 +358,20 @@ for name in ["cumsum", "cumprod"]:
     case(G, name, lambda x, fn=fn: fn(x, 0), [T([0, 3], "f32")], {"dim": 0})
     case(G, name, None, [T([2, 3], "f32")], {"dim": 2}, error="out of range")
 
+for name in ["cummax", "cummin"]:
+    fn = getattr(torch, name)
+    for dt in ALL:
+        case(G, name, lambda x, fn=fn: tuple(fn(x, 1)), [T([3, 6], dt, kind_for(dt))], {"dim": 1})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 0)), [T([6, 3], "i32", "int", hi=3, lo=0, layout="transposed")], {"dim": 0})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, -1)), [T([2, 3, 4], "f32", layout="strided")], {"dim": -1})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 1)), [T([3, 5], "f64", "edge")], {"dim": 1})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 1)),
+         [T([2, 7], "f32", [[1.0, 3.0, 3.0, 2.0, NAN, 5.0, NAN], [3.0, 1.0, 1.0, 2.0, -INF, 0.0, INF]])], {"dim": 1})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 1)), [T([3, 4], "i64", "big")], {"dim": 1})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 0)), [T([], "f32")], {"dim": 0})
+    case(G, name, lambda x, fn=fn: tuple(fn(x, 0)), [T([0, 3], "f32")], {"dim": 0})
+    case(G, name, None, [T([2, 3], "f32")], {"dim": 2}, error="out of range")
+
 # ---------------------------------------------------------------- sort, argsort, topk
 
 for dt in ALL:
