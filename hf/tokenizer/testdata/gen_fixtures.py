@@ -187,6 +187,25 @@ def metaspace_first():
     save("metaspace_first", tk)
 
 
+def batch_ref():
+    """Batch encoding with truncation and padding set through the API."""
+    tk = Tokenizer.from_file(os.path.join(HERE, "fixtures", "wordpiece_template", "tokenizer.json"))
+    texts = ["short", "a somewhat longer sentence with several words in it", "", "mid length text here"]
+    out = {"texts": texts, "cases": []}
+    for trunc, pad in [(None, {"direction": "right"}), (6, {"direction": "left", "length": 9}), (7, None)]:
+        tk.no_truncation()
+        tk.no_padding()
+        if trunc:
+            tk.enable_truncation(max_length=trunc, stride=1)
+        if pad:
+            tk.enable_padding(pad_id=0, pad_token="[PAD]", **pad)
+        encs = tk.encode_batch(texts)
+        out["cases"].append({"truncation": trunc, "padding": pad,
+                             "ids": [e.ids for e in encs], "attention_mask": [e.attention_mask for e in encs],
+                             "overflowing": [[o.ids for o in e.overflowing] for e in encs]})
+    json.dump(out, open(os.path.join(HERE, "batch_ref.json"), "w"), ensure_ascii=False, indent=0)
+
+
 if __name__ == "__main__":
     unigram_spm()
     bpe_suffix()
@@ -194,6 +213,7 @@ if __name__ == "__main__":
     bytelevel_roberta()
     split_wordlevel()
     metaspace_first()
+    batch_ref()
     for d in sorted(os.listdir(os.path.join(HERE, "fixtures"))):
         p = os.path.join(HERE, "fixtures", d)
         print(d, os.path.getsize(os.path.join(p, "tokenizer.json")), os.path.getsize(os.path.join(p, "ref.jsonl")))
