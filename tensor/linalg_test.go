@@ -119,7 +119,14 @@ func TestMatmulBlocked(t *testing.T) {
 // and lo*hi passes in f32 (in that order over K), on a K that spans several
 // KC blocks.
 func TestDotGeneralPrecisionExact(t *testing.T) {
-	const m, k, n = 3, 600, 5
+	// 3x5 runs the tiled kernels; 1xN and Mx1 the matrix-vector path, which
+	// must give the same bits.
+	for _, sz := range [][3]int{{3, 600, 5}, {1, 600, 5}, {3, 600, 1}} {
+		t.Run(fmt.Sprint(sz), func(t *testing.T) { precisionExact(t, sz[0], sz[1], sz[2]) })
+	}
+}
+
+func precisionExact(t *testing.T, m, k, n int) {
 	r := rand.New(rand.NewPCG(7, 9))
 	av, bv := toF32(randF64(r, m*k)), toF32(randF64(r, k*n))
 	a, b := tensor.FromSlice(laDev, av, m, k), tensor.FromSlice(laDev, bv, k, n)
@@ -149,7 +156,7 @@ func TestDotGeneralPrecisionExact(t *testing.T) {
 			}
 		}
 	}
-	// The three modes must actually differ on random data.
+	// The modes must actually differ on random data.
 	h := tensor.DotGeneral(a, b, tensor.DotGeneralDims{LhsContract: []int{1}, RhsContract: []int{0}, Precision: "highest"}).Float32s()
 	md := tensor.DotGeneral(a, b, tensor.DotGeneralDims{LhsContract: []int{1}, RhsContract: []int{0}, Precision: "medium"}).Float32s()
 	same := true
@@ -365,4 +372,18 @@ func BenchmarkConv2d(b *testing.B) {
 		tensor.Conv2d(x, w, nil, tensor.Conv2dOpts{Padding: []int{1}})
 	}
 	b.ReportMetric(2*float64(8*64*64*9*28*28)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkLinearGEMV is one token through a 1024x1024 f32 linear layer
+// (the decode-time shape: M = 1).
+func BenchmarkLinearGEMV(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 1024
+	x := tensor.FromSlice(laDev, toF32(randF64(r, n)), 1, n)
+	w := tensor.FromSlice(laDev, toF32(randF64(r, n*n)), n, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tensor.Linear(x, w, nil)
+	}
+	b.ReportMetric(2*float64(n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -47,6 +47,9 @@ type gemmSide[S any, T gemmNum] struct {
 	row   []int
 	k     []int
 	conv  []func(S) T
+	// plain marks a single pass whose converter is the plain numeric
+	// conversion, which packing then inlines.
+	plain bool
 }
 
 func (s *gemmSide[S, T]) batchOff(b int) int {
@@ -62,6 +65,9 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 	a           gemmSide[SA, T]
 	b           gemmSide[SB, T]
 	kern        func(kc int, a, b []T, c *[gemmMR * gemmNR]T)
+	// dot is the matrix-vector path (m == 1 or n == 1): the same
+	// accumulation as kern, in the same order over k.
+	dot func(x, y []T) T
 	// store receives a finished tile of C: rows i0.., columns j0.., ld nc.
 	store func(b, i0, j0, mc, nc int, c []T)
 }
@@ -70,6 +76,24 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 // dst as panels of w rows, each panel laid out p-major (w values per p),
 // zero-padding the last panel.
 func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) {
+	if s.plain {
+		switch src := any(s.src).(type) {
+		case []float32:
+			switch d := any(dst).(type) {
+			case []float64:
+				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				return
+			case []float32:
+				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				return
+			}
+		case []float64:
+			if d, ok := any(dst).([]float64); ok {
+				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				return
+			}
+		}
+	}
 	base := s.batchOff(b)
 	nk := len(s.k)
 	src := s.src
@@ -91,10 +115,37 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 	}
 }
 
+// packPlain is packSide for a single pass whose conversion is a plain
+// numeric conversion, without a call per element.
+func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w int) {
+	kc := len(k)
+	for pr := 0; pr < len(row); pr += w {
+		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
+		rs := row[pr:min(pr+w, len(row))]
+		if len(rs) < w {
+			clear(panel)
+		}
+		for r, ro := range rs {
+			o := base + ro
+			for p, ko := range k {
+				panel[p*w+r] = T(src[o+ko])
+			}
+		}
+	}
+}
+
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 func (g *gemmProblem[SA, SB, T]) run() {
 	if g.nb == 0 || g.m == 0 || g.n == 0 {
+		return
+	}
+	if g.m == 1 {
+		gemv(g.nb, g.n, g.k, &g.a, &g.b, g.dot, func(b, j int, c []T) { g.store(b, 0, j, 1, 1, c) })
+		return
+	}
+	if g.n == 1 {
+		gemv(g.nb, g.m, g.k, &g.b, &g.a, g.dot, func(b, i int, c []T) { g.store(b, i, 0, 1, 1, c) })
 		return
 	}
 	nmb, nnb := ceilDiv(g.m, gemmMC), ceilDiv(g.n, gemmNC)
@@ -136,6 +187,56 @@ func (g *gemmProblem[SA, SB, T]) run() {
 			g.store(b, i0, j0, mc, nc, c)
 		}
 	})
+}
+
+// gemv computes out(b, j) = dot(vec(b), other(b, j)) for the n rows of
+// other, converting the shared vector once per batch.
+func gemv[SV, SO any, T gemmNum](nb, n, k int, vec *gemmSide[SV, T], other *gemmSide[SO, T], dot func(x, y []T) T, store func(b, j int, c []T)) {
+	parallelFor(nb*n, nb*n*max(k, 1), func(lo, hi int) {
+		v, o := make([]T, k), make([]T, k)
+		var c [1]T
+		last := -1
+		for u := lo; u < hi; u++ {
+			b, j := u/n, u%n
+			if b != last {
+				packSide(v, vec, b, 0, 1, 0, k, 1)
+				last = b
+			}
+			packSide(o, other, b, j, 1, 0, k, 1)
+			c[0] = dot(v, o)
+			store(b, j, c[:])
+		}
+	})
+}
+
+// dotPlain is the dot product matching kern4x4 (separate multiply and add).
+func dotPlain[T gemmNum](x, y []T) T {
+	var acc T
+	y = y[:len(x)]
+	for i, a := range x {
+		acc += a * y[i]
+	}
+	return acc
+}
+
+// dotF64 is the dot product matching kern4x4F64 (fused multiply-add).
+func dotF64(x, y []float64) float64 {
+	var acc float64
+	y = y[:len(x)]
+	for i, a := range x {
+		acc = math.FMA(a, y[i], acc)
+	}
+	return acc
+}
+
+// dotF32 is the dot product matching kern4x4F32 (f32 FMA chain).
+func dotF32(x, y []float64) float64 {
+	var acc float64
+	y = y[:len(x)]
+	for i, a := range x {
+		acc = r32(a*y[i] + acc)
+	}
+	return acc
 }
 
 // kern4x4 accumulates a 4xkc by kcx4 panel product into c with separate
@@ -351,25 +452,25 @@ func dotGeneralKernel(c *Call) error {
 	case dtype.F32:
 		if isHighest(prec) {
 			cv := []func(float32) float64{widen32}
-			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, cv, cv, storeTile(as[float32](out), m, n, narrow32))
+			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true)
 			break
 		}
 		ca, cb := bf16Passes(prec)
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]), false)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false)
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
-			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false)
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]), true)
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false)
 	case dtype.I32:
 		intDot[int32](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
 	case dtype.I16:
@@ -386,17 +487,18 @@ func dotGeneralKernel(c *Call) error {
 
 func intDot[S int8 | uint8 | int16 | int32](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int, out []byte) {
 	cv := []func(S) int64{func(x S) int64 { return int64(x) }}
-	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }))
+	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }), false)
 }
 
 func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int,
-	kern func(int, []T, []T, *[16]T), ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T)) {
+	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool) {
 	l, r := c.In[0], c.In[1]
 	g := gemmProblem[S, S, T]{
 		nb: nb, m: m, n: n, k: k * len(ca),
-		a:     gemmSide[S, T]{src: as[S](c.InB[0]), base: l.Offset, batch: lb, row: lr, k: lk, conv: ca},
-		b:     gemmSide[S, T]{src: as[S](c.InB[1]), base: r.Offset, batch: rb, row: rr, k: rk, conv: cb},
+		a:     gemmSide[S, T]{src: as[S](c.InB[0]), base: l.Offset, batch: lb, row: lr, k: lk, conv: ca, plain: plain},
+		b:     gemmSide[S, T]{src: as[S](c.InB[1]), base: r.Offset, batch: rb, row: rr, k: rk, conv: cb, plain: plain},
 		kern:  kern,
+		dot:   dot,
 		store: store,
 	}
 	if k == 0 {

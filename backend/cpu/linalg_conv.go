@@ -16,15 +16,17 @@ import (
 // converted im2col columns), and the final rounding.
 type convPlan[S any, T gemmNum] struct {
 	kern    func(int, []T, []T, *[16]T)
+	dot     func(x, y []T) T
 	wConv   []func(S) T
 	xConv   []func(S) T
 	colConv []func(T) T
 	toT     func(S) T
 	fromT   func(T) S
+	plain   bool // single pass of plain numeric conversions (see gemmSide.plain)
 }
 
 func narrowPlan[S any](to func(S) float32, from func(float32) S) convPlan[S, float32] {
-	return convPlan[S, float32]{kern: kern4x4[float32], wConv: []func(S) float32{to}, xConv: []func(S) float32{to},
+	return convPlan[S, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: []func(S) float32{to}, xConv: []func(S) float32{to},
 		colConv: []func(float32) float32{idF32}, toT: to, fromT: from}
 }
 
@@ -42,15 +44,15 @@ func convolutionKernel(c *Call) error {
 	case dtype.F32:
 		if isHighest(prec) {
 			w := []func(float32) float64{widen32}
-			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
-				toT: widen32, fromT: narrow32})
+			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, dot: dotF32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
+				toT: widen32, fromT: narrow32, plain: true})
 			break
 		}
 		pa, pb := bf16Passes(prec)
-		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32})
+		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32})
 	case dtype.F64:
 		id := []func(float64) float64{ident[float64]}
-		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64]})
+		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true})
 	case dtype.BF16:
 		runConv(c, p, narrowPlan(func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
 	case dtype.F16:
@@ -149,9 +151,9 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 		kc := cinG * kprod
 		cols := make([]T, kc*lout)
 		acc := make([]T, coutG*lout)
-		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern,
-			a:     gemmSide[S, T]{src: w, row: seq(coutG, kc), k: seq(kc, 1), conv: pl.wConv},
-			b:     gemmSide[T, T]{src: cols, row: seq(lout, 1), k: seq(kc, lout), conv: pl.colConv},
+		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern, dot: pl.dot,
+			a:     gemmSide[S, T]{src: w, row: seq(coutG, kc), k: seq(kc, 1), conv: pl.wConv, plain: pl.plain},
+			b:     gemmSide[T, T]{src: cols, row: seq(lout, 1), k: seq(kc, lout), conv: pl.colConv, plain: pl.plain},
 			store: storeTile(acc, coutG, lout, ident[T]),
 		}
 		for n := 0; n < p.N; n++ {
@@ -175,9 +177,9 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 	m := coutG * kprod
 	cols := make([]T, m*lin)
 	acc := make([]T, coutG*lout)
-	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern,
-		a:     gemmSide[S, T]{src: w, row: seq(m, 1), k: seq(cinG, m), conv: pl.wConv},
-		b:     gemmSide[S, T]{src: x, row: seq(lin, 1), k: seq(cinG, lin), conv: pl.xConv},
+	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern, dot: pl.dot,
+		a:     gemmSide[S, T]{src: w, row: seq(m, 1), k: seq(cinG, m), conv: pl.wConv, plain: pl.plain},
+		b:     gemmSide[S, T]{src: x, row: seq(lin, 1), k: seq(cinG, lin), conv: pl.xConv, plain: pl.plain},
 		store: storeTile(cols, m, lin, ident[T]),
 	}
 	if cinG == 0 {
