@@ -191,8 +191,49 @@ func Register(d *Def) *Def {
 	if _, dup := table[d.Name]; dup {
 		panic("op: duplicate op " + d.Name)
 	}
+	if f, ok := pendingVJP[d.Name]; ok {
+		if d.VJP != nil {
+			panic("op: " + d.Name + " has a VJP in its declaration and in DefVJP")
+		}
+		d.VJP = f
+		delete(pendingVJP, d.Name)
+	}
 	table[d.Name] = d
 	return d
+}
+
+var pendingVJP = map[string]VJPFunc{}
+
+// DefVJP sets the VJP of op name, whether or not it is registered yet (VJPs
+// may live in their own files, independent of init order). Setting a VJP
+// twice panics.
+func DefVJP(name string, f VJPFunc) {
+	mu.Lock()
+	defer mu.Unlock()
+	if d, ok := table[name]; ok {
+		if d.VJP != nil {
+			panic("op: duplicate VJP for " + name)
+		}
+		d.VJP = f
+		return
+	}
+	if _, dup := pendingVJP[name]; dup {
+		panic("op: duplicate VJP for " + name)
+	}
+	pendingVJP[name] = f
+}
+
+// CheckVJPs reports VJPs defined for ops that were never registered (a typo
+// in a DefVJP name); tests call it.
+func CheckVJPs() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []string
+	for n := range pendingVJP {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Lookup returns the op named name.
