@@ -678,6 +678,68 @@ func registerReduceSorts() {
 		},
 	})
 	Register(&Def{
+		Name: "median_dim", Kind: Composite, Group: "reduce",
+		Doc: "The lower median along dim and its index as (values, indices); a lane holding NaN gives NaN " +
+			"and the index of its first NaN (torch.median with dim).",
+		Inputs: []string{"input"},
+		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrKeepdim},
+		DTypes: SetNumeric,
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			ra := Attrs{"dims": []int{a.Int("dim")}, "keepdim": a.Bool("keepdim")}
+			m, red, err := reduceMeta("median", in[0], ra, in[0].DType)
+			if err != nil {
+				return nil, err
+			}
+			if err := reduceCheckNonEmpty("median", in[0].Shape, red); err != nil {
+				return nil, err
+			}
+			return []Meta{m, {Shape: m.Shape, DType: dtype.I64}}, nil
+		},
+		Decompose: func(b Builder, in []Value, a Attrs) []Value {
+			x := in[0]
+			m := b.Meta(x)
+			dim, keep := a.Int("dim"), a.Bool("keepdim")
+			red, _ := ReduceAxes("median", []int{dim}, len(m.Shape))
+			outShape := ReducedShape(m.Shape, red, keep)
+			if len(m.Shape) == 0 {
+				x, dim = reduceReshape(b, x, []int{1}), 0
+			}
+			ax, _ := NormAxis("median", dim, len(b.Meta(x).Shape))
+			n := b.Meta(x).Shape[ax]
+			sorted := b.Call("sort", []Value{x}, Attrs{"dim": ax, "stable": true})
+			sel := Attrs{"dim": ax, "index": (n - 1) / 2}
+			v, i := Call1(b, "select", sel, sorted[0]), Call1(b, "select", sel, sorted[1])
+			if m.DType.IsFloat() {
+				isNaN := Call1(b, "ne", nil, x, x)
+				anyNaN := Call1(b, "any", Attrs{"dims": []int{ax}}, isNaN)
+				first := Call1(b, "argmax", Attrs{"dim": ax}, reduceConvert(b, isNaN, dtype.U8))
+				v = Call1(b, "where", nil, anyNaN, b.Scalar(math.NaN(), v), v)
+				i = Call1(b, "where", nil, anyNaN, first, i)
+			}
+			return []Value{reduceReshape(b, v, outShape), reduceReshape(b, i, outShape)}
+		},
+	})
+	Register(&Def{
+		Name: "median", Kind: Composite, Group: "reduce",
+		Doc:    "The lower median of all elements as a 0-d tensor; NaN if any element is NaN or the input is empty (torch.median).",
+		Inputs: []string{"input"},
+		DTypes: SetNumeric,
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			if in[0].Numel() == 0 && !in[0].DType.IsFloat() {
+				return nil, fmt.Errorf("median(): cannot compute the median of an empty %s tensor", reduceTorchName(in[0].DType))
+			}
+			return []Meta{{Shape: []int{}, DType: in[0].DType}}, nil
+		},
+		Decompose: func(b Builder, in []Value, a Attrs) []Value {
+			x := in[0]
+			if b.Meta(x).Numel() == 0 {
+				return []Value{Call1(b, "mean", nil, x)} // 0/0: NaN, as PyTorch
+			}
+			x = reduceReshape(b, x, []int{b.Meta(x).Numel()})
+			return []Value{b.Call("median_dim", []Value{x}, Attrs{"dim": 0})[0]}
+		},
+	})
+	Register(&Def{
 		Name: "argsort", Kind: Composite, Group: "reduce",
 		Doc:    "The indices that sort the input along dim (torch.argsort).",
 		Inputs: []string{"input"},

@@ -274,3 +274,15 @@ func (t *Tensor) Cummin(dim int) (values, indices *Tensor) {
 	r := Apply("cummin", []*Tensor{t}, op.Attrs{"dim": dim})
 	return r[0], r[1]
 }
+
+// Median returns the lower median of all elements as a 0-d tensor
+// (torch.median); NaN if any element is NaN.
+func (t *Tensor) Median() *Tensor { return Apply1("median", []*Tensor{t}, nil) }
+
+// MedianDim returns the lower median along dim and its index
+// (torch.median(t, dim, keepdim)); a lane holding NaN gives NaN and the
+// index of its first NaN.
+func (t *Tensor) MedianDim(dim int, keepdim bool) (values, indices *Tensor) {
+	r := Apply("median_dim", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	return r[0], r[1]
+}

@@ -372,7 +372,17 @@ for name in ["cummax", "cummin"]:
     case(G, name, lambda x, fn=fn: tuple(fn(x, 0)), [T([0, 3], "f32")], {"dim": 0})
     case(G, name, None, [T([2, 3], "f32")], {"dim": 2}, error="out of range")
 
-# ---------------------------------------------------------------- sort, argsort, topk
+# ---------------------------------------------------------------- sort, argsort, median, topk
+
+def distinct(shape, dt, seed):
+    """Tie-free integer data (PyTorch's topk orders ties unspecifiedly)."""
+    n = 1
+    for d in shape:
+        n *= d
+    g = torch.Generator().manual_seed(seed)
+    return T(shape, dt, (torch.randperm(n, generator=g) - (0 if dt == "u8" else n // 2)).reshape(shape).tolist())
+
+
 
 for dt in ALL:
     k = kind_for(dt)
@@ -397,21 +407,33 @@ case(G, "sort", lambda x: tuple(torch.sort(x, 1)), [T([3, 0], "f32")], {"dim": 1
 case(G, "sort", lambda x: tuple(torch.sort(x, 0)), [T([0, 3], "i32", "int")], {"dim": 0})
 case(G, "sort", None, [T([2, 3], "f32")], {"dim": 2}, error="out of range")
 
+for dt in NUMERIC:
+    # Tie-free data: which of several equal medians PyTorch reports is unspecified.
+    src = T([3, 5], dt) if dt in FLOATS else distinct([3, 5], dt, 3)
+    case(G, "median_dim", lambda x: tuple(torch.median(x, 1)), [src], {"dim": 1})
+    src = T([3, 5], dt) if dt in FLOATS else distinct([3, 5], dt, 4)
+    case(G, "median", lambda x: torch.median(x), [src])
+case(G, "median_dim", lambda x: tuple(torch.median(x, 0, keepdim=True)), [T([4, 3], "f32", layout="transposed")],
+     {"dim": 0, "keepdim": True})
+case(G, "median_dim", lambda x: tuple(torch.median(x, -1)), [T([2, 3, 4], "f64", layout="strided")], {"dim": -1})
+case(G, "median_dim", lambda x: tuple(torch.median(x, 1)),
+     [T([3, 4], "f32", [[1.0, NAN, 3.0, NAN], [4.0, 2.0, 3.0, 1.0], [INF, -INF, 0.0, 5.0]])], {"dim": 1})
+case(G, "median_dim", lambda x: tuple(torch.median(x, 0)), [T([], "f32")], {"dim": 0})
+case(G, "median_dim", lambda x: tuple(torch.median(x, 0)), [T([2, 0], "f32")], {"dim": 0})
+case(G, "median_dim", None, [T([2, 0], "f32")], {"dim": 1}, error="Expected reduction dim 1 to have non-zero size")
+case(G, "median_dim", None, [T([3], "bool", "bool")], {"dim": 0}, error="not implemented for dtype bool")
+case(G, "median", lambda x: torch.median(x), [T([2, 3], "f32", [[1.0, 2.0, NAN], [0.0, 5.0, 3.0]])])
+case(G, "median", lambda x: torch.median(x), [T([0], "f32")])
+case(G, "median", lambda x: torch.median(x), [T([], "i32", "int")])
+case(G, "median", lambda x: torch.median(x), [T([3, 4], "f32", layout="transposed")])
+
+
 for dt in ["f32", "i32", "bool", "bf16"]:
     case(G, "argsort", lambda x: torch.argsort(x, dim=-1, stable=True), [T([3, 6], dt, kind_for(dt))], {"stable": True})
     case(G, "argsort", lambda x: torch.argsort(x, dim=0, descending=True, stable=True), [T([4, 3], dt, kind_for(dt), layout="transposed")],
          {"dim": 0, "descending": True, "stable": True})
 case(G, "argsort", lambda x: torch.argsort(x), [T([3, 5], "f64", "edge")], {})
 case(G, "argsort", lambda x: torch.argsort(x, 0), [T([], "f32")], {"dim": 0})
-
-
-def distinct(shape, dt, seed):
-    """Tie-free integer data (PyTorch's topk orders ties unspecifiedly)."""
-    n = 1
-    for d in shape:
-        n *= d
-    g = torch.Generator().manual_seed(seed)
-    return T(shape, dt, (torch.randperm(n, generator=g) - (0 if dt == "u8" else n // 2)).reshape(shape).tolist())
 
 
 for dt in NUMERIC:
