@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"sync"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -136,6 +138,21 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// scratch recycles the GEMM's packing buffers across calls (every element
+// is written before it is read, so reused memory needs no clearing).
+var scratch sync.Pool
+
+func getScratch(n int) *[]byte {
+	if p, ok := scratch.Get().(*[]byte); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, n+n/4)
+	return &b
+}
+
+func putScratch(p *[]byte) { scratch.Put(p) }
+
 func (g *gemmProblem[SA, SB, T]) run() {
 	if g.nb == 0 || g.m == 0 || g.n == 0 {
 		return
@@ -153,9 +170,13 @@ func (g *gemmProblem[SA, SB, T]) run() {
 	mcap, ncap, kcap := min(g.m, gemmMC), min(g.n, gemmNC), min(max(g.k, 1), gemmKC)
 	cost := g.nb * g.m * g.n * max(g.k, 1)
 	parallelFor(units, cost, func(lo, hi int) {
-		apack := make([]T, ceilDiv(mcap, gemmMR)*gemmMR*kcap)
-		bpack := make([]T, ceilDiv(ncap, gemmNR)*gemmNR*kcap)
-		ctile := make([]T, mcap*ncap)
+		var z T
+		sz := int(unsafe.Sizeof(z))
+		na, nbp, nc := ceilDiv(mcap, gemmMR)*gemmMR*kcap, ceilDiv(ncap, gemmNR)*gemmNR*kcap, mcap*ncap
+		buf := getScratch((na + nbp + nc) * sz)
+		defer putScratch(buf)
+		all := as[T](*buf)
+		apack, bpack, ctile := all[:na:na], all[na:na+nbp:na+nbp], all[na+nbp:na+nbp+nc]
 		var acc [gemmMR * gemmNR]T
 		for u := lo; u < hi; u++ {
 			b := u / (nmb * nnb)
