@@ -320,3 +320,42 @@ func BenchmarkReduce(b *testing.B) {
 		})
 	}
 }
+
+// TestReduceOddLayouts covers layouts the golden cases do not: broadcast
+// (stride 0) and overlapping as_strided views.
+func TestReduceOddLayouts(t *testing.T) {
+	base := tensor.FromSlice(cpuDev, []float32{1, 2, 3, 4})
+	exp := tensor.Apply1("expand", []*tensor.Tensor{tensor.Apply1("reshape", []*tensor.Tensor{base}, op.Attrs{"shape": []int{1, 4}})}, op.Attrs{"shape": []int{3, 4}})
+	// Overlapping rows: [[1 2 3] [2 3 4]].
+	ov := tensor.Apply1("as_strided", []*tensor.Tensor{base}, op.Attrs{"shape": []int{2, 3}, "strides": []int{1, 1}})
+	cases := []struct {
+		name string
+		got  *tensor.Tensor
+		want []float64
+	}{
+		{"expand sum dim0", exp.Sum([]int{0}, false), []float64{3, 6, 9, 12}},
+		{"expand sum dim1", exp.Sum([]int{1}, false), []float64{10, 10, 10}},
+		{"expand amax all", exp.Amax(nil, false), []float64{4}},
+		{"expand cumsum dim0", exp.Cumsum(0), []float64{1, 2, 3, 4, 2, 4, 6, 8, 3, 6, 9, 12}},
+		{"overlap sum dim0", ov.Sum([]int{0}, false), []float64{3, 5, 7}},
+		{"overlap prod dim1", ov.Prod([]int{1}, false), []float64{6, 24}},
+		{"overlap argmin dim0", ov.Argmin(0, false), []float64{0, 0, 0}},
+		{"overlap sort desc dim0", func() *tensor.Tensor { v, _ := ov.Sort(0, true); return v }(), []float64{2, 3, 4, 1, 2, 3}},
+		{"overlap softmax dim0", ov.Softmax(0), []float64{
+			1 / (1 + math.E), 1 / (1 + math.E), 1 / (1 + math.E),
+			math.E / (1 + math.E), math.E / (1 + math.E), math.E / (1 + math.E)}},
+	}
+	for _, c := range cases {
+		got := c.got.Float64s()
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-6 {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
