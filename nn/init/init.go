@@ -99,7 +99,7 @@ func TruncNormal(t *tensor.Tensor, mean, std, a, b float64, g *tensor.Generator)
 		// Draw in float64 so erfinv near ±1 keeps its tails; copy_ rounds
 		// to t's dtype.
 		x := tensor.UniformGen(g, t.Device(), 2*l-1, 2*u-1, dtype.F64, t.Shape()...)
-		v = x.Erfinv().MulScalar(std * math.Sqrt2).AddScalar(mean).Clamp(a, b)
+		v = x.Erfinv().MulScalar(std*math.Sqrt2).AddScalar(mean).Clamp(a, b)
 	})
 	return fill(t, v)
 }
