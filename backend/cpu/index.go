@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -151,37 +152,64 @@ func gatherBase(x op.Layout, idxShape []int, ax int) (base []int, n, stride int)
 }
 
 func gatherKernel[T any](c *Call) error {
-	x, idx := c.In[0], c.In[1]
-	ax, err := axisOf(c, len(x.Shape))
-	if err != nil {
-		return err
+	if c.In[1].DType == dtype.I32 {
+		return gatherRun[T, int32](c)
 	}
-	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
-	base, n, st := gatherBase(x.Layout, idx.Shape, ax)
-	ioffs := ixOffsets(idx.Layout)
-	rd := ixReader(idx, c.InB[1])
-	for i, io := range ioffs {
-		v := rd(io)
-		if v < 0 || v >= int64(n) {
-			return outOfBounds(v, ax, n)
-		}
-		dst[i] = src[base[i]+int(v)*st]
-	}
-	return nil
+	return gatherRun[T, int64](c)
 }
 
-func indexSelectKernel[T any](c *Call) error {
+// gatherRun walks the output in runs along its innermost dimension (in
+// parallel for large outputs); the first out-of-bounds index stops it.
+func gatherRun[T any, I int32 | int64](c *Call) error {
 	x, idx, out := c.In[0], c.In[1], c.Out[0]
 	ax, err := axisOf(c, len(x.Shape))
 	if err != nil {
 		return err
 	}
-	n, st, inner := 1, 0, 1
-	base := op.Layout{Shape: out.Shape, Strides: make([]int, len(out.Shape)), Offset: x.Offset}
+	n, st := 1, 0
+	xst := make([]int, len(idx.Shape))
 	if len(x.Shape) > 0 {
-		n, st, inner = x.Shape[ax], x.Strides[ax], op.Numel(out.Shape[ax+1:])
-		copy(base.Strides, x.Strides)
-		base.Strides[ax] = 0
+		n, st = x.Shape[ax], x.Strides[ax]
+		copy(xst, x.Strides)
+		xst[ax] = 0
+	}
+	src, dst, ix := as[T](c.InB[0]), as[T](c.OutB[0]), as[I](c.InB[1])
+	var mu sync.Mutex
+	var first error
+	forEachRun(idx.Shape, [][]int{out.Strides, idx.Strides, xst}, []int{out.Offset, idx.Offset, x.Offset}, func(offs []int, m int, inner []int) {
+		o, a, b := offs[0], offs[1], offs[2]
+		sa, sb := inner[1], inner[2]
+		for i := 0; i < m; i++ {
+			v := int64(ix[a+i*sa])
+			if v < 0 || v >= int64(n) {
+				mu.Lock()
+				if first == nil {
+					first = outOfBounds(v, ax, n)
+				}
+				mu.Unlock()
+				return
+			}
+			dst[o+i] = src[b+i*sb+int(v)*st]
+		}
+	})
+	return first
+}
+
+func indexSelectKernel[T any](c *Call) error {
+	x, idx := c.In[0], c.In[1]
+	ax, err := axisOf(c, len(x.Shape))
+	if err != nil {
+		return err
+	}
+	n, st := 1, 0
+	var outerL, innerL op.Layout
+	if len(x.Shape) > 0 {
+		n, st = x.Shape[ax], x.Strides[ax]
+		outerL = op.Layout{Shape: x.Shape[:ax], Strides: x.Strides[:ax], Offset: x.Offset}
+		innerL = op.Layout{Shape: x.Shape[ax+1:], Strides: x.Strides[ax+1:]}
+	} else {
+		outerL = op.Layout{Shape: []int{}, Strides: []int{}, Offset: x.Offset}
+		innerL = op.Layout{Shape: []int{}, Strides: []int{}}
 	}
 	ioffs := ixOffsets(idx.Layout)
 	rd := ixReader(idx, c.InB[1])
@@ -193,10 +221,28 @@ func indexSelectKernel[T any](c *Call) error {
 		}
 		pos[j] = int(v) * st
 	}
-	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
-	for p, b := range ixOffsets(base) {
-		dst[p] = src[b+pos[(p/inner)%len(pos)]]
+	outer := ixOffsets(outerL)
+	inner := op.Numel(innerL.Shape)
+	contig := innerL.IsContiguous()
+	var innerOffs []int
+	if !contig {
+		innerOffs = ixOffsets(innerL)
 	}
+	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])
+	rows := len(outer) * len(pos)
+	parallelFor(rows, rows*inner, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			base := outer[r/len(pos)] + pos[r%len(pos)]
+			d := dst[r*inner : (r+1)*inner]
+			if contig {
+				copy(d, src[base:base+inner])
+				continue
+			}
+			for k, io := range innerOffs {
+				d[k] = src[base+io]
+			}
+		}
+	})
 	return nil
 }
 
