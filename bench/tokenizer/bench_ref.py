@@ -11,7 +11,9 @@
   every document.
 
 Each measurement is one untimed warm-up and then --reps timed runs; the
-median is reported. MB/s = UTF-8 input bytes / 10^6 / median seconds.
+median is reported. MB/s = UTF-8 input bytes / 10^6 / median seconds, from
+wall time (mb_per_s) and from the process's CPU time (mb_per_cpu_s; steadier
+on a machine shared with other jobs).
 ids_sha256 is SHA-256 over every document's ids joined by "," with "\\n"
 after each document; the Go benchmark computes the same digest, so equal
 digests mean identical token ids.
@@ -42,13 +44,27 @@ def ids_digest(batch_ids):
 
 
 def timed(fn, reps):
+    """Returns (wall seconds, CPU seconds) of reps runs after one warm-up."""
     fn()  # warm-up (also fills BPE word caches, as a long-running service would)
-    runs = []
+    runs, cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         runs.append(time.perf_counter() - t0)
-    return runs
+        cpu.append(time.process_time() - c0)
+    return runs, cpu
+
+
+def speeds(nbytes, runs, cpu):
+    med, cmed = statistics.median(runs), statistics.median(cpu)
+    return {
+        "runs_s": runs,
+        "median_s": med,
+        "mb_per_s": nbytes / 1e6 / med,
+        "cpu_runs_s": cpu,
+        "cpu_median_s": cmed,
+        "mb_per_cpu_s": nbytes / 1e6 / cmed if cmed > 0 else 0.0,
+    }
 
 
 def main(argv):
@@ -91,17 +107,11 @@ def main(argv):
         ids = [e.ids for e in encs]
         hf_ids[name] = ids
         del encs
-        runs = timed(lambda: tok.encode_batch(docs, add_special_tokens=False), args.reps)
-        med = statistics.median(runs)
-        out["hf"][name] = {
-            "load_s": load_s,
-            "runs_s": runs,
-            "median_s": med,
-            "mb_per_s": nbytes / 1e6 / med,
-            "tokens": sum(len(x) for x in ids),
-            "ids_sha256": ids_digest(ids),
-        }
-        print(f"hf {name}: {nbytes / 1e6 / med:.2f} MB/s", file=sys.stderr)
+        runs, cpu = timed(lambda: tok.encode_batch(docs, add_special_tokens=False), args.reps)
+        r = dict(load_s=load_s, **speeds(nbytes, runs, cpu))
+        r.update(tokens=sum(len(x) for x in ids), ids_sha256=ids_digest(ids))
+        out["hf"][name] = r
+        print(f"hf {name}: {r['mb_per_s']:.2f} MB/s ({r['mb_per_cpu_s']:.2f} per CPU second)", file=sys.stderr)
 
     if args.tiktoken:
         import tiktoken_from_hf
@@ -110,13 +120,11 @@ def main(argv):
         enc, info = tiktoken_from_hf.encoding_from_tokenizer_json(name, paths[name])
         ids = enc.encode_batch(docs, num_threads=1, allowed_special="all")
         mism = [i for i, (a, b) in enumerate(zip(ids, hf_ids[name])) if a != b]
-        runs = timed(lambda: enc.encode_batch(docs, num_threads=1, allowed_special="all"), args.reps)
+        runs, cpu = timed(lambda: enc.encode_batch(docs, num_threads=1, allowed_special="all"), args.reps)
         med = statistics.median(runs)
         out["tiktoken"][name] = dict(
             info,
-            runs_s=runs,
-            median_s=med,
-            mb_per_s=nbytes / 1e6 / med,
+            **speeds(nbytes, runs, cpu),
             tokens=sum(len(x) for x in ids),
             ids_sha256=ids_digest(ids),
             ids_equal_hf=not mism,

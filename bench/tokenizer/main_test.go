@@ -112,6 +112,9 @@ func TestMeasure(t *testing.T) {
 	if f.calls != 4 {
 		t.Errorf("encodeBatch called %d times, want 1 warm-up + 3", f.calls)
 	}
+	if len(r.CPURunsS) != 3 || r.CPUMedianS < 0 {
+		t.Errorf("cpu runs %v", r.CPURunsS)
+	}
 	if len(r.RunsS) != 3 || r.Tokens != 3 {
 		t.Errorf("runs %v tokens %d, want 3 runs and 3 tokens", r.RunsS, r.Tokens)
 	}

@@ -8,8 +8,10 @@ bench/README.md):
   {"corpus": {"documents", "bytes"},
    "env": {...},
    "results": [{"tokenizer", "impl", "mb_per_s", "median_s", "runs_s",
+                "mb_per_cpu_s", "cpu_median_s", "cpu_runs_s",
                 "tokens", "load_s", "ids_sha256", "ids_equal_hf"}],
    "ratios": {"gotpu_over_hf": {NAME: x}, "gotpu_over_tiktoken": {NAME: x}},
+   "ratios_cpu": {"gotpu_over_hf": {NAME: x}, "gotpu_over_tiktoken": {NAME: x}},
    "gotpu_error": null or a one-line message}
 
 Exit status: 0, or 1 when an input is unreadable or when gotpu's ids differ
@@ -41,6 +43,7 @@ def main(argv):
         return 1
 
     results, ratios = [], {"gotpu_over_hf": {}, "gotpu_over_tiktoken": {}}
+    ratios_cpu = {"gotpu_over_hf": {}, "gotpu_over_tiktoken": {}}
     mismatch = []
     for name, r in ref["hf"].items():
         results.append(dict(tokenizer=name, impl="hf_tokenizers", ids_equal_hf=True, **pick(r)))
@@ -54,8 +57,10 @@ def main(argv):
                 mismatch.append(name)
             results.append(dict(tokenizer=name, impl="gotpu", ids_equal_hf=eq, **pick(g)))
             ratios["gotpu_over_hf"][name] = g["mb_per_s"] / r["mb_per_s"]
+            ratios_cpu["gotpu_over_hf"][name] = cpu_ratio(g, r)
             if t:
                 ratios["gotpu_over_tiktoken"][name] = g["mb_per_s"] / t["mb_per_s"]
+                ratios_cpu["gotpu_over_tiktoken"][name] = cpu_ratio(g, t)
     env = dict(ref["env"])
     if gor:
         env["go"] = gor["go"]["version"]
@@ -63,7 +68,8 @@ def main(argv):
     gerr = args.go_error or None
     if gerr is None and gor is None:
         gerr = "no Go measurement"
-    out = {"corpus": ref["corpus"], "env": env, "results": results, "ratios": ratios, "gotpu_error": gerr}
+    out = {"corpus": ref["corpus"], "env": env, "results": results, "ratios": ratios, "ratios_cpu": ratios_cpu,
+           "gotpu_error": gerr}
 
     if args.json:
         print(json.dumps(out, indent=2))
@@ -71,15 +77,16 @@ def main(argv):
         c = ref["corpus"]
         print(f"tokenizer benchmark: {c['bytes'] / 1e6:.2f} MB in {c['documents']} documents, one thread each, "
               f"median of {len(results[0]['runs_s']) if results else 0} runs")
-        print(f"{'tokenizer':<12}{'impl':<15}{'MB/s':>9}{'median s':>10}{'tokens':>10}{'load s':>8}  ids==HF")
+        print(f"{'tokenizer':<12}{'impl':<15}{'MB/s':>8}{'MB/cpu-s':>10}{'median s':>10}{'tokens':>10}"
+              f"{'load s':>8}  ids==HF")
         for r in results:
             load_s = f"{r['load_s']:.2f}" if r.get("load_s") is not None else "-"
-            print(f"{r['tokenizer']:<12}{r['impl']:<15}{r['mb_per_s']:>9.2f}{r['median_s']:>10.3f}"
-                  f"{r['tokens']:>10}{load_s:>8}  {'yes' if r['ids_equal_hf'] else 'NO'}")
-        for name, x in ratios["gotpu_over_hf"].items():
-            print(f"gotpu / HF tokenizers  {name:<10}{x:6.2f}x")
-        for name, x in ratios["gotpu_over_tiktoken"].items():
-            print(f"gotpu / tiktoken       {name:<10}{x:6.2f}x")
+            print(f"{r['tokenizer']:<12}{r['impl']:<15}{r['mb_per_s']:>8.2f}{r['mb_per_cpu_s']:>10.2f}"
+                  f"{r['median_s']:>10.3f}{r['tokens']:>10}{load_s:>8}  {'yes' if r['ids_equal_hf'] else 'NO'}")
+        print(f"{'ratio':<34}{'wall':>8}{'cpu':>8}")
+        for key, label in (("gotpu_over_hf", "gotpu / HF tokenizers"), ("gotpu_over_tiktoken", "gotpu / tiktoken")):
+            for name, x in ratios[key].items():
+                print(f"{label:<23}{name:<11}{x:7.2f}x{ratios_cpu[key][name]:7.2f}x")
         if gerr:
             print(f"gotpu: not measured: {gerr}")
     if mismatch:
@@ -89,7 +96,13 @@ def main(argv):
 
 
 def pick(r):
-    return {k: r.get(k) for k in ("mb_per_s", "median_s", "runs_s", "tokens", "load_s", "ids_sha256")}
+    keys = ("mb_per_s", "median_s", "runs_s", "mb_per_cpu_s", "cpu_median_s", "cpu_runs_s",
+            "tokens", "load_s", "ids_sha256")
+    return {k: r.get(k) for k in keys}
+
+
+def cpu_ratio(a, b):
+    return a["mb_per_cpu_s"] / b["mb_per_cpu_s"] if a.get("mb_per_cpu_s") and b.get("mb_per_cpu_s") else None
 
 
 if __name__ == "__main__":
