@@ -218,13 +218,20 @@ func ScaledDotProductAttention(q, k, v *Tensor, o SDPAOpts) *Tensor {
 	if o.Generator == nil {
 		return Apply1("scaled_dot_product_attention", in, a)
 	}
-	// Reserve one counter per output element, as the default generator does.
-	meta := q.Shape()
-	n := 1
-	for _, d := range meta[:len(meta)-1] {
+	// Reserve one counter per output element, as the default generator
+	// does: the output's batch dims are the broadcast of q's, k's and v's.
+	n := q.Size(-2) * v.Size(-1)
+	qs, ks, vs := q.Shape(), k.Shape(), v.Shape()
+	for i := 3; i <= max(len(qs), len(ks), len(vs)); i++ {
+		d := 1
+		for _, s := range [][]int{qs, ks, vs} {
+			if len(s) >= i {
+				d = max(d, s[len(s)-i])
+			}
+		}
 		n *= d
 	}
-	return Apply1("scaled_dot_product_attention", in, WithGenerator(o.Generator, a, n*v.Size(-1)))
+	return Apply1("scaled_dot_product_attention", in, WithGenerator(o.Generator, a, n))
 }
 
 // InterpolateOpts are F.interpolate's options: Size or ScaleFactor (one of
