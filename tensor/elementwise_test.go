@@ -273,3 +273,33 @@ func TestElementwiseDirectVsDecomposed(t *testing.T) {
 		}
 	}
 }
+
+// Benchmarks of a few hot elementwise ops on 1M f32 elements (no timing is
+// asserted; bench/ compares against PyTorch).
+func BenchmarkElementwise(b *testing.B) {
+	n := 1 << 20
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(math.Sin(float64(i)))
+	}
+	x := tensor.FromSlice(elemCPU, xs)
+	y := x.AddScalar(1.5)
+	for _, bc := range []struct {
+		name string
+		f    func() *tensor.Tensor
+	}{
+		{"add", func() *tensor.Tensor { return x.Add(y) }},
+		{"mul_scalar", func() *tensor.Tensor { return x.MulScalar(0.5) }},
+		{"exp", x.Exp},
+		{"gelu", x.Gelu},
+		{"silu", x.Silu},
+		{"where", func() *tensor.Tensor { return tensor.Where(x.GtScalar(0), x, y) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				bc.f()
+			}
+		})
+	}
+}

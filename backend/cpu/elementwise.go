@@ -153,9 +153,9 @@ func registerBinaryKernels() {
 	reg("mul", op.SetAll, func(c *Call) error {
 		switch c.In[0].DType {
 		case dtype.F32:
-			binaryLoop(c, func(a, b float32) float32 { return a * b })
+			arith[float32](c, '*')
 		case dtype.F64:
-			binaryLoop(c, func(a, b float64) float64 { return a * b })
+			arith[float64](c, '*')
 		default:
 			numBinary(c, func(a, b float64) float64 { return a * b }, func(a, b int64) int64 { return a * b })
 		}
@@ -229,6 +229,75 @@ func registerBinaryKernels() {
 	})
 }
 
+// arith is the fast path of f32/f64 +, -, *, /: the operator is chosen once
+// per run instead of through a function value per element, and the common
+// contiguous and scalar-broadcast runs are plain slice loops.
+func arith[T float32 | float64](c *Call, op byte) {
+	x, y, out := c.In[0], c.In[1], c.Out[0]
+	xs, ys, dst := as[T](c.InB[0]), as[T](c.InB[1]), as[T](c.OutB[0])
+	forEachRun(out.Shape, [][]int{out.Strides, x.Strides, y.Strides}, []int{out.Offset, x.Offset, y.Offset}, func(offs []int, n int, inner []int) {
+		o, a, b := offs[0], offs[1], offs[2]
+		sa, sb := inner[1], inner[2]
+		d := dst[o : o+n]
+		switch {
+		case sa == 1 && sb == 1:
+			xa, yb := xs[a:a+n], ys[b:b+n]
+			switch op {
+			case '+':
+				for i := range d {
+					d[i] = xa[i] + yb[i]
+				}
+			case '-':
+				for i := range d {
+					d[i] = xa[i] - yb[i]
+				}
+			case '*':
+				for i := range d {
+					d[i] = xa[i] * yb[i]
+				}
+			case '/':
+				for i := range d {
+					d[i] = xa[i] / yb[i]
+				}
+			}
+		case sa == 1 && sb == 0:
+			xa, v := xs[a:a+n], ys[b]
+			switch op {
+			case '+':
+				for i := range d {
+					d[i] = xa[i] + v
+				}
+			case '-':
+				for i := range d {
+					d[i] = xa[i] - v
+				}
+			case '*':
+				for i := range d {
+					d[i] = xa[i] * v
+				}
+			case '/':
+				for i := range d {
+					d[i] = xa[i] / v
+				}
+			}
+		default:
+			for i := range d {
+				p, q := xs[a+i*sa], ys[b+i*sb]
+				switch op {
+				case '+':
+					d[i] = p + q
+				case '-':
+					d[i] = p - q
+				case '*':
+					d[i] = p * q
+				case '/':
+					d[i] = p / q
+				}
+			}
+		}
+	})
+}
+
 func pick[T any](c bool, x, y T) T {
 	if c {
 		return x
@@ -270,13 +339,13 @@ func addSub(c *Call, sign float64) error {
 		}
 		switch {
 		case dt == dtype.F32 && alpha == 1:
-			binaryLoop(c, func(a, b float32) float32 { return a + b })
+			arith[float32](c, '+')
 		case dt == dtype.F32 && alpha == -1:
-			binaryLoop(c, func(a, b float32) float32 { return a - b })
+			arith[float32](c, '-')
 		case dt == dtype.F64 && alpha == 1:
-			binaryLoop(c, func(a, b float64) float64 { return a + b })
+			arith[float64](c, '+')
 		case dt == dtype.F64 && alpha == -1:
-			binaryLoop(c, func(a, b float64) float64 { return a - b })
+			arith[float64](c, '-')
 		case dt == dtype.F64:
 			binaryLoop(c, func(a, b float64) float64 { return math.FMA(alpha, b, a) })
 		default:
@@ -323,9 +392,9 @@ func divKernel(c *Call) error {
 		default:
 			switch dt {
 			case dtype.F32:
-				binaryLoop(c, func(a, b float32) float32 { return a / b })
+				arith[float32](c, '/')
 			case dtype.F64:
-				binaryLoop(c, func(a, b float64) float64 { return a / b })
+				arith[float64](c, '/')
 			default:
 				floatBinary(c, func(a, b float64) float64 { return a / b })
 			}
