@@ -55,12 +55,9 @@ const (
 
 // splitNorm cuts n according to pieces and behavior, appending non-empty
 // sub-pieces to dst.
-func splitNorm(n *normStr, pieces []piece, behavior splitBehavior, dst []normStr) []normStr {
-	type rng struct {
-		sp     span
-		remove bool
-	}
-	var out []rng
+func splitNorm(n *normStr, pieces []piece, behavior splitBehavior, dst []normStr, sc *scratch) []normStr {
+	out := sc.rngs[:0]
+	defer func() { sc.rngs = out[:0] }()
 	switch behavior {
 	case behaviorIsolated:
 		for _, p := range pieces {
@@ -114,21 +111,54 @@ func splitNorm(n *normStr, pieces []piece, behavior splitBehavior, dst []normStr
 	return dst
 }
 
+
+
+// scratch holds buffers reused across pre-tokenization calls of one encode.
+type scratch struct {
+	spans  []span
+	pieces []piece
+	rngs   []rng
+	bufs   [][]normStr
+}
+
+type rng struct {
+	sp     span
+	remove bool
+}
+
+func (sc *scratch) getBuf() []normStr {
+	if n := len(sc.bufs); n > 0 {
+		b := sc.bufs[n-1]
+		sc.bufs = sc.bufs[:n-1]
+		return b[:0]
+	}
+	return make([]normStr, 0, 16)
+}
+
+func (sc *scratch) putBuf(b []normStr) {
+	clear(b)
+	sc.bufs = append(sc.bufs, b[:0])
+}
+
 // preTokenizer cuts one piece into words, appending them to dst.
 type preTokenizer interface {
-	split(n normStr, dst []normStr) ([]normStr, error)
+	split(n normStr, dst []normStr, sc *scratch) ([]normStr, error)
 }
 
 type seqPreTokenizer []preTokenizer
 
-func (s seqPreTokenizer) split(n normStr, dst []normStr) ([]normStr, error) {
-	cur := []normStr{n}
-	var next []normStr
+func (s seqPreTokenizer) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
+	cur := append(sc.getBuf(), n)
+	next := sc.getBuf()
+	defer func() {
+		sc.putBuf(cur)
+		sc.putBuf(next)
+	}()
 	var err error
 	for _, p := range s {
 		next = next[:0]
 		for _, c := range cur {
-			if next, err = p.split(c, next); err != nil {
+			if next, err = p.split(c, next, sc); err != nil {
 				return dst, err
 			}
 		}
@@ -145,13 +175,32 @@ type patternSplit struct {
 	invert   bool
 }
 
-func (p *patternSplit) split(n normStr, dst []normStr) ([]normStr, error) {
+func (p *patternSplit) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	if n.norm == "" {
 		return dst, nil
 	}
-	m := p.pat.findAll(n.norm, nil)
-	pieces := splitPieces(n.norm, m, p.invert, nil)
-	return splitNorm(&n, pieces, p.behavior, dst), nil
+	m := p.pat.findAll(n.norm, sc.spans[:0])
+	sc.spans = m[:0]
+	if p.behavior == behaviorIsolated {
+		// Every piece is kept: cut directly at the match boundaries.
+		prev := 0
+		for _, x := range m {
+			if prev < x.start {
+				dst = append(dst, n.slice(prev, x.start))
+			}
+			if x.end > x.start {
+				dst = append(dst, n.slice(x.start, x.end))
+			}
+			prev = max(prev, x.end)
+		}
+		if prev < len(n.norm) {
+			dst = append(dst, n.slice(prev, len(n.norm)))
+		}
+		return dst, nil
+	}
+	pieces := splitPieces(n.norm, m, p.invert, sc.pieces[:0])
+	sc.pieces = pieces[:0]
+	return splitNorm(&n, pieces, p.behavior, dst, sc), nil
 }
 
 // whitespacePreTokenizer implements `\w+|[^\w\s]+` (matches kept, the rest
@@ -194,21 +243,22 @@ func (wordRunPattern) findAll(s string, dst []span) []span {
 	return dst
 }
 
-func (whitespacePreTokenizer) split(n normStr, dst []normStr) ([]normStr, error) {
+func (whitespacePreTokenizer) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	p := patternSplit{pat: wordRunPattern{}, behavior: behaviorRemoved, invert: true}
-	return p.split(n, dst)
+	return p.split(n, dst, sc)
 }
 
 // bertPreTokenizer splits on whitespace (removed) then isolates punctuation.
 type bertPreTokenizer struct{}
 
-func (bertPreTokenizer) split(n normStr, dst []normStr) ([]normStr, error) {
+func (bertPreTokenizer) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	ws := patternSplit{pat: &runePattern{isWhitespace}, behavior: behaviorRemoved}
-	words, _ := ws.split(n, nil)
+	words, _ := ws.split(n, sc.getBuf(), sc)
 	pu := patternSplit{pat: &runePattern{isPunctuation}, behavior: behaviorIsolated}
 	for _, w := range words {
-		dst, _ = pu.split(w, dst)
+		dst, _ = pu.split(w, dst, sc)
 	}
+	sc.putBuf(words)
 	return dst, nil
 }
 
@@ -220,7 +270,7 @@ type metaspacePreTokenizer struct {
 	splitWords  bool
 }
 
-func (m *metaspacePreTokenizer) split(n normStr, dst []normStr) ([]normStr, error) {
+func (m *metaspacePreTokenizer) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	if strings.IndexByte(n.norm, ' ') >= 0 {
 		lp := literalPattern{" "}
 		n.replaceMatches(lp.findAll(n.norm, nil), m.replacement)
@@ -243,7 +293,7 @@ func (m *metaspacePreTokenizer) split(n normStr, dst []normStr) ([]normStr, erro
 	}
 	rep, _ := utf8.DecodeRuneInString(m.replacement)
 	p := patternSplit{pat: &runePattern{func(r rune) bool { return r == rep }}, behavior: behaviorMergedWithNext}
-	return p.split(n, dst)
+	return p.split(n, dst, sc)
 }
 
 // byteLevelPreTokenizer is GPT-2's pre-tokenizer: optional prefix space,
@@ -257,14 +307,14 @@ type byteLevelPreTokenizer struct {
 
 var gpt2Hand = &handPattern{handGPT2}
 
-func (b *byteLevelPreTokenizer) split(n normStr, dst []normStr) ([]normStr, error) {
+func (b *byteLevelPreTokenizer) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	if b.addPrefixSpace && !strings.HasPrefix(n.norm, " ") {
 		n.prepend(" ")
 	}
 	start := len(dst)
 	if b.useRegex {
-		var mbuf [64]span
-		m := gpt2Hand.findAll(n.norm, mbuf[:0])
+		m := gpt2Hand.findAll(n.norm, sc.spans[:0])
+		sc.spans = m[:0]
 		for _, x := range m {
 			if x.end > x.start {
 				dst = append(dst, n.slice(x.start, x.end))
@@ -286,7 +336,7 @@ func (b *byteLevelPreTokenizer) split(n normStr, dst []normStr) ([]normStr, erro
 // charDelimiterSplit splits on one character, removing it.
 type charDelimiterSplit struct{ delim rune }
 
-func (c charDelimiterSplit) split(n normStr, dst []normStr) ([]normStr, error) {
+func (c charDelimiterSplit) split(n normStr, dst []normStr, sc *scratch) ([]normStr, error) {
 	p := patternSplit{pat: &runePattern{func(r rune) bool { return r == c.delim }}, behavior: behaviorRemoved}
-	return p.split(n, dst)
+	return p.split(n, dst, sc)
 }

@@ -127,6 +127,7 @@ type encState struct {
 	toks   []token
 	am     []addedMatch
 	out    []outTok
+	sc     scratch
 }
 
 // outTok is a finished token before it is laid out in an Encoding.
@@ -317,7 +318,7 @@ func (t *Tokenizer) encodeSequence(text string, typeID int) (Encoding, error) {
 		}
 		st.words = st.words[:0]
 		if t.preTok != nil {
-			if st.words, err = t.preTok.split(sp.n, st.words); err != nil {
+			if st.words, err = t.preTok.split(sp.n, st.words, &st.sc); err != nil {
 				st.out = out
 				return Encoding{}, err
 			}
