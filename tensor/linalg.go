@@ -102,6 +102,12 @@ func AddmmScaled(input, mat1, mat2 *Tensor, beta, alpha any) *Tensor {
 	return Apply1("addmm", []*Tensor{input, mat1, mat2}, a)
 }
 
+// AddmmInPlace sets t to beta*t + alpha*(mat1 @ mat2) (Tensor.addmm_) and
+// returns t.
+func (t *Tensor) AddmmInPlace(mat1, mat2 *Tensor, beta, alpha any) *Tensor {
+	return t.inplace("addmm_", AddmmScaled(t, mat1, mat2, beta, alpha))
+}
+
 // Baddbmm returns input + bmm(batch1, batch2) (torch.baddbmm with beta = alpha = 1).
 func Baddbmm(input, batch1, batch2 *Tensor) *Tensor {
 	return BaddbmmScaled(input, batch1, batch2, 1, 1)
@@ -112,6 +118,12 @@ func BaddbmmScaled(input, batch1, batch2 *Tensor, beta, alpha any) *Tensor {
 	a := precAttrs("")
 	a["beta"], a["alpha"] = beta, alpha
 	return Apply1("baddbmm", []*Tensor{input, batch1, batch2}, a)
+}
+
+// BaddbmmInPlace sets t to beta*t + alpha*bmm(batch1, batch2)
+// (Tensor.baddbmm_) and returns t.
+func (t *Tensor) BaddbmmInPlace(batch1, batch2 *Tensor, beta, alpha any) *Tensor {
+	return t.inplace("baddbmm_", BaddbmmScaled(t, batch1, batch2, beta, alpha))
 }
 
 // Linear returns x @ w.T + b (torch.nn.functional.linear); w is [out, in]

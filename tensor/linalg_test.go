@@ -387,3 +387,48 @@ func BenchmarkLinearGEMV(b *testing.B) {
 	}
 	b.ReportMetric(2*float64(n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+func TestAddmmInPlace(t *testing.T) {
+	c := tensor.FromSlice(laDev, []float64{1, 2, 3, 4}, 2, 2)
+	a := tensor.FromSlice(laDev, []float64{1, 0, 0, 1}, 2, 2)
+	b := tensor.FromSlice(laDev, []float64{5, 6, 7, 8}, 2, 2)
+	v := c.Version()
+	if got := c.AddmmInPlace(a, b, 0.5, 2); got != c {
+		t.Fatal("AddmmInPlace must return its receiver")
+	}
+	want := []float64{0.5 + 10, 1 + 12, 1.5 + 14, 2 + 16}
+	if got := c.Float64s(); !slicesEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if c.Version() == v {
+		t.Fatal("version counter not bumped")
+	}
+	// A broadcasting input cannot be written in place.
+	small := tensor.FromSlice(laDev, []float64{1, 2}, 2)
+	if err := tensor.Catch(func() { small.AddmmInPlace(a, b, 1, 1) }); err == nil {
+		t.Fatal("in-place addmm into a broadcast input accepted")
+	}
+	// Mixed dtypes are rejected (PyTorch: "expected scalar type").
+	ci := tensor.FromSlice(laDev, []int64{1, 2, 3, 4}, 2, 2)
+	if err := tensor.Catch(func() { ci.AddmmInPlace(a, b, 1, 1) }); err == nil {
+		t.Fatal("in-place addmm of float matrices into int64 accepted")
+	}
+	bb := tensor.FromSlice(laDev, []float64{1, 1}, 1, 1, 2)
+	acc := tensor.FromSlice(laDev, []float64{1}, 1, 1, 1)
+	acc.BaddbmmInPlace(bb, tensor.FromSlice(laDev, []float64{2, 3}, 1, 2, 1), 1, 1)
+	if got := acc.Item(); got != 6 {
+		t.Fatalf("baddbmm_: got %v, want 6", got)
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
