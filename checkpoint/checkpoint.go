@@ -123,6 +123,19 @@ func Save(path string, tensors []Named, meta map[string]string) error {
 // metadata. Truncated or malformed files give errors wrapping ErrCorrupt
 // that name the problem.
 func Load(path string, dev device.Device) (map[string]*tensor.Tensor, map[string]string, error) {
+	out, meta, err := ReadSafetensors(path, dev)
+	if err != nil {
+		return nil, nil, err
+	}
+	if meta[FormatKey] != FormatValue {
+		return nil, nil, fmt.Errorf("checkpoint: %s: %w: format %q, want %q", path, ErrCorrupt, meta[FormatKey], FormatValue)
+	}
+	return out, meta, nil
+}
+
+// ReadSafetensors reads every tensor of any safetensors file (a PyTorch or
+// Hugging Face state dict, say) onto dev, with its metadata.
+func ReadSafetensors(path string, dev device.Device) (map[string]*tensor.Tensor, map[string]string, error) {
 	f, err := safetensors.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -132,9 +145,6 @@ func Load(path string, dev device.Device) (map[string]*tensor.Tensor, map[string
 	}
 	defer f.Close()
 	meta := f.Metadata()
-	if meta[FormatKey] != FormatValue {
-		return nil, nil, fmt.Errorf("checkpoint: %s: %w: format %q, want %q", path, ErrCorrupt, meta[FormatKey], FormatValue)
-	}
 	out := map[string]*tensor.Tensor{}
 	for _, info := range f.Tensors() {
 		dt, err := fromST(info.DType)

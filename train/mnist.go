@@ -1,0 +1,430 @@
+// Package train runs gotpu's training jobs: MNIST with an MLP or a
+// LeNet-5-like CNN, with seeded data order, checkpoints that resume
+// exactly, evaluation and throughput reporting. cmd/gotpu's `train mnist`
+// is a thin front end over RunMNIST.
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gotpu/gotpu"
+	"github.com/gotpu/gotpu/checkpoint"
+	"github.com/gotpu/gotpu/data"
+	"github.com/gotpu/gotpu/data/mnist"
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/nn"
+	"github.com/gotpu/gotpu/optim"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// Config is a training run's configuration. Zero values take the defaults
+// of DefaultConfig.
+type Config struct {
+	Model     string  `json:"model"` // "mlp" or "cnn"
+	Epochs    int     `json:"epochs"`
+	BatchSize int     `json:"batch_size"`
+	LR        float64 `json:"lr"`
+	Optimizer string  `json:"optimizer"` // "adamw" (mlp default) or "sgd" (momentum 0.9; cnn default)
+	Device    string  `json:"device"`
+	Seed      uint64  `json:"seed"`
+	// CheckpointDir, if set, receives checkpoint.safetensors at the end of
+	// every epoch (and every CheckpointEvery steps); Resume continues from it.
+	CheckpointDir   string `json:"checkpoint_dir,omitempty"`
+	CheckpointEvery int    `json:"checkpoint_every,omitempty"`
+	Resume          bool   `json:"resume"`
+	// DataDir holds the MNIST files (default: mnist.DefaultDir()).
+	DataDir string `json:"data_dir,omitempty"`
+	// TrainLimit and TestLimit use only the first examples (tests, quick runs).
+	TrainLimit int `json:"train_limit,omitempty"`
+	TestLimit  int `json:"test_limit,omitempty"`
+	// MaxSteps stops after this many optimizer steps in total (0: no limit).
+	MaxSteps int `json:"max_steps,omitempty"`
+	// NoShuffle visits training examples in file order (parity tests).
+	NoShuffle bool `json:"no_shuffle,omitempty"`
+	// NoSchedule keeps the learning rate constant (default: cosine decay
+	// over the run, stepped per batch).
+	NoSchedule bool `json:"no_schedule,omitempty"`
+}
+
+// DefaultConfig returns the defaults for model ("mlp" or "cnn").
+func DefaultConfig(model string) Config {
+	c := Config{Model: model, Epochs: 5, BatchSize: 64, Device: "cpu", Seed: 0}
+	switch model {
+	case "cnn":
+		c.Optimizer, c.LR = "sgd", 0.05
+	default:
+		c.Model, c.Optimizer, c.LR = "mlp", "adamw", 1e-3
+	}
+	return c
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig(c.Model)
+	if c.Model == "" {
+		c.Model = d.Model
+	}
+	if c.Epochs == 0 {
+		c.Epochs = d.Epochs
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = d.BatchSize
+	}
+	if c.LR == 0 {
+		c.LR = d.LR
+	}
+	if c.Optimizer == "" {
+		c.Optimizer = d.Optimizer
+	}
+	if c.Device == "" {
+		c.Device = d.Device
+	}
+	return c
+}
+
+// Progress is reported after every optimizer step.
+type Progress struct {
+	Epoch, Epochs       int // 1-based epoch
+	Step, StepsPerEpoch int // 1-based step within the epoch
+	GlobalStep          int
+	TotalSteps          int
+	Loss                float64
+	ExamplesPerSec      float64
+	ETA                 time.Duration
+}
+
+// Result summarises a run. JSON keys are stable (gotpu train --json).
+type Result struct {
+	Model           string    `json:"model"`
+	Device          string    `json:"device"`
+	Epochs          int       `json:"epochs"`
+	BatchSize       int       `json:"batch_size"`
+	LR              float64   `json:"lr"`
+	Optimizer       string    `json:"optimizer"`
+	Seed            uint64    `json:"seed"`
+	Steps           int       `json:"steps"`
+	ResumedFromStep int       `json:"resumed_from_step"`
+	TrainLoss       float64   `json:"train_loss"` // mean loss of the last epoch run
+	TestLoss        float64   `json:"test_loss"`
+	TestAccuracy    float64   `json:"test_accuracy"`
+	WallSeconds     float64   `json:"wall_seconds"`
+	TrainSeconds    float64   `json:"train_seconds"`
+	ExamplesPerSec  float64   `json:"examples_per_second"`
+	Parameters      int       `json:"parameters"`
+	Checkpoint      string    `json:"checkpoint,omitempty"`
+	Losses          []float64 `json:"-"` // loss of every step run in this process
+}
+
+// Model is a classifier over [B, 1, 28, 28] images.
+type Model interface {
+	nn.Module
+	Forward(x *tensor.Tensor) *tensor.Tensor
+}
+
+// NewModel builds the named model on dev with parameters drawn from the
+// default generator.
+func NewModel(name string, dev device.Device) (Model, error) {
+	switch name {
+	case "mlp":
+		return NewMLP(dev), nil
+	case "cnn":
+		return NewCNN(dev), nil
+	}
+	return nil, fmt.Errorf("train: unknown model %q (want mlp or cnn)", name)
+}
+
+type batch struct {
+	x, y *tensor.Tensor
+}
+
+func collate(dev device.Device) func([]mnist.Example) (batch, error) {
+	return func(ex []mnist.Example) (batch, error) {
+		n := len(ex)
+		px := make([]float32, 0, n*784)
+		ys := make([]int64, n)
+		for i, e := range ex {
+			px = append(px, e.Image...)
+			ys[i] = e.Label
+		}
+		var b batch
+		err := tensor.Catch(func() {
+			b = batch{tensor.FromSlice(dev, px, n, 1, 28, 28), tensor.FromSlice(dev, ys)}
+		})
+		return b, err
+	}
+}
+
+// limitSet returns the first n examples of s (all if n <= 0).
+func limitSet(s *mnist.Set, n int) data.Dataset[mnist.Example] {
+	if n <= 0 || n >= s.Len() {
+		return s
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return data.Subset[mnist.Example]{D: s, Indices: idx}
+}
+
+func newOptimizer(c Config, params []*tensor.Tensor) (optim.Optimizer, error) {
+	switch c.Optimizer {
+	case "adamw":
+		return optim.NewAdamW(optim.Params(params), c.LR), nil
+	case "adam":
+		return optim.NewAdam(optim.Params(params), c.LR), nil
+	case "sgd":
+		return optim.NewSGD([]*optim.Group{{Params: params, Options: map[string]float64{"momentum": 0.9}}}, c.LR), nil
+	}
+	return nil, fmt.Errorf("train: unknown optimizer %q (want adamw, adam or sgd)", c.Optimizer)
+}
+
+// CheckpointFile is the file name inside Config.CheckpointDir.
+const CheckpointFile = "checkpoint.safetensors"
+
+// RunMNIST trains and evaluates. progress, if not nil, is called after
+// every step. It returns an error for bad configuration, missing data, a
+// checkpoint that does not match the configuration, or a cancelled ctx.
+func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, error) {
+	start := time.Now()
+	c = c.withDefaults()
+	dev, err := gotpu.Device(c.Device)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	dir := c.DataDir
+	if dir == "" {
+		if dir, err = mnist.DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	trainSet, testSet, err := mnist.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	trainDS := limitSet(trainSet, c.TrainLimit)
+	testDS := limitSet(testSet, c.TestLimit)
+
+	tensor.ManualSeed(c.Seed)
+	var model Model
+	var opt optim.Optimizer
+	if err := tensor.Catch(func() { model, err = NewModel(c.Model, dev) }); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	params := nn.Parameters(model)
+	if opt, err = newOptimizer(c, params); err != nil {
+		return nil, err
+	}
+	loader := data.NewLoader(trainDS, collate(dev), data.LoaderOptions{BatchSize: c.BatchSize, Shuffle: !c.NoShuffle, Seed: c.Seed, Prefetch: 2})
+	stepsPerEpoch := loader.Len()
+	total := stepsPerEpoch * c.Epochs
+	var sched optim.Scheduler
+	if !c.NoSchedule {
+		sched = optim.NewCosineAnnealingLR(opt, total, 0)
+	}
+
+	res := &Result{Model: c.Model, Device: dev.String(), Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Optimizer: c.Optimizer, Seed: c.Seed}
+	for _, p := range params {
+		res.Parameters += p.Numel()
+	}
+	global := 0
+	if c.Resume {
+		if c.CheckpointDir == "" {
+			return nil, errors.New("train: --resume needs a checkpoint directory")
+		}
+		global, err = restore(filepath.Join(c.CheckpointDir, CheckpointFile), c, dev, model, opt, sched)
+		if err != nil {
+			return nil, err
+		}
+		res.ResumedFromStep = global
+	}
+
+	trainStart := time.Now()
+	examples := 0
+	var epochLossSum float64
+	var epochSteps int
+	for epoch := global / stepsPerEpoch; epoch < c.Epochs; epoch++ {
+		skip := 0
+		if epoch == global/stepsPerEpoch {
+			skip = global % stepsPerEpoch
+		}
+		epochLossSum, epochSteps = 0, 0
+		nn.SetTraining(model, true)
+		k := 0
+		for b, err := range loader.Batches(ctx, epoch) {
+			if err != nil {
+				return nil, err
+			}
+			k++
+			if k <= skip {
+				continue
+			}
+			var loss float64
+			if err := tensor.Catch(func() { loss = trainStep(model, opt, b) }); err != nil {
+				return nil, fmt.Errorf("train: step %d: %w", global+1, err)
+			}
+			if sched != nil {
+				sched.Step()
+			}
+			global++
+			examples += b.x.Size(0)
+			epochLossSum += loss
+			epochSteps++
+			res.Losses = append(res.Losses, loss)
+			if progress != nil {
+				el := time.Since(trainStart).Seconds()
+				eps := float64(examples) / el
+				remaining := float64(total-global) * float64(c.BatchSize) / eps
+				progress(Progress{Epoch: epoch + 1, Epochs: c.Epochs, Step: k, StepsPerEpoch: stepsPerEpoch, GlobalStep: global,
+					TotalSteps: total, Loss: loss, ExamplesPerSec: eps, ETA: time.Duration(remaining * float64(time.Second))})
+			}
+			stop := c.MaxSteps > 0 && global >= c.MaxSteps
+			if c.CheckpointDir != "" && (k == stepsPerEpoch || stop || (c.CheckpointEvery > 0 && global%c.CheckpointEvery == 0)) {
+				if err := save(filepath.Join(c.CheckpointDir, CheckpointFile), c, global, model, opt, sched); err != nil {
+					return nil, err
+				}
+				res.Checkpoint = filepath.Join(c.CheckpointDir, CheckpointFile)
+			}
+			if stop {
+				break
+			}
+		}
+		if c.MaxSteps > 0 && global >= c.MaxSteps {
+			break
+		}
+	}
+	res.TrainSeconds = time.Since(trainStart).Seconds()
+	res.Steps = global
+	if epochSteps > 0 {
+		res.TrainLoss = epochLossSum / float64(epochSteps)
+	}
+	if res.TrainSeconds > 0 {
+		res.ExamplesPerSec = float64(examples) / res.TrainSeconds
+	}
+	if err := tensor.Catch(func() { res.TestLoss, res.TestAccuracy = Evaluate(model, testDS, dev) }); err != nil {
+		return nil, fmt.Errorf("train: evaluating: %w", err)
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// trainStep runs forward, backward and the optimizer step on one batch and
+// returns the loss.
+func trainStep(model Model, opt optim.Optimizer, b batch) float64 {
+	opt.ZeroGrad()
+	logits := model.Forward(b.x)
+	loss := tensor.CrossEntropy(logits, b.y, tensor.CrossEntropyOpts{})
+	loss.Backward()
+	opt.Step()
+	return loss.Item()
+}
+
+// Evaluate returns the mean cross-entropy and the accuracy of model on ds.
+func Evaluate(model Model, ds data.Dataset[mnist.Example], dev device.Device) (loss, acc float64) {
+	nn.SetTraining(model, false)
+	defer nn.SetTraining(model, true)
+	loader := data.NewLoader(ds, collate(dev), data.LoaderOptions{BatchSize: 1000})
+	var lossSum float64
+	var correct, n int
+	tensor.NoGrad(func() {
+		for b, err := range loader.Batches(context.Background(), 0) {
+			if err != nil {
+				panic(&tensor.Error{Op: "evaluate", Msg: err.Error(), Err: err})
+			}
+			logits := model.Forward(b.x)
+			l := tensor.CrossEntropy(logits, b.y, tensor.CrossEntropyOpts{Reduction: "sum"})
+			lossSum += l.Item()
+			pred := logits.Argmax(1, false).Int64s()
+			for i, y := range b.y.Int64s() {
+				if pred[i] == y {
+					correct++
+				}
+			}
+			n += b.x.Size(0)
+		}
+	})
+	if n == 0 {
+		return 0, 0
+	}
+	return lossSum / float64(n), float64(correct) / float64(n)
+}
+
+// save writes the model, optimizer and schedule position atomically.
+func save(path string, c Config, step int, model Model, opt optim.Optimizer, sched optim.Scheduler) error {
+	var named []checkpoint.Named
+	for _, p := range nn.StateDict(model) {
+		named = append(named, checkpoint.Named{Name: p.Name, Tensor: p.Tensor})
+	}
+	st, optMeta := opt.StateDict()
+	for k, t := range st {
+		named = append(named, checkpoint.Named{Name: checkpoint.OptimPrefix + k, Tensor: t})
+	}
+	cfg, _ := json.Marshal(c)
+	seed, off := tensor.DefaultGenerator().State()
+	meta := map[string]string{
+		"step": strconv.Itoa(step), "optim": optMeta, "config": string(cfg),
+		"rng_seed": strconv.FormatUint(seed, 10), "rng_offset": strconv.FormatUint(off, 10),
+	}
+	if sched != nil {
+		meta["scheduler_epoch"] = strconv.Itoa(sched.Epoch())
+	}
+	return checkpoint.Save(path, named, meta)
+}
+
+// restore loads a checkpoint written by save and returns its step.
+func restore(path string, c Config, dev device.Device, model Model, opt optim.Optimizer, sched optim.Scheduler) (int, error) {
+	tensors, meta, err := checkpoint.Load(path, dev)
+	if err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	var saved Config
+	if err := json.Unmarshal([]byte(meta["config"]), &saved); err != nil {
+		return 0, fmt.Errorf("train: resume: %s: bad config metadata: %w", path, err)
+	}
+	if saved.Model != c.Model || saved.BatchSize != c.BatchSize || saved.Seed != c.Seed || saved.Optimizer != c.Optimizer || saved.TrainLimit != c.TrainLimit || saved.NoShuffle != c.NoShuffle {
+		return 0, fmt.Errorf("train: resume: %s was written for model %s, batch %d, seed %d, optimizer %s; this run is model %s, batch %d, seed %d, optimizer %s",
+			path, saved.Model, saved.BatchSize, saved.Seed, saved.Optimizer, c.Model, c.BatchSize, c.Seed, c.Optimizer)
+	}
+	modelSD := map[string]*tensor.Tensor{}
+	optSD := map[string]*tensor.Tensor{}
+	for k, t := range tensors {
+		if rest, ok := cutPrefix(k, checkpoint.OptimPrefix); ok {
+			optSD[rest] = t
+		} else {
+			modelSD[k] = t
+		}
+	}
+	if err := nn.LoadStateDict(model, modelSD, true); err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	if err := opt.LoadStateDict(optSD, meta["optim"]); err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	step, err := strconv.Atoi(meta["step"])
+	if err != nil {
+		return 0, fmt.Errorf("train: resume: %s: bad step %q", path, meta["step"])
+	}
+	if sched != nil {
+		if n, err := strconv.Atoi(meta["scheduler_epoch"]); err == nil {
+			sched.SetEpoch(n)
+		}
+	}
+	seed, _ := strconv.ParseUint(meta["rng_seed"], 10, 64)
+	off, _ := strconv.ParseUint(meta["rng_offset"], 10, 64)
+	tensor.DefaultGenerator().SetState(seed, off)
+	return step, nil
+}
+
+func cutPrefix(s, p string) (string, bool) {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):], true
+	}
+	return s, false
+}

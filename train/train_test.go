@@ -1,0 +1,148 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gotpu/gotpu/checkpoint"
+	"github.com/gotpu/gotpu/data/mnist"
+	"github.com/gotpu/gotpu/nn"
+	"github.com/gotpu/gotpu/optim"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+func mnistDir(t *testing.T) string {
+	t.Helper()
+	dir, err := mnist.DefaultDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	return dir
+}
+
+type parityDoc struct {
+	Steps int `json:"steps"`
+	Batch int `json:"batch"`
+	MLP   struct {
+		LR     float64   `json:"lr"`
+		Losses []float64 `json:"losses"`
+	} `json:"mlp"`
+	CNN struct {
+		LR       float64   `json:"lr"`
+		Momentum float64   `json:"momentum"`
+		Losses   []float64 `json:"losses"`
+	} `json:"cnn"`
+}
+
+// TestParityWithPyTorch trains from PyTorch's initial weights on the same
+// batches with the same optimizer and compares the loss at each of 50 steps
+// (tools/golden/train_gen.py).
+func TestParityWithPyTorch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 training steps of two models; skipped in -short")
+	}
+	b, err := os.ReadFile("../testdata/train/parity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc parityDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	train, _, err := mnist.Load(mnistDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := tensor.MustDevice("cpu")
+	for _, tc := range []struct {
+		name string
+		want []float64
+		opt  func(ps []*tensor.Tensor) optim.Optimizer
+	}{
+		{"mlp", doc.MLP.Losses, func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdamW(optim.Params(ps), doc.MLP.LR) }},
+		{"cnn", doc.CNN.Losses, func(ps []*tensor.Tensor) optim.Optimizer {
+			return optim.NewSGD([]*optim.Group{{Params: ps, Options: map[string]float64{"momentum": doc.CNN.Momentum}}}, doc.CNN.LR)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, err := NewModel(tc.name, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sd, _, err := checkpoint.ReadSafetensors("../testdata/train/"+tc.name+"_init.safetensors", cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := nn.LoadStateDict(model, sd, true); err != nil {
+				t.Fatal(err)
+			}
+			opt := tc.opt(nn.Parameters(model))
+			col := collate(cpu)
+			for s := 0; s < doc.Steps; s++ {
+				ex := make([]mnist.Example, doc.Batch)
+				for i := range ex {
+					ex[i] = train.At(s*doc.Batch + i)
+				}
+				bt, err := col(ex)
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss := trainStep(model, opt, bt)
+				want := tc.want[s]
+				if math.Abs(loss-want) > 1e-4*math.Abs(want)+1e-6 {
+					t.Fatalf("step %d: loss %.7f, PyTorch %.7f (rel %.2g)", s, loss, want, math.Abs(loss-want)/want)
+				}
+			}
+		})
+	}
+}
+
+// TestResumeIsExact interrupts a run, resumes it from the checkpoint and
+// checks that every later step's loss equals the uninterrupted run's.
+func TestResumeIsExact(t *testing.T) {
+	dir := mnistDir(t)
+	base := Config{Model: "mlp", Epochs: 2, BatchSize: 32, DataDir: dir, TrainLimit: 320, TestLimit: 100, Seed: 3}
+	full, err := RunMNIST(context.Background(), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Losses) != 20 {
+		t.Fatalf("uninterrupted run took %d steps, want 20", len(full.Losses))
+	}
+	ck := t.TempDir()
+	first := base
+	first.CheckpointDir, first.MaxSteps = ck, 13
+	part1, err := RunMNIST(context.Background(), first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := base
+	second.CheckpointDir, second.Resume = ck, true
+	part2, err := RunMNIST(context.Background(), second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part2.ResumedFromStep != 13 {
+		t.Fatalf("resumed from step %d", part2.ResumedFromStep)
+	}
+	got := append(append([]float64(nil), part1.Losses...), part2.Losses...)
+	if len(got) != len(full.Losses) {
+		t.Fatalf("%d losses after resume, want %d", len(got), len(full.Losses))
+	}
+	for i := range got {
+		if got[i] != full.Losses[i] {
+			t.Fatalf("step %d: resumed loss %v, uninterrupted %v", i+1, got[i], full.Losses[i])
+		}
+	}
+	if part2.TestAccuracy != full.TestAccuracy {
+		t.Fatalf("test accuracy %v after resume, %v uninterrupted", part2.TestAccuracy, full.TestAccuracy)
+	}
+	mismatch := base
+	mismatch.CheckpointDir, mismatch.Resume, mismatch.Seed = ck, true, 4
+	if _, err := RunMNIST(context.Background(), mismatch, nil); err == nil {
+		t.Fatal("resuming with another seed was accepted")
+	}
+}
