@@ -408,3 +408,33 @@ func accumulateLeaf(m *autogradMeta, g *Tensor) {
 	}
 	m.grad = Apply1("add", []*Tensor{m.grad, g}, nil)
 }
+
+// preserveSaved handles the in-place pattern t.op_(...) == copy_(t, op(t,
+// ...)): the node that computed the new value may have saved t itself, which
+// the in-place write is about to overwrite. Those saved inputs are replaced
+// by copies first (as PyTorch saves the original self of in-place ops), so
+// Backward sees the values the op used. Older saves of the same storage
+// further up the graph still fail the version check, as in PyTorch.
+func preserveSaved(d *op.Def, in []*Tensor) {
+	for _, i := range d.Inplace {
+		dst := in[i]
+		if dst == nil || dst.st == nil {
+			continue
+		}
+		for j, src := range in {
+			if src == nil || slices.Contains(d.Inplace, j) || src.grad == nil || src.grad.node == nil {
+				continue
+			}
+			n := src.grad.node
+			for k, sv := range n.saved {
+				if sv == nil || sv.st != dst.st || n.released {
+					continue
+				}
+				var c *Tensor
+				NoGrad(func() { c = Apply1("copy", []*Tensor{sv}, nil) })
+				n.saved[k] = c
+				n.versions[k] = c.st.version.Load()
+			}
+		}
+	}
+}

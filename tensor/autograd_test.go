@@ -135,3 +135,21 @@ func TestRequiresGradOnlyFloats(t *testing.T) {
 		t.Fatalf("int requires_grad: %v", err)
 	}
 }
+
+// In-place ops on a non-leaf keep the values their own backward needs.
+func TestInPlaceOnNonLeaf(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	x := tensor.FromSlice(cpu, []float64{1, 2, 3}).SetRequiresGrad(true)
+	y := tensor.FromSlice(cpu, []float64{4, 5, 6}).SetRequiresGrad(true)
+	h := x.MulScalar(1.0) // a non-leaf
+	h.MulInPlace(y)       // h = x*y, the mul saved the old h
+	h.AddInPlace(y)       // h = x*y + y
+	loss := h.Sum(nil, false)
+	loss.Backward()
+	gx, gy := x.Grad().Float64s(), y.Grad().Float64s()
+	for i := range gx {
+		if gx[i] != []float64{4, 5, 6}[i] || gy[i] != []float64{2, 3, 4}[i] {
+			t.Fatalf("grads %v %v", gx, gy)
+		}
+	}
+}

@@ -139,6 +139,9 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 	// are needed, so that the primitives record the graph.
 	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil))
 	if be.Supports(d, kdt) && !decompose {
+		if needGrad && len(d.Inplace) > 0 {
+			preserveSaved(d, in)
+		}
 		out := launch(path, d, in, na, outMeta, dev, be)
 		if needGrad {
 			record(d, na, in, out)
