@@ -158,6 +158,9 @@ for (beta, alpha) in [(1, 1), (0.5, 2.0), (2, -1)]:
 case("addmm", lambda i, a, b: torch.addmm(i, a, b, beta=0), [T([3, 5], "f32", "edge"), T([3, 4], "f32"), T([4, 5], "f32")], ab(0, 1),
      id="addmm/beta0.ignores_nan", **tol("f32", 4))
 case("addmm", lambda i, a, b: torch.addmm(i, a, b, beta=2, alpha=3), [T([3, 5], "i64", "int"), T([3, 4], "i64", "int"), T([4, 5], "i64", "int")], ab(2, 3))
+# Integer tensors take float alpha/beta truncated toward zero, as PyTorch does.
+case("addmm", lambda i, a, b: torch.addmm(i, a, b, beta=2.7, alpha=1.5), [T([3, 5], "i32", "int"), T([3, 4], "i32", "int"), T([4, 5], "i32", "int")],
+     ab(2.7, 1.5), id="addmm/int.float_scalars")
 case("addmm", lambda i, a, b: torch.addmm(i, a, b), [T([3, 5], "bf16"), T([3, 4], "bf16"), T([4, 5], "bf16", layout="transposed")], ab(1, 1), **tol("bf16", 4))
 case("addmm", lambda i, a, b: torch.addmm(i, a, b, beta=0.5), [T([3, 5], "f64"), T([3, 4], "f64", layout="transposed"), T([4, 5], "f64")], ab(0.5, 1))
 case("addmm", None, [T([3, 5], "f32"), T([3, 4], "f32"), T([5, 5], "f32")], ab(1, 1), error="mat1 and mat2 shapes cannot be multiplied (3x4 and 5x5)")
