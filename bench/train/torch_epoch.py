@@ -4,10 +4,8 @@ optimizer, batch size and data as `gotpu train mnist`), printing one JSON
 object: {"model", "seconds", "examples_per_second", "threads"}.
 
 Usage: torch_epoch.py mlp|cnn MNIST_DIR [threads]"""
-import gzip
 import json
 import os
-import struct
 import sys
 import time
 
@@ -15,15 +13,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "golden"))
-from train_gen import CNN, MLP  # noqa: E402
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    nd = data[3]
-    dims = struct.unpack(">" + "I" * nd, data[4:4 + 4 * nd])
-    return torch.frombuffer(bytearray(data[4 + 4 * nd:]), dtype=torch.uint8).reshape(dims)
+from train_gen import CNN, MLP, read_idx  # noqa: E402
 
 
 def main():
