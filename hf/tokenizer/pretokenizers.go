@@ -111,8 +111,6 @@ func splitNorm(n *normStr, pieces []piece, behavior splitBehavior, dst []normStr
 	return dst
 }
 
-
-
 // scratch holds buffers reused across pre-tokenization calls of one encode.
 type scratch struct {
 	spans  []span

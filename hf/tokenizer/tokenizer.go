@@ -1,12 +1,30 @@
 // Package tokenizer implements Hugging Face tokenizers (tokenizer.json) in
-// pure Go: byte-level BPE (GPT-2, Llama 3, Qwen, GPT-4o), SentencePiece-style
-// BPE with byte fallback (Llama 2, Mistral, Gemma), WordPiece (BERT) and
-// Unigram models, with their normalizers, pre-tokenizers, post-processors,
-// decoders and added tokens.
+// pure Go: byte-level BPE (GPT-2, Llama 3, Qwen, GPT-4o, DeepSeek),
+// SentencePiece-style BPE with byte fallback (Llama 2, Mistral, Gemma),
+// WordPiece (BERT), Unigram and WordLevel models, with their normalizers,
+// pre-tokenizers, post-processors, decoders and added tokens.
 //
-// Encodings match the Python/Rust tokenizers library token for token; offsets
-// are byte offsets into the Go input string (RuneOffsets converts them to the
-// character offsets Python reports).
+// Encodings match the Python/Rust tokenizers library token for token: the
+// parity tests check ids, token strings, offsets and both decodings against
+// reference outputs of tokenizers 0.23.3 for gpt2, bert, llama2, llama3,
+// llama3_1, qwen3, gemma3, gpt4o and deepseek_v3 (testdata/tokenizers) and for
+// small trained fixtures covering Unigram with a SentencePiece precompiled
+// charsmap, pairs, truncation with stride and padding (testdata/fixtures).
+// Offsets are byte offsets into the Go input string; RuneOffsets converts
+// them to the character offsets Python reports.
+//
+// Regexes: the GPT-2, cl100k/Llama-3, Qwen and o200k pre-tokenization
+// patterns run on hand-written matchers; patterns ending in the usual
+// `|\s+(?!\S)|\s+` run their other alternatives on Go's regexp; any other
+// pattern must be RE2-compatible (Oniguruma's \s, \d, \w are translated to
+// their Unicode meaning), else loading fails with ErrUnsupported naming it.
+//
+// Differences from the Rust library: invalid UTF-8 input is replaced by
+// U+FFFD before encoding (Python strings cannot hold it); BPE dropout and
+// Unigram sampling are ignored (encoding is deterministic); Unicode tables are
+// Go's, which can differ from Rust's for characters added in recent Unicode
+// versions; the UnicodeScripts and FixedLength pre-tokenizers are not
+// implemented.
 package tokenizer
 
 import (
