@@ -39,6 +39,7 @@ type goldenCall struct {
 type goldenCase struct {
 	Name  string         `json:"name"`
 	Kind  string         `json:"kind"`
+	DType string         `json:"dtype"`
 	Args  map[string]any `json:"args"`
 	Train bool           `json:"train"`
 	State []goldenTensor `json:"state"`
@@ -409,6 +410,10 @@ func TestGoldenModules(t *testing.T) {
 			if c.RTol > 0 {
 				rtol, atol = c.RTol, c.ATol
 			}
+			if c.DType == "float64" {
+				// Modules create parameters in the default dtype, as torch's.
+				defer tensor.SetDefaultDType(tensor.SetDefaultDType(dtype.F64))
+			}
 			m, call := build(t, c.Kind, c.Args)
 			// The state dict has torch's keys, in torch's order.
 			var keys, want []string
@@ -424,7 +429,7 @@ func TestGoldenModules(t *testing.T) {
 				t.Fatalf("state dict keys\n got %v\nwant %v", keys, want)
 			}
 			for _, p := range StateDict(m) {
-				if g := sd[p.Name]; !slices.Equal(p.Tensor.Shape(), g.Shape()) || (p.Tensor.DType() == dtype.I64) != (g.DType() == dtype.I64) {
+				if g := sd[p.Name]; !slices.Equal(p.Tensor.Shape(), g.Shape()) || p.Tensor.DType() != g.DType() {
 					t.Fatalf("%s: Go %s%v, torch %s%v", p.Name, p.Tensor.DType(), p.Tensor.Shape(), g.DType(), g.Shape())
 				}
 			}

@@ -107,11 +107,11 @@ def build(kind, args):
     return getattr(nn, kind)(**args)
 
 
-def case(name, kind, args, inputs, train=False, call=None, grad=True, randomize_state=True, rtol=None, atol=None):
+def case(name, kind, args, inputs, train=False, call=None, grad=True, randomize_state=True, rtol=None, atol=None, dtype=torch.float32):
     """inputs: a list of calls, each a list of input tensors (or a dict of
     keyword arguments for MultiheadAttention / TransformerEncoderLayer)."""
     torch.manual_seed(len(CASES) + 1)
-    m = build(kind, args)
+    m = build(kind, args).to(dtype)
     if randomize_state:
         randomize(m)
     m.train(train)
@@ -122,6 +122,8 @@ def case(name, kind, args, inputs, train=False, call=None, grad=True, randomize_
         if isinstance(ins, dict):
             kwargs = {k: v for k, v in ins.items() if k != "args"}
             ins = ins["args"]
+        ins = [x.to(dtype) if x.dtype.is_floating_point else x for x in ins]
+        kwargs = {k: v.to(dtype) if torch.is_tensor(v) and v.dtype.is_floating_point else v for k, v in kwargs.items()}
         ins = [x.clone().requires_grad_(x.dtype.is_floating_point and grad and len(inputs) == 1) for x in ins]
         record = dict(kwargs)
         if kwargs.pop("is_causal", False):
@@ -144,7 +146,7 @@ def case(name, kind, args, inputs, train=False, call=None, grad=True, randomize_
             c["input_grads"] = [enc(g) for g in gs[len(params):]]
         calls.append(c)
     after = [{"key": k, **enc(v)} for k, v in m.state_dict().items()]
-    d = {"name": name, "kind": kind, "args": args, "train": train, "state": state, "calls": calls, "after": after}
+    d = {"name": name, "kind": kind, "args": args, "dtype": str(dtype).replace("torch.", ""), "train": train, "state": state, "calls": calls, "after": after}
     if rtol is not None:
         d["rtol"], d["atol"] = rtol, atol
     CASES.append(d)
@@ -263,6 +265,19 @@ def main():
           "layer_norm_eps": 1e-6}, [{"args": [src.transpose(0, 1)], "src_key_padding_mask": kpm}], train=True, rtol=1e-5, atol=1e-5)
     case("encoder_layer_eval_mask", "TransformerEncoderLayer", {"d_model": 8, "nhead": 2, "dim_feedforward": 16},
          [{"args": [src], "is_causal": True}], rtol=1e-5, atol=1e-5)
+
+    # float64 modules (torch's .double(); Go's default dtype F64), and eps=None
+    # RMSNorm where the machine epsilon dominates mean(x²).
+    f64 = torch.float64
+    case("rms_norm_tiny_f32", "RMSNorm", {"normalized_shape": [4]}, [[r(2, 4) * 1e-4]], grad=False)
+    case("rms_norm_tiny_f64", "RMSNorm", {"normalized_shape": [4]}, [[r(2, 4).double() * 1e-8]], dtype=f64, rtol=1e-7, atol=1e-7)
+    case("linear_f64", "Linear", {"in_features": 4, "out_features": 3}, [[r(2, 4)]], dtype=f64, rtol=1e-7, atol=1e-7)
+    case("conv2d_f64", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, [[r(1, 2, 4, 4)]], dtype=f64, rtol=1e-7, atol=1e-7)
+    case("batch_norm2d_train_f64", "BatchNorm2d", {"num_features": 2}, [[r(3, 2, 2, 2)]], train=True, dtype=f64, rtol=1e-7, atol=1e-7)
+    case("mha_f64", "MultiheadAttention", {"embed_dim": E, "num_heads": H}, [{"args": [q, kv, kv], "key_padding_mask": kpm}], call=mha_call,
+         dtype=f64, rtol=1e-7, atol=1e-7)
+    case("encoder_layer_f64", "TransformerEncoderLayer", {"d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0},
+         [[src]], train=True, dtype=f64, rtol=1e-7, atol=1e-7)
 
     os.makedirs(os.path.join(root, "testdata", "nnmod"), exist_ok=True)
     path = os.path.join(root, "testdata", "nnmod", "nnmod.json.gz")
