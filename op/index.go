@@ -935,6 +935,10 @@ func ixIndexSourceArgs(b Builder, x, idx, src Value, dim int) (Value, Value, Val
 		return Call1(b, "reshape", one, x), Call1(b, "reshape", one, idx), Call1(b, "reshape", one, src), 0, back
 	}
 	ax, _ := NormAxis("index", dim, len(xm.Shape))
+	if len(b.Meta(src).Shape) == 0 {
+		// A 0-d source into a 1-d input of size 1 (as PyTorch allows).
+		src = Call1(b, "reshape", Attrs{"shape": []int{1}}, src)
+	}
 	return x, ixExpandIndex(b, idx, ax, b.Meta(src).Shape), src, ax, func(v Value) Value { return v }
 }
 

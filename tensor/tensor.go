@@ -77,8 +77,9 @@ func (t *Tensor) Version() int64 { return t.st.version.Load() }
 // DType returns the element type.
 func (t *Tensor) DType() dtype.DType { return t.dt }
 
-// Shape returns a copy of the shape.
-func (t *Tensor) Shape() []int { return append([]int(nil), t.l.Shape...) }
+// Shape returns a copy of the shape; it is non-nil (empty) for a 0-d
+// tensor, so FromSlice(dev, data, t.Shape()...) keeps a 0-d shape.
+func (t *Tensor) Shape() []int { return append([]int{}, t.l.Shape...) }
 
 // Strides returns a copy of the strides, in elements.
 func (t *Tensor) Strides() []int { return append([]int(nil), t.l.Strides...) }

@@ -145,7 +145,9 @@ func gatherBase(x op.Layout, idxShape []int, ax int) (base []int, n, stride int)
 	n, stride = 1, 0
 	if len(x.Shape) > 0 {
 		copy(st, x.Strides)
-		st[ax] = 0
+		if ax < len(st) { // a 0-d index into a 1-d input has no dim ax
+			st[ax] = 0
+		}
 		n, stride = x.Shape[ax], x.Strides[ax]
 	}
 	return ixOffsets(op.Layout{Shape: idxShape, Strides: st, Offset: x.Offset}), n, stride
@@ -171,7 +173,9 @@ func gatherRun[T any, I int32 | int64](c *Call) error {
 	if len(x.Shape) > 0 {
 		n, st = x.Shape[ax], x.Strides[ax]
 		copy(xst, x.Strides)
-		xst[ax] = 0
+		if ax < len(xst) { // a 0-d index into a 1-d input has no dim ax
+			xst[ax] = 0
+		}
 	}
 	src, dst, ix := as[T](c.InB[0]), as[T](c.OutB[0]), as[I](c.InB[1])
 	var mu sync.Mutex
