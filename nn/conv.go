@@ -193,6 +193,39 @@ func (m *Conv) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return tensor.Conv2d(x, m.Weight, m.Bias, o)
 }
 
+// ForwardSize is Forward of a transposed convolution with the output's
+// spatial size chosen among the sizes the stride makes ambiguous (torch's
+// forward(input, output_size)): outputSize lists the spatial sizes, or
+// [N, C, *spatial].
+func (m *Conv) ForwardSize(x *tensor.Tensor, outputSize []int) *tensor.Tensor {
+	nd := len(m.KernelSize)
+	if !m.Transposed {
+		fail(m.name, []*tensor.Tensor{x}, "output_size is only for transposed convolutions")
+	}
+	if len(outputSize) == nd+2 {
+		outputSize = outputSize[2:]
+	}
+	if len(outputSize) != nd || x.Dim() < nd {
+		fail(m.name, []*tensor.Tensor{x}, "output_size must have %d or %d elements, got %v", nd, nd+2, outputSize)
+	}
+	pad := make([]int, nd)
+	for d := 0; d < nd; d++ {
+		in := x.Size(x.Dim() - nd + d)
+		minSize := (in-1)*m.Stride[d] - 2*m.Padding[d] + m.Dilation[d]*(m.KernelSize[d]-1) + 1
+		maxSize := minSize + m.Stride[d] - 1
+		if outputSize[d] < minSize || outputSize[d] > maxSize {
+			fail(m.name, []*tensor.Tensor{x}, "requested an output size of %v, but valid sizes range from %d to %d (for an input of %v)",
+				outputSize, minSize, maxSize, x.Shape()[x.Dim()-nd:])
+		}
+		pad[d] = outputSize[d] - minSize
+	}
+	o := tensor.ConvTransposeOpts{Stride: m.Stride, Padding: m.Padding, OutputPadding: pad, Dilation: m.Dilation, Groups: m.Groups}
+	if nd == 1 {
+		return tensor.ConvTranspose1d(x, m.Weight, m.Bias, o)
+	}
+	return tensor.ConvTranspose2d(x, m.Weight, m.Bias, o)
+}
+
 // String describes the module as torch's repr does.
 func (m *Conv) String() string {
 	return fmt.Sprintf("%s(%d, %d, kernel_size=%v, stride=%v)", m.name, m.InChannels, m.OutChannels, m.KernelSize, m.Stride)

@@ -300,15 +300,32 @@ func build(t *testing.T, kind string, a map[string]any) (Module, caller) {
 			co.Padding = argInts(a, "padding")
 		}
 		in, out, k := argI(a, "in_channels", 0), argI(a, "out_channels", 0), argInts(a, "kernel_size")
-		m = map[string]func() *Conv{
+		conv := map[string]func() *Conv{
 			"Conv1d":          func() *Conv { return NewConv1d(cpu, in, out, k, co) },
 			"Conv2d":          func() *Conv { return NewConv2d(cpu, in, out, k, co) },
 			"ConvTranspose1d": func() *Conv { return NewConvTranspose1d(cpu, in, out, k, co) },
 			"ConvTranspose2d": func() *Conv { return NewConvTranspose2d(cpu, in, out, k, co) },
 		}[kind]()
+		return conv, func(t *testing.T, in []*tensor.Tensor, kw map[string]json.RawMessage) []*tensor.Tensor {
+			if raw, ok := kw["output_size"]; ok {
+				var size []int
+				if err := json.Unmarshal(raw, &size); err != nil {
+					t.Fatal(err)
+				}
+				return []*tensor.Tensor{conv.ForwardSize(in[0], size)}
+			}
+			return []*tensor.Tensor{conv.Forward(in[0])}
+		}
 	case "MaxPool2d":
-		m = NewMaxPool2d(argInts(a, "kernel_size"), PoolOpts{Stride: argInts(a, "stride"), Padding: argInts(a, "padding"),
+		mp := NewMaxPool2d(argInts(a, "kernel_size"), PoolOpts{Stride: argInts(a, "stride"), Padding: argInts(a, "padding"),
 			Dilation: argInts(a, "dilation"), CeilMode: argB(a, "ceil_mode", false)})
+		if argB(a, "return_indices", false) {
+			return mp, func(t *testing.T, in []*tensor.Tensor, _ map[string]json.RawMessage) []*tensor.Tensor {
+				v, i := mp.ForwardWithIndices(in[0])
+				return []*tensor.Tensor{v, i}
+			}
+		}
+		m = mp
 	case "AvgPool2d":
 		m = NewAvgPool2d(argInts(a, "kernel_size"), PoolOpts{Stride: argInts(a, "stride"), Padding: argInts(a, "padding"),
 			CeilMode: argB(a, "ceil_mode", false), CountExcludePad: !argB(a, "count_include_pad", true), DivisorOverride: argI(a, "divisor_override", 0)})

@@ -200,9 +200,12 @@ def main():
     case("conv_transpose2d", "ConvTranspose2d", {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "stride": 2, "padding": 1,
                                                  "output_padding": 1, "groups": 2}, [[r(2, 4, 3, 3)]])
     case("conv_transpose2d_dilated", "ConvTranspose2d", {"in_channels": 2, "out_channels": 2, "kernel_size": [2, 3], "dilation": 2, "bias": False}, [[r(1, 2, 3, 2)]])
+    case("conv_transpose2d_output_size", "ConvTranspose2d", {"in_channels": 2, "out_channels": 2, "kernel_size": 3, "stride": [3, 2], "padding": 1},
+         [{"args": [r(1, 2, 3, 3)], "output_size": [8, 6]}])
     # Pooling and reshaping.
     case("max_pool2d", "MaxPool2d", {"kernel_size": 3, "stride": 2, "padding": 1}, [[r(2, 3, 7, 6)]])
     case("max_pool2d_dilated_ceil", "MaxPool2d", {"kernel_size": [2, 3], "dilation": 2, "ceil_mode": True}, [[r(1, 2, 7, 9)]])
+    case("max_pool2d_indices", "MaxPool2d", {"kernel_size": 2, "stride": 1, "return_indices": True}, [[r(1, 2, 3, 4)]])
     case("avg_pool2d", "AvgPool2d", {"kernel_size": 3, "stride": 2, "padding": 1}, [[r(2, 2, 6, 5)]])
     case("avg_pool2d_exclude_ceil", "AvgPool2d", {"kernel_size": 2, "stride": [2, 3], "padding": 1, "ceil_mode": True, "count_include_pad": False}, [[r(1, 2, 5, 7)]])
     case("avg_pool2d_divisor", "AvgPool2d", {"kernel_size": [2, 2], "divisor_override": 3}, [[r(3, 4, 4)]])
