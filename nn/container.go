@@ -2,6 +2,7 @@ package nn
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -115,6 +116,9 @@ func NewModuleDict() *ModuleDict { return &ModuleDict{} }
 func (d *ModuleDict) Set(key string, m Module) *ModuleDict {
 	if m == nil {
 		fail("ModuleDict", nil, "module %q is nil", key)
+	}
+	if key == "" || strings.Contains(key, ".") {
+		fail("ModuleDict", nil, "module name can't be empty or contain \".\", got %q", key)
 	}
 	for i := range d.children {
 		if d.children[i].name == key {

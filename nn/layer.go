@@ -18,6 +18,14 @@ type Layer interface {
 	Forward(x *tensor.Tensor) *tensor.Tensor
 }
 
+// LayerFunc adapts a function to Layer, for parameter-free steps in a
+// Sequential (it is not a Module, so it takes an index but adds no
+// state-dict keys, like a torch module without parameters).
+type LayerFunc func(x *tensor.Tensor) *tensor.Tensor
+
+// Forward calls f(x).
+func (f LayerFunc) Forward(x *tensor.Tensor) *tensor.Tensor { return f(x) }
+
 // ErrInvalidArgument is wrapped by the panics of constructors and forward
 // methods given invalid arguments (a bad size, an unknown mode, an input of
 // the wrong rank); tensor.Catch turns those panics into errors.
@@ -65,13 +73,13 @@ func makeOptions(opts []Option) options {
 	return o
 }
 
-// empty returns a new f32/f64... tensor of shape for a parameter to be
-// initialised in place.
+// empty returns a zero tensor of shape in the configured dtype, for a
+// parameter to be initialised in place.
 func (o options) empty(dev device.Device, shape ...int) *tensor.Tensor {
 	return tensor.Zeros(dev, o.dt, shape...)
 }
 
-// uniformParam returns a tensor of shape filled with U(-bound, bound).
+// uniform returns a tensor of shape filled with U(-bound, bound).
 func (o options) uniform(dev device.Device, bound float64, shape ...int) *tensor.Tensor {
 	return nninit.Uniform(o.empty(dev, shape...), -bound, bound, o.gen)
 }

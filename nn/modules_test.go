@@ -203,9 +203,12 @@ func TestContainers(t *testing.T) {
 	if got := keysOf(outer); !slices.Equal(got, []string{"layers.0.weight:f32[1,1]", "layers.0.bias:f32[1]", "layers.1.weight:f32[2,1]", "heads.a.weight:f32[2,1]"}) {
 		t.Fatalf("nested keys %v", got)
 	}
-	s := NewSequential(NewLinear(cpu, 3, 4, true), NewReLU(), NewLinear(cpu, 4, 2, true))
+	s := NewSequential(NewLinear(cpu, 3, 4, true), LayerFunc(func(x *tensor.Tensor) *tensor.Tensor { return x.MulScalar(2) }), NewLinear(cpu, 4, 2, true))
 	if s.Len() != 3 || s.At(-1).(*Linear).OutFeatures != 2 {
 		t.Fatal("sequential indexing")
+	}
+	if got := keysOf(s); !slices.Equal(got, []string{"0.weight:f32[4,3]", "0.bias:f32[4]", "2.weight:f32[2,4]", "2.bias:f32[2]"}) {
+		t.Fatalf("sequential with a LayerFunc: %v", got)
 	}
 	if got := s.Forward(tensor.Ones(cpu, dtype.F32, 5, 3)).Shape(); !slices.Equal(got, []int{5, 2}) {
 		t.Fatalf("sequential output %v", got)
@@ -266,6 +269,7 @@ func TestInvalidArguments(t *testing.T) {
 		{"gelu", func() { NewGELU("erf") }},
 		{"encoder_activation", func() { NewTransformerEncoderLayer(cpu, 4, 2, TransformerEncoderLayerOpts{Activation: "swish"}) }},
 		{"sequential_index", func() { NewSequential().At(0) }},
+		{"module_dict_key", func() { NewModuleDict().Set("a.b", NewReLU()) }},
 	}
 	for _, c := range cases {
 		err := tensor.Catch(c.f)
