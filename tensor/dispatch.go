@@ -317,6 +317,11 @@ func contiguous(path string, t *Tensor) *Tensor {
 func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta, dev device.Device, be device.Backend) []*Tensor {
 	debug := CurrentMode() == Debug
 	l := &device.Launch{Op: d, Attrs: a, In: make([]device.Operand, len(in))}
+	if d.NeedsContiguous {
+		// Contiguous copies replace inputs below; the caller's slice (the
+		// user's, through Apply) must keep the tensors it passed.
+		in = slices.Clone(in)
+	}
 	for i, t := range in {
 		if t == nil {
 			continue
