@@ -131,8 +131,12 @@ func record(d *op.Def, a op.Attrs, in, out []*Tensor) {
 		if t == nil {
 			continue
 		}
-		n.saved[i] = t.Detach()
 		n.inMeta[i] = t.meta()
+		// An in-place op overwrites its destination, so its VJP cannot use
+		// the old value: it is not saved (and not version-checked).
+		if !slices.Contains(d.Inplace, i) {
+			n.saved[i] = t.Detach()
+		}
 		if t.st != nil {
 			n.versions[i] = t.st.version.Load()
 		}
