@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -72,6 +73,9 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 	dot func(x, y []T) T
 	// store receives a finished tile of C: rows i0.., columns j0.., ld nc.
 	store func(b, i0, j0, mc, nc int, c []T)
+	// tile, when set, is a register-tiled (assembly) micro-kernel that
+	// replaces kern and dot (see gemm_tiled.go).
+	tile *gemmTile[T]
 }
 
 // pack writes rows [r0, r0+rows) x contracting [p0, p0+kc) of side s into
@@ -139,22 +143,63 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // scratch recycles the GEMM's packing buffers across calls (every element
-// is written before it is read, so reused memory needs no clearing).
-var scratch sync.Pool
+// is written before it is read, so reused memory needs no clearing). It is
+// a bounded free list rather than a sync.Pool: a pool is emptied by every
+// other GC, and the multi-megabyte buffers it then reallocates trigger the
+// next GC, so steady-state training kept allocating. At most GOMAXPROCS+1
+// buffers are kept, the largest ones.
+var scratch struct {
+	sync.Mutex
+	free []*[]byte
+}
 
 func getScratch(n int) *[]byte {
-	if p, ok := scratch.Get().(*[]byte); ok && cap(*p) >= n {
+	scratch.Lock()
+	best := -1
+	for i, p := range scratch.free {
+		if cap(*p) >= n && (best < 0 || cap(*p) < cap(*scratch.free[best])) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		p := scratch.free[best]
+		last := len(scratch.free) - 1
+		scratch.free[best] = scratch.free[last]
+		scratch.free[last] = nil
+		scratch.free = scratch.free[:last]
+		scratch.Unlock()
 		*p = (*p)[:n]
 		return p
 	}
+	scratch.Unlock()
 	b := make([]byte, n, n+n/4)
 	return &b
 }
 
-func putScratch(p *[]byte) { scratch.Put(p) }
+func putScratch(p *[]byte) {
+	scratch.Lock()
+	defer scratch.Unlock()
+	if len(scratch.free) <= runtime.GOMAXPROCS(0) {
+		scratch.free = append(scratch.free, p)
+		return
+	}
+	small := 0
+	for i, q := range scratch.free {
+		if cap(*q) < cap(*scratch.free[small]) {
+			small = i
+		}
+	}
+	if cap(*scratch.free[small]) < cap(*p) {
+		scratch.free[small] = p
+	}
+}
 
 func (g *gemmProblem[SA, SB, T]) run() {
 	if g.nb == 0 || g.m == 0 || g.n == 0 {
+		return
+	}
+	if g.tile != nil {
+		g.runTiled()
 		return
 	}
 	if g.m == 1 {
@@ -471,27 +516,35 @@ func dotGeneralKernel(c *Call) error {
 	out := c.OutB[0][o.Offset*o.DType.Size():]
 	switch l.DType {
 	case dtype.F32:
-		if isHighest(prec) {
+		t := tileF32()
+		if isHighest(prec) && t == nil {
 			cv := []func(float32) float64{widen32}
-			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true)
+			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true, nil)
 			break
 		}
-		ca, cb := bf16Passes(prec)
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]), false)
+		// With the FMA kernel, highest is hardware f32 FMA itself; at the
+		// bf16 precisions every product is exact in f32, so an FMA gives
+		// exactly the separate multiply and add of kern4x4.
+		ca, cb, plain := []func(float32) float32{idF32}, []func(float32) float32{idF32}, true
+		if !isHighest(prec) {
+			ca, cb = bf16Passes(prec)
+			plain = false
+		}
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]), plain, t)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false)
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false, tileF32())
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
-			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false)
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32())
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]), true)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]), true, tileF64())
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil)
 	case dtype.I32:
 		intDot[int32](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
 	case dtype.I16:
@@ -508,11 +561,11 @@ func dotGeneralKernel(c *Call) error {
 
 func intDot[S int8 | uint8 | int16 | int32](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int, out []byte) {
 	cv := []func(S) int64{func(x S) int64 { return int64(x) }}
-	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }), false)
+	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }), false, nil)
 }
 
 func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int,
-	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool) {
+	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool, tile *gemmTile[T]) {
 	l, r := c.In[0], c.In[1]
 	g := gemmProblem[S, S, T]{
 		nb: nb, m: m, n: n, k: k * len(ca),
@@ -521,6 +574,7 @@ func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk [
 		kern:  kern,
 		dot:   dot,
 		store: store,
+		tile:  tile,
 	}
 	if k == 0 {
 		g.k = 0

@@ -23,11 +23,12 @@ type convPlan[S any, T gemmNum] struct {
 	toT     func(S) T
 	fromT   func(T) S
 	plain   bool // single pass of plain numeric conversions (see gemmSide.plain)
+	tile    *gemmTile[T]
 }
 
 func narrowPlan[S any](to func(S) float32, from func(float32) S) convPlan[S, float32] {
 	return convPlan[S, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: []func(S) float32{to}, xConv: []func(S) float32{to},
-		colConv: []func(float32) float32{idF32}, toT: to, fromT: from}
+		colConv: []func(float32) float32{idF32}, toT: to, fromT: from, tile: tileF32()}
 }
 
 func convolutionKernel(c *Call) error {
@@ -42,17 +43,23 @@ func convolutionKernel(c *Call) error {
 	prec := c.Attrs.String("precision")
 	switch c.In[0].DType {
 	case dtype.F32:
-		if isHighest(prec) {
+		t := tileF32()
+		if isHighest(prec) && t == nil {
 			w := []func(float32) float64{widen32}
 			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, dot: dotF32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
 				toT: widen32, fromT: narrow32, plain: true})
 			break
 		}
+		if isHighest(prec) {
+			id := []func(float32) float32{idF32}
+			runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id, toT: idF32, fromT: idF32, plain: true, tile: t})
+			break
+		}
 		pa, pb := bf16Passes(prec)
-		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32})
+		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32, tile: t})
 	case dtype.F64:
 		id := []func(float64) float64{ident[float64]}
-		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true})
+		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64()})
 	case dtype.BF16:
 		runConv(c, p, narrowPlan(func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
 	case dtype.F16:
@@ -151,7 +158,7 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 		kc := cinG * kprod
 		cols := make([]T, kc*lout)
 		acc := make([]T, coutG*lout)
-		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern, dot: pl.dot,
+		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile,
 			a:     gemmSide[S, T]{src: w, row: seq(coutG, kc), k: seq(kc, 1), conv: pl.wConv, plain: pl.plain},
 			b:     gemmSide[T, T]{src: cols, row: seq(lout, 1), k: seq(kc, lout), conv: pl.colConv, plain: pl.plain},
 			store: storeTile(acc, coutG, lout, ident[T]),
@@ -177,7 +184,7 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 	m := coutG * kprod
 	cols := make([]T, m*lin)
 	acc := make([]T, coutG*lout)
-	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern, dot: pl.dot,
+	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile,
 		a:     gemmSide[S, T]{src: w, row: seq(m, 1), k: seq(cinG, m), conv: pl.wConv, plain: pl.plain},
 		b:     gemmSide[S, T]{src: x, row: seq(lin, 1), k: seq(cinG, lin), conv: pl.xConv, plain: pl.plain},
 		store: storeTile(cols, m, lin, ident[T]),

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package cpu
+
+// haveAVX2 is false without the amd64 assembly kernels.
+func haveAVX2() bool { return false }
+
+var (
+	asmTileF32 *gemmTile[float32]
+	asmTileF64 *gemmTile[float64]
+)

@@ -1,0 +1,544 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// levels returns the CPU levels this machine can run.
+func levels() []string {
+	if haveAVX2() {
+		return []string{LevelGeneric, LevelAVX2}
+	}
+	return []string{LevelGeneric}
+}
+
+// withLevel runs fn with the GEMM forced to level.
+func withLevel(level string, fn func()) {
+	prev := cpuLevel
+	cpuLevel = level
+	defer func() { cpuLevel = prev }()
+	fn()
+}
+
+func bytesOf[T any](s []T) []byte {
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// operand is a 2-D matrix view [rows, cols] over a flat buffer.
+type operand[T any] struct {
+	data []T
+	lay  op.Layout
+}
+
+func (o operand[T]) at(i, j int) T { return o.data[o.lay.Offset+i*o.lay.Strides[0]+j*o.lay.Strides[1]] }
+
+// layouts of a rows x cols operand: row-major, transposed storage,
+// strided (every other column of a wider buffer, with an offset) and a
+// broadcast row (stride 0).
+var layoutNames = []string{"rowmajor", "transposed", "strided", "bcastrow"}
+
+func makeOperand[T any](r *rand.Rand, kind string, rows, cols int, gen func(*rand.Rand) T) operand[T] {
+	var lay op.Layout
+	n := rows * cols
+	switch kind {
+	case "rowmajor":
+		lay = op.Layout{Shape: []int{rows, cols}, Strides: []int{cols, 1}}
+	case "transposed":
+		lay = op.Layout{Shape: []int{rows, cols}, Strides: []int{1, rows}}
+	case "strided":
+		lay = op.Layout{Shape: []int{rows, cols}, Strides: []int{2*cols + 1, 2}, Offset: 3}
+		n = 3 + rows*(2*cols+1)
+	case "bcastrow":
+		lay = op.Layout{Shape: []int{rows, cols}, Strides: []int{0, 1}}
+		n = cols
+	}
+	data := make([]T, max(n, 1))
+	for i := range data {
+		data[i] = gen(r)
+	}
+	return operand[T]{data, lay}
+}
+
+// matmul runs dot_general (contracting a's axis 1 with b's axis 0) through
+// the CPU kernel and returns the row-major [m, n] result.
+func matmul[T any](dt dtype.DType, prec string, a, b operand[T]) ([]T, error) {
+	m, n := a.lay.Shape[0], b.lay.Shape[1]
+	out := make([]T, max(m*n, 1))
+	c := &Call{
+		Launch: &device.Launch{
+			Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{0}, "precision": prec},
+			In:    []device.Operand{{DType: dt, Layout: a.lay}, {DType: dt, Layout: b.lay}},
+			Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, n})}},
+		},
+		InB:  [][]byte{bytesOf(a.data), bytesOf(b.data)},
+		OutB: [][]byte{bytesOf(out)},
+	}
+	if err := dotGeneralKernel(c); err != nil {
+		return nil, err
+	}
+	return out[:m*n], nil
+}
+
+// fma32 is an exactly rounded float32 fused multiply-add: the product of
+// two float32 values is exact in float64, and rounding the float64 sum to
+// odd before narrowing avoids double rounding (53 >= 24+2 bits).
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	if math.IsInf(s, 0) || math.IsNaN(s) || math.IsInf(p, 0) {
+		return float32(s)
+	}
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv)
+	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
+		if (e > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
+}
+
+func sameF32(x, y float32) bool {
+	return x == y && math.Signbit(float64(x)) == math.Signbit(float64(y)) || x != x && y != y
+}
+
+func TestFMA32Reference(t *testing.T) {
+	tests := []struct{ a, b, c, want float32 }{
+		{1, 1, 1, 2},
+		{3, 5, -15, 0},
+		// 1+2^-23 squared is 1+2^-22+2^-46: a separate multiply rounds
+		// the 2^-46 away, the fused result keeps it against -(1+2^-22).
+		{1 + 0x1p-23, 1 + 0x1p-23, -(1 + 0x1p-22), 0x1p-46},
+		// Halfway case after the product: 1 + 2^-24 + 2^-48 rounds up.
+		{1 + 0x1p-24*2, 0.5, 0.5 + 0x1p-48*0, 1 + 0x1p-24},
+	}
+	for _, tc := range tests {
+		if got := fma32(tc.a, tc.b, tc.c); !sameF32(got, tc.want) {
+			t.Errorf("fma32(%g, %g, %g) = %g, want %g", tc.a, tc.b, tc.c, got, tc.want)
+		}
+	}
+	// A double-rounding tie: x = 1 + 2^-24 + 2^-60 is above the midpoint of
+	// 1 and 1+2^-23, but x rounded to float64 is the midpoint itself.
+	a, b := float32(1+0x1p-12), float32(1+0x1p-12) // a*b = 1 + 2^-11 + 2^-24
+	c := float32(-0x1p-11)                         // a*b+c = 1 + 2^-24 exactly: a tie, to even
+	if got := fma32(a, b, c); got != 1 {
+		t.Errorf("tie: fma32 = %v, want 1", got)
+	}
+}
+
+var gemmSizes = []int{1, 7, 15, 16, 17, 31, 33, 63, 65}
+
+func genF32(r *rand.Rand) float32 { return float32(r.NormFloat64()) }
+
+// TestGEMMF32Highest checks f32 highest on every level against references:
+// the AVX2 kernel bit-exactly against a sequential exact-FMA chain in k
+// order, the pure-Go kernel (FMA emulated in float64, which can double
+// round a tie) within a K-scaled f32 tolerance of a float64 reference.
+func TestGEMMF32Highest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, m := range gemmSizes {
+		for _, n := range gemmSizes {
+			for _, k := range gemmSizes {
+				la, lb := layoutNames[(m+n+k)%len(layoutNames)], layoutNames[(m*n+k)%len(layoutNames)]
+				a := makeOperand(r, la, m, k, genF32)
+				b := makeOperand(r, lb, k, n, genF32)
+				for _, level := range levels() {
+					var got []float32
+					var err error
+					withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := fmt.Sprintf("%s m=%d n=%d k=%d a=%s b=%s", level, m, n, k, la, lb)
+					if bad := checkF32(got, a, b, m, n, k, level == LevelAVX2); bad != "" {
+						t.Fatalf("%s: %s", name, bad)
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkF32(got []float32, a, b operand[float32], m, n, k int, exact bool) string {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var chain float32
+			var ref, mag float64
+			for p := 0; p < k; p++ {
+				x, y := a.at(i, p), b.at(p, j)
+				chain = fma32(x, y, chain)
+				ref += float64(x) * float64(y)
+				mag += math.Abs(float64(x) * float64(y))
+			}
+			g := got[i*n+j]
+			if exact {
+				if !sameF32(g, chain) {
+					return fmt.Sprintf("[%d,%d] = %v, want FMA chain %v", i, j, g, chain)
+				}
+				continue
+			}
+			if tol := float64(k+1) * 0x1p-23 * mag; math.Abs(float64(g)-ref) > tol {
+				return fmt.Sprintf("[%d,%d] = %v, float64 reference %v (tol %g)", i, j, g, ref, tol)
+			}
+		}
+	}
+	return ""
+}
+
+// TestGEMMF64 checks f64 on every level bit-exactly against a math.FMA chain
+// in k order.
+func TestGEMMF64(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	gen := func(r *rand.Rand) float64 { return r.NormFloat64() }
+	for _, m := range gemmSizes {
+		for _, n := range gemmSizes {
+			for _, k := range []int{1, 16, 17, 65, 300} {
+				la, lb := layoutNames[(m+2*n+k)%len(layoutNames)], layoutNames[(m+n*k)%len(layoutNames)]
+				a := makeOperand(r, la, m, k, gen)
+				b := makeOperand(r, lb, k, n, gen)
+				for _, level := range levels() {
+					var got []float64
+					var err error
+					withLevel(level, func() { got, err = matmul(dtype.F64, op.PrecisionHighest, a, b) })
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var want float64
+							for p := 0; p < k; p++ {
+								want = math.FMA(a.at(i, p), b.at(p, j), want)
+							}
+							if g := got[i*n+j]; g != want {
+								t.Fatalf("%s m=%d n=%d k=%d: [%d,%d] = %v, want %v", level, m, n, k, i, j, g, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMBF16Precisions checks f32 medium and high and bf16/f16 inputs:
+// every product is exact in f32, so each level must equal, bit for bit, a
+// sequential f32 sum of exact products (passes in order for high).
+func TestGEMMBF16Precisions(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{1, 7, 17, 33, 65}
+	type pass struct{ a, b func(float32) float32 }
+	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
+		passes := []pass{{bf16Hi, bf16Hi}}
+		if prec == op.PrecisionHigh {
+			passes = []pass{{bf16Hi, bf16Hi}, {bf16Hi, bf16Lo}, {bf16Lo, bf16Hi}}
+		}
+		for _, m := range sizes {
+			for _, n := range sizes {
+				for _, k := range []int{1, 16, 65, 270} {
+					a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
+					b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
+					for _, level := range levels() {
+						var got []float32
+						var err error
+						withLevel(level, func() { got, err = matmul(dtype.F32, prec, a, b) })
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								var want float32
+								for _, ps := range passes {
+									for p := 0; p < k; p++ {
+										want += ps.a(a.at(i, p)) * ps.b(b.at(p, j))
+									}
+								}
+								if g := got[i*n+j]; !sameF32(g, want) {
+									t.Fatalf("%s %s m=%d n=%d k=%d: [%d,%d] = %v, want %v", prec, level, m, n, k, i, j, g, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// bf16 and f16 storage: exact products, f32 sums, one final rounding.
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		m, n, k := 19, 35, 70
+		mk := func(rows, cols int) operand[uint16] {
+			return makeOperand(r, "rowmajor", rows, cols, func(r *rand.Rand) uint16 {
+				x := float32(r.NormFloat64())
+				if dt == dtype.BF16 {
+					return uint16(dtype.BF16FromF32(x))
+				}
+				return uint16(dtype.F16FromF32(x))
+			})
+		}
+		to := func(h uint16) float32 {
+			if dt == dtype.BF16 {
+				return dtype.BFloat16(h).F32()
+			}
+			return dtype.Float16(h).F32()
+		}
+		a, b := mk(m, k), mk(k, n)
+		for _, level := range levels() {
+			var got []uint16
+			var err error
+			withLevel(level, func() { got, err = matmul(dt, "", a, b) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					var acc float32
+					for p := 0; p < k; p++ {
+						acc += to(a.at(i, p)) * to(b.at(p, j))
+					}
+					if g, w := to(got[i*n+j]), to(uint16(dtype.BF16FromF32(acc))); dt == dtype.BF16 && g != w {
+						t.Fatalf("%s %s [%d,%d] = %v, want %v", dt, level, i, j, g, w)
+					}
+					if g, w := to(got[i*n+j]), to(uint16(dtype.F16FromF32(acc))); dt == dtype.F16 && g != w {
+						t.Fatalf("%s %s [%d,%d] = %v, want %v", dt, level, i, j, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMNonFinite checks NaN and Inf propagation on every level: the
+// exact FMA chain reference is IEEE arithmetic, so NaN rows/columns and
+// Inf-Inf cancellations must come out the same.
+func TestGEMMNonFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m, n, k := 13, 21, 40
+	a := makeOperand(r, "rowmajor", m, k, genF32)
+	b := makeOperand(r, "rowmajor", k, n, genF32)
+	inf := float32(math.Inf(1))
+	a.data[2*k+5] = float32(math.NaN()) // row 2 all NaN
+	a.data[7*k+3] = inf                 // row 7: +-Inf, or NaN where b[3,j] is 0
+	b.data[3*n+4] = 0
+	for i := 0; i < m; i++ {
+		a.data[i*k+9], a.data[i*k+10] = 1, 2
+	}
+	b.data[9*n+11] = -inf // column 11: -Inf + Inf = NaN in every row
+	b.data[10*n+11] = inf
+	for _, level := range levels() {
+		var got []float32
+		var err error
+		withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := checkF32(got, a, b, m, n, k, true); level == LevelAVX2 && bad != "" {
+			t.Fatalf("%s: %s", level, bad)
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				g := float64(got[i*n+j])
+				wantNaN := i == 2 || (i == 7 && j == 4) || j == 11
+				if wantNaN != math.IsNaN(g) {
+					t.Fatalf("%s [%d,%d] = %v, want NaN: %v", level, i, j, g, wantNaN)
+				}
+				if i == 7 && !wantNaN && !math.IsInf(g, 0) {
+					t.Fatalf("%s [%d,%d] = %v, want Inf", level, i, j, g)
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMBatchedAndInts checks a batched contraction (batch axis first in
+// both operands) and an integer dtype give the same on every level.
+func TestGEMMBatchedAndInts(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	nb, m, n, k := 3, 20, 18, 37
+	av := make([]float32, nb*m*k)
+	bv := make([]float32, nb*n*k)
+	for i := range av {
+		av[i] = genF32(r)
+	}
+	for i := range bv {
+		bv[i] = genF32(r)
+	}
+	ai := make([]int32, m*k)
+	bi := make([]int32, k*n)
+	for i := range ai {
+		ai[i] = int32(r.IntN(2000) - 1000)
+	}
+	for i := range bi {
+		bi[i] = int32(r.IntN(2000) - 1000)
+	}
+	for _, level := range levels() {
+		withLevel(level, func() {
+			// a: [nb, m, k]; b stored [nb, n, k], contracted on its last axis.
+			out := make([]float32, nb*m*n)
+			c := &Call{
+				Launch: &device.Launch{
+					Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{2}, "precision": ""},
+					In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
+						{DType: dtype.F32, Layout: op.Contiguous([]int{nb, n, k})}},
+					Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, n})}},
+				},
+				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+			}
+			if err := dotGeneralKernel(c); err != nil {
+				t.Fatal(err)
+			}
+			for bb := 0; bb < nb; bb++ {
+				a := operand[float32]{av, op.Layout{Shape: []int{m, k}, Strides: []int{k, 1}, Offset: bb * m * k}}
+				b := operand[float32]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{1, k}, Offset: bb * n * k}}
+				if bad := checkF32(out[bb*m*n:(bb+1)*m*n], a, b, m, n, k, level == LevelAVX2); bad != "" {
+					t.Fatalf("%s batch %d: %s", level, bb, bad)
+				}
+			}
+			got, err := matmul(dtype.I32, "", operand[int32]{ai, op.Contiguous([]int{m, k})}, operand[int32]{bi, op.Contiguous([]int{k, n})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					var want int32
+					for p := 0; p < k; p++ {
+						want += ai[i*k+p] * bi[p*n+j]
+					}
+					if got[i*n+j] != want {
+						t.Fatalf("%s i32 [%d,%d] = %d, want %d", level, i, j, got[i*n+j], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGEMMThreadIndependence checks results are bit-identical whatever the
+// number of workers (the split changes, each element's FMA chain does not).
+func TestGEMMThreadIndependence(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m, n, k := 301, 197, 530
+	a := makeOperand(r, "rowmajor", m, k, genF32)
+	b := makeOperand(r, "transposed", k, n, genF32)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, level := range levels() {
+		var ref []float32
+		for _, procs := range []int{1, 2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			var got []float32
+			var err error
+			withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = got
+				continue
+			}
+			for i := range got {
+				if !sameF32(got[i], ref[i]) {
+					t.Fatalf("%s GOMAXPROCS=%d: [%d] = %v, with 1 worker %v", level, procs, i, got[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMSteadyStateAlloc checks a repeated 256^3 matmul reuses its
+// packing buffers: what it allocates per call (offset tables, closures,
+// goroutines) is far below one packed panel.
+func TestGEMMSteadyStateAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	a := makeOperand(r, "rowmajor", 256, 256, genF32)
+	b := makeOperand(r, "rowmajor", 256, 256, genF32)
+	out := make([]float32, 256*256)
+	c := &Call{
+		Launch: &device.Launch{
+			Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{0}, "precision": ""},
+			In:    []device.Operand{{DType: dtype.F32, Layout: a.lay}, {DType: dtype.F32, Layout: b.lay}},
+			Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{256, 256})}},
+		},
+		InB: [][]byte{bytesOf(a.data), bytesOf(b.data)}, OutB: [][]byte{bytesOf(out)},
+	}
+	for _, level := range levels() {
+		withLevel(level, func() {
+			run := func() {
+				if err := dotGeneralKernel(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run()
+			var before, after runtime.MemStats
+			const reps = 20
+			allocs := testing.AllocsPerRun(reps, run)
+			runtime.ReadMemStats(&before)
+			for i := 0; i < reps; i++ {
+				run()
+			}
+			runtime.ReadMemStats(&after)
+			perCall := (after.TotalAlloc - before.TotalAlloc) / reps
+			t.Logf("%s: %.0f allocs, %d bytes per 256^3 matmul", level, allocs, perCall)
+			// One 256x256 f32 block of packed B alone is 256 KiB.
+			if perCall > 32<<10 || allocs > 64 {
+				t.Errorf("%s: %.0f allocs and %d bytes per call, want the packing buffers reused", level, allocs, perCall)
+			}
+		})
+	}
+}
+
+// BenchmarkGEMM reports GFLOP/s of square matmuls (f32 highest and f64) at
+// every level; GOMAXPROCS sets the workers.
+func BenchmarkGEMM(b *testing.B) {
+	for _, dt := range []dtype.DType{dtype.F32, dtype.F64} {
+		for _, size := range []int{256, 512, 1024, 2048} {
+			for _, level := range levels() {
+				if level == LevelGeneric && size > 1024 {
+					continue // minutes per op
+				}
+				b.Run(fmt.Sprintf("%s/%d/%s", dt, size, level), func(b *testing.B) {
+					withLevel(level, func() { benchGEMM(b, dt, size) })
+				})
+			}
+		}
+	}
+}
+
+func benchGEMM(b *testing.B, dt dtype.DType, size int) {
+	r := rand.New(rand.NewPCG(1, 1))
+	n := size * size
+	ab, bb, ob := make([]byte, n*dt.Size()), make([]byte, n*dt.Size()), make([]byte, n*dt.Size())
+	for i := 0; i < n; i++ {
+		if dt == dtype.F32 {
+			as[float32](ab)[i], as[float32](bb)[i] = genF32(r), genF32(r)
+		} else {
+			as[float64](ab)[i], as[float64](bb)[i] = r.NormFloat64(), r.NormFloat64()
+		}
+	}
+	lay := op.Contiguous([]int{size, size})
+	c := &Call{
+		Launch: &device.Launch{
+			Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{0}, "precision": ""},
+			In:    []device.Operand{{DType: dt, Layout: lay}, {DType: dt, Layout: lay}},
+			Out:   []device.Operand{{DType: dt, Layout: lay}},
+		},
+		InB: [][]byte{ab, bb}, OutB: [][]byte{ob},
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := dotGeneralKernel(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(size)*float64(size)*float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
