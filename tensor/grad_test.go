@@ -18,13 +18,36 @@ func loadGradCases(t *testing.T) []*gradCaseRef {
 	for _, g := range loadGolden(t) {
 		for i := range g.Cases {
 			c := &g.Cases[i]
-			if c.Grads == nil {
+			if c.Grads == nil || !gradComparable(c) {
 				continue
 			}
 			out = append(out, &gradCaseRef{c: c, group: g.Group})
 		}
 	}
 	return out
+}
+
+// gradComparable reports whether a golden case's PyTorch gradients are a
+// reference for ours. Not for random outputs (compare "shape": PyTorch drew
+// another dropout mask, and finite differences would redraw it each call),
+// nor for f32 products at reduced precision ("medium", "high"): PyTorch has
+// none on CPU, and the generator emulates them with bf16 casts whose
+// backward rounds the gradient itself to bf16, while reduced precision means
+// the backward products run at that precision too (as PyTorch on GPUs and
+// JAX do, and our VJPs); those gradients are checked in
+// autograd_linalg_test.go and, in f64, by TestGradcheck.
+func gradComparable(c *goldenCase) bool {
+	if c.Compare == "shape" {
+		return false
+	}
+	if p, _ := c.Attrs["precision"].(string); p == "medium" || p == "high" {
+		for _, in := range c.Inputs {
+			if in != nil && in.DType == "f32" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 type gradCaseRef struct {
@@ -199,6 +222,12 @@ var nonSmooth = map[string]bool{
 	"clamp": true, "clamp_tensor": true, "hardtanh": true, "relu6": true, "hardsigmoid": true, "hardswish": true,
 	"relu": true, "leaky_relu": true, "abs": true, "median": true, "cummax": true, "cummin": true, "norm": true,
 	"nan_to_num": true, "copysign": true, "convert": true,
+	// Rows looked up at padding_idx get no gradient by definition
+	// (F.embedding), although the forward reads them.
+	"embedding": true,
+	// A case sits at input 0 and 1, where PyTorch's gradients are ±Inf and
+	// (x - t) / 1e-12 while the forward's logs are clamped at -100.
+	"binary_cross_entropy": true,
 	// Piecewise constant; its golden inputs sit on the .5 ties.
 	"round_nearest_even": true,
 }
