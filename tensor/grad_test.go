@@ -18,13 +18,36 @@ func loadGradCases(t *testing.T) []*gradCaseRef {
 	for _, g := range loadGolden(t) {
 		for i := range g.Cases {
 			c := &g.Cases[i]
-			if c.Grads == nil {
+			if c.Grads == nil || !gradComparable(c) {
 				continue
 			}
 			out = append(out, &gradCaseRef{c: c, group: g.Group})
 		}
 	}
 	return out
+}
+
+// gradComparable reports whether a golden case's PyTorch gradients are a
+// reference for ours. Not for random outputs (compare "shape": PyTorch drew
+// another dropout mask, and finite differences would redraw it each call),
+// nor for f32 products at reduced precision ("medium", "high"): PyTorch has
+// none on CPU, and the generator emulates them with bf16 casts whose
+// backward rounds the gradient itself to bf16, while reduced precision means
+// the backward products run at that precision too (as PyTorch on GPUs and
+// JAX do, and our VJPs); those gradients are checked in
+// autograd_linalg_test.go and, in f64, by TestGradcheck.
+func gradComparable(c *goldenCase) bool {
+	if c.Compare == "shape" {
+		return false
+	}
+	if p, _ := c.Attrs["precision"].(string); p == "medium" || p == "high" {
+		for _, in := range c.Inputs {
+			if in != nil && in.DType == "f32" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 type gradCaseRef struct {
@@ -199,7 +222,20 @@ var nonSmooth = map[string]bool{
 	"clamp": true, "clamp_tensor": true, "hardtanh": true, "relu6": true, "hardsigmoid": true, "hardswish": true,
 	"relu": true, "leaky_relu": true, "abs": true, "median": true, "cummax": true, "cummin": true, "norm": true,
 	"nan_to_num": true, "copysign": true, "convert": true,
+	// Rows looked up at padding_idx get no gradient by definition
+	// (F.embedding), although the forward reads them.
+	"embedding": true,
+	// A case sits at input 0 and 1, where PyTorch's gradients are ±Inf and
+	// (x - t) / 1e-12 while the forward's logs are clamped at -100.
+	"binary_cross_entropy": true,
+	// Piecewise constant; its golden inputs sit on the .5 ties.
+	"round_nearest_even": true,
 }
+
+// nonSmoothCases lists single golden cases of otherwise smooth ops that are
+// evaluated at a kink: hypot/range has x = y = 1e-30, where the 1e-6 step
+// crosses hypot's cone point at the origin.
+var nonSmoothCases = map[string]bool{"hypot/range": true}
 
 // TestGradcheck compares analytical gradients in f64 with central finite
 // differences (torch.autograd.gradcheck's defaults: eps 1e-6, atol 1e-5,
@@ -210,7 +246,7 @@ func TestGradcheck(t *testing.T) {
 	fails := map[string]int{}
 	for _, r := range cases {
 		c := r.c
-		if nonSmooth[c.Op] {
+		if nonSmooth[c.Op] || nonSmoothCases[c.ID] {
 			continue
 		}
 		err := gradcheck(c)
@@ -249,10 +285,16 @@ func gradcheck(c *goldenCase) error {
 	if err != nil {
 		return err
 	}
-	// f(x) = sum_k <out_k, cot_k>, evaluated without recording.
+	// f(x) returns the outputs that have a cotangent, flattened, evaluated
+	// without recording; cv holds their cotangents. As in
+	// torch.autograd.gradcheck, the numerical Jacobian is built from
+	// per-element output differences, so a large output elsewhere does not
+	// swamp a small perturbation (sum_k <out_k, cot_k> would).
 	var evalErr error
-	f := func(in []*tensor.Tensor) float64 {
-		s := 0.0
+	var cv []float64
+	f := func(in []*tensor.Tensor) []float64 {
+		var s []float64
+		cv = cv[:0]
 		tensor.NoGrad(func() {
 			evalErr = tensor.Catch(func() {
 				outs := tensor.Apply(c.Op, in, attrs)
@@ -263,10 +305,8 @@ func gradcheck(c *goldenCase) error {
 					if o.DType() != dtype.F64 {
 						panic(errSkipPanic{})
 					}
-					ov, cv := o.Float64s(), cots[k].Float64s()
-					for j := range ov {
-						s += ov[j] * cv[j]
-					}
+					s = append(s, o.Float64s()...)
+					cv = append(cv, cots[k].Float64s()...)
 				}
 			})
 		})
@@ -307,17 +347,33 @@ func gradcheck(c *goldenCase) error {
 			g = make([]float64, len(base))
 		}
 		for j := range base {
-			pert := func(d float64) float64 {
+			// The step actually taken: at large magnitudes x±eps rounds,
+			// and where it rounds back to x no finite difference exists.
+			step := (base[j] + eps) - (base[j] - eps)
+			if step == 0 || math.IsInf(step, 0) || math.IsNaN(step) {
+				continue
+			}
+			pert := func(d float64) []float64 {
 				v := append([]float64(nil), base...)
 				v[j] += d
 				in2 := append([]*tensor.Tensor(nil), ins...)
 				in2[i] = tensor.FromSlice(tensor.MustDevice("cpu"), v, shape...)
 				return f(in2)
 			}
-			num := (pert(eps) - pert(-eps)) / (2 * eps)
+			hi, lo := pert(eps), pert(-eps)
 			if evalErr != nil {
 				return evalErr
 			}
+			if len(hi) != len(cv) || len(lo) != len(cv) {
+				return fmt.Errorf("input %d element %d: %d outputs with cotangents, %d cotangents", i, j, len(hi), len(cv))
+			}
+			num := 0.0
+			for m := range cv {
+				if hi[m] != lo[m] { // unchanged outputs (also ±inf) contribute nothing
+					num += cv[m] * (hi[m] - lo[m])
+				}
+			}
+			num /= step
 			if math.Abs(num-g[j]) > 1e-5+1e-3*math.Abs(num) {
 				return fmt.Errorf("input %d element %d: analytical %v, numerical %v", i, j, g[j], num)
 			}
