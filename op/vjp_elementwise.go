@@ -61,6 +61,9 @@ func ewAnd(b Builder, x, y Value) Value                  { return c1(b, "bitwise
 // ewScale multiplies g by the scalar attribute v (add/sub's alpha, a Scalar
 // of any kind) unless it is 1 (PyTorch's maybe_multiply).
 func ewScale(b Builder, g Value, v any) Value {
+	if v == nil {
+		return g
+	}
 	f := ScalarAs(v, dtype.F64).(float64)
 	if f == 1 {
 		return g
