@@ -236,7 +236,8 @@ func defaultDevice() (device.Device, device.Backend) {
 }
 
 // promote converts the promoted inputs of d to their common dtype and
-// materialises wrapped scalars on dev.
+// materialises wrapped scalars on dev. The promotion rule itself is
+// op.PromotedDTypes, which the IR tracer shares.
 func promote(path string, d *op.Def, a op.Attrs, in []*Tensor, dev device.Device, be device.Backend) []*Tensor {
 	needs := false
 	for _, t := range in {
@@ -244,44 +245,22 @@ func promote(path string, d *op.Def, a op.Attrs, in []*Tensor, dev device.Device
 			needs = true
 		}
 	}
-	p := d.Promote
-	var extra []any
-	if d.PromoteWith != nil {
-		p, extra = d.PromoteWith(a)
-	}
-	if p == op.NoPromotion && !needs {
+	if d.Promote == op.NoPromotion && d.PromoteWith == nil && !needs {
 		return in
 	}
-	out := slices.Clone(in)
-	ct := dtype.Invalid
-	if p != op.NoPromotion {
-		var ops []dtype.Operand
-		for i, t := range in {
-			if t != nil && d.Promoted(i) {
-				ops = append(ops, dtype.Operand{DType: t.dt, Dim: t.Dim(), Wrapped: t.wrapped})
-			}
-		}
-		for _, v := range extra {
-			if v != nil {
-				ops = append(ops, dtype.Operand{DType: Scalar(v).dt, Wrapped: true})
-			}
-		}
-		if len(ops) > 0 {
-			ct = dtype.ResultType(DefaultDType(), ops...)
-			if p == op.PromoteToFloat && !ct.IsFloat() {
-				ct = DefaultDType()
-			}
+	metas := make([]op.Meta, len(in))
+	for i, t := range in {
+		if t != nil {
+			metas[i] = t.meta()
 		}
 	}
+	targets, _ := op.PromotedDTypes(d, metas, a, DefaultDType())
+	out := slices.Clone(in)
 	for i, t := range in {
 		if t == nil {
 			continue
 		}
-		target := t.dt
-		if ct != dtype.Invalid && d.Promoted(i) {
-			target = ct
-		}
-		switch {
+		switch target := targets[i]; {
 		case t.st == nil: // wrapped scalar: materialise on dev
 			out[i] = materialize(t, target, dev, be)
 		case t.dt != target:
