@@ -217,3 +217,80 @@ func cumprodBackward(b Builder, x, g Value, dim int) Value {
 	gi := Call1(b, "sum", Attrs{"dims": []int{len(bshape) - 1}}, terms) // [..., i]
 	return Call1(b, "permute", Attrs{"dims": invertPerm(perm)}, gi)
 }
+
+// Value-selecting reductions with a dim route the gradient to the returned
+// index (PyTorch's value_selecting_reduction_backward); full-tensor median
+// shares it evenly among elements equal to the result.
+func init() {
+	selectBack := func(b Builder, in, out, g []Value, a Attrs) []Value {
+		x := in[0]
+		shape := b.Meta(x).Shape
+		gv, idx := g[0], out[1]
+		if len(shape) == 0 {
+			return []Value{gv}
+		}
+		dim := axisOf(a.Int("dim"), len(shape))
+		if !a.Bool("keepdim") {
+			gv = Call1(b, "unsqueeze", Attrs{"dim": dim}, gv)
+			idx = Call1(b, "unsqueeze", Attrs{"dim": dim}, idx)
+		}
+		z := Zeros(b, shape, b.Meta(gv).DType)
+		return []Value{Call1(b, "scatter", Attrs{"dim": dim}, z, idx, gv)}
+	}
+	DefVJP("max_dim", selectBack)
+	DefVJP("min_dim", selectBack)
+	DefVJP("median_dim", selectBack)
+
+	DefVJP("median", func(b Builder, in, out, g []Value, a Attrs) []Value {
+		x := in[0]
+		shape := b.Meta(x).Shape
+		y := Call1(b, "expand", Attrs{"shape": slices.Clone(shape)}, out[0])
+		dt := b.Meta(x).DType
+		// NaN results select the NaN elements.
+		hit := Call1(b, "logical_or", nil, Call1(b, "eq", nil, x, y),
+			Call1(b, "logical_and", nil, Call1(b, "isnan", nil, x), Call1(b, "isnan", nil, y)))
+		mask := Call1(b, "convert", Attrs{"dtype": dt}, hit)
+		cnt := Call1(b, "sum", nil, mask)
+		gx := Call1(b, "expand", Attrs{"shape": slices.Clone(shape)}, g[0])
+		return []Value{Call1(b, "div", nil, Call1(b, "mul", nil, gx, mask), cnt)}
+	})
+
+	// std: var's gradient scaled by 1/(2 std), zero where std is 0
+	// (PyTorch's std_backward masks those lanes).
+	stdGrad := func(b Builder, x, std, gs Value, a Attrs) Value {
+		shape := b.Meta(x).Shape
+		dims := a.Ints("dims")
+		red, _ := ReduceAxes("std", dims, len(shape))
+		n := 1
+		for i, r := range red {
+			if r && len(shape) > 0 {
+				n *= shape[i]
+			}
+		}
+		denom := float64(n) - a.Float("correction")
+		mean := Call1(b, "mean", Attrs{"dims": dims, "keepdim": true}, x)
+		sd := restoreReduced(b, std, shape, dims)
+		gx := restoreReduced(b, gs, shape, dims)
+		zero := Call1(b, "eq", nil, sd, b.Scalar(0.0, sd))
+		scale := Call1(b, "where", nil, zero, b.Scalar(0.0, sd), Call1(b, "div", nil, gx, Call1(b, "mul", nil, sd, b.Scalar(denom, sd))))
+		return Call1(b, "mul", nil, scale, Call1(b, "sub", nil, x, mean))
+	}
+	DefVJP("std", func(b Builder, in, out, g []Value, a Attrs) []Value {
+		return []Value{stdGrad(b, in[0], out[0], g[0], a)}
+	})
+	DefVJP("std_mean", func(b Builder, in, out, g []Value, a Attrs) []Value {
+		x := in[0]
+		shape := b.Meta(x).Shape
+		gx := stdGrad(b, x, out[0], g[0], a)
+		red, _ := ReduceAxes("std_mean", a.Ints("dims"), len(shape))
+		n := 1
+		for i, r := range red {
+			if r && len(shape) > 0 {
+				n *= shape[i]
+			}
+		}
+		gm := restoreReduced(b, g[1], shape, a.Ints("dims"))
+		gm = Call1(b, "div", nil, gm, b.Scalar(float64(n), gm))
+		return []Value{Call1(b, "add", nil, gx, gm)}
+	})
+}
