@@ -9,16 +9,36 @@
 // in k order (so every element is a sequential FMA chain), and stored.
 // Registers: Y0-Y11 the 12 accumulators (row r in Y2r, Y2r+1), Y12-Y13 the
 // B vectors, Y14-Y15 broadcasts of A. The main loop is unrolled by 4 with a
-// prefetch of B four steps ahead.
+// prefetch of B four steps ahead. pf is the C tile the caller will update
+// next (same ldc); its rows are prefetched so that its loads, which must
+// come first to keep each element a single FMA chain, do not stall.
 
-// func gemmF32x6x16(kc int, a, b, c *float32, ldc int)
-TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-40
+// func gemmF32x6x16(kc int, a, b, c *float32, ldc int, pf *float32)
+TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
 	MOVQ c+24(FP), DX
 	MOVQ ldc+32(FP), R8
 	SHLQ $2, R8
+	MOVQ pf+40(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
 	MOVQ DX, R9
 	VMOVUPS (R9), Y0
 	VMOVUPS 32(R9), Y1
@@ -177,14 +197,32 @@ f32store:
 	VZEROUPPER
 	RET
 
-// func gemmF64x6x8(kc int, a, b, c *float64, ldc int)
-TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-40
+// func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64)
+TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
 	MOVQ c+24(FP), DX
 	MOVQ ldc+32(FP), R8
 	SHLQ $3, R8
+	MOVQ pf+40(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
+	ADDQ R8, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 56(R10)
 	MOVQ DX, R9
 	VMOVUPD (R9), Y0
 	VMOVUPD 32(R9), Y1

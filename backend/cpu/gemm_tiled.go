@@ -64,12 +64,13 @@ func tileF64() *gemmTile[float64] {
 
 // gemmTile is a register-tiled micro-kernel with its cache blocking: kern
 // accumulates a packed mr x kc A panel times a packed kc x nr B panel into
-// the mr x nr tile at c (row stride ldc elements). kc, mc and nc are the
+// the mr x nr tile at c (row stride ldc elements), prefetching the tile at
+// pf, the one it will be called on next. kc, mc and nc are the
 // blocking of k, of the rows packed at once (A block, sized for L2) and of
 // the columns per unit (B block).
 type gemmTile[T gemmNum] struct {
 	mr, nr, kc, mc, nc int
-	kern               func(kc int, a, b, c *T, ldc int)
+	kern               func(kc int, a, b, c *T, ldc int, pf *T)
 }
 
 // gemmUnitRows caps the rows of one work unit, bounding its C buffer.
@@ -139,8 +140,15 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 							ap := &apack[ir*kc]
 							h := min(mr, mc-ir)
 							co := (ic+ir)*nc + jr
+							// Prefetch the next tile down, or the top of the next strip.
+							pf := &c[co]
+							if ir+mr < mc {
+								pf = &c[co+mr*nc]
+							} else if jr+nr < nc {
+								pf = &c[ic*nc+jr+nr]
+							}
 							if h == mr && w == nr {
-								t.kern(kc, ap, bp, &c[co], nc)
+								t.kern(kc, ap, bp, &c[co], nc, pf)
 								continue
 							}
 							// Edge tile: run the kernel on a full-size copy
@@ -148,7 +156,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 							for r := 0; r < h; r++ {
 								copy(edge[r*nr:r*nr+w], c[co+r*nc:co+r*nc+w])
 							}
-							t.kern(kc, ap, bp, &edge[0], nr)
+							t.kern(kc, ap, bp, &edge[0], nr, pf)
 							for r := 0; r < h; r++ {
 								copy(c[co+r*nc:co+r*nc+w], edge[r*nr:r*nr+w])
 							}

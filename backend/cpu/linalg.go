@@ -122,9 +122,37 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 }
 
 // packPlain is packSide for a single pass whose conversion is a plain
-// numeric conversion, without a call per element.
+// numeric conversion, without a call per element. When the rows are
+// adjacent in memory (the usual B operand, or a transposed A) the block is
+// read k step by k step, each a contiguous run across all the panels,
+// rather than panel by panel down strided columns: that would touch a new
+// cache line and page per element and defeat the hardware prefetcher.
 func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w int) {
 	kc := len(k)
+	if adjacent(row) {
+		nr := len(row)
+		full := nr / w * w
+		if full < nr {
+			clear(dst[full*kc : (full+w)*kc])
+		}
+		o := base + row[0]
+		for p, ko := range k {
+			in := src[o+ko : o+ko+nr]
+			for q := 0; q < full; q += w {
+				out := dst[q*kc+p*w : q*kc+p*w+w]
+				for r := range out {
+					out[r] = T(in[q+r])
+				}
+			}
+			if full < nr {
+				out := dst[full*kc+p*w : full*kc+p*w+nr-full]
+				for r := range out {
+					out[r] = T(in[full+r])
+				}
+			}
+		}
+		return
+	}
 	for pr := 0; pr < len(row); pr += w {
 		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 		rs := row[pr:min(pr+w, len(row))]
@@ -138,6 +166,19 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 			}
 		}
 	}
+}
+
+// adjacent reports whether offsets are consecutive (rs[i] == rs[0]+i).
+func adjacent(rs []int) bool {
+	if len(rs) < 2 {
+		return false
+	}
+	for i, o := range rs {
+		if o != rs[0]+i {
+			return false
+		}
+	}
+	return true
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -487,6 +528,15 @@ func storeTile[T gemmNum, O any](dst []O, m, n int, conv func(T) O) func(b, i0, 
 	}
 }
 
+// storeCopy is storeTile without a conversion.
+func storeCopy[T gemmNum](dst []T, m, n int) func(b, i0, j0, mc, nc int, c []T) {
+	return func(b, i0, j0, mc, nc int, c []T) {
+		for i := 0; i < mc; i++ {
+			copy(dst[(b*m+i0+i)*n+j0:(b*m+i0+i)*n+j0+nc], c[i*nc:i*nc+nc])
+		}
+	}
+}
+
 func ident[T any](x T) T { return x }
 
 // dotGeneralKernel runs dot_general on the CPU.
@@ -530,7 +580,7 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			plain = false
 		}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeTile(as[float32](out), m, n, ident[float32]), plain, t)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeCopy(as[float32](out), m, n), plain, t)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
@@ -541,7 +591,7 @@ func dotGeneralKernel(c *Call) error {
 			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32())
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeTile(as[float64](out), m, n, ident[float64]), true, tileF64())
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeCopy(as[float64](out), m, n), true, tileF64())
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil)
