@@ -57,3 +57,19 @@ func invertPerm(p []int) []int {
 	}
 	return inv
 }
+
+// GradMask is implemented by Builders that know which inputs of the op being
+// differentiated need a gradient (PyTorch's output_mask); a VJP may skip the
+// work for the others and return nil for them.
+type GradMask interface {
+	NeedsGrad(i int) bool
+}
+
+// NeedsGrad reports whether input i of the op whose VJP runs on b needs a
+// gradient: true unless b is a GradMask that says otherwise.
+func NeedsGrad(b Builder, i int) bool {
+	if m, ok := b.(GradMask); ok {
+		return m.NeedsGrad(i)
+	}
+	return true
+}

@@ -47,14 +47,25 @@ func dotGeneralVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		panic(err)
 	}
 	prec := a["precision"]
+	var gx, gyy Value
+	if NeedsGrad(b, 0) {
+		gx = dotGrad(b, gy, y, d, len(xs), prec)
+	}
+	if NeedsGrad(b, 1) {
+		gyy = dotGradRHS(b, x, gy, d, len(ys), prec)
+	}
+	return []Value{gx, gyy}
+}
+
+// dotGrad is the lhs gradient of a dot_general with dims d: g[batch, lf, rf]
+// contracted with y[rb, rc, rf] over rf gives [batch, lf, y's rc in axis
+// order], permuted into the lhs's axis order.
+func dotGrad(b Builder, gy, y Value, d DotDims, rankX int, prec any) Value {
 	nb, nlf, nrf := len(d.LhsBatch), len(d.LhsFree), len(d.RhsFree)
 	gb := laIota(0, nb)
-	rank := func(sorted []int, v int) int { return slices.Index(sorted, v) }
-
-	// d/dx: g[batch, lf, rf] . y[rb, rc, rf] over rf -> [batch, lf, y's rc in axis order].
 	rx := laDot(b, gy, y, gb, slices.Clone(d.RhsBatch), laIota(nb+nlf, nb+nlf+nrf), slices.Clone(d.RhsFree), prec)
 	rc := slices.Sorted(slices.Values(d.RhsContract))
-	px := make([]int, len(xs))
+	px := make([]int, rankX)
 	for i, ax := range d.LhsBatch {
 		px[ax] = i
 	}
@@ -62,15 +73,20 @@ func dotGeneralVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		px[ax] = nb + j
 	}
 	for k, ax := range d.LhsContract {
-		px[ax] = nb + nlf + rank(rc, d.RhsContract[k])
+		px[ax] = nb + nlf + slices.Index(rc, d.RhsContract[k])
 	}
-	gx := laPermute(b, rx, px)
+	return laPermute(b, rx, px)
+}
 
-	// d/dy: x[lb, lc, lf] . g[batch, lf, rf] over lf -> [batch, x's lc in axis order, rf].
+// dotGradRHS is the rhs gradient: x[lb, lc, lf] contracted with
+// g[batch, lf, rf] over lf gives [batch, x's lc in axis order, rf].
+func dotGradRHS(b Builder, x, gy Value, d DotDims, rankY int, prec any) Value {
+	nb, nlf := len(d.LhsBatch), len(d.LhsFree)
+	gb := laIota(0, nb)
 	ry := laDot(b, x, gy, slices.Clone(d.LhsBatch), gb, slices.Clone(d.LhsFree), laIota(nb, nb+nlf), prec)
 	lc := slices.Sorted(slices.Values(d.LhsContract))
 	nc := len(lc)
-	py := make([]int, len(ys))
+	py := make([]int, rankY)
 	for i, ax := range d.RhsBatch {
 		py[ax] = i
 	}
@@ -78,10 +94,9 @@ func dotGeneralVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		py[ax] = nb + nc + j
 	}
 	for k, ax := range d.RhsContract {
-		py[ax] = nb + rank(lc, d.LhsContract[k])
+		py[ax] = nb + slices.Index(lc, d.LhsContract[k])
 	}
-	gyy := laPermute(b, ry, py)
-	return []Value{gx, gyy}
+	return laPermute(b, ry, py)
 }
 
 // convolutionVJP: the input gradient of a convolution is a transposed
@@ -103,7 +118,7 @@ func convolutionVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 	nd := len(p.In)
 	prec := a["precision"]
 	var gb Value
-	if bias != nil {
+	if bias != nil && NeedsGrad(b, 2) {
 		dims := []int{0}
 		for i := 0; i < nd; i++ {
 			dims = append(dims, 2+i)
@@ -115,6 +130,7 @@ func convolutionVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{Zeros(b, xm.Shape, xm.DType), Zeros(b, wm.Shape, wm.DType), gb}
 	}
 	var gx, gw Value
+	wantX, wantW := NeedsGrad(b, 0), NeedsGrad(b, 1)
 	if !p.Transposed {
 		// Transposed convolution back to the input size: output_padding
 		// restores the rows the strided forward skipped at the end.
@@ -123,11 +139,15 @@ func convolutionVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 			effK := p.Dilation[i]*(p.Kernel[i]-1) + 1
 			outPad[i] = p.In[i] - ((p.Out[i]-1)*p.Stride[i] - p.PadLo[i] - p.PadHi[i] + effK)
 		}
-		gx = Call1(b, "convolution", Attrs{
-			"stride": slices.Clone(p.Stride), "padding": slices.Clone(p.PadLo), "padding_high": slices.Clone(p.PadHi),
-			"dilation": slices.Clone(p.Dilation), "transposed": true, "output_padding": outPad, "groups": p.Groups, "precision": prec,
-		}, gy, w, nil)
-		gw = convWeightGrad(b, x, gy, p, prec)
+		if wantX {
+			gx = Call1(b, "convolution", Attrs{
+				"stride": slices.Clone(p.Stride), "padding": slices.Clone(p.PadLo), "padding_high": slices.Clone(p.PadHi),
+				"dilation": slices.Clone(p.Dilation), "transposed": true, "output_padding": outPad, "groups": p.Groups, "precision": prec,
+			}, gy, w, nil)
+		}
+		if wantW {
+			gw = convWeightGrad(b, x, gy, p, prec)
+		}
 	} else {
 		// The adjoint of a transposed convolution is the forward one; high
 		// padding beyond what output_padding added is not needed, and rows
@@ -136,12 +156,16 @@ func convolutionVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		for i := 0; i < nd; i++ {
 			hi[i] = max(0, p.PadHi[i]-p.OutPad[i])
 		}
-		gx = Call1(b, "convolution", Attrs{
-			"stride": slices.Clone(p.Stride), "padding": slices.Clone(p.PadLo), "padding_high": hi,
-			"dilation": slices.Clone(p.Dilation), "groups": p.Groups, "precision": prec,
-		}, gy, w, nil)
-		gx = cropSpatial(b, gx, p.In)
-		gw = convWeightGrad(b, gy, x, p, prec)
+		if wantX {
+			gx = Call1(b, "convolution", Attrs{
+				"stride": slices.Clone(p.Stride), "padding": slices.Clone(p.PadLo), "padding_high": hi,
+				"dilation": slices.Clone(p.Dilation), "groups": p.Groups, "precision": prec,
+			}, gy, w, nil)
+			gx = cropSpatial(b, gx, p.In)
+		}
+		if wantW {
+			gw = convWeightGrad(b, gy, x, p, prec)
+		}
 	}
 	return []Value{gx, gw, gb}
 }

@@ -25,7 +25,7 @@ func init() {
 	DefVJP("batch_norm", batchNormVJP)
 	DefVJP("nll_loss", func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, t, w := in[0], in[1], in[2]
-		gx, gw := nnIndexLossGrad(b, x, t, w, a.Int("ignore_index"), a.String("reduction"), 0, g[0], out[0])
+		gx, gw := nnIndexLossGrad(b, x, t, w, a.Int("ignore_index"), a.String("reduction"), 0, g[0], out[0], NeedsGrad(b, 2))
 		return []Value{gx, nil, gw}
 	})
 	DefVJP("cross_entropy", crossEntropyVJP)
@@ -50,11 +50,17 @@ func bceVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 	omx := nnCall(b, "sub", nil, b.Scalar(1.0, x), x)
 	den := nnCall(b, "clamp", Attrs{"min": 1e-12}, nnCall(b, "mul", nil, x, omx))
 	gx := nnCall(b, "div", nil, nnCall(b, "mul", nil, gl, nnCall(b, "sub", nil, x, t)), den)
-	gt := nnCall(b, "mul", nil, gl, nnCall(b, "neg", nil, nnCall(b, "log", nil, nnCall(b, "div", nil, x, omx))))
-	var gw Value
+	var gt, gw Value
+	if NeedsGrad(b, 1) {
+		gt = nnCall(b, "mul", nil, gl, nnCall(b, "neg", nil, nnCall(b, "log", nil, nnCall(b, "div", nil, x, omx))))
+	}
 	if w != nil {
 		gx = nnCall(b, "mul", nil, gx, w)
-		gt = nnCall(b, "mul", nil, gt, w)
+		if gt != nil {
+			gt = nnCall(b, "mul", nil, gt, w)
+		}
+	}
+	if w != nil && NeedsGrad(b, 2) {
 		lx := nnCall(b, "clamp", Attrs{"min": -100.0}, nnCall(b, "log", nil, x))
 		l1x := nnCall(b, "clamp", Attrs{"min": -100.0}, nnCall(b, "log", nil, omx))
 		omt := nnCall(b, "sub", nil, b.Scalar(1.0, t), t)
@@ -116,16 +122,20 @@ func layerNormVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 	lead := nnIotaTo(0, r-len(ns))
 	xo, gy := nnOpmath(b, x), nnOpmath(b, g[0])
 	xhat, rstd := nnStats(b, xo, dims, a.Float("eps"))
-	var gw, gb Value
+	var gx, gw, gb Value
 	gxhat := gy
 	if w != nil {
-		gw = nnSumDims(b, nnCall(b, "mul", nil, gy, xhat), lead)
+		if NeedsGrad(b, 1) {
+			gw = nnSumDims(b, nnCall(b, "mul", nil, gy, xhat), lead)
+		}
 		gxhat = nnCall(b, "mul", nil, gy, nnReshape(b, nnOpmath(b, w), ns))
 	}
-	if bias != nil {
+	if bias != nil && NeedsGrad(b, 2) {
 		gb = nnSumDims(b, gy, lead)
 	}
-	gx := nnConvert(b, nnNormBackward(b, gxhat, xhat, rstd, dims), xm.DType)
+	if NeedsGrad(b, 0) {
+		gx = nnConvert(b, nnNormBackward(b, gxhat, xhat, rstd, dims), xm.DType)
+	}
 	return []Value{gx, gw, gb}
 }
 
@@ -250,7 +260,7 @@ func nnClassIota(b Builder, c, r int) Value {
 // smoothing ls. Per sample n with target t_n (not ignored),
 // loss_n = -(1-ls) w[t_n] logp[n, t_n] - ls/C sum_c w_c logp[n, c]; mean
 // divides the sum by sum_n w[t_n] over the kept samples. out is the loss.
-func nnIndexLossGrad(b Builder, logp, t, w Value, ignore int, red string, ls float64, gy, out Value) (glogp, gw Value) {
+func nnIndexLossGrad(b Builder, logp, t, w Value, ignore int, red string, ls float64, gy, out Value, wantW bool) (glogp, gw Value) {
 	xm := b.Meta(logp)
 	r := len(xm.Shape)
 	cdim := min(1, r-1)
@@ -296,7 +306,7 @@ func nnIndexLossGrad(b Builder, logp, t, w Value, ignore int, red string, ls flo
 		q = nnCall(b, "add", nil, q, sm)
 	}
 	glogp = nnCall(b, "neg", nil, nnCall(b, "mul", nil, glu, q))
-	if w != nil {
+	if w != nil && wantW {
 		// d loss_n / d w_c = -(1-ls) logp[n, t_n] [c == t_n] - ls/C logp[n, c],
 		// and the mean's denominator adds -out [c == t_n] per kept sample.
 		picked := nnCall(b, "sum", Attrs{"dims": []int{cdim}, "keepdim": true}, nnCall(b, "where", nil, onehot, logp, zero))
@@ -343,7 +353,7 @@ func crossEntropyVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		return nnCall(b, "sub", nil, glogp, nnCall(b, "mul", nil, p, s))
 	}
 	if !b.Meta(t).DType.IsFloat() {
-		glogp, gw := nnIndexLossGrad(b, logp, t, w, a.Int("ignore_index"), red, ls, g[0], out[0])
+		glogp, gw := nnIndexLossGrad(b, logp, t, w, a.Int("ignore_index"), red, ls, g[0], out[0], NeedsGrad(b, 2))
 		return []Value{softmaxBack(glogp), nil, gw}
 	}
 	// Probability targets: loss_n = -sum_c logp * t' * w_c with
@@ -382,14 +392,16 @@ func crossEntropyVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 		q = nnCall(b, "mul", nil, q, wc)
 	}
 	gx := softmaxBack(nnCall(b, "neg", nil, nnCall(b, "mul", nil, glu, q)))
-	// d/dt = -gl * logp * w * (1-ls)
-	lw := logp
-	if wc != nil {
-		lw = nnCall(b, "mul", nil, lw, wc)
+	var gt, gw Value
+	if NeedsGrad(b, 1) {
+		// d/dt = -gl * logp * w * (1-ls)
+		lw := logp
+		if wc != nil {
+			lw = nnCall(b, "mul", nil, lw, wc)
+		}
+		gt = nnCall(b, "mul", nil, nnCall(b, "mul", nil, glu, lw), b.Scalar(-(1-ls), lw))
 	}
-	gt := nnCall(b, "mul", nil, nnCall(b, "mul", nil, glu, lw), b.Scalar(-(1-ls), lw))
-	var gw Value
-	if w != nil {
+	if w != nil && NeedsGrad(b, 2) {
 		e := nnCall(b, "neg", nil, nnCall(b, "mul", nil, glu, nnCall(b, "mul", nil, logp, tp)))
 		gw = nnSumDims(b, e, nnOtherDims(r, cdim))
 	}

@@ -364,7 +364,10 @@ func callVJP(n *node, gs []*Tensor) []*Tensor {
 		gout[i] = g
 	}
 	var dev = n.outs[0].st.dev
-	b := &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}
+	b := &vjpBuilder{eagerBuilder: &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}, needs: make([]bool, len(n.next))}
+	for j, e := range n.next {
+		b.needs[j] = e.node != nil || e.leaf != nil
+	}
 	res := n.def.VJP(b, in, out, gout, n.attrs)
 	ts := make([]*Tensor, len(res))
 	for i, r := range res {
@@ -442,3 +445,14 @@ func preserveSaved(d *op.Def, in []*Tensor) {
 		}
 	}
 }
+
+// vjpBuilder runs a VJP eagerly and tells it which inputs need a gradient
+// (op.GradMask), so that it can skip the others' work.
+type vjpBuilder struct {
+	*eagerBuilder
+	needs []bool
+}
+
+// NeedsGrad reports whether input i of the node being differentiated has a
+// gradient edge.
+func (b *vjpBuilder) NeedsGrad(i int) bool { return i >= len(b.needs) || b.needs[i] }

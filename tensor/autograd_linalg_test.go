@@ -329,3 +329,30 @@ func TestLayerNormGradBF16(t *testing.T) {
 		}
 	}
 }
+
+// VJPs skip the gradients of inputs that do not need one (op.NeedsGrad);
+// the ones they compute are the same.
+func TestGradMaskSkipsOnlyUnneeded(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	a := op.Attrs{"padding": []int{1}, "stride": []int{2}}
+	run := func(wantX bool) []*tensor.Tensor {
+		x := tensor.FromSlice(cpu, laValues(2*3*5*5, 0), 2, 3, 5, 5)
+		w := tensor.FromSlice(cpu, laValues(4*3*3*3, 1), 4, 3, 3, 3)
+		bias := tensor.FromSlice(cpu, laValues(4, 2), 4)
+		w.SetRequiresGrad(true)
+		x.SetRequiresGrad(wantX)
+		out := tensor.Apply1("convolution", []*tensor.Tensor{x, w, bias}, a)
+		lb := tensor.FromSlice(cpu, laValues(3, 4), 3)
+		y := tensor.Apply1("layer_norm", []*tensor.Tensor{out, nil, lb}, op.Attrs{"normalized_shape": []int{3}})
+		cot := tensor.FromSlice(cpu, laValues(y.Numel(), 3), y.Shape()...)
+		if wantX {
+			return tensor.Grad([]*tensor.Tensor{y}, []*tensor.Tensor{cot}, []*tensor.Tensor{w, x}, false)
+		}
+		return tensor.Grad([]*tensor.Tensor{y}, []*tensor.Tensor{cot}, []*tensor.Tensor{w}, false)
+	}
+	both, only := run(true), run(false)
+	laEqual(t, "weight gradient", only[0].Float64s(), both[0].Float64s())
+	if both[1] == nil {
+		t.Fatal("no input gradient")
+	}
+}
