@@ -38,16 +38,24 @@ func (g *Graph) canonical() string {
 	ref := make(map[*Value]string, g.NumValues())
 	fmt.Fprintf(&sb, "params %d\n", len(g.Params))
 	for i, p := range g.Params {
+		if p == nil {
+			sb.WriteString("p nil\n")
+			continue
+		}
 		ref[p] = "p" + strconv.Itoa(i)
 		fmt.Fprintf(&sb, "p %s\n", metaKey(p.Meta))
 	}
 	fmt.Fprintf(&sb, "nodes %d\n", len(g.Nodes))
 	for j, n := range g.Nodes {
+		if n == nil {
+			sb.WriteString("nil\n")
+			continue
+		}
 		if n.IsConst() {
 			fmt.Fprintf(&sb, "c %d", len(n.Out))
 			for _, o := range n.Out {
 				sb.WriteByte(' ')
-				sb.WriteString(metaKey(o.Meta))
+				sb.WriteString(outKey(o))
 			}
 			fmt.Fprintf(&sb, " data %d %s", len(n.Data), hex.EncodeToString(n.Data))
 		} else {
@@ -63,12 +71,14 @@ func (g *Graph) canonical() string {
 			fmt.Fprintf(&sb, " out %d", len(n.Out))
 			for _, o := range n.Out {
 				sb.WriteByte(' ')
-				sb.WriteString(metaKey(o.Meta))
+				sb.WriteString(outKey(o))
 			}
 		}
 		sb.WriteByte('\n')
 		for k, o := range n.Out {
-			ref[o] = "n" + strconv.Itoa(j) + "." + strconv.Itoa(k)
+			if o != nil {
+				ref[o] = "n" + strconv.Itoa(j) + "." + strconv.Itoa(k)
+			}
 		}
 	}
 	fmt.Fprintf(&sb, "outputs %d", len(g.Outputs))
@@ -88,6 +98,13 @@ func refKey(ref map[*Value]string, v *Value) string {
 		return r
 	}
 	return "?" // undefined here: Verify rejects such a graph
+}
+
+func outKey(o *Value) string {
+	if o == nil {
+		return "nil"
+	}
+	return metaKey(o.Meta)
 }
 
 // metaKey encodes a shape, dtype and wrapped flag: "f32[2,3]" or "f32[]w".

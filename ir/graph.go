@@ -137,7 +137,9 @@ func (g *Graph) SetOutputs(vs ...*Value) { g.Outputs = slices.Clone(vs) }
 func (g *Graph) NumValues() int {
 	n := len(g.Params)
 	for _, nd := range g.Nodes {
-		n += len(nd.Out)
+		if nd != nil {
+			n += len(nd.Out)
+		}
 	}
 	return n
 }
@@ -147,6 +149,9 @@ func (g *Graph) NumValues() int {
 func (g *Graph) Uses() map[*Value]int {
 	u := make(map[*Value]int)
 	for _, n := range g.Nodes {
+		if n == nil {
+			continue
+		}
 		for _, v := range n.In {
 			if v != nil {
 				u[v]++

@@ -33,6 +33,10 @@ func (g *Graph) String() string {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
+		if p == nil {
+			sb.WriteString("<nil>")
+			continue
+		}
 		fmt.Fprintf(&sb, "%s: %s", valueName(p), metaString(p.Meta))
 	}
 	sb.WriteString(") {\n")
@@ -54,6 +58,9 @@ func (g *Graph) String() string {
 
 // String returns the node's line of the graph's text form.
 func (n *Node) String() string {
+	if n == nil {
+		return "<nil node>"
+	}
 	var sb strings.Builder
 	for i, o := range n.Out {
 		if i > 0 {
@@ -67,7 +74,7 @@ func (n *Node) String() string {
 	sb.WriteString(" = ")
 	if n.IsConst() {
 		sb.WriteString("constant ")
-		if len(n.Out) == 1 {
+		if len(n.Out) == 1 && n.Out[0] != nil {
 			sb.WriteString(constString(n.Out[0].Meta, n.Data))
 			if n.Out[0].Meta.Wrapped {
 				sb.WriteString(" (wrapped)")
@@ -95,6 +102,10 @@ func (n *Node) String() string {
 	for i, o := range n.Out {
 		if i > 0 {
 			sb.WriteString(", ")
+		}
+		if o == nil {
+			sb.WriteString("<nil>")
+			continue
 		}
 		sb.WriteString(metaString(o.Meta))
 	}
