@@ -44,7 +44,7 @@ func TestDCE(t *testing.T) {
 	}{
 		{"dead branch", func(b op.Builder, p []op.Value) []op.Value {
 			e := op.Call1(b, "exp", nil, p[0])
-			_ = op.Call1(b, "log", nil, e)                       // dead
+			_ = op.Call1(b, "log", nil, e)                      // dead
 			_ = op.Call1(b, "mul", nil, p[0], b.Scalar(3.0, e)) // dead, with its constant
 			return []op.Value{op.Call1(b, "neg", nil, e)}
 		}, map[string]int{"exp": 1, "neg": 1}, 5},

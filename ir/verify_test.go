@@ -39,9 +39,9 @@ func TestVerifyCatchesBrokenGraphs(t *testing.T) {
 		panic("no node " + name)
 	}
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(g *Graph)
-		want  string // substring of the error
+		want   string // substring of the error
 	}{
 		{"use before definition", func(g *Graph) { g.Nodes[0], g.Nodes[2] = g.Nodes[2], g.Nodes[0] }, "node 0 (%4 = add): input 0 (%2) is not defined before its use"},
 		{"duplicate id", func(g *Graph) { nodeNamed(g, "mul").Out[0].ID = 2 }, "value id %2 is not unique"},
