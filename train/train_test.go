@@ -41,9 +41,6 @@ type parityDoc struct {
 // batches with the same optimizer and compares the loss at each of 50 steps
 // (tools/golden/train_gen.py).
 func TestParityWithPyTorch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("50 training steps of two models; skipped in -short")
-	}
 	b, err := os.ReadFile("../testdata/train/parity.json")
 	if err != nil {
 		t.Fatal(err)
