@@ -560,3 +560,48 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// BenchmarkGEMMShapes covers the other shapes training hits: the bf16
+// precisions, a transposed left operand (weight gradients), and
+// matrix-vector products (decode-shaped linears).
+func BenchmarkGEMMShapes(b *testing.B) {
+	tests := []struct {
+		name      string
+		prec      string
+		m, n, k   int
+		la        string
+		skipSlowG bool
+	}{
+		{"medium/512", op.PrecisionMedium, 512, 512, 512, "rowmajor", false},
+		{"high/512", op.PrecisionHigh, 512, 512, 512, "rowmajor", true},
+		{"aT/512", op.PrecisionHighest, 512, 512, 512, "transposed", false},
+		{"m1/2048", op.PrecisionHighest, 1, 2048, 2048, "rowmajor", false},
+		{"n1/2048", op.PrecisionHighest, 2048, 1, 2048, "rowmajor", false},
+	}
+	for _, tc := range tests {
+		for _, level := range levels() {
+			if level == LevelGeneric && tc.skipSlowG {
+				continue
+			}
+			b.Run(tc.name+"/"+level, func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 1))
+				a := makeOperand(r, tc.la, tc.m, tc.k, genF32)
+				bo := makeOperand(r, "rowmajor", tc.k, tc.n, genF32)
+				withLevel(level, func() {
+					b.ResetTimer()
+					cpu0 := cpuSeconds()
+					for i := 0; i < b.N; i++ {
+						if _, err := matmul(dtype.F32, tc.prec, a, bo); err != nil {
+							b.Fatal(err)
+						}
+					}
+					flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					if cs := cpuSeconds() - cpu0; cs > 0 {
+						b.ReportMetric(flops/cs/1e9, "GFLOP/cpu-s")
+					}
+				})
+			})
+		}
+	}
+}

@@ -153,6 +153,34 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 		}
 		return
 	}
+	if w <= 16 && adjacent(k) {
+		// Rows contiguous along k (a row-major A, or the W of x·Wᵀ): a
+		// small transpose, reading the panel's rows in step.
+		var rows [16][]S
+		for pr := 0; pr < len(row); pr += w {
+			panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
+			rs := row[pr:min(pr+w, len(row))]
+			if len(rs) < w {
+				clear(panel)
+			}
+			for r, ro := range rs {
+				rows[r] = src[base+ro+k[0] : base+ro+k[0]+kc]
+			}
+			// Sixteen k steps (a cache line of each row) at a time: rows a
+			// power-of-two apart share cache sets, so reading one element
+			// per row per k step would miss on nearly every load.
+			for p0 := 0; p0 < kc; p0 += 16 {
+				p1 := min(p0+16, kc)
+				for r := range rs {
+					in := rows[r][p0:p1]
+					for q, v := range in {
+						panel[(p0+q)*w+r] = T(v)
+					}
+				}
+			}
+		}
+		return
+	}
 	for pr := 0; pr < len(row); pr += w {
 		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 		rs := row[pr:min(pr+w, len(row))]
