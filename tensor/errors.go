@@ -23,7 +23,13 @@ func (e *Error) Error() string {
 	var sb strings.Builder
 	sb.WriteString(e.Op)
 	sb.WriteString(": ")
-	sb.WriteString(e.Msg)
+	// Shape rules name their op already ("matmul: mat1 and mat2 ..."); say
+	// it once.
+	last := e.Op
+	if i := strings.LastIndex(last, " > "); i >= 0 {
+		last = last[i+3:]
+	}
+	sb.WriteString(strings.TrimPrefix(e.Msg, last+": "))
 	if len(e.Shapes) > 0 {
 		fmt.Fprintf(&sb, " (inputs:")
 		for i := range e.Shapes {

@@ -28,20 +28,27 @@ func main() {
 	x := tensor.FromSlice(dev, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	w := tensor.FromSlice(dev, []float32{0.5, -1, 0.25, 2, 1, 0}, 3, 2)
 	fmt.Println("x =", x)
-	fmt.Println("x.T (a view) =", tensor.Apply1("permute", []*tensor.Tensor{x}, op.Attrs{"dims": []int{1, 0}}))
+	fmt.Println("x.T (a view) =", x.T())
 
-	y := tensor.Apply1("matmul", []*tensor.Tensor{x, w}, nil)
+	y := x.Matmul(w)
 	fmt.Println("x @ w =", y)
-	fmt.Println("softmax(x @ w, dim=-1) =", tensor.Apply1("softmax", []*tensor.Tensor{y}, op.Attrs{"dim": -1}))
-	fmt.Println("gelu(x) =", tensor.Apply1("gelu", []*tensor.Tensor{x}, nil))
-	fmt.Println("sum(x, dim=0) =", tensor.Apply1("sum", []*tensor.Tensor{x}, op.Attrs{"dims": []int{0}}))
-	fmt.Println("x * 2.5 (Go scalars promote like Python numbers) =", tensor.Apply1("mul", []*tensor.Tensor{x, tensor.Scalar(2.5)}, nil))
+	fmt.Println("softmax(x @ w, dim=-1) =", y.Softmax(-1))
+	fmt.Println("gelu(x) =", x.Gelu())
+	fmt.Println("sum(x, dim=0) =", x.Sum([]int{0}, false))
+	fmt.Println("x * 2.5 (Go scalars promote like Python numbers) =", x.MulScalar(2.5))
+	fmt.Println("every op by its op-table name:", tensor.Apply1("logsumexp", []*tensor.Tensor{x}, op.Attrs{"dims": []int{1}}))
+
+	// Autograd: gradients of a scalar loss with respect to leaves.
+	wg := w.Detach().SetRequiresGrad(true)
+	loss := x.Matmul(wg).Gelu().Sum(nil, false)
+	loss.Backward()
+	fmt.Println("d loss / d w =", wg.Grad())
 
 	// A shape error is a panic naming the op and shapes; Catch makes it an error.
-	err = tensor.Catch(func() { tensor.Apply1("matmul", []*tensor.Tensor{x, x}, nil) })
+	err = tensor.Catch(func() { x.Matmul(x) })
 	fmt.Println("caught:", err)
 
-	m := tensor.FromBytes(gotpu.MustDevice("meta"), x.DType(), []int{4096, 4096}, nil)
-	big := tensor.Apply1("matmul", []*tensor.Tensor{m, m}, nil)
+	m := tensor.Zeros(gotpu.MustDevice("meta"), x.DType(), 4096, 4096)
+	big := m.Matmul(m)
 	fmt.Println("on meta, shapes only:", big)
 }
