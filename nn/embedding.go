@@ -56,13 +56,6 @@ func (m *Embedding) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if m.PaddingIdx < 0 {
 		return tensor.Embedding(m.Weight, x)
 	}
-	out := tensor.Apply1("embedding", []*tensor.Tensor{m.Weight, x}, op.Attrs{"padding_idx": m.PaddingIdx})
-	if tensor.GradEnabled() && m.Weight.RequiresGrad() {
-		// The padding row gets no gradient: its lookups read a detached
-		// weight. (The embedding op's decomposition, which autograd runs,
-		// does not apply padding_idx itself.)
-		pad := x.EqScalar(m.PaddingIdx).Unsqueeze(-1)
-		out = tensor.Where(pad, tensor.Embedding(m.Weight.Detach(), x), out)
-	}
-	return out
+	// The embedding op's VJP gives the padding row no gradient.
+	return tensor.Apply1("embedding", []*tensor.Tensor{m.Weight, x}, op.Attrs{"padding_idx": m.PaddingIdx})
 }
