@@ -40,7 +40,7 @@ func TestVerifyCatchesBrokenGraphs(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		break_ func(g *Graph)
+		mutate func(g *Graph)
 		want   string // substring of the error
 	}{
 		{"use before definition", func(g *Graph) { g.Nodes[0], g.Nodes[2] = g.Nodes[2], g.Nodes[0] }, "node 0 (%4 = add): input 0 (%2) is not defined before its use"},
@@ -92,7 +92,7 @@ func TestVerifyCatchesBrokenGraphs(t *testing.T) {
 			if err := g.Verify(); err != nil {
 				t.Fatalf("base graph: %v", err)
 			}
-			c.break_(g)
+			c.mutate(g)
 			err := g.Verify()
 			if err == nil {
 				t.Fatalf("Verify accepted the broken graph:\n%s", g)
