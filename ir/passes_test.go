@@ -261,3 +261,19 @@ func TestLowerKeepsViews(t *testing.T) {
 		t.Errorf("output %v", l.Outputs[0].Meta)
 	}
 }
+
+func TestUses(t *testing.T) {
+	g := mustTrace(t, []op.Meta{meta(dtype.F32, 3), meta(dtype.F32, 3)}, func(b op.Builder, p []op.Value) []op.Value {
+		e := op.Call1(b, "exp", nil, p[0])
+		s := op.Call1(b, "add", nil, e, e)
+		return []op.Value{s, e}
+	})
+	u := g.Uses()
+	e := g.Nodes[0].Out[0]
+	if u[e] != 3 || u[g.Params[0]] != 1 || u[g.Params[1]] != 0 || u[g.Nodes[1].Out[0]] != 1 {
+		t.Errorf("uses %v in\n%s", u, g)
+	}
+	if g.NumValues() != 4 {
+		t.Errorf("NumValues %d, want 4", g.NumValues())
+	}
+}

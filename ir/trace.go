@@ -18,6 +18,13 @@ import (
 // fails) panics with a *TraceError, as the eager runtime panics with its
 // error; Trace turns that panic into an error. A Tracer is not safe for
 // concurrent use.
+//
+// Graphs are functional: in-place ops (op.Def.Inplace, such as copy_) are
+// rejected with ErrInplace, and as_strided sees its input as contiguous at
+// offset 0 (the Tracer does not implement op.LayoutReader). Random ops keep
+// the seed and offset attributes they are given; an unseeded random op stays
+// unseeded in the graph (the runtime that executes it draws), so only seeded
+// random ops reproduce eager results exactly.
 type Tracer struct {
 	g         *Graph
 	decompose bool
@@ -34,7 +41,8 @@ type Option func(*Tracer)
 func Decompose(on bool) Option { return func(t *Tracer) { t.decompose = on } }
 
 // DefaultFloat sets the default floating dtype used by promotion (the
-// eager runtime's tensor.DefaultDType); f32 unless set.
+// eager runtime's tensor.DefaultDType); f32 unless set. A dtype that is not
+// floating point is ignored.
 func DefaultFloat(dt dtype.DType) Option {
 	return func(t *Tracer) {
 		if dt.IsFloat() {
