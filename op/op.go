@@ -103,10 +103,6 @@ type VJPFunc func(b Builder, in, out, gout []Value, a Attrs) []Value
 // the input to a contiguous layout and retries).
 type ViewFunc func(in Layout, a Attrs) (out Layout, ok bool, err error)
 
-// StableHLOFunc emits the StableHLO for a primitive. Its emitter interface is
-// defined by the compile package; the slot is typed loosely to keep op a leaf.
-type StableHLOFunc any
-
 // Def declares one op.
 type Def struct {
 	Name  string
@@ -198,6 +194,7 @@ func Register(d *Def) *Def {
 		d.VJP = f
 		delete(pendingVJP, d.Name)
 	}
+	attachPendingHLO(d)
 	table[d.Name] = d
 	return d
 }
