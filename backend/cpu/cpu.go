@@ -122,7 +122,7 @@ func (b *Backend) Properties(int) device.Properties {
 		Name:             fmt.Sprintf("%s (%d threads)", runtime.GOARCH, runtime.GOMAXPROCS(0)),
 		MemoryBytes:      totalMemory(),
 		DefaultPrecision: "highest",
-		Features:         Features(),
+		Features:         features(),
 	}
 }
 

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"os"
+	"sync"
 	"strconv"
 	"strings"
 
@@ -9,7 +10,11 @@ import (
 )
 
 // Features lists the SIMD features detected on this CPU.
-func Features() []string {
+func Features() []string { return append([]string(nil), features()...) }
+
+var features = sync.OnceValue(detectFeatures)
+
+func detectFeatures() []string {
 	var f []string
 	add := func(ok bool, name string) {
 		if ok {
@@ -26,7 +31,10 @@ func Features() []string {
 	return f
 }
 
-func totalMemory() int64 {
+// totalMemory is read once: Properties is called on every launch.
+var totalMemory = sync.OnceValue(readTotalMemory)
+
+func readTotalMemory() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
