@@ -2,9 +2,9 @@ package cpu
 
 import (
 	"os"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
