@@ -44,8 +44,8 @@ const (
 // `gotpu cache ls` can show what was compiled, and when and how long the
 // compile took.
 type EntryMeta struct {
-	Key         Key       `json:"key"`
-	Created     time.Time `json:"created"`
+	Key         Key           `json:"key"`
+	Created     time.Time     `json:"created"`
 	CompileTime time.Duration `json:"compile_ns"`
 }
 

@@ -1,0 +1,217 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"gocloud.dev/blob"
+)
+
+// fileRemote returns a file:// bucket URL over a fresh directory.
+func fileRemote(t *testing.T) string {
+	t.Helper()
+	return "file://" + filepath.ToSlash(t.TempDir())
+}
+
+// s3Remote starts an in-memory S3-protocol server on 127.0.0.1 and returns
+// an s3:// URL that points gocloud's s3blob at it, with static test
+// credentials and no access to the host's AWS configuration.
+func s3Remote(t *testing.T) string {
+	t.Helper()
+	be := s3mem.New()
+	if err := be.CreateBucket("gotpu-cache"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(be).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test-key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return "s3://gotpu-cache?endpoint=" + srv.URL + "&region=us-east-1&use_path_style=true&disable_https=true"
+}
+
+var remotes = []struct {
+	name string
+	url  func(t *testing.T) string
+}{
+	{"file", fileRemote},
+	{"s3", s3Remote},
+}
+
+// mutateRemote rewrites the remote object of key with f, through the blob API.
+func mutateRemote(t *testing.T, url string, key Key, f func([]byte) []byte) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := blob.OpenBucket(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	obj := entryRelPath(key.Hash())
+	data, err := b.ReadAll(ctx, obj)
+	if err != nil {
+		t.Fatalf("remote entry missing: %v", err)
+	}
+	if err := b.WriteAll(ctx, obj, f(data), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRemoteTier(t *testing.T) {
+	for _, r := range remotes {
+		t.Run(r.name, func(t *testing.T) {
+			url := r.url(t)
+			ctx := context.Background()
+			k := baseKey()
+
+			// Process A compiles and publishes.
+			a, _ := newTestCache(t, Options{Remote: url})
+			comp := &counter{payload: []byte("exe from A")}
+			if _, src, err := a.Get(ctx, k, comp.compile); err != nil || src != SourceCompiled {
+				t.Fatalf("A: %v, %v", src, err)
+			}
+			if s := a.Stats(); s.Remote.Writes != 1 || s.Remote.Misses != 1 || s.Remote.BytesWritten == 0 {
+				t.Fatalf("A remote stats %+v", s.Remote)
+			}
+
+			// Process C: empty disk tier, same remote: tier-3 hit, copied to tier 2.
+			cdir := t.TempDir()
+			c, _ := newTestCache(t, Options{Dir: cdir, Remote: url})
+			for i, want := range []Source{SourceRemote, SourceMemory} {
+				p, src, err := c.Get(ctx, k, comp.compile)
+				if err != nil || src != want || string(p) != "exe from A" {
+					t.Fatalf("C get %d: %q, %v, %v; want %v", i, p, src, err, want)
+				}
+			}
+			if s := c.Stats(); s.Remote.Hits != 1 || s.Disk.Misses != 1 || s.Disk.Writes != 1 || s.Compiles != 0 {
+				t.Fatalf("C stats %+v", s)
+			}
+			// ... and a later process on C's host gets it from disk without the remote.
+			d, _ := newTestCache(t, Options{Dir: cdir})
+			if p, src, err := d.Get(ctx, k, nil); err != nil || src != SourceDisk || string(p) != "exe from A" {
+				t.Fatalf("D: %q, %v, %v", p, src, err)
+			}
+			if comp.n.Load() != 1 {
+				t.Fatalf("compiled %d times, want 1", comp.n.Load())
+			}
+
+			// Cache-only with an empty disk tier but a populated remote: a hit.
+			e, _ := newTestCache(t, Options{Remote: url, Mode: ModeOnly})
+			if _, src, err := e.Get(ctx, k, nil); err != nil || src != SourceRemote {
+				t.Fatalf("cache-only remote hit: %v, %v", src, err)
+			}
+			// ... and a key nobody compiled is an ErrMiss.
+			if _, _, err := e.Get(ctx, keyN(99), nil); !errors.Is(err, ErrMiss) {
+				t.Fatalf("cache-only remote miss: %v", err)
+			}
+		})
+	}
+}
+
+func TestCorruptRemoteEntryRecompiled(t *testing.T) {
+	for _, r := range remotes {
+		for _, tc := range corruptions {
+			t.Run(r.name+"/"+tc.name, func(t *testing.T) {
+				url := r.url(t)
+				ctx := context.Background()
+				k := baseKey()
+				a, _ := newTestCache(t, Options{Remote: url})
+				if _, _, err := a.Get(ctx, k, (&counter{payload: []byte("good")}).compile); err != nil {
+					t.Fatal(err)
+				}
+				mutateRemote(t, url, k, tc.f)
+
+				b, logs := newTestCache(t, Options{Remote: url}) // empty disk tier
+				comp := &counter{payload: []byte("recompiled")}
+				p, src, err := b.Get(ctx, k, comp.compile)
+				if err != nil || src != SourceCompiled || string(p) != "recompiled" || comp.n.Load() != 1 {
+					t.Fatalf("got %q from %v (%v); want a recompile, never the corrupt entry", p, src, err)
+				}
+				if s := b.Stats(); s.Remote.Corrupt != 1 || s.Remote.Writes != 1 {
+					t.Fatalf("remote stats %+v", s.Remote)
+				}
+				if !strings.Contains(logs.String(), "corrupt entry discarded") || !strings.Contains(logs.String(), "tier=remote") {
+					t.Fatalf("no warning: %s", logs)
+				}
+				// The remote entry was replaced by the recompiled one.
+				c, _ := newTestCache(t, Options{Remote: url})
+				if p, src, err := c.Get(ctx, k, nil); err != nil || src != SourceRemote || string(p) != "recompiled" {
+					t.Fatalf("after repair: %q, %v, %v", p, src, err)
+				}
+			})
+		}
+	}
+}
+
+// brokenFileRemote returns a file:// bucket whose directory is replaced by
+// a regular file after the bucket is opened, so every read and write fails.
+func brokenFileRemote(t *testing.T) (url string, breakIt func()) {
+	dir := filepath.Join(t.TempDir(), "bucket")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return "file://" + filepath.ToSlash(dir), func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRemoteErrorsBestEffortOrStrict(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(map[bool]string{false: "best-effort", true: "strict"}[strict], func(t *testing.T) {
+			url, breakIt := brokenFileRemote(t)
+			c, logs := newTestCache(t, Options{Remote: url, StrictRemote: strict})
+			breakIt()
+			p, src, err := c.Get(context.Background(), baseKey(), (&counter{payload: []byte("x")}).compile)
+			if strict {
+				if !errors.Is(err, ErrRemote) {
+					t.Fatalf("strict: err = %v, want ErrRemote", err)
+				}
+				return
+			}
+			if err != nil || src != SourceCompiled || string(p) != "x" {
+				t.Fatalf("best effort: %q, %v, %v", p, src, err)
+			}
+			if s := c.Stats(); s.Remote.Errors != 2 { // the read and the write
+				t.Fatalf("remote stats %+v, want 2 errors", s.Remote)
+			}
+			if !strings.Contains(logs.String(), "remote read failed") || !strings.Contains(logs.String(), "remote write failed") {
+				t.Fatalf("warnings missing: %s", logs)
+			}
+		})
+	}
+}
+
+func TestRemoteBadURL(t *testing.T) {
+	for _, u := range []string{"nosuchscheme://x", "s3://bucket?nosuchparam=1", "::bad"} {
+		if _, err := New(context.Background(), Options{NoDisk: true, Remote: u}); !errors.Is(err, ErrRemote) {
+			t.Errorf("New(remote %q) = %v, want ErrRemote", u, err)
+		}
+	}
+}
+
+// mem:// buckets live in one process; the tier works over them too.
+func TestRemoteMem(t *testing.T) {
+	c, _ := newTestCache(t, Options{NoDisk: true, Remote: "mem://"})
+	if _, src, err := c.Get(context.Background(), baseKey(), (&counter{payload: []byte("m")}).compile); err != nil || src != SourceCompiled {
+		t.Fatalf("%v %v", src, err)
+	}
+	if s := c.Stats(); s.Remote.Writes != 1 {
+		t.Fatalf("%+v", s.Remote)
+	}
+}
