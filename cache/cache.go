@@ -14,6 +14,11 @@ import (
 // the key; the message names the key.
 var ErrMiss = errors.New("cache: miss in cache-only mode")
 
+// ErrRemote is wrapped by errors of the remote tier (opening the bucket,
+// reading or writing an entry). Without StrictRemote they are logged and
+// the cache carries on; with it they are returned.
+var ErrRemote = errors.New("cache: remote tier")
+
 // Source says where Get's payload came from.
 type Source int
 

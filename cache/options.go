@@ -86,7 +86,8 @@ type Options struct {
 	NoDisk bool
 	// Remote is the remote tier's bucket URL; "" means no remote tier.
 	// Supported schemes: s3:// (with gocloud's region, endpoint,
-	// use_path_style, disable_https ... parameters), file://, mem://.
+	// use_path_style, disable_https ... parameters), file://, mem://, and
+	// gs:// or azblob:// in builds with the gotpu_gcs or gotpu_azure tag.
 	// An optional "prefix" parameter puts the entries under a folder.
 	Remote string
 	// Mode says whether a miss compiles (ModeReadWrite) or fails.

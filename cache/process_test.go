@@ -62,7 +62,7 @@ func runChild(mode string) error {
 		fmt.Fprintf(f, "compile by %d\n", os.Getpid())
 		f.Close()
 		if mode == "hang" {
-			select {} // killed by the parent while holding the lock
+			time.Sleep(time.Hour) // killed by the parent while holding the lock
 		}
 		time.Sleep(300 * time.Millisecond) // a slow compile: the others must wait
 		return []byte(fmt.Sprintf("exe by %d", os.Getpid())), nil

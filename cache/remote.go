@@ -1,3 +1,5 @@
+//go:build !gotpu_noremote
+
 package cache
 
 import (
@@ -10,11 +12,6 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
-
-// ErrRemote is wrapped by errors of the remote tier (opening the bucket,
-// reading or writing an entry). Without StrictRemote they are logged and
-// the cache carries on; with it they are returned.
-var ErrRemote = errors.New("cache: remote tier")
 
 // remoteTier is tier 3: entries in a gocloud.dev/blob bucket, with the same
 // format and key layout as the disk tier.

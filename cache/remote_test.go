@@ -1,3 +1,5 @@
+//go:build !gotpu_noremote
+
 package cache
 
 import (

@@ -1,0 +1,5 @@
+//go:build gotpu_gcs && !gotpu_noremote
+
+package cache
+
+import _ "gocloud.dev/blob/gcsblob" // gs://bucket (Google Cloud Storage)
