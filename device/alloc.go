@@ -14,6 +14,14 @@ type CachingAllocator struct {
 	// Limit caps reserved bytes (0: no limit); over it, cached blocks are
 	// released first, then ErrOutOfMemory is returned.
 	Limit int64
+	// SoftLimit, when > 0, is the reserved size above which a cache miss
+	// first calls Reclaim (which should free unreachable buffers, e.g. by
+	// running the garbage collector so tensors' cleanups return their
+	// blocks) and retries the cache. If reclaiming does not help, SoftLimit
+	// grows by half, so a large working set does not collect on every
+	// allocation.
+	SoftLimit int64
+	Reclaim   func()
 
 	mu    sync.Mutex
 	free  map[int][]Buffer
@@ -44,12 +52,21 @@ func (a *CachingAllocator) Alloc(n int) (Buffer, error) {
 	if a.free == nil {
 		a.free = map[int][]Buffer{}
 	}
-	if l := a.free[size]; len(l) > 0 {
-		b := l[len(l)-1]
-		a.free[size] = l[:len(l)-1]
-		a.account(int64(size))
+	if b := a.takeLocked(size); b != nil {
 		a.mu.Unlock()
 		return b, nil
+	}
+	if a.Reclaim != nil && a.SoftLimit > 0 && a.stats.Reserved+int64(size) > a.SoftLimit {
+		a.mu.Unlock()
+		a.Reclaim()
+		a.mu.Lock()
+		if b := a.takeLocked(size); b != nil {
+			a.mu.Unlock()
+			return b, nil
+		}
+		if a.stats.Reserved+int64(size) > a.SoftLimit {
+			a.SoftLimit = (a.stats.Reserved + int64(size)) * 3 / 2
+		}
 	}
 	if a.Limit > 0 && a.stats.Reserved+int64(size) > a.Limit {
 		a.releaseLocked()
@@ -68,6 +85,21 @@ func (a *CachingAllocator) Alloc(n int) (Buffer, error) {
 	a.account(int64(size))
 	a.mu.Unlock()
 	return b, nil
+}
+
+// takeLocked pops a cached block of the size class, or returns nil.
+func (a *CachingAllocator) takeLocked(size int) Buffer {
+	if a.free == nil {
+		a.free = map[int][]Buffer{}
+	}
+	l := a.free[size]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	a.free[size] = l[:len(l)-1]
+	a.account(int64(size))
+	return b
 }
 
 func (a *CachingAllocator) account(size int64) {

@@ -120,3 +120,40 @@ func TestStreamConcurrent(t *testing.T) {
 		t.Fatalf("n=%d err=%v", n, err)
 	}
 }
+
+func TestSoftLimitReclaim(t *testing.T) {
+	var a *CachingAllocator
+	var held []Buffer
+	reclaims := 0
+	a = &CachingAllocator{
+		Raw:       func(n int) (Buffer, error) { return make(hostBuf, n), nil },
+		SoftLimit: 2048,
+		Reclaim: func() {
+			reclaims++
+			for _, b := range held { // "unreachable" blocks come back
+				a.Free(b)
+			}
+			held = nil
+		},
+	}
+	for i := 0; i < 4; i++ {
+		b, _ := a.Alloc(512)
+		held = append(held, b)
+	}
+	// Reserved is 2048: the next miss reclaims and reuses a returned block.
+	if _, err := a.Alloc(512); err != nil {
+		t.Fatal(err)
+	}
+	if reclaims != 1 || a.Stats().Reserved != 2048 {
+		t.Fatalf("reclaims %d, reserved %d", reclaims, a.Stats().Reserved)
+	}
+	// With nothing to reclaim the limit grows instead of collecting again.
+	for i := 0; i < 8; i++ {
+		if _, err := a.Alloc(512); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reclaims > 3 {
+		t.Fatalf("reclaimed %d times: the soft limit does not grow", reclaims)
+	}
+}

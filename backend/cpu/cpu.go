@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gotpu/gotpu/device"
@@ -78,8 +79,12 @@ func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	return k.Run(c)
 }
 
-// Buf is a CPU buffer: 64-byte-aligned host memory.
-type Buf struct{ b []byte }
+// Buf is a CPU buffer: 64-byte-aligned host memory (mapped outside the Go
+// heap when large).
+type Buf struct {
+	b      []byte
+	mapped bool
+}
 
 // Size implements device.Buffer.
 func (b *Buf) Size() int { return len(b.b) }
@@ -104,11 +109,34 @@ type Backend struct {
 
 func newBackend() *Backend {
 	b := &Backend{}
-	b.alloc.Raw = func(n int) (device.Buffer, error) { return &Buf{AlignedBytes(n)}, nil }
+	b.alloc.Raw = func(n int) (device.Buffer, error) {
+		mem, mapped := hostAlloc(n)
+		return &Buf{b: mem, mapped: mapped}, nil
+	}
+	b.alloc.RawFree = func(buf device.Buffer) {
+		if cb := buf.(*Buf); cb.mapped {
+			hostFree(cb.b)
+			cb.b = nil
+		}
+	}
+	// Tensors return their buffers when the garbage collector finds them
+	// unreachable; past the soft limit a cache miss first collects.
+	b.alloc.SoftLimit = max(256<<20, totalMemory()/16)
+	b.alloc.Reclaim = reclaim
 	return b
 }
 
 func init() { device.Register(newBackend()) }
+
+// reclaim runs a collection so that unreachable tensors' cleanups return
+// their buffers, then yields briefly to let the cleanup goroutine run.
+func reclaim() {
+	runtime.GC()
+	for i := 0; i < 4; i++ {
+		runtime.Gosched()
+		time.Sleep(50 * time.Microsecond)
+	}
+}
 
 // Name implements device.Backend.
 func (b *Backend) Name() string { return "cpu" }
