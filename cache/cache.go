@@ -280,6 +280,7 @@ func (c *Cache) lead(ctx context.Context, key Key, hash string, compile CompileF
 // miss, writing the result back.
 func (c *Cache) resolve(ctx context.Context, key Key, hash string, compile CompileFunc) ([]byte, Source, error) {
 	readOnly := c.opts.Mode == ModeReadOnly
+	release := func() {} // releases the key's disk lock, if held
 	if c.disk != nil {
 		// Fast path: no lock for an entry that is already there.
 		if _, p, n, err := c.disk.load(hash); err == nil {
@@ -298,11 +299,16 @@ func (c *Cache) resolve(ctx context.Context, key Key, hash string, compile Compi
 				c.count(func(s *Stats) { s.Disk.Errors++ })
 				c.log.Warn("gotpu cache: cannot lock key; compiling without the lock", "key", hash, "err", lerr)
 			} else {
-				defer func() {
+				release = func() {
+					if unlock == nil {
+						return
+					}
 					if err := unlock(); err != nil {
 						c.log.Warn("gotpu cache: unlock", "key", hash, "err", err)
 					}
-				}()
+					unlock = nil
+				}
+				defer release()
 			}
 			// Another process may have written it while we waited.
 			_, p, n, err := c.disk.load(hash)
@@ -367,6 +373,9 @@ func (c *Cache) resolve(ctx context.Context, key Key, hash string, compile Compi
 	if c.disk != nil {
 		c.writeDisk(hash, meta, p)
 	}
+	// Processes waiting for the key can read the entry now, without waiting
+	// for the upload.
+	release()
 	if c.remote != nil {
 		n, err := c.remote.store(ctx, hash, meta, p)
 		if err != nil {
