@@ -235,14 +235,20 @@ func fullLike(t *Tensor, v float64) *Tensor {
 }
 
 func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradMeta]*Tensor) {
+	// Leaf gradients are summed over all their contributions first, so that
+	// hooks see the total once (as PyTorch runs AccumulateGrad once).
+	var leaves []*autogradMeta
+	leafGrads := map[*autogradMeta]*Tensor{}
 	leaf := func(m *autogradMeta, g *Tensor) {
 		if capture != nil {
-			if prev, ok := capture[m]; ok {
-				capture[m] = accumulate(prev, g)
+			if _, ok := capture[m]; !ok {
+				return
 			}
-			return
 		}
-		accumulateLeaf(m, g)
+		if _, ok := leafGrads[m]; !ok {
+			leaves = append(leaves, m)
+		}
+		leafGrads[m] = accumulate(leafGrads[m], g)
 	}
 	// Topological order by DFS from the roots' nodes.
 	var order []*node
@@ -322,6 +328,13 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 				grads[e.node] = make([]*Tensor, len(e.node.outMeta))
 			}
 			grads[e.node][e.outIndex] = accumulate(grads[e.node][e.outIndex], gj)
+		}
+	}
+	for _, m := range leaves {
+		if capture != nil {
+			capture[m] = leafGrads[m]
+		} else {
+			accumulateLeaf(m, leafGrads[m])
 		}
 	}
 }

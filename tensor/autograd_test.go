@@ -153,3 +153,23 @@ func TestInPlaceOnNonLeaf(t *testing.T) {
 		}
 	}
 }
+
+// A hook on a leaf sees the leaf's total gradient once, as PyTorch's hooks
+// on AccumulateGrad do, not each contribution separately: a clamping hook on
+// x with y = 3x + 3x clamps 6 to 1 (not 3 and 3 to 1 each, summing to 2).
+func TestLeafHookSeesTotalGradientOnce(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	x := tensor.FromSlice(cpu, []float64{1}).SetRequiresGrad(true)
+	calls := 0
+	x.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor {
+		calls++
+		return g.Clamp(nil, 1.0)
+	})
+	x.MulScalar(3.0).Add(x.MulScalar(3.0)).Sum(nil, false).Backward()
+	if calls != 1 {
+		t.Errorf("leaf hook called %d times, want 1", calls)
+	}
+	if g := x.Grad().Float64s(); g[0] != 1 {
+		t.Errorf("grad = %v, want [1] (the hook clamps the total 6)", g)
+	}
+}
