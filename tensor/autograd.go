@@ -37,6 +37,7 @@ type node struct {
 	inMeta   []op.Meta // shapes and dtypes of the inputs (kept after release)
 	versions []int64
 	outs     []*Tensor // detached outputs, for VJPs that use them
+	outVers  []int64   // storage versions of outs when recorded
 	outMeta  []op.Meta
 	next     []edge // one per input; zero edge for inputs without grad
 	// tensorMeta[i] is the autograd meta of output i (for hooks and retain_grad).
@@ -151,6 +152,11 @@ func record(d *op.Def, a op.Attrs, in, out []*Tensor) {
 	}
 	for i, o := range out {
 		n.outs = append(n.outs, o.Detach())
+		var v int64
+		if o.st != nil {
+			v = o.st.version.Load()
+		}
+		n.outVers = append(n.outVers, v)
 		n.outMeta = append(n.outMeta, o.meta())
 		if !o.dt.IsFloat() {
 			n.tensorMeta = append(n.tensorMeta, nil)
@@ -349,9 +355,18 @@ func callVJP(n *node, gs []*Tensor) []*Tensor {
 	if n.def.VJP == nil {
 		panic(&Error{Op: n.name(), Msg: "the derivative for '" + n.name() + "' is not implemented"})
 	}
+	// Saved tensors are version-checked when the VJP uses one (as PyTorch
+	// checks the variables a node saved), so a VJP that reads only shapes
+	// (add's) does not care whether its inputs changed since.
+	saved := map[*Tensor]savedRef{}
 	for i, t := range n.saved {
-		if t != nil && t.st != nil && t.st.version.Load() != n.versions[i] {
-			panic(&Error{Op: n.name(), Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: input %d of %s is at version %d; expected version %d instead", i, n.name(), t.st.version.Load(), n.versions[i])})
+		if t != nil && t.st != nil {
+			saved[t] = savedRef{"input", i, n.versions[i]}
+		}
+	}
+	for i, t := range n.outs {
+		if t != nil && t.st != nil {
+			saved[t] = savedRef{"output", i, n.outVers[i]}
 		}
 	}
 	in := make([]op.Value, len(n.saved))
@@ -377,7 +392,7 @@ func callVJP(n *node, gs []*Tensor) []*Tensor {
 		gout[i] = g
 	}
 	var dev = n.outs[0].st.dev
-	b := &vjpBuilder{eagerBuilder: &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}, needs: make([]bool, len(n.next))}
+	b := &vjpBuilder{eagerBuilder: &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}, needs: make([]bool, len(n.next)), node: n, saved: saved}
 	for j, e := range n.next {
 		b.needs[j] = e.node != nil || e.leaf != nil
 	}
@@ -464,6 +479,33 @@ func preserveSaved(d *op.Def, in []*Tensor) {
 type vjpBuilder struct {
 	*eagerBuilder
 	needs []bool
+	node  *node
+	saved map[*Tensor]savedRef
+}
+
+// savedRef is what a node saved a tensor as: input or output i, at version.
+type savedRef struct {
+	kind    string
+	i       int
+	version int64
+}
+
+// Call checks that the saved tensors among in were not modified in place
+// since they were saved, then runs the op.
+func (b *vjpBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
+	for _, v := range in {
+		t, ok := v.(*Tensor)
+		if !ok {
+			continue
+		}
+		if r, ok := b.saved[t]; ok {
+			if cur := t.st.version.Load(); cur != r.version {
+				n := b.node.name()
+				panic(&Error{Op: n, Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: %s %d of %s is at version %d; expected version %d instead", r.kind, r.i, n, cur, r.version)})
+			}
+		}
+	}
+	return b.eagerBuilder.Call(name, in, a)
 }
 
 // NeedsGrad reports whether input i of the node being differentiated has a

@@ -54,16 +54,15 @@ func TestBackwardAccumulatesAndRetainGraph(t *testing.T) {
 func TestVersionCounterCheck(t *testing.T) {
 	cpu := tensor.MustDevice("cpu")
 	x := tensor.FromSlice(cpu, []float32{1, 2, 3}).SetRequiresGrad(true)
-	y := apply1("convert", op.Attrs{"dtype": dtype.F64}, x) // saves x
-	z := apply1("copy", nil, y)
-	// Modify y in place after it was saved by copy... copy's VJP does not need
-	// values, so use the saved input of a node that checks: modify x's storage.
+	y := apply1("convert", op.Attrs{"dtype": dtype.F64}, x)
+	z := apply1("mul", nil, y, y) // saves y, and its VJP reads it
+	// Modify y in place after mul saved it.
 	tensor.NoGrad(func() {
 		tensor.Apply("copy_", []*tensor.Tensor{y, tensor.FromSlice(cpu, []float64{0, 0, 0})}, nil)
 	})
 	ct := tensor.FromSlice(cpu, []float64{1, 1, 1})
 	err := tensor.Catch(func() { z.BackwardWith(tensor.BackwardOpts{Gradient: ct}) })
-	if err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") || !strings.Contains(err.Error(), "copy") {
+	if err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") || !strings.Contains(err.Error(), "of mul") {
 		t.Fatalf("version check: %v", err)
 	}
 }
@@ -171,5 +170,32 @@ func TestLeafHookSeesTotalGradientOnce(t *testing.T) {
 	}
 	if g := x.Grad().Float64s(); g[0] != 1 {
 		t.Errorf("grad = %v, want [1] (the hook clamps the total 6)", g)
+	}
+}
+
+// Version checks apply to what a VJP actually uses, as PyTorch checks the
+// variables a node saved: an output a VJP needs (exp's result) modified in
+// place is an error, not a silently wrong gradient; an input that no VJP
+// reads (add's) may be modified freely.
+func TestVersionCheckOnUse(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	x := tensor.FromSlice(cpu, []float64{0, 1}).SetRequiresGrad(true)
+	y := x.Exp()
+	y.AddInPlace(tensor.Scalar(1.0))
+	err := tensor.Catch(func() { y.Sum(nil, false).Backward() })
+	if err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") || !strings.Contains(err.Error(), "output 0 of exp") {
+		t.Errorf("backward through exp after its output changed in place: err %v, grad %v", err, x.Grad())
+	}
+
+	x2 := tensor.FromSlice(cpu, []float64{0, 1}).SetRequiresGrad(true)
+	c := tensor.FromSlice(cpu, []float64{3, 4}).SetRequiresGrad(true)
+	a := x2.MulScalar(2.0)
+	b := a.Add(c)
+	a.AddInPlace(tensor.Scalar(1.0))
+	if err := tensor.Catch(func() { b.Sum(nil, false).Backward() }); err != nil {
+		t.Fatalf("add does not use its inputs' values, but backward failed: %v", err)
+	}
+	if g := x2.Grad().Float64s(); g[0] != 2 || g[1] != 2 {
+		t.Errorf("grad = %v, want [2 2]", g)
 	}
 }
