@@ -224,6 +224,9 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 	}
 	loader := data.NewLoader(trainDS, collate(dev), data.LoaderOptions{BatchSize: c.BatchSize, Shuffle: !c.NoShuffle, Seed: c.Seed, Prefetch: 2})
 	stepsPerEpoch := loader.Len()
+	if stepsPerEpoch == 0 {
+		return nil, fmt.Errorf("train: %s: the training set has no examples", dir)
+	}
 	total := stepsPerEpoch * c.Epochs
 	var sched optim.Scheduler
 	if !c.NoSchedule {

@@ -143,3 +143,39 @@ func TestResumeIsExact(t *testing.T) {
 		t.Fatal("resuming with another seed was accepted")
 	}
 }
+
+// writeIDX writes an uncompressed u8 IDX file with dims and zero data.
+func writeIDX(t *testing.T, path string, dims ...int) {
+	t.Helper()
+	b := []byte{0, 0, 0x08, byte(len(dims))}
+	n := 1
+	for _, d := range dims {
+		b = append(b, byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
+		n *= d
+	}
+	b = append(b, make([]byte, n)...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A well-formed training file with no images is an error, not a crash
+// (it was an integer division by zero computing the epoch to start at).
+func TestRunMNISTEmptyTrainingSet(t *testing.T) {
+	dir := t.TempDir()
+	writeIDX(t, dir+"/train-images-idx3-ubyte", 0, 28, 28)
+	writeIDX(t, dir+"/train-labels-idx1-ubyte", 0)
+	writeIDX(t, dir+"/t10k-images-idx3-ubyte", 1, 28, 28)
+	writeIDX(t, dir+"/t10k-labels-idx1-ubyte", 1)
+	_, err := func() (_ *Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("RunMNIST panicked: %v", r)
+			}
+		}()
+		return RunMNIST(context.Background(), Config{DataDir: dir, Epochs: 1}, nil)
+	}()
+	if err == nil {
+		t.Fatal("RunMNIST on an empty training set: no error")
+	}
+}
