@@ -129,12 +129,22 @@ func (l *Loader[T, B]) Batches(ctx context.Context, epoch int) iter.Seq2[B, erro
 			err error
 		}
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		// One producer keeps order; Prefetch bounds how far it runs ahead.
+		// It has stopped when Batches returns (no collate runs after the
+		// loop ends).
 		ch := make(chan result, l.opts.Prefetch)
+		done := make(chan struct{})
+		defer func() {
+			cancel()
+			<-done
+		}()
 		go func() {
+			defer close(done)
 			defer close(ch)
 			for k := 0; k < nb; k++ {
+				if ctx.Err() != nil {
+					return
+				}
 				b, err := make1(k)
 				select {
 				case ch <- result{b, err}:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func sumCollate(ex []int) ([]int, error) { return slices.Clone(ex), nil }
@@ -99,6 +101,32 @@ func TestLoaderStopsAndCancels(t *testing.T) {
 	for _, err := range bad.Batches(context.Background(), 0) {
 		if err == nil || err.Error() != "data: collating batch 0 of epoch 0: boom" {
 			t.Fatalf("collate error: %v", err)
+		}
+	}
+}
+
+// Breaking out of a prefetching loop stops the producer before Batches
+// returns: no example is collated after the loop ends.
+func TestLoaderBreakStopsProducer(t *testing.T) {
+	ds := make(Slice[int], 1000)
+	var calls atomic.Int64
+	slow := func(ex []int) (int, error) {
+		calls.Add(1)
+		time.Sleep(time.Millisecond)
+		return len(ex), nil
+	}
+	l := NewLoader(ds, slow, LoaderOptions{BatchSize: 1, Prefetch: 8})
+	for range 20 {
+		n := 0
+		for range l.Batches(context.Background(), 0) {
+			if n++; n == 2 {
+				break
+			}
+		}
+		before := calls.Load()
+		time.Sleep(20 * time.Millisecond)
+		if after := calls.Load(); after != before {
+			t.Fatalf("%d batches collated after the loop ended", after-before)
 		}
 	}
 }
