@@ -87,6 +87,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"epochs", float64(c.Epochs)}, {"batch_size", float64(c.BatchSize)}, {"lr", c.LR}, {"max_steps", float64(c.MaxSteps)}, {"checkpoint_every", float64(c.CheckpointEvery)}} {
+		if f.v < 0 {
+			return fmt.Errorf("train: %s must not be negative, got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
 // Progress is reported after every optimizer step.
 type Progress struct {
 	Epoch, Epochs       int // 1-based epoch
@@ -192,6 +204,9 @@ const CheckpointFile = "checkpoint.safetensors"
 func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, error) {
 	start := time.Now()
 	c = c.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
 	dev, err := gotpu.Device(c.Device)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)

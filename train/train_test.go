@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gotpu/gotpu/checkpoint"
@@ -177,5 +178,20 @@ func TestRunMNISTEmptyTrainingSet(t *testing.T) {
 	}()
 	if err == nil {
 		t.Fatal("RunMNIST on an empty training set: no error")
+	}
+}
+
+// Negative sizes in the configuration are an error naming the field, before
+// any data is read (a negative batch size used to train with batches of one
+// and report batch_size -1).
+func TestRunMNISTRejectsNegativeConfig(t *testing.T) {
+	for _, c := range []Config{
+		{BatchSize: -1}, {Epochs: -2}, {LR: -0.1}, {MaxSteps: -1}, {CheckpointEvery: -3},
+	} {
+		c.DataDir = t.TempDir() // empty: reading it would fail differently
+		_, err := RunMNIST(context.Background(), c, nil)
+		if err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("%+v: err %v", c, err)
+		}
 	}
 }
