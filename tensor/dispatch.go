@@ -332,8 +332,12 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 		panic(kernelError(path, in, l.Site, err))
 	}
 	// In-place ops return the tensors they modified (as PyTorch's add_
-	// returns self) and bump their storage versions for autograd.
+	// returns self) and bump their storage versions for autograd; an absent
+	// optional in-place input is skipped.
 	for _, i := range d.Inplace {
+		if in[i] == nil {
+			continue
+		}
 		in[i].st.version.Add(1)
 		out = append(out, in[i])
 	}
