@@ -41,7 +41,7 @@ type deviceInfo struct {
 	MemoryBytes      int64    `json:"memory_bytes"`
 	DefaultPrecision string   `json:"default_precision"`
 	Async            bool     `json:"async"`
-	Features         []string `json:"features,omitempty"`
+	Features         []string `json:"features"`
 	AllocatedBytes   int64    `json:"allocated_bytes"`
 	ReservedBytes    int64    `json:"reserved_bytes"`
 	PeakBytes        int64    `json:"peak_allocated_bytes"`
@@ -71,6 +71,9 @@ func collectInfo() infoReport {
 			p := be.Properties(i)
 			s := be.MemStats(i)
 			name := device.Device{Type: t, Index: i}.String()
+			if p.Features == nil {
+				p.Features = []string{}
+			}
 			r.Devices = append(r.Devices, deviceInfo{
 				Name: name, Description: p.Name, MemoryBytes: p.MemoryBytes, DefaultPrecision: p.DefaultPrecision,
 				Async: p.Async, Features: p.Features, AllocatedBytes: s.Allocated, ReservedBytes: s.Reserved, PeakBytes: s.PeakAllocated,

@@ -86,4 +86,12 @@ func TestInfoJSON(t *testing.T) {
 	if len(devs) < 2 {
 		t.Fatalf("devices %v", devs)
 	}
+	// Every device has every documented key (meta has no features: []).
+	for _, d := range devs {
+		for _, k := range []string{"name", "description", "memory_bytes", "default_precision", "async", "features", "allocated_bytes", "reserved_bytes", "peak_allocated_bytes"} {
+			if _, ok := d.(map[string]any)[k]; !ok {
+				t.Errorf("device %v lacks %q", d, k)
+			}
+		}
+	}
 }
