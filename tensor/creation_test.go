@@ -389,3 +389,19 @@ func TestLinspaceBitExact(t *testing.T) {
 		t.Fatalf("only %d linspace golden cases", n)
 	}
 }
+
+// A negative dimension is an error even when the element count matches
+// (shape [-1, -1] has "1 element").
+func TestFromBytesRejectsNegativeDims(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	for _, shape := range [][]int{{-1, -1}, {-2, 0}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		err := tensor.Catch(func() { tensor.FromSlice(cpu, make([]float32, n), shape...) })
+		if err == nil || !strings.Contains(err.Error(), "negative") {
+			t.Errorf("shape %v: err %v", shape, err)
+		}
+	}
+}

@@ -103,6 +103,11 @@ func FromSlice[T Element](dev device.Device, data []T, shape ...int) *Tensor {
 
 // FromBytes makes a contiguous tensor from little-endian raw element bytes.
 func FromBytes(dev device.Device, dt dtype.DType, shape []int, raw []byte) *Tensor {
+	for _, d := range shape {
+		if d < 0 {
+			panic(&Error{Op: "from_bytes", Msg: fmt.Sprintf("negative dimension in shape %v", shape)})
+		}
+	}
 	n := op.Numel(shape)
 	if len(raw) != n*dt.Size() {
 		panic(&Error{Op: "from_bytes", Msg: fmt.Sprintf("%d bytes do not fill %s%v (%d bytes)", len(raw), dt, shape, n*dt.Size())})
