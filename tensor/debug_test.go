@@ -208,3 +208,11 @@ func TestConcurrentDispatch(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestScalarDeviceAndFree(t *testing.T) {
+	s := tensor.Scalar(2.5)
+	if s.Device().Type != "cpu" {
+		t.Fatalf("scalar device %v", s.Device())
+	}
+	s.Free() // no storage: nothing to do, no crash
+}

@@ -108,7 +108,12 @@ func (t *Tensor) Size(d int) int {
 func (t *Tensor) Numel() int { return op.Numel(t.l.Shape) }
 
 // Device returns the device the tensor lives on.
-func (t *Tensor) Device() device.Device { return t.st.dev }
+func (t *Tensor) Device() device.Device {
+	if t.st == nil { // a Go scalar not yet placed on a device
+		return device.Device{Type: "cpu"}
+	}
+	return t.st.dev
+}
 
 // IsContiguous reports whether the tensor is row-major with no gaps.
 func (t *Tensor) IsContiguous() bool { return t.l.IsContiguous() }
@@ -120,6 +125,9 @@ func (t *Tensor) SharesStorage(u *Tensor) bool { return t.st == u.st }
 // Every tensor viewing the storage becomes unusable: using one panics with a
 // use-after-free error naming the op.
 func (t *Tensor) Free() {
+	if t.st == nil { // a Go scalar owns no storage
+		return
+	}
 	if t.st.freed.CompareAndSwap(false, true) {
 		t.st.handle.release()
 	}

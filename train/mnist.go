@@ -430,12 +430,17 @@ func restore(path string, c Config, dev device.Device, model Model, opt optim.Op
 		return 0, fmt.Errorf("train: resume: %s: bad step %q", path, meta["step"])
 	}
 	if sched != nil {
-		if n, err := strconv.Atoi(meta["scheduler_epoch"]); err == nil {
-			sched.SetEpoch(n)
+		n, err := strconv.Atoi(meta["scheduler_epoch"])
+		if err != nil {
+			return 0, fmt.Errorf("train: resume: %s: bad scheduler_epoch %q (the run uses a learning-rate schedule)", path, meta["scheduler_epoch"])
 		}
+		sched.SetEpoch(n)
 	}
-	seed, _ := strconv.ParseUint(meta["rng_seed"], 10, 64)
-	off, _ := strconv.ParseUint(meta["rng_offset"], 10, 64)
+	seed, err1 := strconv.ParseUint(meta["rng_seed"], 10, 64)
+	off, err2 := strconv.ParseUint(meta["rng_offset"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("train: resume: %s: bad RNG state %q/%q", path, meta["rng_seed"], meta["rng_offset"])
+	}
 	tensor.DefaultGenerator().SetState(seed, off)
 	return step, nil
 }

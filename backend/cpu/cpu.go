@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -105,6 +106,7 @@ func AlignedBytes(n int) []byte {
 // Backend is the CPU backend.
 type Backend struct {
 	alloc device.CachingAllocator
+	props atomic.Pointer[cpuProps]
 }
 
 func newBackend() *Backend {
@@ -146,12 +148,23 @@ func (b *Backend) NumDevices() int { return 1 }
 
 // Properties implements device.Backend.
 func (b *Backend) Properties(int) device.Properties {
-	return device.Properties{
-		Name:             fmt.Sprintf("%s (%d threads)", runtime.GOARCH, runtime.GOMAXPROCS(0)),
+	n := runtime.GOMAXPROCS(0)
+	if p := b.props.Load(); p != nil && p.threads == n {
+		return p.Properties // the runtime asks on every launch
+	}
+	p := &cpuProps{threads: n, Properties: device.Properties{
+		Name:             fmt.Sprintf("%s (%d threads)", runtime.GOARCH, n),
 		MemoryBytes:      totalMemory(),
 		DefaultPrecision: "highest",
 		Features:         features(),
-	}
+	}}
+	b.props.Store(p)
+	return p.Properties
+}
+
+type cpuProps struct {
+	device.Properties
+	threads int
 }
 
 // Alloc implements device.Backend.
