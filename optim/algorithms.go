@@ -3,6 +3,7 @@ package optim
 import (
 	"math"
 
+	opdef "github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -19,6 +20,10 @@ func NewSGD(groups []*Group, lr float64) *SGD {
 // Step implements Optimizer.
 func (o *SGD) Step() {
 	o.each(func(i int, g *Group, p, grad *tensor.Tensor) {
+		if o.sgdFused(i, g.Options, p, grad) {
+			o.steps[i]++
+			return
+		}
 		op := g.Options
 		d := grad
 		if wd := op["weight_decay"]; wd != 0 {
@@ -68,12 +73,14 @@ func (o *Adam) Step() {
 		if _, ok := st["exp_avg"]; !ok {
 			st["exp_avg"] = zerosLike(p)
 			st["exp_avg_sq"] = zerosLike(p)
-			if op["amsgrad"] != 0 {
-				st["max_exp_avg_sq"] = zerosLike(p)
-			}
+		}
+		if _, ok := st["max_exp_avg_sq"]; !ok && op["amsgrad"] != 0 {
+			st["max_exp_avg_sq"] = zerosLike(p)
 		}
 		o.steps[i]++
-		step := float64(o.steps[i])
+		if o.adamFused(i, op, p, grad) {
+			return
+		}
 		param := p
 		if o.decoupled {
 			param = scale(p, 1-lr*wd)
@@ -82,8 +89,8 @@ func (o *Adam) Step() {
 		}
 		st["exp_avg"] = add(scale(st["exp_avg"], b1), grad, 1-b1)
 		st["exp_avg_sq"] = add(scale(st["exp_avg_sq"], b2), mul(grad, grad), 1-b2)
-		bc1 := 1 - math.Pow(b1, step)
-		bc2sqrt := math.Sqrt(1 - math.Pow(b2, step))
+		bc1, bc2 := opdef.AdamBiasCorrections(b1, b2, int(o.steps[i]))
+		bc2sqrt := math.Sqrt(bc2)
 		sq := st["exp_avg_sq"]
 		if op["amsgrad"] != 0 {
 			st["max_exp_avg_sq"] = ap("maximum", nil, st["max_exp_avg_sq"], sq)

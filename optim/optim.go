@@ -5,8 +5,10 @@ package optim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,11 +35,15 @@ type Optimizer interface {
 	ZeroGrad()
 	// Groups returns the parameter groups; schedulers change Options["lr"].
 	Groups() []*Group
-	// StateDict returns the per-parameter state tensors ("<param index>.<name>",
-	// indices counting parameters across groups in order) and the groups'
-	// hyper-parameters and step counts as JSON.
+	// StateDict returns copies of the per-parameter state tensors ("<param
+	// index>.<name>", indices counting parameters across groups in order;
+	// copies because the optimizer updates its state in place) and the
+	// groups' hyper-parameters and step counts as JSON.
 	StateDict() (tensors map[string]*tensor.Tensor, meta string)
-	// LoadStateDict restores a StateDict.
+	// LoadStateDict restores a StateDict. It copies the tensors onto each
+	// parameter's device, floating state converted to the parameter's
+	// dtype (as torch.optim's load_state_dict), and rejects state whose
+	// shape is not its parameter's.
 	LoadStateDict(tensors map[string]*tensor.Tensor, meta string) error
 }
 
@@ -119,11 +125,13 @@ type savedMeta struct {
 
 func (b *base) StateDict() (map[string]*tensor.Tensor, string) {
 	out := map[string]*tensor.Tensor{}
-	for i, st := range b.state {
-		for k, t := range st {
-			out[strconv.Itoa(i)+"."+k] = t
+	tensor.NoGrad(func() {
+		for i, st := range b.state {
+			for k, t := range st {
+				out[strconv.Itoa(i)+"."+k] = ap("copy", nil, t)
+			}
 		}
-	}
+	})
 	m := savedMeta{Steps: append([]int64(nil), b.steps...)}
 	for _, g := range b.groups {
 		m.Groups = append(m.Groups, g.Options)
@@ -141,6 +149,9 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, meta string) err
 	if len(m.Groups) != len(b.groups) {
 		return fmt.Errorf("optim: state has %d parameter groups, optimizer has %d", len(m.Groups), len(b.groups))
 	}
+	if len(m.Sizes) != len(m.Groups) {
+		return fmt.Errorf("optim: bad state meta: %d group sizes for %d groups", len(m.Sizes), len(m.Groups))
+	}
 	for i, g := range b.groups {
 		if m.Sizes[i] != len(g.Params) {
 			return fmt.Errorf("optim: group %d has %d parameters in the state, %d in the optimizer", i, m.Sizes[i], len(g.Params))
@@ -153,13 +164,18 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, meta string) err
 	for i := range state {
 		state[i] = map[string]*tensor.Tensor{}
 	}
+	params := b.params()
 	for k, t := range tensors {
 		idx, name, ok := strings.Cut(k, ".")
 		i, err := strconv.Atoi(idx)
 		if !ok || err != nil || i < 0 || i >= len(state) {
 			return fmt.Errorf("optim: bad state key %q", k)
 		}
-		state[i][name] = t
+		own, err := ownState(t, params[i])
+		if err != nil {
+			return fmt.Errorf("optim: state %q: %w", k, err)
+		}
+		state[i][name] = own
 	}
 	for i, g := range b.groups {
 		for k, v := range m.Groups[i] {
@@ -170,6 +186,43 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, meta string) err
 	copy(b.steps, m.Steps)
 	return nil
 }
+
+// params returns the parameters in flat-index order.
+func (b *base) params() []*tensor.Tensor {
+	var out []*tensor.Tensor
+	for _, g := range b.groups {
+		out = append(out, g.Params...)
+	}
+	return out
+}
+
+// ownState returns a private copy of loaded state t for parameter p: on p's
+// device, in p's dtype if both are floating, with p's shape.
+func ownState(t, p *tensor.Tensor) (own *tensor.Tensor, err error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: nil tensor", ErrBadState)
+	}
+	if !slices.Equal(t.Shape(), p.Shape()) {
+		return nil, fmt.Errorf("%w: shape %v, parameter %v", ErrBadState, t.Shape(), p.Shape())
+	}
+	err = tensor.Catch(func() {
+		tensor.NoGrad(func() {
+			if t.Device() != p.Device() {
+				t = t.To(p.Device())
+			}
+			if t.DType() != p.DType() && t.DType().IsFloat() && p.DType().IsFloat() {
+				own = ap("convert", op.Attrs{"dtype": p.DType()}, t)
+			} else {
+				own = ap("copy", nil, t)
+			}
+		})
+	})
+	return own, err
+}
+
+// ErrBadState is returned (wrapped) by LoadStateDict for state that does
+// not fit the optimizer's parameters.
+var ErrBadState = errors.New("optimizer state does not fit the parameters")
 
 // Helpers over the op table.
 
@@ -196,7 +249,9 @@ func addScalar(x *tensor.Tensor, s float64) *tensor.Tensor {
 	return ap("add", nil, x, tensor.Scalar(s))
 }
 
-func zerosLike(x *tensor.Tensor) *tensor.Tensor { return ap("mul", nil, x, tensor.Scalar(0.0)) }
+// zerosLike returns fresh zeros shaped like x (x*0 would carry x's NaNs
+// and infinities into the state).
+func zerosLike(x *tensor.Tensor) *tensor.Tensor { return tensor.ZerosLike(x) }
 
 // update writes v into parameter p in place.
 func update(p, v *tensor.Tensor) { tensor.Apply("copy_", []*tensor.Tensor{p, v}, nil) }

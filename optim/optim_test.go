@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	_ "github.com/gotpu/gotpu/backend/cpu"
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -67,25 +68,131 @@ func newOpt(name string, p *tensor.Tensor, opts map[string]float64) Optimizer {
 	panic(name)
 }
 
-// TestOptimizersMatchPyTorch replays PyTorch's fixed gradient sequences.
+// withFallback runs f with the op-by-op path forced (or not).
+func withFallback(force bool, f func()) {
+	prev := forceFallback.Swap(force)
+	defer forceFallback.Store(prev)
+	f()
+}
+
+// paths are the two ways SGD and Adam step: one kernel per parameter, or
+// op by op (the path of devices without the kernels).
+var paths = []struct {
+	name     string
+	fallback bool
+}{{"fused", false}, {"fallback", true}}
+
+// hasFused reports whether the optimizer has a single-kernel step.
+func hasFused(name string) bool { return name == "sgd" || name == "adam" || name == "adamw" }
+
+// TestOptimizersMatchPyTorch replays PyTorch's fixed gradient sequences on
+// both paths. The fused kernels reproduce PyTorch's f64 arithmetic op by op,
+// so their trajectories must be bit-identical; the op-by-op path orders
+// some operations differently and is held to 1e-9 relative.
 func TestOptimizersMatchPyTorch(t *testing.T) {
-	cpu := tensor.MustDevice("cpu")
+	cases, _ := loadCases(t)
+	for _, dev := range []string{"cpu", "nofused"} {
+		for _, path := range paths {
+			for i, c := range cases {
+				exact := hasFused(c.Optimizer) && !path.fallback && dev == "cpu"
+				t.Run(fmt.Sprintf("%s/%s/%d_%s", dev, path.name, i, c.Optimizer), func(t *testing.T) {
+					withFallback(path.fallback, func() { replay(t, tensor.MustDevice(dev), c, exact, nil) })
+				})
+			}
+		}
+	}
+}
+
+// replay runs case c on dev, checking every step against PyTorch; between
+// steps it calls between (if set) with the step index.
+func replay(t *testing.T, dev device.Device, c optimCase, exact bool, between func(step int)) {
+	t.Helper()
+	p := tensor.FromSlice(dev, c.P0, 3, 4).SetRequiresGrad(true)
+	o := newOpt(c.Optimizer, p, c.Options)
+	for step, g := range c.Grads {
+		if between != nil {
+			between(step)
+		}
+		p.SetGrad(tensor.FromSlice(dev, g, 3, 4))
+		o.Step()
+		got := p.Float64s()
+		for k, want := range c.Params[step] {
+			if exact && got[k] != want {
+				t.Fatalf("step %d elem %d: got %v want %v bit for bit (diff %g)", step, k, got[k], want, got[k]-want)
+			}
+			if math.Abs(got[k]-want) > 1e-10+1e-9*math.Abs(want) {
+				t.Fatalf("step %d elem %d: got %v want %v", step, k, got[k], want)
+			}
+		}
+	}
+}
+
+// TestPathsAlternate switches between the fused and op-by-op paths every
+// step: both read and write the same state.
+func TestPathsAlternate(t *testing.T) {
 	cases, _ := loadCases(t)
 	for i, c := range cases {
+		if !hasFused(c.Optimizer) {
+			continue
+		}
 		t.Run(fmt.Sprintf("%d_%s", i, c.Optimizer), func(t *testing.T) {
-			p := tensor.FromSlice(cpu, c.P0, 3, 4).SetRequiresGrad(true)
-			o := newOpt(c.Optimizer, p, c.Options)
-			for step, g := range c.Grads {
-				p.SetGrad(tensor.FromSlice(cpu, g, 3, 4))
-				o.Step()
-				got := p.Float64s()
-				for k, want := range c.Params[step] {
-					if math.Abs(got[k]-want) > 1e-10+1e-9*math.Abs(want) {
-						t.Fatalf("step %d elem %d: got %v want %v", step, k, got[k], want)
-					}
-				}
-			}
+			defer forceFallback.Store(false)
+			replay(t, tensor.MustDevice("cpu"), c, false, func(step int) { forceFallback.Store(step%2 == 1) })
 		})
+	}
+}
+
+// TestFusedStateInPlace checks that the fused path is taken on cpu (state
+// tensors persist and are updated in place, the parameter's version moves
+// once per step) and that the op-by-op path replaces them.
+func TestFusedStateInPlace(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	for _, tc := range []struct {
+		name string
+		mk   func(p *tensor.Tensor) Optimizer
+		keys []string
+	}{
+		{"adamw_amsgrad", func(p *tensor.Tensor) Optimizer {
+			return NewAdamW([]*Group{{Params: []*tensor.Tensor{p}, Options: map[string]float64{"amsgrad": 1}}}, 0.01)
+		}, []string{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}},
+		{"sgd_momentum", func(p *tensor.Tensor) Optimizer {
+			return NewSGD([]*Group{{Params: []*tensor.Tensor{p}, Options: map[string]float64{"momentum": 0.9}}}, 0.1)
+		}, []string{"momentum_buffer"}},
+	} {
+		for _, path := range paths {
+			t.Run(tc.name+"/"+path.name, func(t *testing.T) {
+				withFallback(path.fallback, func() {
+					p := tensor.FromSlice(cpu, []float32{1, -2, 3, 0.5}).SetRequiresGrad(true)
+					o := tc.mk(p)
+					var st map[string]*tensor.Tensor
+					switch o := o.(type) {
+					case *Adam:
+						st = o.state[0]
+					case *SGD:
+						st = o.state[0]
+					}
+					p.SetGrad(tensor.FromSlice(cpu, []float32{0.1, 0.2, -0.3, 0.4}))
+					o.Step()
+					before := map[string]*tensor.Tensor{}
+					for _, k := range tc.keys {
+						if st[k] == nil {
+							t.Fatalf("no %s after a step", k)
+						}
+						before[k] = st[k]
+					}
+					v := p.Version()
+					o.Step()
+					for _, k := range tc.keys {
+						if same := st[k] == before[k]; same == path.fallback {
+							t.Errorf("%s: same tensor after a step = %v on the %s path", k, same, path.name)
+						}
+					}
+					if path.fallback == false && p.Version() != v+1 {
+						t.Errorf("param version %d -> %d, want one in-place write", v, p.Version())
+					}
+				})
+			})
+		}
 	}
 }
 
@@ -116,6 +223,12 @@ func TestSchedulersMatchPyTorch(t *testing.T) {
 }
 
 func TestStateDictRoundTrip(t *testing.T) {
+	for _, path := range paths {
+		t.Run(path.name, func(t *testing.T) { withFallback(path.fallback, func() { stateDictRoundTrip(t) }) })
+	}
+}
+
+func stateDictRoundTrip(t *testing.T) {
 	cpu := tensor.MustDevice("cpu")
 	mk := func() (*tensor.Tensor, *Adam) {
 		p := tensor.FromSlice(cpu, []float64{1, 2}).SetRequiresGrad(true)
