@@ -58,10 +58,17 @@ func TestParityWithPyTorch(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		want []float64
-		opt  func(ps []*tensor.Tensor) optim.Optimizer
+		// stable is how many steps compare at 1e-4 relative; later ones
+		// compare at 5e-2. The CNN's SGD run turns chaotic after step 30:
+		// scaling its learning rate by 1 + k*1e-7 (k = -3..3) makes the
+		// loss at step 35 differ from PyTorch's by more than 1e-4 for most
+		// k, whether the optimizer runs op by op or as one kernel per
+		// parameter, so agreement there is luck, not parity.
+		stable int
+		opt    func(ps []*tensor.Tensor) optim.Optimizer
 	}{
-		{"mlp", doc.MLP.Losses, func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdamW(optim.Params(ps), doc.MLP.LR) }},
-		{"cnn", doc.CNN.Losses, func(ps []*tensor.Tensor) optim.Optimizer {
+		{"mlp", doc.MLP.Losses, doc.Steps, func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdamW(optim.Params(ps), doc.MLP.LR) }},
+		{"cnn", doc.CNN.Losses, 30, func(ps []*tensor.Tensor) optim.Optimizer {
 			return optim.NewSGD([]*optim.Group{{Params: ps, Options: map[string]float64{"momentum": doc.CNN.Momentum}}}, doc.CNN.LR)
 		}},
 	} {
@@ -90,7 +97,11 @@ func TestParityWithPyTorch(t *testing.T) {
 				}
 				loss := trainStep(model, opt, bt)
 				want := tc.want[s]
-				if math.Abs(loss-want) > 1e-4*math.Abs(want)+1e-6 {
+				rtol := 1e-4
+				if s >= tc.stable {
+					rtol = 5e-2
+				}
+				if math.Abs(loss-want) > rtol*math.Abs(want)+1e-6 {
 					t.Fatalf("step %d: loss %.7f, PyTorch %.7f (rel %.2g)", s, loss, want, math.Abs(loss-want)/want)
 				}
 			}
