@@ -110,10 +110,10 @@ def main():
     torch.manual_seed(0)
     mlp = run("mlp", MLP(), lambda p: torch.optim.AdamW(p, lr=1e-3))
     torch.manual_seed(0)
-    cnn = run("cnn", CNN(), lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9))
+    cnn = run("cnn", CNN(), lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9))
     doc = {"torch": torch.__version__, "steps": STEPS, "batch": BATCH,
            "mlp": {"optimizer": "adamw", "lr": 1e-3, "losses": mlp},
-           "cnn": {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "losses": cnn}}
+           "cnn": {"optimizer": "sgd", "lr": 0.01, "momentum": 0.9, "losses": cnn}}
     with open(os.path.join(root, "testdata", "train", "parity.json"), "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
