@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -31,10 +32,17 @@ func openRemote(ctx context.Context, rawURL string, maxEntry int64) (*remoteTier
 	red := u.Redacted()
 	b, err := blob.OpenBucket(ctx, rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %v", ErrRemote, red, err)
+		hint := ""
+		if tag, ok := optInDrivers[u.Scheme]; ok && strings.Contains(err.Error(), "no driver registered") {
+			hint = " (this gotpu was built without the " + u.Scheme + ":// driver: rebuild with -tags " + tag + ")"
+		}
+		return nil, fmt.Errorf("%w: open %s: %v%s", ErrRemote, red, err, hint)
 	}
 	return &remoteTier{url: red, bucket: b, maxEntry: maxEntry}, nil
 }
+
+// optInDrivers are the bucket schemes whose drivers are behind build tags.
+var optInDrivers = map[string]string{"gs": "gotpu_gcs", "azblob": "gotpu_azure"}
 
 // errRemoteMiss is load's error for an entry that does not exist.
 var errRemoteMiss = errors.New("cache: not in remote tier")

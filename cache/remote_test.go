@@ -205,6 +205,10 @@ func TestRemoteBadURL(t *testing.T) {
 			t.Errorf("New(remote %q) = %v, want ErrRemote", u, err)
 		}
 	}
+	if _, err := New(context.Background(), Options{NoDisk: true, Remote: "gs://bucket"}); err != nil &&
+		strings.Contains(err.Error(), "no driver registered") && !strings.Contains(err.Error(), "-tags gotpu_gcs") {
+		t.Errorf("gs:// without its driver: %v, want a hint naming the build tag", err)
+	}
 }
 
 // mem:// buckets live in one process; the tier works over them too.
