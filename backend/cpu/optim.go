@@ -44,17 +44,34 @@ func init() {
 }
 
 // fmaF32 returns a*b + c rounded once to float32, as the FMA instruction
-// PyTorch's vectorized f32 kernels use. The product is exact in float64;
-// the float64 sum rounded to float32 is correct unless that sum lies
-// exactly halfway between two float32s while the exact sum does not (double
-// rounding), which fmaF32Tie resolves.
+// PyTorch's vectorized f32 kernels use.
 func fmaF32(a, b, c float32) float32 {
+	if r, tie := fmaF32Fast(a, b, c); !tie {
+		return r
+	}
+	p := float64(a) * float64(b)
+	return fmaF32Tie(p, float64(c), p+float64(c))
+}
+
+// fmaF32Fast returns a*b + c rounded to float32 through float64 (the
+// product is exact in float64, the sum rounds once there) and whether that
+// result may be wrong by double rounding: when the float64 sum lies exactly
+// halfway between two float32s (its low 29 significand bits are 1000...0)
+// without being the exact sum, or is a non-zero float32 subnormal. Callers
+// then redo the step with fmaF32. Sums of two float32s of similar magnitude
+// (alpha = 1) are often exact midpoints, which round correctly as they are,
+// so the check for exactness matters. It has no calls, so loops inline it.
+func fmaF32Fast(a, b, c float32) (float32, bool) {
 	p := float64(a) * float64(b)
 	s := p + float64(c)
-	if math.Float64bits(s)&(1<<29-1) != 1<<28 && math.Abs(s) >= 0x1p-126 {
-		return float32(s) // not a float32 midpoint (normal range)
+	bits := math.Float64bits(s)
+	if bits&(1<<29-1) == 1<<28 {
+		bb := s - p
+		if (p-(s-bb))+(float64(c)-bb) != 0 { // TwoSum's error: s is inexact
+			return 0, true
+		}
 	}
-	return fmaF32Tie(p, float64(c), s)
+	return float32(s), bits&(0x7ff<<52) < 0x381<<52 && bits<<1 != 0
 }
 
 // fmaF32Tie is fmaF32's rare path: it rounds the exact p + c (s is its float64
@@ -102,11 +119,11 @@ func adamKernel(c *Call) error {
 	switch dt := c.In[0].DType; dt {
 	case dtype.F64:
 		s := adamScalars[float64]{decay, wd, b1, omb1, b2, omb2, bc2s, eps, negss, decoupled, l2}
-		return optimLoop(c, 8, func(x [][]float64) { adamF64(x[0], x[1], x[2], x[3], x[4], &s) })
+		return optimLoop(c, 2, func(x [][]float64) { adamF64(x[0], x[1], x[2], x[3], x[4], &s) })
 	case dtype.F32:
 		f := func(v float64) float32 { return float32(v) }
 		s := adamScalars[float32]{f(decay), f(wd), f(b1), f(omb1), f(b2), f(omb2), f(bc2s), f(eps), f(negss), decoupled, l2}
-		return optimLoop(c, 8, func(x [][]float32) { adamF32(x[0], x[1], x[2], x[3], x[4], &s) })
+		return optimLoop(c, 2, func(x [][]float32) { adamF32(x[0], x[1], x[2], x[3], x[4], &s) })
 	case dtype.BF16, dtype.F16:
 		n := narrowOf(dt)
 		r := func(v float64) float32 { return n.round(float32(v)) }
@@ -114,16 +131,18 @@ func adamKernel(c *Call) error {
 		// addcmul and addcdiv values (omb2, negss) in float32.
 		s := adamScalars[float32]{r(decay), r(wd), r(b1), r(omb1), r(b2), float32(omb2), r(bc2s), r(eps), float32(negss), decoupled, l2}
 		if dt == dtype.BF16 {
-			return optimLoop(c, 8, func(x [][]dtype.BFloat16) { adamNarrow(x, dtype.BFloat16.F32, dtype.BF16FromF32, n, &s) })
+			return optimLoop(c, 2, func(x [][]dtype.BFloat16) { adamNarrow(x, dtype.BFloat16.F32, dtype.BF16FromF32, n, &s) })
 		}
-		return optimLoop(c, 8, func(x [][]dtype.Float16) { adamNarrow(x, dtype.Float16.F32, dtype.F16FromF32, n, &s) })
+		return optimLoop(c, 2, func(x [][]dtype.Float16) { adamNarrow(x, dtype.Float16.F32, dtype.F16FromF32, n, &s) })
 	default:
 		return fmt.Errorf("adam_step: unsupported dtype %s", dt)
 	}
 }
 
 // adamF32 is one Adam/AdamW step over contiguous f32 slices of equal length
-// (mx nil without amsgrad), in PyTorch 1.13's op order:
+// (mx nil without amsgrad), eight elements at a time with AVX2+FMA where
+// the CPU has them (optim_amd64.s) and the rest in Go, in PyTorch 1.13's op
+// order:
 //
 //	param.mul_(1 - lr*wd)                        (AdamW)  or  grad = grad.add(param, alpha=wd)  (Adam)
 //	exp_avg.mul_(beta1).add_(grad, alpha=1-beta1)
@@ -136,15 +155,25 @@ func adamF32(p, g, m, v, mx []float32, s *adamScalars[float32]) {
 	if mx != nil {
 		mx = mx[:len(p)]
 	}
+	if k := adamF32Vec(p, g, m, v, mx, s); k > 0 {
+		p, g, m, v = p[k:], g[k:], m[k:], v[k:]
+		if mx != nil {
+			mx = mx[k:]
+		}
+	}
 	for i := range p {
 		pi, gi := p[i], g[i]
+		var t1 bool
 		if s.decoupled {
 			pi = float32(pi * s.decay)
 		} else if s.l2 {
-			gi = fmaF32(pi, s.wd, gi)
+			gi, t1 = fmaF32Fast(pi, s.wd, gi)
 		}
-		mi := fmaF32(gi, s.omb1, float32(m[i]*s.b1))
-		vi := fmaF32(float32(s.omb2*gi), gi, float32(v[i]*s.b2))
+		mi, t2 := fmaF32Fast(gi, s.omb1, float32(m[i]*s.b1))
+		vi, t3 := fmaF32Fast(float32(s.omb2*gi), gi, float32(v[i]*s.b2))
+		if t1 || t2 || t3 {
+			pi, mi, vi = adamMomentsF32(p[i], g[i], m[i], v[i], s)
+		}
 		m[i], v[i] = mi, vi
 		if mx != nil {
 			if vi > mx[i] || vi != vi {
@@ -155,6 +184,17 @@ func adamF32(p, g, m, v, mx []float32, s *adamScalars[float32]) {
 		den := float32(float32(float32(math.Sqrt(float64(vi)))/s.bc2s) + s.eps)
 		p[i] = float32(pi + float32(float32(s.negss*mi)/den))
 	}
+}
+
+// adamMomentsF32 is adamF32's first steps with every FMA exactly rounded:
+// the rare path for elements where fmaF32Fast may double-round.
+func adamMomentsF32(p, g, m, v float32, s *adamScalars[float32]) (float32, float32, float32) {
+	if s.decoupled {
+		p = float32(p * s.decay)
+	} else if s.l2 {
+		g = fmaF32(p, s.wd, g)
+	}
+	return p, fmaF32(g, s.omb1, float32(m*s.b1)), fmaF32(float32(s.omb2*g), g, float32(v*s.b2))
 }
 
 // adamF64 is adamF32 for f64.
@@ -250,26 +290,26 @@ func sgdKernel(c *Call) error {
 	switch dt := c.In[0].DType; dt {
 	case dtype.F64:
 		s := sgdScalars[float64]{wd, mom, omd, neglr, l2, momentum, nesterov, first}
-		return optimLoop(c, 4, func(x [][]float64) { sgdF64(x[0], x[1], x[2], &s) })
+		return optimLoop(c, 1, func(x [][]float64) { sgdF64(x[0], x[1], x[2], &s) })
 	case dtype.F32:
 		f := func(v float64) float32 { return float32(v) }
 		s := sgdScalars[float32]{f(wd), f(mom), f(omd), f(neglr), l2, momentum, nesterov, first}
-		return optimLoop(c, 4, func(x [][]float32) { sgdF32(x[0], x[1], x[2], &s) })
+		return optimLoop(c, 1, func(x [][]float32) { sgdF32(x[0], x[1], x[2], &s) })
 	case dtype.BF16, dtype.F16:
 		n := narrowOf(dt)
 		r := func(v float64) float32 { return n.round(float32(v)) }
 		s := sgdScalars[float32]{r(wd), r(mom), r(omd), r(neglr), l2, momentum, nesterov, first}
 		if dt == dtype.BF16 {
-			return optimLoop(c, 4, func(x [][]dtype.BFloat16) { sgdNarrow(x, dtype.BFloat16.F32, dtype.BF16FromF32, n, &s) })
+			return optimLoop(c, 1, func(x [][]dtype.BFloat16) { sgdNarrow(x, dtype.BFloat16.F32, dtype.BF16FromF32, n, &s) })
 		}
-		return optimLoop(c, 4, func(x [][]dtype.Float16) { sgdNarrow(x, dtype.Float16.F32, dtype.F16FromF32, n, &s) })
+		return optimLoop(c, 1, func(x [][]dtype.Float16) { sgdNarrow(x, dtype.Float16.F32, dtype.F16FromF32, n, &s) })
 	default:
 		return fmt.Errorf("sgd_step: unsupported dtype %s", dt)
 	}
 }
 
 // sgdF32 is one SGD step over contiguous f32 slices (buf nil without
-// momentum), in PyTorch 1.13's op order:
+// momentum), vectorized as adamF32, in PyTorch 1.13's op order:
 //
 //	d = grad.add(param, alpha=wd)                      (wd != 0)
 //	buf = d.clone()  or  buf.mul_(momentum).add_(d, alpha=1-dampening)
@@ -280,25 +320,66 @@ func sgdF32(p, g, buf []float32, s *sgdScalars[float32]) {
 	if buf != nil {
 		buf = buf[:len(p)]
 	}
+	if k := sgdF32Vec(p, g, buf, s); k > 0 {
+		p, g = p[k:], g[k:]
+		if buf != nil {
+			buf = buf[k:]
+		}
+	}
 	for i := range p {
 		pi, d := p[i], g[i]
+		var t1, t2, t3 bool
 		if s.l2 {
-			d = fmaF32(pi, s.wd, d)
+			d, t1 = fmaF32Fast(pi, s.wd, d)
 		}
+		var b float32
 		if s.momentum {
-			b := d
+			b = d
 			if !s.first {
-				b = fmaF32(d, s.omd, float32(buf[i]*s.mom))
+				b, t2 = fmaF32Fast(d, s.omd, float32(buf[i]*s.mom))
 			}
-			buf[i] = b
 			if s.nesterov {
-				d = fmaF32(b, s.mom, d)
+				d, t3 = fmaF32Fast(b, s.mom, d)
 			} else {
 				d = b
 			}
 		}
-		p[i] = fmaF32(d, s.neglr, pi)
+		pn, t4 := fmaF32Fast(d, s.neglr, pi)
+		if t1 || t2 || t3 || t4 {
+			var bi float32
+			if s.momentum {
+				bi = buf[i]
+			}
+			pn, b = sgdElemF32(pi, g[i], bi, s)
+		}
+		if s.momentum {
+			buf[i] = b
+		}
+		p[i] = pn
 	}
+}
+
+// sgdElemF32 is sgdF32's step for one element with every FMA exactly
+// rounded: the rare path for elements where fmaF32Fast may double-round.
+// It returns the new parameter and momentum buffer values.
+func sgdElemF32(p, g, buf float32, s *sgdScalars[float32]) (float32, float32) {
+	d := g
+	if s.l2 {
+		d = fmaF32(p, s.wd, d)
+	}
+	if s.momentum {
+		if !s.first {
+			buf = fmaF32(d, s.omd, float32(buf*s.mom))
+		} else {
+			buf = d
+		}
+		if s.nesterov {
+			d = fmaF32(buf, s.mom, d)
+		} else {
+			d = buf
+		}
+	}
+	return fmaF32(d, s.neglr, p), buf
 }
 
 // sgdF64 is sgdF32 for f64.
@@ -355,8 +436,10 @@ func sgdNarrow[T any](x [][]T, load func(T) float32, store func(float32) T, n na
 // optimLoop runs body over the optimizer op's operands (all of input 0's
 // shape; absent optional inputs are nil slices), which it may write in
 // place. Contiguous operands are split into parallel chunks once their
-// size times cost (elements touched per element) reaches
-// ParallelThreshold; other layouts are walked run by run.
+// size times cost reaches ParallelThreshold (cost 1 for SGD and 2 for Adam:
+// with the AVX2 loops a step is memory-bound at about a nanosecond per
+// element, and smaller chunks lose more to goroutine start-up than they
+// gain); other layouts are walked run by run.
 func optimLoop[T any](c *Call, cost int, body func(x [][]T)) error {
 	shape := c.In[0].Shape
 	total := op.Numel(shape)
