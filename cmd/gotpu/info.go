@@ -24,6 +24,7 @@ type infoReport struct {
 	NumCPU      int          `json:"num_cpu"`
 	GOMAXPROCS  int          `json:"gomaxprocs"`
 	CPUFeatures []string     `json:"cpu_features"`
+	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernels in use: "avx2" or "generic"
 	Mode        string       `json:"mode"`
 	Environment []envVar     `json:"environment"`
 	Devices     []deviceInfo `json:"devices"`
@@ -47,12 +48,13 @@ type deviceInfo struct {
 	PeakBytes        int64    `json:"peak_allocated_bytes"`
 }
 
-var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE"}
+var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CPU_LEVEL",
+	"GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE", "GOTPU_CACHE_MODE", "GOTPU_CACHE_REMOTE_STRICT", "GOTPU_CACHE_MEMORY_BYTES", "GOTPU_MNIST_DIR"}
 
 func collectInfo() infoReport {
 	r := infoReport{
 		Version: gotpu.Version, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPUFeatures: cpu.Features(),
+		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPUFeatures: cpu.Features(), CPULevel: cpu.CPULevel(),
 		Mode: tensor.CurrentMode().String(),
 	}
 	if r.CPUFeatures == nil {
@@ -85,7 +87,7 @@ func collectInfo() infoReport {
 
 func writeInfo(w io.Writer, r infoReport) {
 	fmt.Fprintf(w, "gotpu %s (%s, %s/%s)\n", r.Version, r.GoVersion, r.OS, r.Arch)
-	fmt.Fprintf(w, "CPU: %d logical cores, GOMAXPROCS %d, features: %v\n", r.NumCPU, r.GOMAXPROCS, r.CPUFeatures)
+	fmt.Fprintf(w, "CPU: %d logical cores, GOMAXPROCS %d, features: %v, kernels: %s\n", r.NumCPU, r.GOMAXPROCS, r.CPUFeatures, r.CPULevel)
 	fmt.Fprintf(w, "mode: %s\n", r.Mode)
 	fmt.Fprintln(w, "devices:")
 	for _, d := range r.Devices {
@@ -115,7 +117,7 @@ matmul precision, the CPU features detected, and the execution mode taken from
 the environment.
 
 With --json, one object with the stable keys: version, go_version, os, arch,
-num_cpu, gomaxprocs, cpu_features, mode, environment [{name, value, set}],
+num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, mode, environment [{name, value, set}],
 devices [{name, description, memory_bytes, default_precision, async, features,
 allocated_bytes, reserved_bytes, peak_allocated_bytes}].`,
 		Args: cobra.NoArgs,
