@@ -216,3 +216,17 @@ func TestScalarDeviceAndFree(t *testing.T) {
 	}
 	s.Free() // no storage: nothing to do, no crash
 }
+
+func TestInPlaceIntoExpandedIsAnError(t *testing.T) {
+	cpu := tensor.MustDevice("cpu")
+	x := tensor.FromSlice(cpu, []float32{1})
+	e := tensor.Apply1("expand", []*tensor.Tensor{x}, op.Attrs{"shape": []int{3}})
+	src := tensor.FromSlice(cpu, []float32{4, 5, 6})
+	err := catch(func() { tensor.Apply("copy_", []*tensor.Tensor{e, src}, nil) })
+	if err == nil || !strings.Contains(err.Error(), "single memory location") {
+		t.Fatalf("copy_ into an expanded tensor: %v", err)
+	}
+	if x.Float64s()[0] != 1 {
+		t.Fatal("the failed write changed the tensor")
+	}
+}

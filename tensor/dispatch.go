@@ -100,6 +100,12 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		errorf(path, in, "not implemented for dtype %s (supports %s)", dt, d.DTypes)
 	}
 
+	for _, i := range d.Inplace {
+		if t := in[i]; t != nil && hasInternalOverlap(t.l) {
+			errorf(path, in, "unsupported operation: more than one element of the written-to tensor refers to a single memory location; clone it before writing")
+		}
+	}
+
 	needGrad := anyRequiresGrad(in) && GradEnabled()
 	if needGrad {
 		for _, i := range d.Inplace {
@@ -175,6 +181,18 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		return out
 	}
 	panic(&Error{Op: path, Msg: fmt.Sprintf("%v: no kernel for %s on device %s (dtype %s)", device.ErrUnsupported, name, dev, kdt), Err: device.ErrUnsupported})
+}
+
+// hasInternalOverlap reports whether several elements of l share a memory
+// location through a zero stride (what PyTorch's has_internal_overlap
+// detects for sure; other overlaps need as_strided and are not checked).
+func hasInternalOverlap(l op.Layout) bool {
+	for i, d := range l.Shape {
+		if d > 1 && l.Strides[i] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // detachAll returns the outputs without the autograd history that inner ops
