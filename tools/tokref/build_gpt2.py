@@ -29,7 +29,8 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
+
+from fsutil import write_atomic  # noqa: E402  (same directory)
 
 ENCODER_SHA256 = "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"
 VOCAB_BPE_SHA256 = "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"
@@ -96,29 +97,6 @@ def build(encoder_bytes, bpe_bytes):
         },
     }
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-def write_atomic(path, data):
-    """Writes bytes to path via a temp file, fsync and rename."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        dfd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv):

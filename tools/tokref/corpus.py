@@ -19,8 +19,9 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import unicodedata
+
+from fsutil import write_atomic  # noqa: E402  (same directory)
 
 # ---------------------------------------------------------------------------
 # English prose.
@@ -461,29 +462,6 @@ def build():
         # Lone surrogates cannot be written as UTF-8; keep the corpus valid.
         text.encode("utf-8")
     return samples
-
-
-def write_atomic(path, data):
-    """Writes bytes to path via a temp file, fsync and rename."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        dfd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv):

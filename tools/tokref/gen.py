@@ -45,7 +45,8 @@ import json
 import os
 import platform
 import sys
-import tempfile
+
+from fsutil import write_atomic  # noqa: E402  (same directory)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -263,29 +264,6 @@ def generate(src, samples, versions, corpus_sha):
     }
     files["meta.json"] = (json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=False) + "\n").encode("utf-8")
     return files
-
-
-def write_atomic(path, data):
-    """Writes bytes to path via a temp file, fsync and rename."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        dfd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv):
