@@ -100,6 +100,24 @@ func (c component) integer(key string, def int) (int, error) {
 	return n, nil
 }
 
+// buildSequence builds the components listed under key of a Sequence
+// component with build, naming the failing position in errors.
+func buildSequence[T any](c component, key string, build func(json.RawMessage) (T, error)) ([]T, error) {
+	items, err := c.list(key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		x, err := build(it)
+		if err != nil {
+			return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
 func (c component) list(key string) ([]json.RawMessage, error) {
 	raw, ok := c[key]
 	if !ok || isNull(raw) {
@@ -336,19 +354,11 @@ func buildNormalizer(raw json.RawMessage) (normalizer, error) {
 	}
 	switch typ := c.typ(); typ {
 	case "Sequence":
-		items, err := c.list("normalizers")
+		items, err := buildSequence(c, "normalizers", buildNormalizer)
 		if err != nil {
 			return nil, err
 		}
-		var s seqNormalizer
-		for i, it := range items {
-			n, err := buildNormalizer(it)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			s = append(s, n)
-		}
-		return s, nil
+		return seqNormalizer(items), nil
 	case "NFC":
 		return unicodeNormalizer{norm.NFC}, nil
 	case "NFD":
@@ -450,19 +460,11 @@ func buildPreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 	}
 	switch typ := c.typ(); typ {
 	case "Sequence":
-		items, err := c.list("pretokenizers")
+		items, err := buildSequence(c, "pretokenizers", buildPreTokenizer)
 		if err != nil {
 			return nil, err
 		}
-		var s seqPreTokenizer
-		for i, it := range items {
-			p, err := buildPreTokenizer(it)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			s = append(s, p)
-		}
-		return s, nil
+		return seqPreTokenizer(items), nil
 	case "ByteLevel":
 		b := &byteLevelPreTokenizer{}
 		if b.addPrefixSpace, err = c.boolean("add_prefix_space", true); err != nil {
@@ -713,19 +715,11 @@ func buildPostProcessor(raw json.RawMessage) (postProcessor, error) {
 	}
 	switch typ := c.typ(); typ {
 	case "Sequence":
-		items, err := c.list("processors")
+		items, err := buildSequence(c, "processors", buildPostProcessor)
 		if err != nil {
 			return nil, err
 		}
-		var s seqProcessor
-		for i, it := range items {
-			p, err := buildPostProcessor(it)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			s = append(s, p)
-		}
-		return s, nil
+		return seqProcessor(items), nil
 	case "ByteLevel":
 		b := byteLevelProcessor{}
 		if b.addPrefixSpace, err = c.boolean("add_prefix_space", true); err != nil {
@@ -829,19 +823,11 @@ func buildDecoder(raw json.RawMessage) (decoder, error) {
 	}
 	switch typ := c.typ(); typ {
 	case "Sequence":
-		items, err := c.list("decoders")
+		items, err := buildSequence(c, "decoders", buildDecoder)
 		if err != nil {
 			return nil, err
 		}
-		var s seqDecoder
-		for i, it := range items {
-			d, err := buildDecoder(it)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			s = append(s, d)
-		}
-		return s, nil
+		return seqDecoder(items), nil
 	case "ByteLevel":
 		return byteLevelDecoder{}, nil
 	case "Metaspace":
