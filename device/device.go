@@ -193,3 +193,7 @@ func Types() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ErrProgramFormat is returned when serialized program bytes were written by
+// another program format or version, or are corrupt.
+var ErrProgramFormat = errors.New("unknown or corrupt program format")
