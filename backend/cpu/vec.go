@@ -1,0 +1,231 @@
+package cpu
+
+import "math"
+
+// Slice-level float32 kernels. Every function works on len(dst) elements
+// (the inputs must be at least that long), handles any length including 0,
+// allocates nothing, and allows dst to alias any input exactly (dst[i] is
+// written only after a[i], b[i], c[i] were read). They are the building
+// blocks of the contiguous f32 fast paths of the elementwise kernels and
+// of the fused-program compiler, which calls them on cache-sized blocks.
+
+// vecAddF32 sets dst[i] = a[i] + b[i].
+func vecAddF32(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+// vecSubF32 sets dst[i] = a[i] - b[i].
+func vecSubF32(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] - b[i]
+	}
+}
+
+// vecMulF32 sets dst[i] = a[i] * b[i].
+func vecMulF32(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+// vecDivF32 sets dst[i] = a[i] / b[i] (IEEE: x/0 is ±Inf, 0/0 NaN).
+func vecDivF32(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] / b[i]
+	}
+}
+
+// vecFmaF32 sets dst[i] = a[i]*b[i] + c[i] rounded once (a fused
+// multiply-add).
+func vecFmaF32(dst, a, b, c []float32) {
+	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
+	for i := range dst {
+		dst[i] = fmaF32(a[i], b[i], c[i])
+	}
+}
+
+// vecAddScalarF32 sets dst[i] = a[i] + s.
+func vecAddScalarF32(dst, a []float32, s float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + s
+	}
+}
+
+// vecMulScalarF32 sets dst[i] = a[i] * s.
+func vecMulScalarF32(dst, a []float32, s float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * s
+	}
+}
+
+// vecMaximumF32 is torch.maximum: NaN if either operand is NaN, otherwise
+// the larger, a on ties (so maximum(-0, +0) is -0, as maxNaN).
+func vecMaximumF32(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		x, y := a[i], b[i]
+		switch {
+		case x != x:
+			dst[i] = x
+		case y != y || x < y:
+			dst[i] = y
+		default:
+			dst[i] = x
+		}
+	}
+}
+
+// vecReluF32 is torch.relu: max(x, 0) with NaN propagated and -0 mapped to
+// +0.
+func vecReluF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		x := a[i]
+		if x > 0 || x != x {
+			dst[i] = x
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// vecExpF32 sets dst[i] = exp(a[i]).
+func vecExpF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(math.Exp(float64(a[i])))
+	}
+}
+
+// vecLogF32 sets dst[i] = log(a[i]) (-Inf at ±0, NaN below 0).
+func vecLogF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(math.Log(float64(a[i])))
+	}
+}
+
+// vecTanhF32 sets dst[i] = tanh(a[i]).
+func vecTanhF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(math.Tanh(float64(a[i])))
+	}
+}
+
+// vecErfF32 sets dst[i] = erf(a[i]).
+func vecErfF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(math.Erf(float64(a[i])))
+	}
+}
+
+// vecSigmoidF32 sets dst[i] = 1/(1+exp(-a[i])).
+func vecSigmoidF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(1 / (1 + math.Exp(-float64(a[i]))))
+	}
+}
+
+// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i].
+func vecGeluF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		x := float64(a[i])
+		dst[i] = float32(x * 0.5 * math.Erfc(-x/math.Sqrt2))
+	}
+}
+
+// vecGeluTanhF32 sets dst[i] = 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))
+// for x = a[i] (gelu's approximate="tanh").
+func vecGeluTanhF32(dst, a []float32) {
+	a = a[:len(dst)]
+	const k = 0.7978845608028654 // sqrt(2/pi)
+	for i := range dst {
+		x := float64(a[i])
+		dst[i] = float32(0.5 * x * (1 + math.Tanh(k*(x+0.044715*x*x*x))))
+	}
+}
+
+// vecSiluF32 sets dst[i] = x/(1+exp(-x)) for x = a[i].
+func vecSiluF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i := range dst {
+		x := float64(a[i])
+		dst[i] = float32(x / (1 + math.Exp(-x)))
+	}
+}
+
+// vecSumLanes is the number of interleaved partial sums of vecSumF32's
+// blocks, and vecSumBlock the largest block summed that way.
+const (
+	vecSumLanes = 32
+	vecSumBlock = 4096
+)
+
+// vecSumF32 returns the float32 sum of a in a fixed order that does not
+// depend on the CPU level: a slice longer than vecSumBlock is split at
+// half its length rounded up to a multiple of 32, and the halves' sums
+// (recursively) are added; a block of at most vecSumBlock elements is
+// summed in 32 partial sums, partial j accumulating a[j], a[j+32], a[j+64],
+// ... in order from +0, which are then folded pairwise (j += j+16, j += j+8,
+// j += j+4, j += j+2, j += j+1). The error grows like log2(n) rather than n.
+// The empty sum is +0.
+func vecSumF32(a []float32) float32 {
+	if len(a) <= vecSumBlock {
+		return vecSumBlockF32(a)
+	}
+	m := (len(a)/2 + vecSumLanes - 1) &^ (vecSumLanes - 1)
+	return vecSumF32(a[:m]) + vecSumF32(a[m:])
+}
+
+// vecSumBlockF32 is vecSumF32's lane sum of one block.
+func vecSumBlockF32(a []float32) float32 {
+	var acc [vecSumLanes]float32
+	i := 0
+	for ; i+vecSumLanes <= len(a); i += vecSumLanes {
+		s := a[i : i+vecSumLanes]
+		for j := range acc {
+			acc[j] += s[j]
+		}
+	}
+	for j, v := range a[i:] {
+		acc[j] += v
+	}
+	return vecFoldLanes(&acc)
+}
+
+// vecFoldLanes folds the 32 partial sums pairwise in vecSumF32's order.
+func vecFoldLanes(acc *[vecSumLanes]float32) float32 {
+	for w := vecSumLanes / 2; w > 0; w /= 2 {
+		for j := 0; j < w; j++ {
+			acc[j] += acc[j+w]
+		}
+	}
+	return acc[0]
+}
+
+// vecMaxF32 returns the largest element of a, NaN if any element is NaN,
+// -Inf for an empty slice. Between +0 and -0 either may be returned.
+func vecMaxF32(a []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range a {
+		if v != v {
+			return v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
