@@ -58,6 +58,7 @@ var primCases = []primCase{
 	{name: "argmax/flat", op: "argmax", in: p(m(i32, 2, 5))},
 	{name: "argmin", in: p(m(bf16, 4, 3)), attrs: op.Attrs{"dim": 0}},
 	{name: "as_strided", in: p(m(f32, 4, 4)), attrs: op.Attrs{"shape": []int{3, 2}, "strides": []int{4, 1}, "offset": 2}},
+	{name: "as_strided_scatter", in: p(m(f32, 3, 4), m(f32, 2, 2)), attrs: op.Attrs{"shape": []int{2, 2}, "strides": []int{4, 1}, "offset": 1}},
 	{name: "atan2", in: p(m(f32, 3), m(f32, 3))},
 	{name: "bitwise_and", in: p(m(i32, 3), m(i32, 3))},
 	{name: "bitwise_and/bool", op: "bitwise_and", in: p(m(bl, 3), m(bl, 3))},

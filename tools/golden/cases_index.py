@@ -369,3 +369,21 @@ case(G, "repeat_interleave", lambda x, r: x.repeat_interleave(r), [T([2, 2], "f3
 case(G, "repeat_interleave", None, [T([3], "f32"), T([3], "i64", [1, 2, 0])], {"dim": 0, "output_size": 4}, error="does not match the sum of repeats 3")
 case(G, "repeat_interleave", None, [T([3], "f32"), T([3], "i64", [1, -1, 2])], {"dim": 0, "output_size": 2}, error="repeats can not be negative")
 case(G, "repeat_interleave", None, [T([3], "f32"), T([2], "i64", [1, 1])], {"dim": 0, "output_size": 2}, error="same size as input along dim")
+
+# ---------------------------------------------------------------- as_strided_scatter (functional in-place writes)
+# PyTorch 1.13's as_strided_scatter backward returns uninitialised memory, so
+# its gradients are checked by finite differences only (grad_test f64 gradcheck).
+
+for dt in ALL:
+    case(G, "as_strided_scatter", lambda x, s: torch.as_strided_scatter(x, s, (2, 2), (4, 1), 1),
+         [T([3, 4], dt, kind(dt)), T([2, 2], dt, kind(dt))], {"shape": [2, 2], "strides": [4, 1], "offset": 1}, grad=False)
+case(G, "as_strided_scatter", lambda x, s: torch.as_strided_scatter(x, s, (4, 3), (1, 4), 0),
+     [T([3, 4], "f32"), T([4, 3], "f32", layout="transposed")], {"shape": [4, 3], "strides": [1, 4], "offset": 0}, grad=False)
+case(G, "as_strided_scatter", lambda x, s: torch.as_strided_scatter(x, s, (3,), (5,), 0),
+     [T([3, 5], "f64"), T([3], "f64")], {"shape": [3], "strides": [5], "offset": 0}, grad=False)
+case(G, "as_strided_scatter", lambda x, s: torch.as_strided_scatter(x, s, (2, 3), (6, 2), 1),
+     [T([2, 6], "f32"), T([2, 3], "f32")], {"shape": [2, 3], "strides": [6, 2], "offset": 1}, grad=False)
+case(G, "as_strided_scatter", lambda x, s: torch.as_strided_scatter(x, s, (0, 3), (3, 1), 0),
+     [T([2, 3], "f32"), T([0, 3], "f32")], {"shape": [0, 3], "strides": [3, 1], "offset": 0}, grad=False)
+case(G, "as_strided_scatter", None, [T([2, 3], "f32"), T([2, 2], "f32")], {"shape": [2, 2], "strides": [3, 1], "offset": 2}, error="reaches element")
+case(G, "as_strided_scatter", None, [T([2, 3], "f32"), T([2, 2], "f64")], {"shape": [2, 2], "strides": [3, 1], "offset": 0}, error="same dtype")
