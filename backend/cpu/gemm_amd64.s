@@ -13,8 +13,8 @@
 // next (same ldc); its rows are prefetched so that its loads, which must
 // come first to keep each element a single FMA chain, do not stall.
 
-// func gemmF32x6x16(kc int, a, b, c *float32, ldc int, pf *float32)
-TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-48
+// func gemmF32x6x16(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -39,6 +39,23 @@ TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-48
 	ADDQ R8, R10
 	PREFETCHT0 (R10)
 	PREFETCHT0 60(R10)
+	MOVQ load+48(FP), R11
+	TESTQ R11, R11
+	JNE f32load
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	JMP f32loaded
+f32load:
 	MOVQ DX, R9
 	VMOVUPS (R9), Y0
 	VMOVUPS 32(R9), Y1
@@ -57,6 +74,7 @@ TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-48
 	ADDQ R8, R9
 	VMOVUPS (R9), Y10
 	VMOVUPS 32(R9), Y11
+f32loaded:
 	CMPQ CX, $4
 	JLT f32tail
 f32loop4:
@@ -197,8 +215,8 @@ f32store:
 	VZEROUPPER
 	RET
 
-// func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64)
-TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-48
+// func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
+TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -223,6 +241,23 @@ TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-48
 	ADDQ R8, R10
 	PREFETCHT0 (R10)
 	PREFETCHT0 56(R10)
+	MOVQ load+48(FP), R11
+	TESTQ R11, R11
+	JNE f64load
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	JMP f64loaded
+f64load:
 	MOVQ DX, R9
 	VMOVUPD (R9), Y0
 	VMOVUPD 32(R9), Y1
@@ -241,6 +276,7 @@ TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-48
 	ADDQ R8, R9
 	VMOVUPD (R9), Y10
 	VMOVUPD 32(R9), Y11
+f64loaded:
 	CMPQ CX, $4
 	JLT f64tail
 f64loop4:

@@ -71,8 +71,19 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 	// dot is the matrix-vector path (m == 1 or n == 1): the same
 	// accumulation as kern, in the same order over k.
 	dot func(x, y []T) T
-	// store receives a finished tile of C: rows i0.., columns j0.., ld nc.
+	// store receives a finished tile of C: rows i0.., columns j0.., ld nc
+	// (store mode, used when dst is nil).
 	store func(b, i0, j0, mc, nc int, c []T)
+	// dst, when not nil, is C itself (direct mode, tiled path only):
+	// element (b, i, j) at dst[b*dstBatch+i*ldc+j], accumulated in place,
+	// and fin, when not nil, is called on every final tile of it (c starts
+	// at element (b, i0, j0), row stride ldc) while the tile is in cache:
+	// the epilogue hook. The pure-Go path converts direct mode to store
+	// mode (see run).
+	dst      []T
+	ldc      int
+	dstBatch int
+	fin      func(b, i0, j0, mc, nc int, c []T, ldc int)
 	// tile, when set, is a register-tiled (assembly) micro-kernel that
 	// replaces kern and dot (see gemm_tiled.go).
 	tile *gemmTile[T]
@@ -270,6 +281,17 @@ func (g *gemmProblem[SA, SB, T]) run() {
 	if g.tile != nil {
 		g.runTiled()
 		return
+	}
+	if g.dst != nil {
+		g.store = func(b, i0, j0, mc, nc int, c []T) {
+			d := g.dst[b*g.dstBatch+i0*g.ldc+j0:]
+			for i := 0; i < mc; i++ {
+				copy(d[i*g.ldc:i*g.ldc+nc], c[i*nc:i*nc+nc])
+			}
+			if g.fin != nil {
+				g.fin(b, i0, j0, mc, nc, d, g.ldc)
+			}
+		}
 	}
 	if g.m == 1 {
 		gemv(g.nb, g.n, g.k, &g.a, &g.b, g.dot, func(b, j int, c []T) { g.store(b, 0, j, 1, 1, c) })
@@ -608,7 +630,7 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			plain = false
 		}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, storeCopy(as[float32](out), m, n), plain, t)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out))
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
@@ -619,7 +641,7 @@ func dotGeneralKernel(c *Call) error {
 			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32())
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, storeCopy(as[float64](out), m, n), true, tileF64())
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(), as[float64](out))
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil)
@@ -643,7 +665,7 @@ func intDot[S int8 | uint8 | int16 | int32](c *Call, nb, m, n, k int, lb, lr, lk
 }
 
 func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int,
-	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool, tile *gemmTile[T]) {
+	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool, tile *gemmTile[T], dst ...[]T) {
 	l, r := c.In[0], c.In[1]
 	g := gemmProblem[S, S, T]{
 		nb: nb, m: m, n: n, k: k * len(ca),
@@ -656,6 +678,10 @@ func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk [
 	}
 	if k == 0 {
 		g.k = 0
+	}
+	if store == nil {
+		// Direct mode: C is the contiguous [nb, m, n] output itself.
+		g.dst, g.ldc, g.dstBatch = dst[0], n, m*n
 	}
 	g.run()
 }

@@ -1,0 +1,301 @@
+package cpu
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// The BLIS-style blocked GEMM driver around the register-tiled assembly
+// micro-kernels (gemm_amd64.s). For one batch element:
+//
+//	for jc in steps of NC over n:                 (B block in L3)
+//	  for pc in steps of KC over k, in order:
+//	    pack B[pc:pc+kc, jc:jc+nc] into NR-wide panels, once, shared by
+//	      all threads (each packs a share of the panels), then a barrier
+//	    each thread repeatedly takes a unit (an MC-row block of C, or a
+//	      part of its columns when there are too few row blocks) and
+//	      packs that A block (MC x KC, in its own L2) into MR-high panels,
+//	      then for each NR panel of B (KC x NR, in L1) and each MR panel
+//	      of A: the micro-kernel updates one MR x NR tile of C
+//
+// The packed B is double-buffered, so one barrier per (kc, nc) block is
+// enough: a thread can only start packing block t+1 into the buffer of
+// block t-1 once every thread has passed barrier t, that is, has finished
+// computing with block t-1. Work within a block is taken dynamically from
+// an atomic counter, which balances the threads on a loaded machine.
+//
+// The micro-kernel accumulates straight into C (the output itself when
+// it has the accumulator's type, else a scratch block), zeroing the tile
+// on the first k block instead of loading it, so every element of C is a
+// single fused multiply-add chain in k order: results are bit-identical
+// whatever the blocking, the edge handling or the number of threads.
+// Edge tiles run the full-size kernel on a small copy (the packed panels
+// are zero-padded). When a tile of C is final (after the last k block)
+// the per-tile hook is called on it while it is still in cache: that is
+// where a fused epilogue (bias, activation, residual) or a conversion to
+// the output dtype runs.
+//
+// Batched problems with at least as many batch elements as threads run
+// the batch elements in parallel instead, each thread on its own B block.
+
+// gemmAlign is the alignment, in bytes, of every packed buffer: a cache
+// line, so that no 32-byte load of a packed panel splits one.
+const gemmAlign = 64
+
+// gemmShared is the state the threads of one blocked GEMM share.
+type gemmShared[T gemmNum] struct {
+	bbuf [2][]T
+	next [2]atomic.Int64
+	bar  gemmBarrier
+}
+
+// gemmThread is one thread's private buffers.
+type gemmThread[T gemmNum] struct {
+	apack []T
+	edge  []T
+	cbuf  []T // store mode: the m x nc scratch block of C (shared or private)
+}
+
+// carve returns n elements of T from buf at *off, aligned to gemmAlign,
+// and advances *off.
+func carve[T gemmNum](buf []T, off *int, n int) []T {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	addr := base + uintptr(*off*sz)
+	if r := addr % gemmAlign; r != 0 {
+		*off += int(gemmAlign-r) / sz
+	}
+	s := buf[*off : *off+n : *off+n]
+	*off += n
+	return s
+}
+
+// runTiled is run for a problem with a register-tiled kernel.
+func (g *gemmProblem[SA, SB, T]) runTiled() {
+	if g.gemvTiled() {
+		return
+	}
+	if g.n == 1 && g.m > 1 {
+		// A matrix-vector product the gemv kernels do not cover: swap the
+		// operands so the vector is the (padded) MR side; C^T = B^T A^T is
+		// the same FMA chains.
+		s := gemmProblem[SB, SA, T]{nb: g.nb, m: g.n, n: g.m, k: g.k, a: g.b, b: g.a, tile: g.tile}
+		if g.dst != nil {
+			s.store = func(b, i0, j0, mc, nc int, c []T) {
+				for j := 0; j < nc; j++ {
+					g.dst[b*g.dstBatch+(j0+j)*g.ldc] = c[j]
+				}
+				if g.fin != nil {
+					g.fin(b, j0, 0, nc, 1, g.dst[b*g.dstBatch+j0*g.ldc:], g.ldc)
+				}
+			}
+		} else {
+			s.store = func(b, i0, j0, mc, nc int, c []T) { g.store(b, j0, i0, nc, mc, c) }
+		}
+		s.runTiled()
+		return
+	}
+	t := g.tile
+	cost := g.nb * g.m * g.n * max(g.k, 1)
+	nw := gemmWorkers(cost)
+	batchPar := nw > 1 && g.nb >= nw && (g.nb%nw == 0 || g.nb >= 4*nw || g.m*g.n*max(g.k, 1) < 1<<22)
+	kcap := min(max(g.k, 1), t.kc)
+	ncap := min(g.n, t.nc)
+	mcap := min(roundUp(g.m, t.mr), t.mc)
+	nbufB := 2
+	nshared := nw // threads sharing one B block
+	if batchPar {
+		nbufB, nshared = 1, 1
+	}
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	bsz := roundUp(ncap, t.nr) * kcap
+	csz := 0
+	if g.dst == nil {
+		csz = g.m * ncap
+	}
+	nsets := 1 // sets of shared buffers
+	if batchPar {
+		nsets = nw
+	}
+	total := nsets*(nbufB*bsz+csz) + nw*(mcap*kcap+t.mr*t.nr) + (2*nsets+2*nw+2)*gemmAlign/sz
+	buf := getScratch(total * sz)
+	defer putScratch(buf)
+	all := as[T](*buf)
+	off := 0
+	shared := make([]gemmShared[T], nsets)
+	threads := make([]gemmThread[T], nw)
+	for s := range shared {
+		for i := 0; i < nbufB; i++ {
+			shared[s].bbuf[i] = carve(all, &off, bsz)
+		}
+		shared[s].bar.init(nshared)
+	}
+	for i := range threads {
+		threads[i].apack = carve(all, &off, mcap*kcap)
+		threads[i].edge = carve(all, &off, t.mr*t.nr)
+	}
+	if csz > 0 {
+		for s := 0; s < nsets; s++ {
+			c := carve(all, &off, csz)
+			for i := range threads {
+				if batchPar && i != s {
+					continue
+				}
+				threads[i].cbuf = c
+			}
+		}
+	}
+	if batchPar {
+		var next atomic.Int64
+		gemmParallel(nw, nil, func(tid, nw int) {
+			sh := &shared[tid]
+			sh.bar.init(1)
+			it := 0
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= g.nb {
+					return
+				}
+				g.blocked(0, 1, b, sh, &threads[tid], &it)
+			}
+		})
+		return
+	}
+	sh := &shared[0]
+	gemmParallel(nw, sh.bar.init, func(tid, nw int) {
+		it := 0
+		for b := 0; b < g.nb; b++ {
+			g.blocked(tid, nw, b, sh, &threads[tid], &it)
+		}
+	})
+}
+
+// blocked runs the blocked GEMM of batch element b on thread tid of nw,
+// which share sh. it counts the (kc, nc) blocks across calls, selecting
+// the B buffer and the work counter.
+func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *gemmThread[T], it *int) {
+	t := g.tile
+	mr, nr := t.mr, t.nr
+	kern := t.kern
+	// Row blocks: MC rows, smaller when that leaves too few for the threads.
+	mcb := min(t.mc, max(mr, roundUp(ceilDiv(g.m, 2*nw), mr)))
+	if nw == 1 {
+		mcb = min(t.mc, roundUp(g.m, mr))
+	}
+	nIc := ceilDiv(g.m, mcb)
+	for jc := 0; jc < g.n; jc += t.nc {
+		nc := min(t.nc, g.n-jc)
+		npan := ceilDiv(nc, nr)
+		// Column split of each row block when there are too few of them.
+		nJr := 1
+		if nw > 1 && nIc < 2*nw {
+			nJr = min(npan, ceilDiv(2*nw, nIc))
+		}
+		units := nIc * nJr
+		var c []T
+		ldc := 0
+		if g.dst != nil {
+			c, ldc = g.dst[b*g.dstBatch+jc:], g.ldc
+		} else {
+			c, ldc = th.cbuf[:g.m*nc], nc
+		}
+		k := max(g.k, 1)
+		for pc := 0; pc < k; pc += t.kc {
+			kc := min(t.kc, g.k-pc)
+			if kc < 0 {
+				kc = 0
+			}
+			load := 0
+			if pc > 0 {
+				load = 1
+			}
+			last := pc+t.kc >= g.k
+			slot := *it & 1
+			bp := sh.bbuf[slot]
+			// This thread's share of the B panels.
+			plo, phi := npan*tid/nw, npan*(tid+1)/nw
+			if phi > plo {
+				packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+			}
+			sh.bar.wait()
+			if tid == 0 && *it > 0 {
+				// Everyone has finished block it-1 (they all reached this
+				// barrier after it): its counter can serve block it+1.
+				sh.next[slot^1].Store(0)
+			}
+			packed := -1
+			for {
+				u := int(sh.next[slot].Add(1) - 1)
+				if u >= units {
+					break
+				}
+				ib, jb := u/nJr, u%nJr
+				ic := ib * mcb
+				mc := min(mcb, g.m-ic)
+				if ib != packed {
+					packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+					packed = ib
+				}
+				jlo, jhi := npan*jb/nJr*nr, min(npan*(jb+1)/nJr*nr, nc)
+				for jr := jlo; jr < jhi; jr += nr {
+					w := min(nr, nc-jr)
+					bpp := &bp[jr*kc]
+					for ir := 0; ir < mc; ir += mr {
+						h := min(mr, mc-ir)
+						ap := &th.apack[ir*kc]
+						co := (ic+ir)*ldc + jr
+						pf := &c[co]
+						if ir+mr < mc {
+							pf = &c[co+mr*ldc]
+						} else if jr+nr < jhi {
+							pf = &c[ic*ldc+jr+nr]
+						}
+						if h == mr && w == nr {
+							kern(kc, ap, bpp, &c[co], ldc, pf, load)
+							continue
+						}
+						e := th.edge
+						if load != 0 {
+							for r := 0; r < h; r++ {
+								copy(e[r*nr:r*nr+w], c[co+r*ldc:co+r*ldc+w])
+							}
+						}
+						kern(kc, ap, bpp, &e[0], nr, pf, load)
+						for r := 0; r < h; r++ {
+							copy(c[co+r*ldc:co+r*ldc+w], e[r*nr:r*nr+w])
+						}
+					}
+				}
+				if last {
+					g.finish(b, ic, jc, jlo, mc, jhi-jlo, c[ic*ldc+jlo:], ldc, nJr == 1)
+				}
+			}
+			*it++
+		}
+	}
+}
+
+// finish hands a final tile of C (rows i0.., columns jc+jlo..) to the
+// per-tile hook. whole says the tile spans the block's columns, so that
+// in store mode (ld == the block's width) it is contiguous.
+func (g *gemmProblem[SA, SB, T]) finish(b, i0, jc, jlo, mc, w int, c []T, ldc int, whole bool) {
+	if g.dst != nil {
+		if g.fin != nil {
+			g.fin(b, i0, jc+jlo, mc, w, c, ldc)
+		}
+		return
+	}
+	if whole {
+		g.store(b, i0, jc, mc, w, c[:mc*ldc])
+		return
+	}
+	for r := 0; r < mc; r++ {
+		g.store(b, i0+r, jc+jlo, 1, w, c[r*ldc:r*ldc+w])
+	}
+}
+
+// gemvTiled runs a matrix-vector problem on the gemv kernels when they
+// cover it, reporting whether it did.
+func (g *gemmProblem[SA, SB, T]) gemvTiled() bool { return false }
