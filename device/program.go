@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gotpu/gotpu/ir"
+	"github.com/gotpu/gotpu/op"
 )
 
 // CompileOptions are the options a whole-program compile depends on. They
@@ -20,10 +21,15 @@ type CompileOptions struct {
 
 // RunOptions are per-call inputs of a Program that are not tensors.
 type RunOptions struct {
-	// Seeds replace, in node order, the "seed" attribute of the graph's
-	// random nodes (ops with Def.Random), so that one compiled program draws
-	// fresh random numbers on every call. Nil keeps the seeds in the graph.
-	Seeds []int64
+	// Dynamic holds this run's values of dynamic attributes
+	// (op.Def.DynamicAttrs: a random op's seed and offset, an optimizer
+	// step's lr and step count): one entry per node of the compiled graph
+	// that has dynamic attributes, in node order, each with exactly those
+	// attributes. A composite node's values apply to the nodes its
+	// decomposition produces (lower with these attributes substituted).
+	// Nil keeps the values recorded in the graph. One compiled program so
+	// draws fresh random numbers and takes a new learning rate every step.
+	Dynamic []op.Attrs
 }
 
 // ProgramStats describes a compiled program.

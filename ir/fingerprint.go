@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 
 // fingerprintVersion changes whenever the serialization below changes, so
 // keys from an older encoding never collide with newer ones.
-const fingerprintVersion = "gotpu-ir-fingerprint/1"
+const fingerprintVersion = "gotpu-ir-fingerprint/2"
 
 // Fingerprint returns the SHA-256 (lowercase hex) of a canonical
 // serialization of the graph's structure: parameter shapes and dtypes, each
@@ -23,7 +24,9 @@ const fingerprintVersion = "gotpu-ir-fingerprint/1"
 // index and output index), output shapes and dtypes, constant payloads, and
 // the graph outputs. Value IDs, pointers and map order do not enter it, so
 // it is the same across runs, processes and machines for the same graph;
-// DefaultFloat does not enter it either.
+// DefaultFloat does not enter it either, nor do the values of dynamic
+// attributes (op.Def.DynamicAttrs: seeds, learning rates, step counts),
+// which compiled programs take per run.
 func (g *Graph) Fingerprint() string {
 	h := sha256.New()
 	_, _ = h.Write([]byte(g.canonical()))
@@ -60,7 +63,13 @@ func (g *Graph) canonical() string {
 			fmt.Fprintf(&sb, " data %d %s", len(n.Data), hex.EncodeToString(n.Data))
 		} else {
 			fmt.Fprintf(&sb, "n %s attrs %d", strconv.Quote(n.Op.Name), len(n.Attrs))
+			dyn := n.Op.DynamicAttrs()
 			for _, k := range sortedKeys(n.Attrs) {
+				if slices.Contains(dyn, k) {
+					// Run-time data (a seed, a learning rate): not structure.
+					fmt.Fprintf(&sb, " %s=dynamic", strconv.Quote(k))
+					continue
+				}
 				fmt.Fprintf(&sb, " %s=%s", strconv.Quote(k), attrKey(n.Attrs[k]))
 			}
 			fmt.Fprintf(&sb, " in %d", len(n.In))

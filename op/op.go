@@ -144,6 +144,12 @@ type Def struct {
 	// NonDeterministicOrder marks ops whose result order is unspecified (for
 	// example nonzero on some backends); tests compare them as sets.
 	NonDeterministicOrder bool
+	// Dynamic lists attributes whose values are run-time data rather than
+	// program structure (an optimizer step's lr and step count). A random
+	// op's seed and offset are always dynamic. Compiled programs take them
+	// per run (device.RunOptions.Dynamic) and the IR fingerprint leaves
+	// their values out, so one program serves every training step.
+	Dynamic []string
 
 	Infer     InferFunc
 	ViewFn    ViewFunc
@@ -311,4 +317,13 @@ func (d *Def) Promoted(i int) bool {
 		}
 	}
 	return false
+}
+
+// DynamicAttrs returns the attributes of d that are run-time data (Dynamic,
+// plus "seed" and "offset" for random ops); nil when there are none.
+func (d *Def) DynamicAttrs() []string {
+	if !d.Random {
+		return d.Dynamic
+	}
+	return append([]string{"seed", "offset"}, d.Dynamic...)
 }

@@ -29,6 +29,7 @@ func init() {
 			"amsgrad needs max_exp_avg_sq.",
 		Inputs:  []string{"param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq?"},
 		Inplace: []int{0, 2, 3, 4},
+		Dynamic: []string{"lr", "step"},
 		DTypes:  SetFloats,
 		Attrs: []AttrSpec{
 			{Name: "lr", Type: AttrFloat},
@@ -60,6 +61,7 @@ func init() {
 			"momentum != 0 needs momentum_buffer; first initialises the buffer from the gradient as PyTorch's first step does.",
 		Inputs:  []string{"param", "grad", "momentum_buffer?"},
 		Inplace: []int{0, 2},
+		Dynamic: []string{"lr"},
 		DTypes:  SetFloats,
 		Attrs: []AttrSpec{
 			{Name: "lr", Type: AttrFloat},
