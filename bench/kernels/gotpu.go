@@ -1,0 +1,359 @@
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	_ "github.com/gotpu/gotpu/backend/cpu" // registers the cpu device
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/tensor"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// The benchmark dtypes: "f32" is f32 tensors at precision highest, "medium"
+// is f32 tensors at precision medium (one bf16 pass, f32 sums), "bf16" is
+// bf16 tensors.
+const (
+	F32    = "f32"
+	BF16   = "bf16"
+	Medium = "medium"
+)
+
+// tensorType maps a benchmark dtype to the tensor element type and the
+// matmul precision attribute ("" leaves the process default).
+func tensorType(dt string) (dtype.DType, string, error) {
+	switch dt {
+	case F32:
+		return dtype.F32, "highest", nil
+	case Medium:
+		return dtype.F32, "medium", nil
+	case BF16:
+		return dtype.BF16, "", nil
+	}
+	return 0, "", fmt.Errorf("kernels: unknown dtype %q (want f32, bf16 or medium)", dt)
+}
+
+func elemSize(dt string) float64 {
+	if dt == BF16 {
+		return 2
+	}
+	return 4
+}
+
+var cpu = tensor.MustDevice("cpu")
+
+// catch runs f, turning a tensor panic (unsupported op or dtype, shape
+// error) into an error.
+func catch(f func()) error { return tensor.Catch(f) }
+
+// sync waits for the cpu device (a no-op for the synchronous cpu backend,
+// kept so that the timing stays right if the kernels become asynchronous).
+func sync_() error { return tensor.Sync(cpu) }
+
+// randn returns a [shape] tensor of standard normal values in dt.
+func randn(dt dtype.DType, shape ...int) (t *tensor.Tensor, err error) {
+	err = catch(func() { t = tensor.Randn(cpu, dt, shape...) })
+	if err != nil {
+		return nil, fmt.Errorf("randn %v %v: %w", dt, shape, err)
+	}
+	return t, nil
+}
+
+func randns(dt dtype.DType, shapes ...[]int) ([]*tensor.Tensor, error) {
+	out := make([]*tensor.Tensor, 0, len(shapes))
+	for _, s := range shapes {
+		t, err := randn(dt, s...)
+		if err != nil {
+			freeAll(out...)
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func freeAll(ts ...*tensor.Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.Free()
+		}
+	}
+}
+
+// runOp times one tensor computation: f builds its result (and may list
+// intermediates to free); every tensor it returns is freed after the sync,
+// as a reference-counted runtime would release them.
+func runOp(name string, f func() []*tensor.Tensor) func() error {
+	return func() error {
+		var out []*tensor.Tensor
+		if err := catch(func() { out = f() }); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		err := sync_()
+		freeAll(out...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// GEMMWork is the work of an n×n by n×n product: 2n³ flops (bytes are not
+// reported: a GEMM is compute-bound).
+func GEMMWork(n int) Work {
+	f := float64(n)
+	return Work{Flops: 2 * f * f * f}
+}
+
+// GEMM times gotpu's MatmulPrec of two n×n matrices in dt.
+func GEMM(ctx context.Context, t Timing, dt string, n int) (Result, error) {
+	tt, prec, err := tensorType(dt)
+	if err != nil {
+		return Result{}, err
+	}
+	in, err := randns(tt, []int{n, n}, []int{n, n})
+	if err != nil {
+		return Result{}, fmt.Errorf("gemm: %w", err)
+	}
+	defer freeAll(in...)
+	return Measure(ctx, "gotpu", dt, t, GEMMWork(n), runOp("matmul", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
+	}))
+}
+
+// GonumGEMM times gonum's pure-Go Sgemm (f32) of two n×n matrices.
+func GonumGEMM(ctx context.Context, t Timing, n int) (Result, error) {
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i] = float32(i%17) * 0.1
+		b[i] = float32(i%13) * 0.1
+	}
+	impl := gonum.Implementation{}
+	return Measure(ctx, "gonum", F32, t, GEMMWork(n), func() error {
+		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+		return nil
+	})
+}
+
+// GEMVWork is the work of an [m,k] matrix times a [k] vector in dt.
+func GEMVWork(m, k int, dt string) Work {
+	fm, fk := float64(m), float64(k)
+	return Work{Flops: 2 * fm * fk, Bytes: (fm*fk + fk + fm) * elemSize(dt)}
+}
+
+// GEMV times gotpu's MatmulPrec of an [m,k] matrix and a [k] vector.
+func GEMV(ctx context.Context, t Timing, dt string, m, k int) (Result, error) {
+	tt, prec, err := tensorType(dt)
+	if err != nil {
+		return Result{}, err
+	}
+	in, err := randns(tt, []int{m, k}, []int{k})
+	if err != nil {
+		return Result{}, fmt.Errorf("gemv: %w", err)
+	}
+	defer freeAll(in...)
+	return Measure(ctx, "gotpu", dt, t, GEMVWork(m, k, dt), runOp("matmul", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
+	}))
+}
+
+// Memmove times Go's copy of nbytes between two buffers, split over
+// GOMAXPROCS goroutines (one plain memmove with one thread), as a ceiling for
+// memory-bound kernels. Its GB/s count the bytes read plus those written.
+func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
+	if nbytes <= 0 {
+		return Result{}, fmt.Errorf("kernels: memmove size must be positive, got %d", nbytes)
+	}
+	src, dst := make([]byte, nbytes), make([]byte, nbytes)
+	for i := 0; i < nbytes; i += 4096 {
+		src[i] = byte(i >> 12) // touch every page
+		dst[i] = 1
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), nbytes/4096))
+	chunk := (nbytes + workers - 1) / workers
+	return Measure(ctx, "go-memmove", "bytes", t, Work{Bytes: 2 * float64(nbytes)}, func() error {
+		if workers == 1 {
+			copy(dst, src)
+			return nil
+		}
+		var wg sync.WaitGroup
+		for lo := 0; lo < nbytes; lo += chunk {
+			hi := min(lo+chunk, nbytes)
+			wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+		}
+		wg.Wait()
+		return nil
+	})
+}
+
+// EltwiseWork is the work of gelu(x·a+b)·c over n elements in dt: four
+// inputs read and one output written; flops are not reported.
+func EltwiseWork(n int, dt string) Work {
+	return Work{Bytes: 5 * float64(n) * elemSize(dt)}
+}
+
+// Eltwise times the op-by-op chain gelu(x·a+b)·c (exact, erf-based gelu)
+// over four n-element tensors, in the current eager mode (Strict by
+// default); the three intermediates are freed as soon as the chain ends.
+func Eltwise(ctx context.Context, t Timing, dt string, n int) (Result, error) {
+	tt, _, err := tensorType(dt)
+	if err != nil {
+		return Result{}, err
+	}
+	if dt == Medium {
+		return Result{}, fmt.Errorf("kernels: eltwise has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	}
+	in, err := randns(tt, []int{n}, []int{n}, []int{n}, []int{n})
+	if err != nil {
+		return Result{}, fmt.Errorf("eltwise: %w", err)
+	}
+	defer freeAll(in...)
+	x, a, b, c := in[0], in[1], in[2], in[3]
+	return Measure(ctx, "gotpu", dt, t, EltwiseWork(n, dt), runOp("gelu chain", func() []*tensor.Tensor {
+		t1 := x.Mul(a)
+		t2 := t1.Add(b)
+		t1.Free()
+		t3 := t2.Gelu()
+		t2.Free()
+		y := t3.Mul(c)
+		t3.Free()
+		return []*tensor.Tensor{y}
+	}))
+}
+
+// RowWork is the work of a row-wise op (softmax, layer_norm) over a
+// [rows, cols] tensor: the input read and the output written once, plus
+// extra parameter elements read.
+func RowWork(rows, cols, extra int, dt string) Work {
+	return Work{Bytes: (2*float64(rows)*float64(cols) + float64(extra)) * elemSize(dt)}
+}
+
+// Softmax times gotpu's softmax over the last dim of a [rows, cols] tensor.
+func Softmax(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+	tt, _, err := tensorType(dt)
+	if err != nil {
+		return Result{}, err
+	}
+	if dt == Medium {
+		return Result{}, fmt.Errorf("kernels: softmax has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	}
+	x, err := randn(tt, rows, cols)
+	if err != nil {
+		return Result{}, fmt.Errorf("softmax: %w", err)
+	}
+	defer x.Free()
+	return Measure(ctx, "gotpu", dt, t, RowWork(rows, cols, 0, dt), runOp("softmax", func() []*tensor.Tensor {
+		return []*tensor.Tensor{x.Softmax(-1)}
+	}))
+}
+
+// LayerNorm times gotpu's layer_norm over the last dim of a [rows, cols]
+// tensor with a weight and a bias, eps 1e-5.
+func LayerNorm(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+	tt, _, err := tensorType(dt)
+	if err != nil {
+		return Result{}, err
+	}
+	if dt == Medium {
+		return Result{}, fmt.Errorf("kernels: layernorm has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	}
+	in, err := randns(tt, []int{rows, cols}, []int{cols}, []int{cols})
+	if err != nil {
+		return Result{}, fmt.Errorf("layernorm: %w", err)
+	}
+	defer freeAll(in...)
+	return Measure(ctx, "gotpu", dt, t, RowWork(rows, cols, 2*cols, dt), runOp("layer_norm", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.LayerNorm(in[0], []int{cols}, in[1], in[2], 1e-5)}
+	}))
+}
+
+// ConvShape is a square 2-d convolution: x [N, C, H, H], w [Cout, C, K, K],
+// stride 1, padding Pad, no bias.
+type ConvShape struct {
+	N, C, Cout, H, K, Pad int
+}
+
+// OutH is the output height (and width).
+func (s ConvShape) OutH() int { return s.H + 2*s.Pad - s.K + 1 }
+
+func (s ConvShape) check() error {
+	if s.N < 1 || s.C < 1 || s.Cout < 1 || s.H < 1 || s.K < 1 || s.Pad < 0 || s.OutH() < 1 {
+		return fmt.Errorf("kernels: bad conv shape %+v", s)
+	}
+	return nil
+}
+
+// String is the shape as "NxCxHxH * CoutxCxKxK pad P".
+func (s ConvShape) String() string {
+	return fmt.Sprintf("x %dx%dx%dx%d, w %dx%dx%dx%d, pad %d", s.N, s.C, s.H, s.H, s.Cout, s.C, s.K, s.K, s.Pad)
+}
+
+// ConvWork is the work of the forward convolution; backward (input and
+// weight gradients) is twice that.
+func ConvWork(s ConvShape, dt string) Work {
+	oh := float64(s.OutH())
+	flops := 2 * float64(s.N) * float64(s.Cout) * oh * oh * float64(s.C) * float64(s.K*s.K)
+	bytes := (float64(s.N*s.C*s.H*s.H) + float64(s.Cout*s.C*s.K*s.K) + float64(s.N*s.Cout)*oh*oh) * elemSize(dt)
+	return Work{Flops: flops, Bytes: bytes}
+}
+
+// Conv times gotpu's conv2d forward ("gotpu") and, if backward, the
+// backward pass computing the input and weight gradients from a given output
+// gradient ("gotpu.backward"; each repetition's forward is untimed).
+func Conv(ctx context.Context, t Timing, dt string, s ConvShape, backward bool) ([]Result, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	tt, prec, err := tensorType(dt)
+	if err != nil {
+		return nil, err
+	}
+	oh := s.OutH()
+	in, err := randns(tt, []int{s.N, s.C, s.H, s.H}, []int{s.Cout, s.C, s.K, s.K}, []int{s.N, s.Cout, oh, oh})
+	if err != nil {
+		return nil, fmt.Errorf("conv: %w", err)
+	}
+	defer freeAll(in...)
+	x, w, g := in[0], in[1], in[2]
+	opts := tensor.Conv2dOpts{Padding: []int{s.Pad}, Precision: prec}
+	work := ConvWork(s, dt)
+	fwd, err := Measure(ctx, "gotpu", dt, t, work, runOp("conv2d", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.Conv2d(x, w, nil, opts)}
+	}))
+	if err != nil || !backward {
+		return []Result{fwd}, err
+	}
+	xg, wg := x.Detach().SetRequiresGrad(true), w.Detach().SetRequiresGrad(true)
+	var y *tensor.Tensor
+	clear := func() {
+		for _, p := range []*tensor.Tensor{xg, wg} {
+			if gr := p.Grad(); gr != nil {
+				gr.Free()
+			}
+			p.SetGrad(nil)
+		}
+	}
+	defer clear()
+	bwork := Work{Flops: 2 * work.Flops, Bytes: 2 * work.Bytes}
+	bwd, err := MeasureSetup(ctx, "gotpu.backward", dt, t, bwork,
+		func() error {
+			clear()
+			if y != nil {
+				y.Free()
+			}
+			return catch(func() { y = tensor.Conv2d(xg, wg, nil, opts) })
+		},
+		func() error {
+			if err := catch(func() { y.BackwardWith(tensor.BackwardOpts{Gradient: g}) }); err != nil {
+				return fmt.Errorf("conv2d backward: %w", err)
+			}
+			return sync_()
+		})
+	if y != nil {
+		y.Free()
+	}
+	return []Result{fwd, bwd}, err
+}

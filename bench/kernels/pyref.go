@@ -1,0 +1,157 @@
+package kernels
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DefaultPython is the interpreter the references run with: Debian's, which
+// has python3-numpy and python3-torch (tools/benchref/install.sh), not a
+// pyenv python that may be first on PATH.
+const DefaultPython = "/usr/bin/python3"
+
+// RefScriptPath is the runner's path relative to the repository root.
+const RefScriptPath = "tools/benchref/ref.py"
+
+// FindRefScript returns the path of tools/benchref/ref.py: $GOTPU_BENCHREF
+// if set, else the first match walking up from the working directory.
+func FindRefScript() (string, error) {
+	if p := os.Getenv("GOTPU_BENCHREF"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("GOTPU_BENCHREF: %w: %w", err, ErrUnavailable)
+		}
+		return p, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find %s: %w", RefScriptPath, err)
+	}
+	for {
+		p := filepath.Join(dir, RefScriptPath)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s not found above the working directory (run from the repository or set GOTPU_BENCHREF): %w",
+				RefScriptPath, ErrUnavailable)
+		}
+		dir = parent
+	}
+}
+
+// PyRef runs the Python reference runner.
+type PyRef struct {
+	// Python is the interpreter (DefaultPython when empty); Script the
+	// runner (FindRefScript when empty).
+	Python, Script string
+	// Threads is the thread count for torch and OpenBLAS.
+	Threads int
+}
+
+// pyOutput is ref.py's JSON.
+type pyOutput struct {
+	Unavailable string         `json:"unavailable"`
+	Versions    map[string]any `json:"versions"`
+	Results     []pyResult     `json:"results"`
+}
+
+type pyResult struct {
+	Impl   string    `json:"impl"`
+	DType  string    `json:"dtype"`
+	TimesS []float64 `json:"times_s"`
+}
+
+// Env returns the environment the runner gets: the current one with the
+// thread-pool variables set to threads and passive OpenMP waiting, so that
+// torch's and OpenBLAS's pools do not spin against each other.
+func Env(threads int) []string {
+	set := map[string]string{
+		"OMP_NUM_THREADS":      strconv.Itoa(threads),
+		"OPENBLAS_NUM_THREADS": strconv.Itoa(threads),
+		"MKL_NUM_THREADS":      strconv.Itoa(threads),
+		"OMP_WAIT_POLICY":      "PASSIVE",
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"} {
+		env = append(env, k+"="+set[k])
+	}
+	return env
+}
+
+// Run runs `ref.py caseName --impl impl args...` with the timing and thread
+// flags added, and returns its results with throughput from work (called
+// with each result's impl). A missing interpreter, module or case is
+// ErrUnavailable; any other failure is an error naming the command.
+func (p PyRef) Run(ctx context.Context, impl, caseName string, t Timing, args []string, work func(impl string) Work) ([]Result, map[string]any, error) {
+	if err := t.check(); err != nil {
+		return nil, nil, err
+	}
+	py := p.Python
+	if py == "" {
+		py = DefaultPython
+	}
+	if _, err := exec.LookPath(py); err != nil {
+		return nil, nil, fmt.Errorf("python %s: %w: %w", py, err, ErrUnavailable)
+	}
+	script := p.Script
+	if script == "" {
+		var err error
+		if script, err = FindRefScript(); err != nil {
+			return nil, nil, err
+		}
+	}
+	threads := max(p.Threads, 1)
+	argv := append([]string{script, caseName, "--impl", impl, "--threads", strconv.Itoa(threads),
+		"--reps", strconv.Itoa(t.Reps), "--warmup", strconv.Itoa(t.Warmup)}, args...)
+	cmd := exec.CommandContext(ctx, py, argv...)
+	cmd.Env = Env(threads)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var out pyOutput
+	decErr := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out)
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil && decErr == nil:
+	case errors.As(runErr, &ee) && ee.ExitCode() == 3 && decErr == nil && out.Unavailable != "":
+		return nil, nil, fmt.Errorf("%s: %s: %w", impl, out.Unavailable, ErrUnavailable)
+	case runErr != nil:
+		return nil, nil, fmt.Errorf("%s %s: %w: %s", py, strings.Join(argv, " "), runErr, lastLine(stderr.String()))
+	default:
+		return nil, nil, fmt.Errorf("%s %s: bad JSON output: %w", py, strings.Join(argv, " "), decErr)
+	}
+	res := make([]Result, 0, len(out.Results))
+	for _, r := range out.Results {
+		if len(r.TimesS) == 0 {
+			return nil, nil, fmt.Errorf("%s %s: result %q has no times", py, caseName, r.Impl)
+		}
+		res = append(res, NewResult(r.Impl, r.DType, r.TimesS, work(r.Impl)))
+	}
+	return res, out.Versions, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "(no stderr)"
+	}
+	return s
+}

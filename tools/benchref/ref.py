@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""ref.py — reference timings for `gotpu bench` (NumPy/OpenBLAS, PyTorch).
+
+    /usr/bin/python3 tools/benchref/ref.py CASE --impl numpy|torch
+        [--dtype f32|bf16|medium] [--size N] [--threads N] [--reps N]
+        [--warmup N] [--k K] [--batch N] [--channels C] [--cout C]
+        [--kernel K] [--pad P]
+
+Cases and what --size means (the same as `gotpu bench`):
+  gemm       n x n @ n x n                  (size n, default 1024)
+  gemv       [size, k] @ [k]                (size = rows, default 768; --k 3072)
+  eltwise    gelu(x*a + b)*c, four tensors  (size = elements, default 16M)
+  softmax    softmax over the last dim of [size, size]        (default 4096)
+  layernorm  layer_norm over the last dim of [size, size], weight and bias
+  conv       conv2d x [batch, channels, size, size], w [cout, channels,
+             kernel, kernel], padding pad, no bias; forward ("torch") and
+             backward to input and weight ("torch.backward")
+
+Dtypes: NumPy always computes in f32 (it has no bf16); PyTorch uses float32
+for f32 and bfloat16 tensors for bf16 and for medium (PyTorch 1.13 has no
+one-bf16-pass precision for f32 on the CPU; bf16 tensors are the nearest).
+Each result names the dtype it really used.
+
+Threads: torch.set_num_threads(--threads); the caller also sets
+OMP_NUM_THREADS / OPENBLAS_NUM_THREADS and OMP_WAIT_POLICY=PASSIVE before
+starting Python so that OpenBLAS's pool has the same size. NumPy's own
+elementwise code is single-threaded whatever the setting.
+
+Output: one JSON object on stdout:
+  {"case", "impl", "threads", "versions": {...},
+   "results": [{"impl", "dtype", "times_s": [...]}]}
+Exit status: 0 on success; 2 on bad arguments; 3 when the implementation
+cannot run here (module missing, case not available for it), with
+{"unavailable": "<reason>"} on stdout.
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+CASES = ("gemm", "gemv", "eltwise", "softmax", "layernorm", "conv")
+DEFAULT_SIZE = {"gemm": 1024, "gemv": 768, "eltwise": 16 << 20, "softmax": 4096,
+                "layernorm": 4096, "conv": 56}
+
+
+class Unavailable(Exception):
+    """The implementation cannot run this case on this machine."""
+
+
+def positive(s):
+    v = int(s)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"want a positive integer, got {s}")
+    return v
+
+
+def nonneg(s):
+    v = int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"want a non-negative integer, got {s}")
+    return v
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="ref.py", description="gotpu bench reference timings")
+    p.add_argument("case", choices=CASES)
+    p.add_argument("--impl", required=True, choices=("numpy", "torch"))
+    p.add_argument("--dtype", default="f32", choices=("f32", "bf16", "medium"))
+    p.add_argument("--size", type=positive)
+    p.add_argument("--threads", type=positive, default=1)
+    p.add_argument("--reps", type=positive, default=5)
+    p.add_argument("--warmup", type=nonneg, default=1)
+    p.add_argument("--k", type=positive, default=3072)
+    p.add_argument("--batch", type=positive, default=8)
+    p.add_argument("--channels", type=positive, default=64)
+    p.add_argument("--cout", type=positive, default=64)
+    p.add_argument("--kernel", type=positive, default=3)
+    p.add_argument("--pad", type=nonneg, default=1)
+    a = p.parse_args(argv)
+    if a.size is None:
+        a.size = DEFAULT_SIZE[a.case]
+    if a.case == "conv" and a.size + 2 * a.pad - a.kernel + 1 < 1:
+        p.error("conv: kernel larger than the padded input")
+    return a
+
+
+def timed(fn, warmup, reps, setup=None):
+    """Runs fn warmup times, then reps times timed; setup runs untimed first."""
+    for _ in range(warmup):
+        if setup:
+            setup()
+        fn()
+    times = []
+    for _ in range(reps):
+        if setup:
+            setup()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def run_numpy(a):
+    try:
+        import numpy as np
+    except ImportError as e:
+        raise Unavailable(f"numpy is not installed for {sys.executable}: {e}")
+    rng = np.random.default_rng(0)
+
+    def randn(*shape):
+        return rng.standard_normal(shape, dtype=np.float32)
+
+    n = a.size
+    if a.case == "gemm":
+        x, y = randn(n, n), randn(n, n)
+        fn = lambda: np.matmul(x, y)
+    elif a.case == "gemv":
+        x, v = randn(n, a.k), randn(a.k)
+        fn = lambda: np.matmul(x, v)
+    elif a.case == "softmax":
+        x = randn(n, n)
+
+        def fn():
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            e /= e.sum(axis=-1, keepdims=True)
+            return e
+    elif a.case == "layernorm":
+        x, w, b = randn(n, n), randn(n), randn(n)
+
+        def fn():
+            mu = x.mean(axis=-1, keepdims=True)
+            xc = x - mu
+            var = np.mean(xc * xc, axis=-1, keepdims=True)
+            xc *= 1.0 / np.sqrt(var + np.float32(1e-5))
+            xc *= w
+            xc += b
+            return xc
+    else:
+        raise Unavailable(f"numpy has no {a.case} (no erf / no convolution)")
+    times = timed(fn, a.warmup, a.reps)
+    vers = {"numpy": np.__version__}
+    try:
+        cfg = np.show_config(mode="dicts")  # numpy >= 1.25
+        vers["blas"] = cfg["Build Dependencies"]["blas"]["name"]
+    except Exception:  # older numpy: no dict mode
+        pass
+    return [{"impl": "numpy", "dtype": "f32", "times_s": times}], vers
+
+
+def run_torch(a):
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as e:
+        raise Unavailable(f"torch is not installed for {sys.executable}: {e}")
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    dt = torch.float32 if a.dtype == "f32" else torch.bfloat16
+    dname = "f32" if a.dtype == "f32" else "bf16"
+
+    def randn(*shape):
+        return torch.randn(*shape, dtype=torch.float32).to(dt)
+
+    n = a.size
+    out = []
+    with torch.no_grad():
+        if a.case == "gemm":
+            x, y = randn(n, n), randn(n, n)
+            fn = lambda: torch.matmul(x, y)
+        elif a.case == "gemv":
+            x, v = randn(n, a.k), randn(a.k)
+            fn = lambda: torch.matmul(x, v)
+        elif a.case == "eltwise":
+            x, p, q, r = randn(n), randn(n), randn(n), randn(n)
+            fn = lambda: F.gelu(x * p + q) * r
+        elif a.case == "softmax":
+            x = randn(n, n)
+            fn = lambda: torch.softmax(x, dim=-1)
+        elif a.case == "layernorm":
+            x, w, b = randn(n, n), randn(n), randn(n)
+            fn = lambda: F.layer_norm(x, (n,), w, b, 1e-5)
+        else:  # conv
+            x = randn(a.batch, a.channels, n, n)
+            w = randn(a.cout, a.channels, a.kernel, a.kernel)
+            fn = lambda: F.conv2d(x, w, None, 1, a.pad)
+        out.append({"impl": "torch", "dtype": dname, "times_s": timed(fn, a.warmup, a.reps)})
+    if a.case == "conv":
+        xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        g = randn(a.batch, a.cout, n + 2 * a.pad - a.kernel + 1, n + 2 * a.pad - a.kernel + 1)
+        state = {}
+
+        def setup():
+            xg.grad, wg.grad = None, None
+            state["y"] = F.conv2d(xg, wg, None, 1, a.pad)
+
+        def bwd():
+            state["y"].backward(g)
+
+        out.append({"impl": "torch.backward", "dtype": dname, "times_s": timed(bwd, a.warmup, a.reps, setup)})
+    vers = {"torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+    return out, vers
+
+
+def main(argv):
+    a = parse_args(argv)
+    runner = run_numpy if a.impl == "numpy" else run_torch
+    try:
+        results, vers = runner(a)
+    except Unavailable as e:
+        json.dump({"unavailable": str(e)}, sys.stdout)
+        print()
+        return 3
+    vers["python"] = platform.python_version()
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY"):
+        vers[k] = os.environ.get(k, "")
+    json.dump({"case": a.case, "impl": a.impl, "threads": a.threads, "versions": vers,
+               "results": results}, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
