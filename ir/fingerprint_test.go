@@ -150,7 +150,7 @@ func TestFingerprintGolden(t *testing.T) {
 	if err := g.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	want := `gotpu-ir-fingerprint/1
+	want := `gotpu-ir-fingerprint/2
 params 1
 p f32[2,3]
 nodes 3
@@ -166,8 +166,49 @@ outputs 2 n2.0 p0
 	if got := g.Fingerprint(); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("Fingerprint %s is not SHA-256 of the canonical form", got)
 	}
-	const golden = "5b57b3389a35274bb61c29b0ec62ebffdb08ed41d82b9b59db549caf439fc39a"
+	const golden = "a226732df835dfcb0effb6101d0fe3820a87477d14d4037db6c52beb37105028"
 	if got := g.Fingerprint(); got != golden {
 		t.Errorf("fingerprint %s, golden %s", got, golden)
+	}
+}
+
+// TestFingerprintIgnoresDynamicAttrs: two random nodes that differ only in
+// their seed, and two optimizer steps that differ only in lr and step, hash
+// the same; a static attribute still counts.
+func TestFingerprintIgnoresDynamicAttrs(t *testing.T) {
+	build := func(name string, a op.Attrs, in ...op.Meta) string {
+		g := New()
+		var vs []*Value
+		for _, m := range in {
+			vs = append(vs, g.Param(m))
+		}
+		d := op.MustLookup(name)
+		na, err := d.Normalize(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := g.AddNode(d, na, vs, []op.Meta{{Shape: []int{4}, DType: dtype.I64}})
+		g.SetOutputs(n.Out...)
+		return g.Fingerprint()
+	}
+	f32 := op.Meta{Shape: []int{4}, DType: dtype.F32}
+	cases := []struct {
+		name   string
+		op     string
+		a, b   op.Attrs
+		in     []op.Meta
+		sameFP bool
+	}{
+		{"seed", "random_bits", op.Attrs{"shape": []int{4}, "seed": int64(1), "offset": int64(0)}, op.Attrs{"shape": []int{4}, "seed": int64(2), "offset": int64(8)}, nil, true},
+		{"shape", "random_bits", op.Attrs{"shape": []int{4}, "seed": int64(1)}, op.Attrs{"shape": []int{5}, "seed": int64(1)}, nil, false},
+		{"lr-step", "sgd_step", op.Attrs{"lr": 0.1}, op.Attrs{"lr": 0.01}, []op.Meta{f32, f32, {}}, true},
+		{"momentum", "sgd_step", op.Attrs{"lr": 0.1, "momentum": 0.9}, op.Attrs{"lr": 0.1, "momentum": 0.8}, []op.Meta{f32, f32, f32}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := build(c.op, c.a, c.in...) == build(c.op, c.b, c.in...); got != c.sameFP {
+				t.Errorf("same fingerprint = %v, want %v", got, c.sameFP)
+			}
+		})
 	}
 }
