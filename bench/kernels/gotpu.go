@@ -51,7 +51,7 @@ func catch(f func()) error { return tensor.Catch(f) }
 
 // sync waits for the cpu device (a no-op for the synchronous cpu backend,
 // kept so that the timing stays right if the kernels become asynchronous).
-func sync_() error { return tensor.Sync(cpu) }
+func syncCPU() error { return tensor.Sync(cpu) }
 
 // randn returns a [shape] tensor of standard normal values in dt.
 func randn(dt dtype.DType, shape ...int) (t *tensor.Tensor, err error) {
@@ -92,7 +92,7 @@ func runOp(name string, f func() []*tensor.Tensor) func() error {
 		if err := catch(func() { out = f() }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		err := sync_()
+		err := syncCPU()
 		freeAll(out...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -350,7 +350,7 @@ func Conv(ctx context.Context, t Timing, dt string, s ConvShape, backward bool) 
 			if err := catch(func() { y.BackwardWith(tensor.BackwardOpts{Gradient: g}) }); err != nil {
 				return fmt.Errorf("conv2d backward: %w", err)
 			}
-			return sync_()
+			return syncCPU()
 		})
 	if y != nil {
 		y.Free()

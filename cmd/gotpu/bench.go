@@ -80,6 +80,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/signal"
 	"runtime"
 	"slices"
 	"sort"
@@ -320,7 +322,13 @@ func registerBenchCase(c benchCase) {
 		Short: c.Description,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runBenchCase(cmd.Context(), cc, f)
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt) // Ctrl-C also stops a Python reference
+			defer stop()
+			rep, err := runBenchCase(ctx, cc, f)
 			if err != nil {
 				return fmt.Errorf("bench %s: %w", cc.Name, err)
 			}
