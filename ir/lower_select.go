@@ -20,7 +20,21 @@ const maxLowerDepth = 32
 // attributes); it is only called on composite nodes. LowerIf(g, all) equals
 // Lower(g). An error is a *TraceError naming the op, as from Lower.
 func LowerIf(g *Graph, sel func(*Node) bool) (*Graph, error) {
+	res, _, err := LowerIfOrigin(g, sel)
+	return res, err
+}
+
+// LowerIfOrigin is LowerIf that also returns, for every node of the
+// result, the index in g.Nodes of the node it comes from (itself, or the
+// composite whose decomposition produced it). Executors use it to apply a
+// source node's run-time attributes (device.RunOptions.Dynamic) to the
+// nodes its decomposition produced.
+func LowerIfOrigin(g *Graph, sel func(*Node) bool) (*Graph, []int, error) {
 	cur := g
+	origin := make([]int, len(g.Nodes))
+	for j := range origin {
+		origin[j] = j
+	}
 	for depth := 0; ; depth++ {
 		pending := false
 		for _, n := range cur.Nodes {
@@ -31,18 +45,22 @@ func LowerIf(g *Graph, sel func(*Node) bool) (*Graph, error) {
 		}
 		if !pending {
 			if cur == g {
-				return copyGraph(g), nil
+				return copyGraph(g), origin, nil
 			}
-			return cur, nil
+			return cur, origin, nil
 		}
 		if depth == maxLowerDepth {
-			return nil, &TraceError{Path: "lower", Err: fmt.Errorf("%w: decompositions nest deeper than %d levels", ErrShape, maxLowerDepth)}
+			return nil, nil, &TraceError{Path: "lower", Err: fmt.Errorf("%w: decompositions nest deeper than %d levels", ErrShape, maxLowerDepth)}
 		}
-		next, err := lowerOnce(cur, sel)
+		next, from, err := lowerOnce(cur, sel)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		cur = next
+		o := make([]int, len(from))
+		for j, f := range from {
+			o[j] = origin[f]
+		}
+		cur, origin = next, o
 	}
 }
 
@@ -56,8 +74,9 @@ func copyGraph(g *Graph) *Graph {
 }
 
 // lowerOnce expands the selected composites of g by one level: their
-// decompositions are traced without decomposing further.
-func lowerOnce(g *Graph, sel func(*Node) bool) (res *Graph, err error) {
+// decompositions are traced without decomposing further. from[j] is the
+// index in g.Nodes of the node result node j comes from.
+func lowerOnce(g *Graph, sel func(*Node) bool) (res *Graph, from []int, err error) {
 	t := NewTracer(DefaultFloat(g.DefaultFloat))
 	r := newRebuilderInto(g, t.g)
 	defer func() {
@@ -66,13 +85,14 @@ func lowerOnce(g *Graph, sel func(*Node) bool) (res *Graph, err error) {
 			if !ok {
 				panic(rec)
 			}
-			res, err = nil, te
+			res, from, err = nil, nil, te
 		}
 	}()
-	for _, n := range g.Nodes {
+	for j, n := range g.Nodes {
 		in := r.mapIn(n.In)
 		if n.IsConst() || n.Op.Kind != op.Composite || !sel(n) {
 			r.copyNode(n, in)
+			from = append(from, j)
 			continue
 		}
 		want := make([]op.Meta, len(n.Out))
@@ -83,6 +103,9 @@ func lowerOnce(g *Graph, sel func(*Node) bool) (res *Graph, err error) {
 		for i, o := range n.Out {
 			r.vmap[o] = outs[i].(*Value)
 		}
+		for len(from) < len(t.g.Nodes) {
+			from = append(from, j)
+		}
 	}
-	return r.finish(), nil
+	return r.finish(), from, nil
 }

@@ -95,3 +95,39 @@ func TestLowerIf(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerIfOrigin: every lowered node maps back to the node it came from.
+func TestLowerIfOrigin(t *testing.T) {
+	g := mustTrace(t, []op.Meta{meta(dtype.F32, 4, 5), meta(dtype.I64, 4)}, func(b op.Builder, p []op.Value) []op.Value {
+		e := op.Call1(b, "exp", nil, p[0])
+		ce := op.Call1(b, "cross_entropy", nil, e, p[1], nil)
+		return []op.Value{op.Call1(b, "neg", nil, ce)}
+	})
+	ceIdx := -1
+	for j, n := range g.Nodes {
+		if n.Name() == "cross_entropy" {
+			ceIdx = j
+		}
+	}
+	l, origin, err := LowerIfOrigin(g, func(*Node) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(origin) != len(l.Nodes) {
+		t.Fatalf("%d origins for %d nodes", len(origin), len(l.Nodes))
+	}
+	counts := map[int]int{}
+	for j, n := range l.Nodes {
+		o := origin[j]
+		counts[o]++
+		if src := g.Nodes[o]; src.Name() != "cross_entropy" && src.Name() != n.Name() {
+			t.Errorf("node %d (%s) claims to come from %s", j, n.Name(), src.Name())
+		}
+		if j > 0 && o < origin[j-1] {
+			t.Errorf("origins not monotone at %d", j)
+		}
+	}
+	if counts[ceIdx] < 3 {
+		t.Errorf("cross_entropy lowered to %d nodes", counts[ceIdx])
+	}
+}

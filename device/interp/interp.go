@@ -37,12 +37,6 @@ import (
 // Format names the serialized form Marshal writes and Load reads.
 const Format = "interp/1"
 
-// seedMark tags the seed attribute of the graph's i-th random node as
-// seedMark+i while lowering, so that the random primitives a composite
-// random op decomposes into can be traced back to it (decompositions pass
-// the seed through unchanged).
-const seedMark = math.MinInt64 / 2
-
 // program is a compiled graph.
 type program struct {
 	be    device.Backend
@@ -50,8 +44,9 @@ type program struct {
 	g     *ir.Graph // lowered
 	opts  device.CompileOptions
 	steps []step
-	// seeds are the graph's own seeds per random node (nil: unseeded).
-	seeds   []any
+	// dyn lists, per node of the source graph with dynamic attributes (in
+	// node order), those attribute names.
+	dyn     [][]string
 	nValues int
 	params  []int // value slot of each parameter
 	outputs []int // value slot of each graph output
@@ -64,9 +59,9 @@ type step struct {
 	attrs op.Attrs // precision filled in; seed of random nodes per run
 	in    []int    // value slots (-1: absent)
 	out   []int
-	// random is the index of the graph random node this node draws for
-	// (-1 if it does not draw).
-	random int
+	// dyn is the index (into program.dyn) of the source node whose
+	// dynamic attributes apply to this node, or -1.
+	dyn int
 	// nOut is the number of the op's own outputs (the rest are the new
 	// values of in-place inputs).
 	nOut int
@@ -102,19 +97,18 @@ func Compile(be device.Backend, g *ir.Graph, opts device.CompileOptions) (device
 	}
 	p := &program{be: be, src: g, opts: opts}
 
-	// Tag random nodes, then lower what the backend cannot run.
-	tagged := &ir.Graph{Params: g.Params, Outputs: g.Outputs, DefaultFloat: g.DefaultFloat}
-	for _, n := range g.Nodes {
-		if !n.IsConst() && n.Op.Random {
-			k := len(p.seeds)
-			p.seeds = append(p.seeds, n.Attrs["seed"])
-			c := *n
-			c.Attrs = n.Attrs.With("seed", int(seedMark+int64(k)))
-			n = &c
+	// Lower what the backend cannot run, remembering where nodes come from.
+	dynIndex := make([]int, len(g.Nodes))
+	for j, n := range g.Nodes {
+		dynIndex[j] = -1
+		if !n.IsConst() {
+			if names := n.Op.DynamicAttrs(); len(names) > 0 {
+				dynIndex[j] = len(p.dyn)
+				p.dyn = append(p.dyn, names)
+			}
 		}
-		tagged.Nodes = append(tagged.Nodes, n)
 	}
-	lowered, err := ir.LowerIf(tagged, func(n *ir.Node) bool { return !be.Supports(n.Op, kernelDType(n)) })
+	lowered, origin, err := ir.LowerIfOrigin(g, func(n *ir.Node) bool { return !be.Supports(n.Op, kernelDType(n)) })
 	if err != nil {
 		return nil, fmt.Errorf("interp: lowering for %s: %w", be.Name(), err)
 	}
@@ -130,7 +124,7 @@ func Compile(be device.Backend, g *ir.Graph, opts device.CompileOptions) (device
 		last[i] = -1
 	}
 	for j, n := range lowered.Nodes {
-		s := step{n: n, attrs: n.Attrs, random: -1, nOut: len(n.Out)}
+		s := step{n: n, attrs: n.Attrs, dyn: -1, nOut: len(n.Out)}
 		for _, v := range n.In {
 			if v == nil {
 				s.in = append(s.in, -1)
@@ -165,11 +159,8 @@ func Compile(be device.Backend, g *ir.Graph, opts device.CompileOptions) (device
 			if pr, ok := s.attrs["precision"]; ok && pr == op.PrecisionDefault && opts.Precision != "" {
 				s.attrs = s.attrs.With("precision", opts.Precision)
 			}
-			if n.Op.Random {
-				if sd, ok := s.attrs["seed"].(int); ok && int64(sd) >= seedMark && int64(sd) < seedMark+int64(len(p.seeds)) {
-					s.random = int(int64(sd) - seedMark)
-					s.attrs = s.attrs.With("seed", p.seeds[s.random])
-				}
+			if len(n.Op.DynamicAttrs()) > 0 {
+				s.dyn = dynIndex[origin[j]]
 			}
 		}
 		p.steps = append(p.steps, s)
@@ -315,6 +306,10 @@ type exec struct {
 	dry   bool
 	live  int64
 	peak  int64
+	// dynamic are the run's dynamic attribute values; drawn caches the
+	// seeds drawn for unseeded random nodes.
+	dynamic []op.Attrs
+	drawn   []any
 }
 
 // fakeBuf stands for a buffer in a dry run.
@@ -430,8 +425,8 @@ func (p *program) Run(ctx context.Context, index int, in []device.Operand, opts 
 	if len(in) != len(p.params) {
 		return nil, fmt.Errorf("interp: run: %d inputs for %d parameters", len(in), len(p.params))
 	}
-	if len(opts.Seeds) > len(p.seeds) {
-		return nil, fmt.Errorf("interp: run: %d seeds for %d random nodes", len(opts.Seeds), len(p.seeds))
+	if err := CheckDynamic(p.dyn, opts.Dynamic); err != nil {
+		return nil, fmt.Errorf("interp: run: %w", err)
 	}
 	e := &exec{p: p, ctx: ctx, index: index, vals: make([]*val, p.nValues)}
 	for i, o := range in {
@@ -441,18 +436,65 @@ func (p *program) Run(ctx context.Context, index int, in []device.Operand, opts 
 		}
 		e.vals[p.params[i]] = &val{ref: &bufRef{buf: o.Buf, param: true, refs: 1}, op: o}
 	}
-	seeds := make([]any, len(p.seeds))
-	for i, s := range p.seeds {
-		switch {
-		case i < len(opts.Seeds):
-			seeds[i] = int(opts.Seeds[i])
-		case s == nil:
-			seeds[i] = int(rand.Int64()) // unseeded: this run draws
-		default:
-			seeds[i] = s
+	e.dynamic = opts.Dynamic
+	e.drawn = make([]any, len(p.dyn))
+	return e.run()
+}
+
+// CheckDynamic checks run-time attribute values against the dynamic
+// attribute names of a program's source nodes (names[k] for the k-th node
+// with dynamic attributes): nil, or one entry per node naming only its
+// dynamic attributes.
+func CheckDynamic(names [][]string, dyn []op.Attrs) error {
+	if dyn == nil {
+		return nil
+	}
+	if len(dyn) != len(names) {
+		return fmt.Errorf("%d dynamic attribute sets for %d nodes with dynamic attributes", len(dyn), len(names))
+	}
+	for k, a := range dyn {
+		for name := range a {
+			if !slices.Contains(names[k], name) {
+				return fmt.Errorf("dynamic attribute set %d: %q is not one of %v", k, name, names[k])
+			}
 		}
 	}
-	return e.run(seeds)
+	return nil
+}
+
+// DynamicAttrs returns the attributes a node n (lowered from the source
+// node with dynamic index k, or k < 0) runs with: attrs with n's dynamic
+// attributes replaced by dyn[k]'s values where given, and an unseeded
+// random node's seed drawn once per run and source node (drawn[k] caches
+// it), normalized by n's op.
+func DynamicAttrs(n *ir.Node, attrs op.Attrs, k int, dyn []op.Attrs, drawn []any) (op.Attrs, error) {
+	if k < 0 {
+		return attrs, nil
+	}
+	changed := false
+	if dyn != nil {
+		for _, name := range n.Op.DynamicAttrs() {
+			if v, ok := dyn[k][name]; ok {
+				attrs = attrs.With(name, v)
+				changed = true
+			}
+		}
+	}
+	if n.Op.Random && attrs["seed"] == nil {
+		if drawn[k] == nil {
+			drawn[k] = int(rand.Int64())
+		}
+		attrs = attrs.With("seed", drawn[k])
+		changed = true
+	}
+	if !changed {
+		return attrs, nil
+	}
+	na, err := n.Op.Normalize(attrs)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic attributes: %w", err)
+	}
+	return na, nil
 }
 
 // checkOperand checks an input against its parameter's meta.
@@ -481,13 +523,14 @@ func (p *program) dryRun() (int64, error) {
 		e.vals[p.params[i]] = &val{ref: &bufRef{buf: fakeBuf(op.Numel(m.Shape) * m.DType.Size()), param: true, refs: 1},
 			op: device.Operand{Buf: fakeBuf(op.Numel(m.Shape) * m.DType.Size()), DType: m.DType, Layout: op.Contiguous(slices.Clone(m.Shape))}}
 	}
-	if _, err := e.run(slices.Clone(p.seeds)); err != nil {
+	e.drawn = make([]any, len(p.dyn))
+	if _, err := e.run(); err != nil {
 		return 0, fmt.Errorf("interp: planning: %w", err)
 	}
 	return e.peak, nil
 }
 
-func (e *exec) run(seeds []any) (out []device.Buffer, err error) {
+func (e *exec) run() (out []device.Buffer, err error) {
 	defer func() {
 		if err != nil {
 			e.cleanup()
@@ -500,7 +543,7 @@ func (e *exec) run(seeds []any) (out []device.Buffer, err error) {
 			return nil, fmt.Errorf("interp: run: %w", err)
 		}
 		s := &p.steps[j]
-		if err := e.step(s, seeds); err != nil {
+		if err := e.step(s); err != nil {
 			return nil, fmt.Errorf("interp: run: node %d (%s): %w", j, s.n.Name(), err)
 		}
 		for _, k := range s.free {
@@ -533,7 +576,7 @@ func (e *exec) run(seeds []any) (out []device.Buffer, err error) {
 	return out, nil
 }
 
-func (e *exec) step(s *step, seeds []any) error {
+func (e *exec) step(s *step) error {
 	n := s.n
 	if n.IsConst() {
 		v, err := e.newVal(n.Out[0].Meta)
@@ -550,9 +593,9 @@ func (e *exec) step(s *step, seeds []any) error {
 		return nil
 	}
 	d := n.Op
-	attrs := s.attrs
-	if s.random >= 0 {
-		attrs = attrs.With("seed", seeds[s.random])
+	attrs, err := DynamicAttrs(n, s.attrs, s.dyn, e.dynamic, e.drawn)
+	if err != nil {
+		return err
 	}
 	if d.Kind == op.View {
 		return e.view(s, attrs)

@@ -298,7 +298,7 @@ func TestInterpStrided(t *testing.T) {
 	}
 }
 
-// TestInterpSeeds: RunOptions.Seeds replace the random nodes' seeds in
+// TestInterpSeeds: RunOptions.Dynamic replaces the random nodes' seeds in
 // node order (composite random ops included), as eager with those seeds.
 func TestInterpSeeds(t *testing.T) {
 	be := cpuBackend(t)
@@ -309,7 +309,8 @@ func TestInterpSeeds(t *testing.T) {
 		}
 	}
 	c := interpCase{name: "seeds", params: []op.Meta{m(dtype.F32, 4, 4)}, fn: mk(1, 2)}
-	got, _, _ := runBoth(t, be, c, device.RunOptions{Seeds: []int64{11, 12}}, false)
+	dyn := []op.Attrs{{"seed": int64(11)}, {"seed": 12, "offset": 0}}
+	got, _, _ := runBoth(t, be, c, device.RunOptions{Dynamic: dyn}, false)
 	_, want, _ := runBoth(t, be, interpCase{params: c.params, fn: mk(11, 12)}, device.RunOptions{}, false)
 	same, _, _ := runBoth(t, be, c, device.RunOptions{}, false)
 	for i := range got {
@@ -322,8 +323,11 @@ func TestInterpSeeds(t *testing.T) {
 	}
 	g, _ := ir.Trace(c.params, c.fn)
 	p, _ := interp.Compile(be, g, device.CompileOptions{})
-	if _, err := p.Run(context.Background(), 0, []device.Operand{operand(t, be, c.params[0], make([]byte, 64))}, device.RunOptions{Seeds: []int64{1, 2, 3}}); err == nil {
-		t.Error("too many seeds accepted")
+	if _, err := p.Run(context.Background(), 0, []device.Operand{operand(t, be, c.params[0], make([]byte, 64))}, device.RunOptions{Dynamic: []op.Attrs{{"seed": 1}}}); err == nil {
+		t.Error("too few dynamic attribute sets accepted")
+	}
+	if _, err := p.Run(context.Background(), 0, []device.Operand{operand(t, be, c.params[0], make([]byte, 64))}, device.RunOptions{Dynamic: []op.Attrs{{"seed": 1}, {"lr": 2}}}); err == nil {
+		t.Error("a non-dynamic attribute accepted")
 	}
 }
 
