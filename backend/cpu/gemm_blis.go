@@ -295,7 +295,3 @@ func (g *gemmProblem[SA, SB, T]) finish(b, i0, jc, jlo, mc, w int, c []T, ldc in
 		g.store(b, i0+r, jc+jlo, 1, w, c[r*ldc:r*ldc+w])
 	}
 }
-
-// gemvTiled runs a matrix-vector problem on the gemv kernels when they
-// cover it, reporting whether it did.
-func (g *gemmProblem[SA, SB, T]) gemvTiled() bool { return false }

@@ -1,0 +1,196 @@
+package cpu
+
+import "sync/atomic"
+
+// The matrix-vector path (m == 1 or n == 1, the batch-1 decode shapes) on
+// the AVX2 kernels: memory-bound, so the matrix is read in place, once,
+// without packing. Two forms, by which way the matrix is contiguous:
+//
+//   - dot form (the matrix side contiguous along k, as W in x·Wᵀ or a
+//     row-major A in A·x): each output is a row's dot product with the
+//     vector; gemvDotF32x16 reads 16 rows at a time and transposes 8x8
+//     blocks in registers so every lane runs one row's chain;
+//   - axpy form (contiguous along the output index, as W in x·W): the
+//     outputs are a strip of columns accumulated over the rows,
+//     y += x[p]·W[p, :], 64 columns held in registers.
+//
+// Each output element is one FMA chain over k in order from zero, the
+// GEMM micro-kernel's arithmetic, so a batch-1 product equals the
+// corresponding row of a batched one bit for bit. The rows (dot form) or
+// column strips (axpy form) are shared between the pool's threads.
+
+// gemvKernelsF32 are the f32 matrix-vector kernels of a CPU level.
+type gemvKernelsF32 struct {
+	dot8, dot16 func(k int, a *float32, lda int, x, y *float32)
+	axpy        func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32)
+}
+
+// gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere.
+var gemvAsmF32 *gemvKernelsF32
+
+// gemvHits counts the products the gemv kernels ran (tests check the path
+// is taken).
+var gemvHits atomic.Int64
+
+// gemvMask holds the lane masks of gemvAxpyF32: &gemvMask[8-r] has r
+// leading -1 lanes.
+var gemvMask = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+
+// gemvTiled runs a matrix-vector problem on the gemv kernels when they
+// cover it (f32 highest in direct mode, the matrix contiguous along one of
+// its axes), reporting whether it did.
+func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
+	if g.m != 1 && g.n != 1 {
+		return false
+	}
+	p, ok := any(g).(*gemmProblem[float32, float32, float32])
+	if !ok || gemvAsmF32 == nil || cpuLevel != LevelAVX2 || p.dst == nil {
+		return false
+	}
+	return gemvF32(p, gemvAsmF32)
+}
+
+// uniformStride returns s if offs[i] == offs[0]+i*s for every i (any s
+// for fewer than two offsets, reported as 0), and whether it is so.
+func uniformStride(offs []int) (int, bool) {
+	if len(offs) < 2 {
+		return 0, true
+	}
+	s := offs[1] - offs[0]
+	for i, o := range offs {
+		if o != offs[0]+i*s {
+			return 0, false
+		}
+	}
+	return s, true
+}
+
+func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool {
+	// The matrix side, its row count, and where output r goes.
+	mat, vec := &g.a, &g.b
+	rows, ostride := g.m, g.ldc
+	if g.n != 1 {
+		mat, vec = &g.b, &g.a
+		rows, ostride = g.n, 1
+	}
+	if !mat.plain || !vec.plain || len(mat.conv) != 1 || len(vec.conv) != 1 {
+		return false
+	}
+	k := g.k
+	rs, ok1 := uniformStride(mat.row)
+	ks, ok2 := uniformStride(mat.k)
+	if !ok1 || !ok2 {
+		return false
+	}
+	dot := ks == 1 || k == 1
+	if !dot && !(rs == 1 || rows == 1) {
+		return false
+	}
+	if !dot && ostride != 1 && rows > 1 {
+		return false
+	}
+	if rows == 1 {
+		rs = 0
+	}
+	if k == 1 {
+		ks = 1
+	}
+	vs, vok := uniformStride(vec.k)
+	contig := vok && (vs == 1 || k <= 1)
+	// Scratch: gathered vectors (when not contiguous) and, per thread, a
+	// zero-padded 8-row block for the dot form's last rows.
+	cost := g.nb * rows * max(k, 1)
+	nw := gemmWorkers(cost)
+	xsz := 0
+	if !contig {
+		xsz = g.nb * k
+	}
+	psz := 8 * max(k, 1)
+	buf := getScratch((xsz + nw*(psz+16)) * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	xs := all[:xsz]
+	if !contig {
+		for b := 0; b < g.nb; b++ {
+			o := vec.batchOff(b) + vec.row[0]
+			for p, ko := range vec.k {
+				xs[b*k+p] = vec.src[o+ko]
+			}
+		}
+	}
+	xAt := func(b int) *float32 {
+		if k == 0 {
+			return nil
+		}
+		if !contig {
+			return &xs[b*k]
+		}
+		return &vec.src[vec.batchOff(b)+vec.row[0]+vec.k[0]]
+	}
+	// Work units: 16-row blocks (dot) or 64-column strips (axpy).
+	step := 64
+	if dot {
+		step = 16
+	}
+	per := ceilDiv(rows, step)
+	total := g.nb * per
+	chunk := max(1, total/(nw*4))
+	var next atomic.Int64
+	gemmParallel(nw, nil, func(tid, _ int) {
+		pad := all[xsz+tid*(psz+16) : xsz+tid*(psz+16)+psz]
+		var y [16]float32
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= total {
+				return
+			}
+			for u := u0; u < min(u0+chunk, total); u++ {
+				b, r0 := u/per, u%per*step
+				n := min(step, rows-r0)
+				x := xAt(b)
+				base := mat.batchOff(b) + mat.row[0]
+				if k > 0 {
+					base += mat.k[0]
+				}
+				out := g.dst[b*g.dstBatch:]
+				if !dot {
+					var bp *float32
+					if k > 0 {
+						bp = &mat.src[base+r0]
+					}
+					kr.axpy(k, x, bp, ks, &out[r0], n, &gemvMask[8-n%8])
+					continue
+				}
+				switch {
+				case k == 0:
+					clear(y[:n])
+				case n == 16:
+					kr.dot16(k, &mat.src[base+r0*rs], rs, x, &y[0])
+				default:
+					if n >= 8 {
+						kr.dot8(k, &mat.src[base+r0*rs], rs, x, &y[0])
+					}
+					if h := n % 8; h > 0 || n < 8 {
+						lo := n &^ 7
+						clear(pad[h*k:])
+						for r := 0; r < h; r++ {
+							o := base + (r0+lo+r)*rs
+							copy(pad[r*k:r*k+k], mat.src[o:o+k])
+						}
+						kr.dot8(k, &pad[0], k, x, &y[lo])
+					}
+				}
+				for r := 0; r < n; r++ {
+					out[(r0+r)*ostride] = y[r]
+				}
+			}
+		}
+	})
+	gemvHits.Add(1)
+	if g.fin != nil {
+		for b := 0; b < g.nb; b++ {
+			g.fin(b, 0, 0, g.m, g.n, g.dst[b*g.dstBatch:], g.ldc)
+		}
+	}
+	return true
+}

@@ -1,0 +1,28 @@
+//go:build amd64 && !purego
+
+package cpu
+
+// gemvDotF32x8 sets y[r] (r < 8) to the FMA chain over p < k, in order
+// from zero, of a[r*lda+p]*x[p]: eight rows at a time, transposed in
+// registers so each lane runs one row's chain.
+//
+//go:noescape
+func gemvDotF32x8(k int, a *float32, lda int, x, y *float32)
+
+// gemvDotF32x16 is gemvDotF32x8 for sixteen rows (two independent chains
+// in flight).
+//
+//go:noescape
+func gemvDotF32x16(k int, a *float32, lda int, x, y *float32)
+
+// gemvAxpyF32 sets y[j] (j < n) to the FMA chain over p < k, in order from
+// zero, of x[p]*b[p*ldb+j]: a strip of columns at a time, each lane one
+// column. mask points at eight int32 lanes, -1 for the first n%8 and 0 for
+// the rest, for the last partial strip.
+//
+//go:noescape
+func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32)
+
+func init() {
+	gemvAsmF32 = &gemvKernelsF32{dot8: gemvDotF32x8, dot16: gemvDotF32x16, axpy: gemvAxpyF32}
+}

@@ -1,0 +1,89 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sort"
+	"syscall"
+	"testing"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+func BenchmarkKernF32(b *testing.B) {
+	kc := 256
+	a := make([]float32, 6*kc)
+	bb := make([]float32, 16*kc)
+	c := make([]float32, 6*16)
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 100; j++ {
+			gemmF32x6x16(kc, &a[0], &bb[0], &c[0], 16, &c[0], 1)
+		}
+	}
+	b.ReportMetric(float64(b.N)*100*2*6*16*float64(kc)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// bestGFLOPS times fn reps times and returns the best and median rates.
+func bestGFLOPS(flops float64, reps int, fn func()) (best, med float64) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fn()
+	rates := make([]float64, reps)
+	for i := range rates {
+		t0 := threadCPU()
+		fn()
+		rates[i] = flops / (threadCPU() - t0) / 1e9
+	}
+	sort.Float64s(rates)
+	return rates[reps-1], rates[reps/2]
+}
+
+// TestBlockSweep measures the f32 blocking on this machine: one thread
+// (GOMAXPROCS=1, thread CPU time, so that time stolen by other processes
+// does not count), configurations interleaved round by round and the best
+// of the rounds kept. GEMM_SWEEP=1 enables it.
+func TestBlockSweep(t *testing.T) {
+	if os.Getenv("GEMM_SWEEP") == "" {
+		t.Skip("GEMM_SWEEP not set")
+	}
+	prev := *asmTileF32
+	defer func() { *asmTileF32 = prev }()
+	size := 1024
+	r := rand.New(rand.NewPCG(1, 1))
+	a := makeOperand(r, "rowmajor", size, size, genF32)
+	bo := makeOperand(r, "rowmajor", size, size, genF32)
+	type cfg struct{ kc, mc, nc int }
+	var cfgs []cfg
+	for _, kc := range []int{128, 256, 384, 512} {
+		for _, mc := range []int{48, 96, 144, 240, 480} {
+			cfgs = append(cfgs, cfg{kc, mc, 4080})
+		}
+	}
+	cfgs = append(cfgs, cfg{256, 144, 256}, cfg{256, 144, 512})
+	best := make([]float64, len(cfgs))
+	all := make([][]float64, len(cfgs))
+	for round := 0; round < 5; round++ {
+		for i, c := range cfgs {
+			asmTileF32.kc, asmTileF32.mc, asmTileF32.nc = c.kc, c.mc, c.nc
+			b, _ := bestGFLOPS(2*float64(size*size*size), 1, func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+			best[i] = max(best[i], b)
+			all[i] = append(all[i], b)
+		}
+	}
+	for i, c := range cfgs {
+		sort.Float64s(all[i])
+		fmt.Printf("kc %3d mc %3d nc %4d: best %.1f median %.1f GFLOP/s\n", c.kc, c.mc, c.nc, best[i], all[i][len(all[i])/2])
+	}
+}
+
+// threadCPU is the calling OS thread's CPU time in seconds.
+func threadCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
