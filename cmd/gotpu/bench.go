@@ -75,8 +75,10 @@ package main
 // reports gflops, memory-bound cases gbps, some both).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -245,6 +247,103 @@ func init() {
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {name, description, dtypes, default_size, size_help, refs}")
 	benchCmd.AddCommand(list)
+
+	var sumJSON bool
+	summary := &cobra.Command{
+		Use:   "summary FILE...",
+		Short: "Merge `gotpu bench <case> --json` reports into one markdown table (or one JSON array)",
+		Long: `Read the JSON reports of earlier runs (one report, or an array of reports, per
+file; "-" is standard input) and print one markdown table with a row per
+implementation: case, shape, dtype, threads, median and min ms, GFLOP/s, GB/s,
+and gotpu's throughput ratio over that implementation. --json prints the
+reports as one JSON array instead. bench/kernels/run.sh uses it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var reps []*benchReport
+			for _, name := range args {
+				r, err := readBenchReports(cmd.InOrStdin(), name)
+				if err != nil {
+					return err
+				}
+				reps = append(reps, r...)
+			}
+			if sumJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(reps)
+			}
+			return writeBenchSummary(cmd.OutOrStdout(), reps)
+		},
+	}
+	summary.Flags().BoolVar(&sumJSON, "json", false, "print the reports as one JSON array")
+	benchCmd.AddCommand(summary)
+}
+
+// errBadReport is a summary input that is not a `gotpu bench --json` report.
+var errBadReport = errors.New("not a gotpu bench report")
+
+// readBenchReports reads one report or an array of reports from file name
+// ("-": stdin).
+func readBenchReports(stdin io.Reader, name string) ([]*benchReport, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	data = bytes.TrimSpace(data)
+	var reps []*benchReport
+	if len(data) > 0 && data[0] == '[' {
+		err = json.Unmarshal(data, &reps)
+	} else {
+		var r benchReport
+		err = json.Unmarshal(data, &r)
+		reps = append(reps, &r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", name, errBadReport, err)
+	}
+	for _, r := range reps {
+		if r == nil || r.Case == "" || r.Results == nil {
+			return nil, fmt.Errorf("%s: %w: no case or results", name, errBadReport)
+		}
+	}
+	return reps, nil
+}
+
+// writeBenchSummary prints reports as one markdown table.
+func writeBenchSummary(w io.Writer, reps []*benchReport) error {
+	num := func(v float64) string {
+		if v == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	fmt.Fprintln(w, "| case | shape | dtype | threads | impl | impl dtype | median ms | min ms | GFLOP/s | GB/s | gotpu/impl |")
+	fmt.Fprintln(w, "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|")
+	for _, rep := range reps {
+		for _, r := range rep.Results {
+			ratio := ""
+			for k, v := range rep.Ratios {
+				if _, ref, _ := strings.Cut(k, "/"); ref == r.Impl {
+					ratio = fmt.Sprintf("%.2f", v)
+				}
+			}
+			if _, err := fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %.3f | %.3f | %s | %s | %s |\n", rep.Case, rep.Shape, rep.DType,
+				rep.Threads, r.Impl, r.DType, r.MedianS*1e3, r.MinS*1e3, num(r.GFLOPS), num(r.GBPS), ratio); err != nil {
+				return err
+			}
+		}
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | skipped: %s | | | | | |\n", rep.Case, rep.Shape, rep.DType, rep.Threads, s.Impl,
+				strings.ReplaceAll(s.Reason, "|", "/"))
+		}
+	}
+	return nil
 }
 
 type benchCaseInfo struct {
@@ -307,7 +406,7 @@ func registerBenchCase(c benchCase) {
 	if c.Name == "" || c.Run == nil || len(c.DTypes) == 0 {
 		panic(fmt.Sprintf("registerBenchCase: case %q needs a name, dtypes and a Run function", c.Name))
 	}
-	if _, dup := benchCases[c.Name]; dup || c.Name == "list" {
+	if _, dup := benchCases[c.Name]; dup || c.Name == "list" || c.Name == "summary" {
 		panic(fmt.Sprintf("registerBenchCase: case %q registered twice", c.Name))
 	}
 	cc := &c
@@ -543,7 +642,7 @@ func init() {
 				}
 			}
 			if cfg.DType != kernels.F32 {
-				run.Note("numpy and gonum compute in f32; torch uses bf16 tensors for bf16 and medium")
+				run.Note("numpy and gonum compute in f32; torch uses bf16 tensors for bf16, and f32 tensors at set_float32_matmul_precision(\"medium\") for medium (which PyTorch 1.13 ignores on the CPU)")
 			}
 			return nil
 		},
@@ -706,11 +805,11 @@ func init() {
 	})
 }
 
-// refDType is the dtype torch computes in for a benchmark dtype (bf16
-// tensors stand in for medium).
+// refDType is the dtype torch's tensors have for a benchmark dtype (medium
+// is f32 tensors at precision medium, as for gotpu).
 func refDType(dt string) string {
 	if dt == kernels.Medium {
-		return kernels.BF16
+		return kernels.F32
 	}
 	return dt
 }

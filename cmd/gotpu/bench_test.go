@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -321,5 +322,48 @@ func TestParseRefs(t *testing.T) {
 		if (err != nil) != tc.err || !slices.Equal(got, tc.want) {
 			t.Errorf("parseRefs(%q) = %v, %v; want %v (error %v)", tc.spec, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+func TestBenchSummary(t *testing.T) {
+	dir := t.TempDir()
+	a, err := runBench(t, "gemm", "--size", "4", "--reps", "1", "--ref", "gonum", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := runBench(t, "softmax", "--size", "4", "--reps", "1", "--ref", "gonum", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"a.json": a, "b.json": "[" + b + "]", "bad.json": `{"case": "x"}`, "junk.json": "not json"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runBench(t, "summary", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| gemm | 4x4 @ 4x4 | f32 |", "| gonum | f32 |", "| softmax | 4x4 | f32 |", "skipped: case softmax has no gonum reference"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if rows := strings.Count(out, "\n"); rows != 2+2+2 {
+		t.Errorf("summary has %d lines, want 6 (header, rule, 2 gemm rows, softmax row and its skipped row):\n%s", rows, out)
+	}
+	for _, bad := range []string{"bad.json", "junk.json", "missing.json"} {
+		if _, err := runBench(t, "summary", filepath.Join(dir, bad)); err == nil {
+			t.Errorf("summary accepted %s", bad)
+		}
+	}
+	out, err = runBench(t, "summary", "--json", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []map[string]any
+	if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 2 {
+		t.Fatalf("summary --json: %d reports, %v\n%s", len(reps), err, out)
 	}
 }

@@ -16,10 +16,11 @@ Cases and what --size means (the same as `gotpu bench`):
              kernel, kernel], padding pad, no bias; forward ("torch") and
              backward to input and weight ("torch.backward")
 
-Dtypes: NumPy always computes in f32 (it has no bf16); PyTorch uses float32
-for f32 and bfloat16 tensors for bf16 and for medium (PyTorch 1.13 has no
-one-bf16-pass precision for f32 on the CPU; bf16 tensors are the nearest).
-Each result names the dtype it really used.
+Dtypes: NumPy always computes in f32 (it has no bf16). PyTorch uses float32
+tensors for f32, bfloat16 tensors for bf16, and for medium float32 tensors
+after torch.set_float32_matmul_precision("medium"), which is what a PyTorch
+user's medium call does (on the CPU PyTorch 1.13 ignores the hint and
+computes in full f32). Each result names the dtype it really used.
 
 Threads: torch.set_num_threads(--threads); the caller also sets
 OMP_NUM_THREADS / OPENBLAS_NUM_THREADS and OMP_WAIT_POLICY=PASSIVE before
@@ -158,8 +159,10 @@ def run_torch(a):
         raise Unavailable(f"torch is not installed for {sys.executable}: {e}")
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    dt = torch.float32 if a.dtype == "f32" else torch.bfloat16
-    dname = "f32" if a.dtype == "f32" else "bf16"
+    dt = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+    dname = "bf16" if a.dtype == "bf16" else "f32"
+    if a.dtype == "medium":
+        torch.set_float32_matmul_precision("medium")
 
     def randn(*shape):
         return torch.randn(*shape, dtype=torch.float32).to(dt)
