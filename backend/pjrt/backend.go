@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gotpu/gotpu/device"
@@ -37,8 +38,9 @@ type Backend struct {
 	execs map[string]*executable // eager executables by graph fingerprint
 	stats []device.MemStats      // counted per device
 
-	compiles int // eager compiles (cache misses), for tests and stats
-	launches int
+	compiles    int // eager compiles (cache misses), for tests and stats
+	launches    int
+	compileTime time.Duration
 }
 
 func newBackend(p *Plugin) *Backend {

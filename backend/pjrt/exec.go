@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/gotpu/gotpu/dtype"
@@ -152,24 +153,36 @@ func flatten(g *ir.Graph, v *ir.Value) (*ir.Value, error) {
 // cached returns the eager executable for g, compiling it on a miss.
 // Called with b.mu held.
 func (b *Backend) cached(g *ir.Graph, name string, params, outs []op.Meta) (*executable, error) {
-	key := g.Fingerprint()
+	// The fingerprint leaves out dynamic attribute values (seeds, learning
+	// rates), which XLA bakes into the executable: they join the key.
+	key := g.Fingerprint() + dynKeyOf(dynamicOf(g))
 	if x, ok := b.execs[key]; ok {
 		return x, nil
 	}
+	t0 := time.Now()
 	x, err := b.newExecutable(g, name, params, outs)
 	if err != nil {
 		return nil, err
 	}
+	b.compileTime += time.Since(t0)
 	b.execs[key] = x
 	b.compiles++
 	return x, nil
 }
 
-// CacheStats reports the eager executable cache: entries and compiles.
+// CacheStats reports the eager executable cache: entries, compiles (cache
+// misses) and launches so far.
 func (b *Backend) CacheStats() (entries, compiles, launches int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.execs), b.compiles, b.launches
+}
+
+// CompileTime returns the total time spent compiling eager executables.
+func (b *Backend) CompileTime() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.compileTime
 }
 
 // scatterHost writes the contiguous values src (elements of es bytes, in

@@ -126,6 +126,16 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 		args = append(args, pj)
 		params = append(params, op.Meta{Shape: []int{n}, DType: in.DType})
 	}
+	if l.Op.Name == "index_put" && ins[0] != nil && ins[1] != nil && ins[1].Meta.DType != ins[0].Meta.DType {
+		// The runtime passes a wrapped Go scalar as values in its own dtype
+		// (the shape rule allows that only for wrapped scalars, which a graph
+		// parameter cannot be); PyTorch casts it to the input's dtype.
+		v, err := convertTo(g, ins[1], ins[0].Meta.DType)
+		if err != nil {
+			return err
+		}
+		ins[1] = v
+	}
 	outMeta := make([]op.Meta, len(l.Out))
 	for i, o := range l.Out {
 		outMeta[i] = op.Meta{Shape: slices.Clone(o.Shape), DType: o.DType}
@@ -205,12 +215,9 @@ func (b *Backend) launchCopy(index int, l *device.Launch) error {
 		return fmt.Errorf("%s: copy_: %w", b.p.Name, err)
 	}
 	if src.DType != self.DType {
-		cd, _ := op.Lookup("convert")
-		na, err := cd.Normalize(op.Attrs{"dtype": self.DType})
-		if err != nil {
+		if v, err = convertTo(g, v, self.DType); err != nil {
 			return err
 		}
-		v = g.AddNode(cd, na, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(v.Meta.Shape), DType: self.DType}}).Out[0]
 	}
 	if len(v.Meta.Shape) == 0 || v.IsParam() {
 		// A parameter cannot be an output without a copy; a reshape makes
@@ -236,4 +243,17 @@ func (b *Backend) launchCopy(index int, l *device.Launch) error {
 		return fmt.Errorf("%s: copy_: %w", b.p.Name, err)
 	}
 	return nil
+}
+
+// convertTo appends a convert of v to dt.
+func convertTo(g *ir.Graph, v *ir.Value, dt dtype.DType) (*ir.Value, error) {
+	cd, ok := op.Lookup("convert")
+	if !ok {
+		return nil, fmt.Errorf("pjrt: op convert missing from the op table")
+	}
+	na, err := cd.Normalize(op.Attrs{"dtype": dt})
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: convert: %w", err)
+	}
+	return g.AddNode(cd, na, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(v.Meta.Shape), DType: dt}}).Out[0], nil
 }

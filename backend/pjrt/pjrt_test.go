@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gotpu/gotpu/backend/pjrt"
 	"github.com/gotpu/gotpu/device"
@@ -255,4 +256,23 @@ func TestXLACopyInPlace(t *testing.T) {
 			t.Fatalf("broadcast copy_: got %v", readF32(t, be, dst))
 		}
 	}
+}
+
+func TestXLACompileTime(t *testing.T) {
+	be := xla(t)
+	un := []string{"exp", "log", "tanh", "sqrt", "neg", "abs", "sin", "cos", "erf", "floor"}
+	t0 := be.CompileTime()
+	_, c0, _ := be.CacheStats()
+	for i, name := range un {
+		d, _ := op.Lookup(name)
+		x := operand(t, be, dtype.F32, []int{7, i + 3}, make([]byte, 4*7*(i+3)))
+		out, _ := be.Alloc(0, 4*7*(i+3))
+		o := device.Operand{Buf: out, DType: dtype.F32, Layout: op.Contiguous([]int{7, i + 3})}
+		na, _ := d.Normalize(nil)
+		if err := be.Launch(0, &device.Launch{Op: d, Attrs: na, In: []device.Operand{x}, Out: []device.Operand{o}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, c1, _ := be.CacheStats()
+	t.Logf("%d compiles, %v each", c1-c0, (be.CompileTime()-t0)/time.Duration(c1-c0))
 }
