@@ -1,6 +1,9 @@
 package cpu
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // The matrix-vector path (m == 1 or n == 1, the batch-1 decode shapes) on
 // the AVX2 kernels: memory-bound, so the matrix is read in place, once,
@@ -22,11 +25,14 @@ import "sync/atomic"
 // gemvKernelsF32 are the f32 matrix-vector kernels of a CPU level.
 type gemvKernelsF32 struct {
 	dot8, dot16 func(k int, a *float32, lda int, x, y *float32)
-	axpy        func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32)
+	axpy        func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 }
 
 // gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere.
 var gemvAsmF32 *gemvKernelsF32
+
+// gemvKB is the number of matrix rows the axpy form walks at a time.
+const gemvKB = 256
 
 // gemvHits counts the products the gemv kernels ran (tests check the path
 // is taken).
@@ -127,14 +133,19 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 		}
 		return &vec.src[vec.batchOff(b)+vec.row[0]+vec.k[0]]
 	}
-	// Work units: 16-row blocks (dot) or 64-column strips (axpy).
-	step := 64
-	if dot {
-		step = 16
+	// Work units: 16-row blocks taken dynamically (dot), or one column
+	// range per thread (axpy), walked gemvKB rows at a time so that its
+	// pages stay in the TLB while every strip of the range passes them.
+	step, chunk := 16, 0
+	if !dot {
+		step = max(64, roundUp(ceilDiv(rows, nw), 64))
 	}
 	per := ceilDiv(rows, step)
 	total := g.nb * per
-	chunk := max(1, total/(nw*4))
+	chunk = max(1, total/(nw*4))
+	if !dot {
+		chunk = 1
+	}
 	var next atomic.Int64
 	gemmParallel(nw, nil, func(tid, _ int) {
 		pad := all[xsz+tid*(psz+16) : xsz+tid*(psz+16)+psz]
@@ -154,11 +165,17 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 				}
 				out := g.dst[b*g.dstBatch:]
 				if !dot {
-					var bp *float32
-					if k > 0 {
-						bp = &mat.src[base+r0]
+					if k == 0 {
+						clear(out[r0 : r0+n])
+						continue
 					}
-					kr.axpy(k, x, bp, ks, &out[r0], n, &gemvMask[8-n%8])
+					for kb := 0; kb < k; kb += gemvKB {
+						load := 0
+						if kb > 0 {
+							load = 1
+						}
+						kr.axpy(min(gemvKB, k-kb), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*kb)), &mat.src[base+kb*ks+r0], ks, &out[r0], n, &gemvMask[8-n%8], load)
+					}
 					continue
 				}
 				switch {

@@ -15,13 +15,14 @@ func gemvDotF32x8(k int, a *float32, lda int, x, y *float32)
 //go:noescape
 func gemvDotF32x16(k int, a *float32, lda int, x, y *float32)
 
-// gemvAxpyF32 sets y[j] (j < n) to the FMA chain over p < k, in order from
-// zero, of x[p]*b[p*ldb+j]: a strip of columns at a time, each lane one
-// column. mask points at eight int32 lanes, -1 for the first n%8 and 0 for
-// the rest, for the last partial strip.
+// gemvAxpyF32 continues (load 1) or starts from zero (load 0) y[j] (j < n)
+// with the FMA chain over p < k, in order, of x[p]*b[p*ldb+j]: a strip of
+// columns at a time, each lane one column. mask points at eight int32
+// lanes, -1 for the first n%8 and 0 for the rest, for the last partial
+// strip.
 //
 //go:noescape
-func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32)
+func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 
 func init() {
 	gemvAsmF32 = &gemvKernelsF32{dot8: gemvDotF32x8, dot16: gemvDotF32x16, axpy: gemvAxpyF32}

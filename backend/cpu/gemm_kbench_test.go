@@ -8,6 +8,7 @@ import (
 	"sort"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -86,4 +87,68 @@ func threadCPU() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// wallBest times each fn in interleaved rounds (wall clock) and returns
+// per fn the best and median seconds.
+func wallBest(rounds int, fns []func()) (best, med []float64) {
+	ts := make([][]float64, len(fns))
+	for _, fn := range fns {
+		fn()
+	}
+	for r := 0; r < rounds; r++ {
+		for i, fn := range fns {
+			t0 := time.Now()
+			fn()
+			ts[i] = append(ts[i], time.Since(t0).Seconds())
+		}
+	}
+	for i := range ts {
+		sort.Float64s(ts[i])
+		best = append(best, ts[i][0])
+		med = append(med, ts[i][len(ts[i])/2])
+	}
+	return best, med
+}
+
+// TestGEMVBandwidth prints the decode-shaped matrix-vector products' GB/s
+// (best and median of interleaved rounds) next to a copy of the same bytes
+// over the same workers. GEMM_SWEEP=1 enables it.
+func TestGEMVBandwidth(t *testing.T) {
+	if os.Getenv("GEMM_SWEEP") == "" {
+		t.Skip("GEMM_SWEEP not set")
+	}
+	for _, sh := range [][2]int{{768, 3072}, {3072, 768}} {
+		in, out := sh[0], sh[1]
+		r := rand.New(rand.NewPCG(1, 1))
+		x := makeOperand(r, "rowmajor", 1, in, genF32)
+		w := makeOperand(r, "rowmajor", in, out, genF32)
+		wt := makeOperand(r, "transposed", in, out, genF32)
+		dst := make([]float32, in*out)
+		nw := runtime.GOMAXPROCS(0)
+		fns := []func(){
+			func() { matmul(dtype.F32, op.PrecisionHighest, x, w) },
+			func() { matmul(dtype.F32, op.PrecisionHighest, x, wt) },
+			func() {
+				gemmParallel(nw, nil, func(tid, nw int) {
+					lo, hi := len(dst)*tid/nw, len(dst)*(tid+1)/nw
+					copy(dst[lo:hi], w.data[lo:hi])
+				})
+			},
+		}
+		reps := 20
+		wrap := make([]func(), len(fns))
+		for i, fn := range fns {
+			wrap[i] = func() {
+				for j := 0; j < reps; j++ {
+					fn()
+				}
+			}
+		}
+		best, med := wallBest(15, wrap)
+		gb := float64(in*out*4*reps) / 1e9
+		for i, name := range []string{"x·W (axpy form)", "x·Wᵀ (dot form)", "copy"} {
+			fmt.Printf("%dx%d %-16s best %.1f GB/s median %.1f GB/s\n", in, out, name, gb/best[i], gb/med[i])
+		}
+	}
 }

@@ -703,3 +703,48 @@ func TestGEMVBatchedThreads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGEMV reports the matrix-vector products of a batch-1 decode
+// step (x·W and x·Wᵀ for 768x3072 and 3072x768 weights) in GB/s of the
+// weight read, next to a plain copy of the same bytes split over the same
+// workers (GB/s of bytes copied): the memory-bound ceiling.
+func BenchmarkGEMV(b *testing.B) {
+	shapes := [][2]int{{768, 3072}, {3072, 768}}
+	for _, sh := range shapes {
+		in, out := sh[0], sh[1]
+		r := rand.New(rand.NewPCG(1, 1))
+		x := makeOperand(r, "rowmajor", 1, in, genF32)
+		w := makeOperand(r, "rowmajor", in, out, genF32)    // x·W: [in, out]
+		wt := makeOperand(r, "transposed", in, out, genF32) // x·Wᵀ: W stored [out, in]
+		bytes := float64(in * out * 4)
+		for _, tc := range []struct {
+			name string
+			w    operand[float32]
+		}{{"xW", w}, {"xWt", wt}} {
+			for _, level := range levels() {
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", tc.name, in, out, level), func(b *testing.B) {
+					withLevel(level, func() {
+						for i := 0; i < b.N; i++ {
+							if _, err := matmul(dtype.F32, op.PrecisionHighest, x, tc.w); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+					b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
+			}
+		}
+		b.Run(fmt.Sprintf("copy/%dx%d", in, out), func(b *testing.B) {
+			dst := make([]float32, in*out)
+			src := w.data
+			nw := runtime.GOMAXPROCS(0)
+			for i := 0; i < b.N; i++ {
+				gemmParallel(nw, nil, func(tid, nw int) {
+					lo, hi := len(src)*tid/nw, len(src)*(tid+1)/nw
+					copy(dst[lo:hi], src[lo:hi])
+				})
+			}
+			b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
