@@ -1,0 +1,422 @@
+package cpu
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Fused elementwise groups: a DAG of f32 elementwise ops evaluated block by
+// block over its output shape with the slice kernels of vec.go. Registers
+// are blocks of float32: an input register is a direct slice of its
+// operand when the operand is contiguous over the group's shape, otherwise
+// it is gathered (broadcast dimensions have stride 0); a computed register
+// is scratch, or the output slice itself when it is a group output.
+
+// fop is a fused instruction's operation.
+type fop uint8
+
+// Fused operations. Binary "S" forms take the scalar imm as their right
+// operand; "R" forms as their left one.
+const (
+	fNeg fop = iota + 1
+	fExp
+	fLog
+	fTanh
+	fErf
+	fSigmoid
+	fRelu
+	fGelu
+	fGeluTanh
+	fSilu
+	fSqrt
+	fRsqrt
+	fAbs
+	fAdd
+	fSub
+	fMul
+	fDiv
+	fMax
+	fMin
+	fAddS
+	fSubS
+	fSubR
+	fMulS
+	fDivS
+	fDivR
+	fMaxS
+	fMinS
+	fFill
+	fNumOps
+)
+
+// fbinary reports whether o reads two registers.
+func (o fop) binary() bool { return o >= fAdd && o <= fMin }
+
+// funary reports whether o reads one register (the S/R forms included).
+func (o fop) unary() bool { return (o >= fNeg && o <= fAbs) || (o >= fAddS && o <= fMinS) }
+
+// finstr is one instruction: dst = op(a, b) or op(a, imm).
+type finstr struct {
+	op   fop
+	dst  int
+	a, b int
+	imm  float32
+}
+
+// reduce kinds of a fused reduction.
+const (
+	redNone uint8 = iota
+	redSum
+	redMax
+)
+
+// fgroup is a fused elementwise group, with an optional trailing row
+// reduction or leading GEMM.
+type fgroup struct {
+	shape []int // the shape iterated
+	numel int
+	block int // elements per block (whole rows when reducing)
+	// inputs are value ids loaded into registers 0..len(inputs)-1.
+	inputs []int
+	code   []finstr
+	nregs  int
+	// outs are (register, value id) pairs written to memory.
+	outs []fout
+	// red reduces register redReg over rows of redRow elements into value
+	// redOut (redNone: no reduction).
+	red    uint8
+	redReg int
+	redRow int
+	redOut int
+	// gemm, when >= 0, is the graph node index of a dot_general whose
+	// output is the register gemmReg (an input register): the group runs as
+	// the GEMM's per-tile epilogue, writing its single output in place.
+	gemm    int
+	gemmReg int
+}
+
+type fout struct{ reg, val int }
+
+// loadKind says how an input register is filled for a block.
+const (
+	ldDirect = iota // contiguous over the group shape: a slice
+	ldScalar        // one element broadcast: a fill
+	ldGather        // any other layout
+)
+
+// fin is a resolved group input for one run.
+type fin struct {
+	kind    int
+	src     []float32 // the whole buffer
+	off     int
+	shape   []int
+	strides []int
+}
+
+// fexec is a group bound to one run's memory.
+type fexec struct {
+	g    *fgroup
+	in   []fin
+	outs [][]float32 // per g.outs: the whole output buffer (contiguous)
+	red  []float32   // reduction output
+}
+
+// scratch holds one thread's registers.
+type fscratch struct{ regs []float32 }
+
+var fscratchPool sync.Pool
+
+func getFScratch(n int) *fscratch {
+	if s, ok := fscratchPool.Get().(*fscratch); ok && cap(s.regs) >= n {
+		s.regs = s.regs[:n]
+		return s
+	}
+	return &fscratch{regs: make([]float32, n)}
+}
+
+// evalRange evaluates the group's instructions on flat elements [lo, hi)
+// (hi-lo <= block), leaving register slices in regs.
+func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
+	g := e.g
+	n := hi - lo
+	for r := range regs {
+		regs[r] = sc.regs[r*g.block : r*g.block+n]
+	}
+	for i, in := range e.in {
+		switch in.kind {
+		case ldDirect:
+			regs[i] = in.src[in.off+lo : in.off+hi]
+		case ldScalar:
+			v := in.src[in.off]
+			d := regs[i]
+			for k := range d {
+				d[k] = v
+			}
+		default:
+			gatherF32(regs[i], in.src, in.off, in.shape, in.strides, lo)
+		}
+	}
+	for k, o := range g.outs {
+		if e.outs[k] != nil {
+			regs[o.reg] = e.outs[k][lo:hi]
+		}
+	}
+	for _, ins := range g.code {
+		runInstr(ins, regs)
+	}
+}
+
+// runInstr executes one instruction on register slices.
+func runInstr(ins finstr, regs [][]float32) {
+	d := regs[ins.dst]
+	var a, b []float32
+	if ins.op != fFill {
+		a = regs[ins.a]
+	}
+	if ins.op.binary() {
+		b = regs[ins.b]
+	}
+	s := ins.imm
+	switch ins.op {
+	case fNeg:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = -a[i]
+		}
+	case fExp:
+		vecExpF32(d, a)
+	case fLog:
+		vecLogF32(d, a)
+	case fTanh:
+		vecTanhF32(d, a)
+	case fErf:
+		vecErfF32(d, a)
+	case fSigmoid:
+		vecSigmoidF32(d, a)
+	case fRelu:
+		vecReluF32(d, a)
+	case fGelu:
+		vecGeluF32(d, a)
+	case fGeluTanh:
+		vecGeluTanhF32(d, a)
+	case fSilu:
+		vecSiluF32(d, a)
+	case fSqrt:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = float32(math.Sqrt(float64(a[i])))
+		}
+	case fRsqrt:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = float32(1 / math.Sqrt(float64(a[i])))
+		}
+	case fAbs:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = float32(math.Abs(float64(a[i])))
+		}
+	case fAdd:
+		vecAddF32(d, a, b)
+	case fSub:
+		vecSubF32(d, a, b)
+	case fMul:
+		vecMulF32(d, a, b)
+	case fDiv:
+		vecDivF32(d, a, b)
+	case fMax:
+		vecMaximumF32(d, a, b)
+	case fMin:
+		a, b = a[:len(d)], b[:len(d)]
+		for i := range d {
+			d[i] = minF32(a[i], b[i])
+		}
+	case fAddS:
+		vecAddScalarF32(d, a, s)
+	case fSubS:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = a[i] - s
+		}
+	case fSubR:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = s - a[i]
+		}
+	case fMulS:
+		vecMulScalarF32(d, a, s)
+	case fDivS:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = a[i] / s
+		}
+	case fDivR:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = s / a[i]
+		}
+	case fMaxS:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = maxF32(a[i], s)
+		}
+	case fMinS:
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = minF32(a[i], s)
+		}
+	case fFill:
+		for i := range d {
+			d[i] = s
+		}
+	}
+}
+
+// maxF32 and minF32 are torch.maximum/minimum on f32 (as maxNaN/minNaN).
+func maxF32(a, b float32) float32 {
+	if a != a || b != b {
+		return float32(math.NaN())
+	}
+	if a < b {
+		return b
+	}
+	return a
+}
+
+func minF32(a, b float32) float32 {
+	if a != a || b != b {
+		return float32(math.NaN())
+	}
+	if b < a {
+		return b
+	}
+	return a
+}
+
+// gatherF32 fills dst with the elements lo, lo+1, ... (row-major over
+// shape) of the strided view (src, off, strides).
+func gatherF32(dst, src []float32, off int, shape, strides []int, lo int) {
+	r := len(shape)
+	if r == 0 {
+		v := src[off]
+		for i := range dst {
+			dst[i] = v
+		}
+		return
+	}
+	var idxBuf [16]int
+	idx := idxBuf[:0]
+	if r > len(idxBuf) {
+		idx = make([]int, r)
+	} else {
+		idx = idxBuf[:r]
+	}
+	rem := lo
+	p := off
+	for d := r - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = rem % shape[d]
+			rem /= shape[d]
+		}
+		p += idx[d] * strides[d]
+	}
+	inner, st := shape[r-1], strides[r-1]
+	for k := 0; k < len(dst); {
+		run := min(inner-idx[r-1], len(dst)-k)
+		seg := dst[k : k+run]
+		switch st {
+		case 1:
+			copy(seg, src[p:p+run])
+		case 0:
+			v := src[p]
+			for i := range seg {
+				seg[i] = v
+			}
+		default:
+			q := p
+			for i := range seg {
+				seg[i] = src[q]
+				q += st
+			}
+		}
+		k += run
+		// Advance the multi-index by run elements (the inner run ends at
+		// the row's end unless the block ends first).
+		p += (run) * st
+		idx[r-1] += run
+		for d := r - 1; d > 0 && idx[d] == shape[d]; d-- {
+			p -= shape[d] * strides[d]
+			idx[d] = 0
+			idx[d-1]++
+			p += strides[d-1]
+		}
+	}
+}
+
+// runGroup evaluates a group (without GEMM) over its whole shape on up to
+// threads goroutines.
+func (e *fexec) runGroup(threads int) {
+	g := e.g
+	if g.numel == 0 {
+		return
+	}
+	nblocks := (g.numel + g.block - 1) / g.block
+	work := func(next *atomic.Int64) {
+		sc := getFScratch(g.nregs * g.block)
+		defer fscratchPool.Put(sc)
+		regs := make([][]float32, g.nregs)
+		for {
+			bi := int(next.Add(1) - 1)
+			if bi >= nblocks {
+				return
+			}
+			lo := bi * g.block
+			hi := min(lo+g.block, g.numel)
+			e.evalRange(lo, hi, sc, regs)
+			if g.red != redNone {
+				e.reduceRows(lo, hi, regs[g.redReg])
+			}
+		}
+	}
+	var next atomic.Int64
+	nw := min(threads, nblocks)
+	if g.numel*max(len(g.code), 1) < ParallelThreshold {
+		nw = 1
+	}
+	if nw <= 1 {
+		work(&next)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < nw; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(&next)
+		}()
+	}
+	wg.Wait()
+}
+
+// reduceRows reduces the whole rows in [lo, hi) of register r.
+func (e *fexec) reduceRows(lo, hi int, r []float32) {
+	g := e.g
+	for row := lo / g.redRow; row*g.redRow < hi; row++ {
+		s := r[row*g.redRow-lo : (row+1)*g.redRow-lo]
+		if g.red == redSum {
+			e.red[row] = vecSumF32(s)
+		} else {
+			e.red[row] = vecMaxF32(s)
+		}
+	}
+}
+
+// threadsFor returns the parallelism of a program (0: GOMAXPROCS).
+func threadsFor(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
