@@ -89,14 +89,14 @@ type pbuf struct {
 
 // pstep is one step of a plan.
 type pstep struct {
-	kind   uint8
-	node   int // graph node (stConst, stKernel); -1 otherwise
-	dyn    int // dynamic-attribute source index (plan.dyn) for this step's node, or -1
-	in     []int
-	inL    []op.Layout // kernel: the launch layout of each input
-	out    []int
-	nOut   int // kernel: outputs the kernel writes (the rest are in-place inputs)
-	grp    *fgroup
+	kind uint8
+	node int // graph node (stConst, stKernel); -1 otherwise
+	dyn  int // dynamic-attribute source index (plan.dyn) for this step's node, or -1
+	in   []int
+	inL  []op.Layout // kernel: the launch layout of each input
+	out  []int
+	nOut int // kernel: outputs the kernel writes (the rest are in-place inputs)
+	grp  *fgroup
 }
 
 // plan is a compiled program.

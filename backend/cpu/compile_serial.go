@@ -431,7 +431,9 @@ func (p *plan) validate() error {
 			return fmt.Errorf("value %d: %w", i, err)
 		}
 	}
-	stored := func(id int) bool { return id >= 0 && id < len(p.vals) && (p.vals[id].buf >= 0 || p.vals[id].param >= 0) }
+	stored := func(id int) bool {
+		return id >= 0 && id < len(p.vals) && (p.vals[id].buf >= 0 || p.vals[id].param >= 0)
+	}
 	owned := func(id int) bool {
 		return id >= 0 && id < len(p.vals) && p.vals[id].buf >= 0 && isContig(p.vals[id].layout)
 	}

@@ -207,7 +207,7 @@ func (r *gradRecorder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
 	r.calls = append(r.calls, gradCall{d: d, a: na, in: in, out: out})
 	return out
 }
-func (r *gradRecorder) Meta(v op.Value) op.Meta            { return r.t.Meta(v) }
+func (r *gradRecorder) Meta(v op.Value) op.Meta              { return r.t.Meta(v) }
 func (r *gradRecorder) Scalar(v any, like op.Value) op.Value { return r.t.Scalar(v, like) }
 
 // withGrad returns fn extended with the gradients of sum(fn's first
