@@ -66,7 +66,8 @@ package main
 //	reps      int      timed repetitions per implementation (after warmup untimed runs)
 //	warmup    int
 //	results   [{impl, dtype, median_s, min_s, gflops?, gbps?, times_s}]
-//	ratios    {"gotpu/<impl>": float}
+//	ratios    {"gotpu/<impl>": float}   at the median times
+//	ratios_min {"gotpu/<impl>": float}  at each implementation's minimum time
 //	skipped   [{impl, reason}]   requested references that could not run
 //	notes     [string]
 //	versions  {string: any}      gotpu, go, cpu_kernel_level, and the references' versions
@@ -197,18 +198,20 @@ func (r *benchRun) Version(key string, v any) {
 
 // benchReport is the --json output (keys documented above).
 type benchReport struct {
-	Case     string             `json:"case"`
-	Size     int                `json:"size"`
-	Shape    string             `json:"shape"`
-	DType    string             `json:"dtype"`
-	Threads  int                `json:"threads"`
-	Reps     int                `json:"reps"`
-	Warmup   int                `json:"warmup"`
-	Results  []benchResult      `json:"results"`
-	Ratios   map[string]float64 `json:"ratios"`
-	Skipped  []benchSkipped     `json:"skipped"`
-	Notes    []string           `json:"notes"`
-	Versions map[string]any     `json:"versions"`
+	Case    string             `json:"case"`
+	Size    int                `json:"size"`
+	Shape   string             `json:"shape"`
+	DType   string             `json:"dtype"`
+	Threads int                `json:"threads"`
+	Reps    int                `json:"reps"`
+	Warmup  int                `json:"warmup"`
+	Results []benchResult      `json:"results"`
+	Ratios  map[string]float64 `json:"ratios"`
+	// RatiosMin are the same ratios at each implementation's minimum time.
+	RatiosMin map[string]float64 `json:"ratios_min"`
+	Skipped   []benchSkipped     `json:"skipped"`
+	Notes     []string           `json:"notes"`
+	Versions  map[string]any     `json:"versions"`
 }
 
 // benchCases is the registry, by name.
@@ -323,23 +326,26 @@ func writeBenchSummary(w io.Writer, reps []*benchReport) error {
 		}
 		return fmt.Sprintf("%.1f", v)
 	}
-	fmt.Fprintln(w, "| case | shape | dtype | threads | impl | impl dtype | median ms | min ms | GFLOP/s | GB/s | gotpu/impl |")
-	fmt.Fprintln(w, "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| case | shape | dtype | threads | impl | impl dtype | median ms | min ms | GFLOP/s | GB/s | gotpu/impl | at min |")
+	fmt.Fprintln(w, "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, rep := range reps {
 		for _, r := range rep.Results {
-			ratio := ""
+			ratio, ratioMin := "", ""
 			for k, v := range rep.Ratios {
 				if _, ref, _ := strings.Cut(k, "/"); ref == r.Impl {
 					ratio = fmt.Sprintf("%.2f", v)
+					if m, ok := rep.RatiosMin[k]; ok {
+						ratioMin = fmt.Sprintf("%.2f", m)
+					}
 				}
 			}
-			if _, err := fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %.3f | %.3f | %s | %s | %s |\n", rep.Case, rep.Shape, rep.DType,
-				rep.Threads, r.Impl, r.DType, r.MedianS*1e3, r.MinS*1e3, num(r.GFLOPS), num(r.GBPS), ratio); err != nil {
+			if _, err := fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %.3f | %.3f | %s | %s | %s | %s |\n", rep.Case, rep.Shape, rep.DType,
+				rep.Threads, r.Impl, r.DType, r.MedianS*1e3, r.MinS*1e3, num(r.GFLOPS), num(r.GBPS), ratio, ratioMin); err != nil {
 				return err
 			}
 		}
 		for _, s := range rep.Skipped {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | skipped: %s | | | | | |\n", rep.Case, rep.Shape, rep.DType, rep.Threads, s.Impl,
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | skipped: %s | | | | | | |\n", rep.Case, rep.Shape, rep.DType, rep.Threads, s.Impl,
 				strings.ReplaceAll(s.Reason, "|", "/"))
 		}
 	}
@@ -450,7 +456,7 @@ func registerBenchCase(c benchCase) {
 	fs.StringVar(&f.ref, "ref", "all", "references, comma-separated: "+strings.Join(append(refs, "all"), "|"))
 	fs.StringVar(&f.python, "python", kernels.DefaultPython, "Python interpreter for the numpy/torch references")
 	fs.StringVar(&f.script, "ref-script", "", "path of tools/benchref/ref.py (default: found above the working directory, or $GOTPU_BENCHREF)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (keys in `gotpu bench --help` source: case, size, shape, dtype, threads, reps, warmup, results, ratios, skipped, notes, versions)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (keys in `gotpu bench --help` source: case, size, shape, dtype, threads, reps, warmup, results, ratios, ratios_min, skipped, notes, versions)")
 	if c.Flags != nil {
 		c.Flags(fs)
 	}
@@ -530,16 +536,20 @@ func runBenchCase(ctx context.Context, c *benchCase, f benchFlags) (*benchReport
 	if f.reps < 5 {
 		run.Note("fewer than 5 repetitions: the medians are not reliable")
 	}
+	med, min := benchRatios(run.Results)
 	return &benchReport{Case: c.Name, Size: f.size, Shape: run.Shape, DType: f.dtype, Threads: threads,
-		Reps: f.reps, Warmup: f.warmup, Results: nonNil(run.Results), Ratios: benchRatios(run.Results),
+		Reps: f.reps, Warmup: f.warmup, Results: nonNil(run.Results), Ratios: med, RatiosMin: min,
 		Skipped: nonNil(run.Skipped), Notes: nonNil(run.Notes), Versions: run.Versions}, nil
 }
 
 // benchRatios pairs every non-gotpu result with gotpu's result of the same
 // variant (the ".suffix" of the impl name; go-memmove pairs with plain
-// gotpu) and returns gotpu's throughput over the reference's.
-func benchRatios(results []benchResult) map[string]float64 {
-	out := map[string]float64{}
+// gotpu) and returns gotpu's throughput over the reference's, at the median
+// times (med) and at the minimum times (min: the least disturbed run of each,
+// steadier than the median on a loaded machine).
+func benchRatios(results []benchResult) (med, min map[string]float64) {
+	med, min = map[string]float64{}, map[string]float64{}
+	ok := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 	variant := func(impl string) (base, v string) {
 		base, v, _ = strings.Cut(impl, ".")
 		return base, v
@@ -567,11 +577,17 @@ func benchRatios(results []benchResult) map[string]float64 {
 		case g.MedianS > 0:
 			ratio = r.MedianS / g.MedianS
 		}
-		if ratio > 0 && !math.IsInf(ratio, 0) && !math.IsNaN(ratio) {
-			out[gname+"/"+r.Impl] = ratio
+		if !ok(ratio) {
+			continue
+		}
+		key := gname + "/" + r.Impl
+		med[key] = ratio
+		// Throughput at the minimum is the median's scaled by median/min.
+		if m := ratio * (g.MedianS / g.MinS) / (r.MedianS / r.MinS); ok(m) {
+			min[key] = m
 		}
 	}
-	return out
+	return med, min
 }
 
 func writeBenchTable(w io.Writer, rep *benchReport) error {
@@ -597,9 +613,9 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		fmt.Fprintln(w, "ratios (gotpu throughput / reference; above 1: gotpu faster):")
+		fmt.Fprintln(w, "ratios (gotpu throughput / reference; above 1: gotpu faster):  at median   at min")
 		for _, k := range keys {
-			fmt.Fprintf(w, "  %-32s %.3f\n", k, rep.Ratios[k])
+			fmt.Fprintf(w, "  %-32s %9.3f %8.3f\n", k, rep.Ratios[k], rep.RatiosMin[k])
 		}
 	}
 	for _, s := range rep.Skipped {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -60,7 +61,7 @@ func resultImpls(rep map[string]any) []string {
 
 func TestBenchJSONShape(t *testing.T) {
 	rep := benchJSON(t, "gemm", "--size", "8", "--reps", "3", "--warmup", "0", "--ref", "none", "--threads", "1")
-	for _, k := range []string{"case", "size", "shape", "dtype", "threads", "reps", "warmup", "results", "ratios", "skipped", "notes", "versions"} {
+	for _, k := range []string{"case", "size", "shape", "dtype", "threads", "reps", "warmup", "results", "ratios", "ratios_min", "skipped", "notes", "versions"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("report lacks key %q", k)
 		}
@@ -276,7 +277,7 @@ func TestRegisterBenchCase(t *testing.T) {
 
 func TestBenchRatios(t *testing.T) {
 	res := func(impl string, med, gf, gb float64) benchResult {
-		return benchResult{Impl: impl, MedianS: med, GFLOPS: gf, GBPS: gb}
+		return benchResult{Impl: impl, MedianS: med, MinS: med, GFLOPS: gf, GBPS: gb}
 	}
 	for _, tc := range []struct {
 		name string
@@ -291,7 +292,10 @@ func TestBenchRatios(t *testing.T) {
 		{"no gotpu of that variant", []benchResult{res("gotpu", 1, 4, 0), res("torch.backward", 1, 1, 0)}, map[string]float64{}},
 		{"only gotpu", []benchResult{res("gotpu", 1, 4, 0)}, map[string]float64{}},
 	} {
-		got := benchRatios(tc.in)
+		got, gotMin := benchRatios(tc.in)
+		if !maps.Equal(got, gotMin) {
+			t.Errorf("%s: min ratios %v differ from the median's %v with min = median", tc.name, gotMin, got)
+		}
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 			continue
@@ -300,6 +304,22 @@ func TestBenchRatios(t *testing.T) {
 			if got[k] != v {
 				t.Errorf("%s: %s = %v, want %v", tc.name, k, got[k], v)
 			}
+		}
+	}
+}
+
+func TestBenchRatiosAtMin(t *testing.T) {
+	// gotpu: 4 GFLOP at median 2 s (2 GFLOP/s), min 1 s; numpy: median 1 s
+	// (4 GFLOP/s), min 0.5 s. At the median gotpu is 0.5×, at the min also
+	// 0.5× (4/8); with numpy's min at 1 s it is 1×.
+	g := benchResult{Impl: "gotpu", MedianS: 2, MinS: 1, GFLOPS: 2}
+	for _, tc := range []struct {
+		nmin, want float64
+	}{{0.5, 0.5}, {1, 1}} {
+		n := benchResult{Impl: "numpy", MedianS: 1, MinS: tc.nmin, GFLOPS: 4}
+		med, min := benchRatios([]benchResult{g, n})
+		if med["gotpu/numpy"] != 0.5 || min["gotpu/numpy"] != tc.want {
+			t.Errorf("numpy min %v: ratios %v / %v, want 0.5 / %v", tc.nmin, med, min, tc.want)
 		}
 	}
 }
