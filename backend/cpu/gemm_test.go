@@ -748,3 +748,83 @@ func BenchmarkGEMV(b *testing.B) {
 		})
 	}
 }
+
+// TestGEMMPrecisionBounds checks the bf16 precisions at larger K against
+// their definitions through float64 references: medium (inputs rounded to
+// bf16, exact products, f32 sums) within the f32 summation bound
+// k·2⁻²⁴·Σ|products| of the exact sum of the bf16 products; high within
+// that bound for three passes plus the split's own error (2⁻¹⁵·Σ|x·y|) of
+// the exact f32 product; and NaN/Inf inputs stay non-finite.
+func TestGEMMPrecisionBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, tc := range []struct {
+		m, n, k int
+		la, lb  string
+	}{
+		{9, 23, 1000, "rowmajor", "rowmajor"},
+		{31, 17, 4099, "transposed", "rowmajor"},
+		{65, 33, 777, "strided", "transposed"},
+		{1, 70, 2000, "rowmajor", "transposed"},
+		{70, 1, 2000, "rowmajor", "rowmajor"},
+	} {
+		a := makeOperand(r, tc.la, tc.m, tc.k, genF32)
+		b := makeOperand(r, tc.lb, tc.k, tc.n, genF32)
+		for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
+			for _, level := range levels() {
+				var got []float32
+				var err error
+				withLevel(level, func() { got, err = matmul(dtype.F32, prec, a, b) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < tc.m; i++ {
+					for j := 0; j < tc.n; j++ {
+						var ref, mag float64
+						for p := 0; p < tc.k; p++ {
+							x, y := a.at(i, p), b.at(p, j)
+							if prec == op.PrecisionMedium {
+								x, y = dtype.RoundBF16(x), dtype.RoundBF16(y)
+							}
+							ref += float64(x) * float64(y)
+							mag += math.Abs(float64(x) * float64(y))
+						}
+						tol := 1.01 * float64(tc.k) * 0x1p-24 * mag
+						if prec == op.PrecisionHigh {
+							tol = 3*tol + 0x1p-15*mag
+						}
+						if g := float64(got[i*tc.n+j]); math.Abs(g-ref) > tol {
+							t.Fatalf("%s %s m=%d n=%d k=%d [%d,%d] = %v, reference %v (tol %g)", prec, level, tc.m, tc.n, tc.k, i, j, g, ref, tol)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Non-finite inputs: a NaN row and an Inf column stay non-finite.
+	m, n, k := 8, 20, 50
+	a := makeOperand(r, "rowmajor", m, k, genF32)
+	b := makeOperand(r, "rowmajor", k, n, genF32)
+	a.data[3*k+7] = float32(math.NaN())
+	for p := 0; p < k; p++ {
+		b.data[p*n+5] = 1
+	}
+	b.data[11*n+5] = float32(math.Inf(1))
+	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
+		for _, level := range levels() {
+			var got []float32
+			withLevel(level, func() { got, _ = matmul(dtype.F32, prec, a, b) })
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					g := float64(got[i*n+j])
+					wantNaN := i == 3 || (prec == op.PrecisionHigh && j == 5) // high: Inf - RoundBF16(Inf) is NaN
+					if wantNaN != math.IsNaN(g) {
+						t.Fatalf("%s %s [%d,%d] = %v, want NaN %v", prec, level, i, j, g, wantNaN)
+					}
+					if !wantNaN && j == 5 && !math.IsInf(g, 0) {
+						t.Fatalf("%s %s [%d,%d] = %v, want ±Inf", prec, level, i, j, g)
+					}
+				}
+			}
+		}
+	}
+}

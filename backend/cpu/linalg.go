@@ -53,6 +53,25 @@ type gemmSide[S any, T gemmNum] struct {
 	// plain marks a single pass whose converter is the plain numeric
 	// conversion, which packing then inlines.
 	plain bool
+	// round, when not nil (f32 values at the bf16 precisions), says per
+	// pass which part of the bf16 split conv takes (roundHi or roundLo):
+	// packing then converts plainly and rounds the packed panels in place,
+	// without a call per element. conv stays the definition.
+	round []int8
+}
+
+// Parts of the bf16 split of an f32 value (gemmSide.round).
+const (
+	roundHi int8 = 1 // RoundBF16(x)
+	roundLo int8 = 2 // RoundBF16(x - RoundBF16(x))
+)
+
+// bf16Rounds is bf16Passes as gemmSide.round values.
+func bf16Rounds(prec string) [2][]int8 {
+	if prec == op.PrecisionHigh {
+		return [2][]int8{{roundHi, roundHi, roundLo}, {roundHi, roundLo, roundHi}}
+	}
+	return [2][]int8{{roundHi}, {roundHi}}
 }
 
 func (s *gemmSide[S, T]) batchOff(b int) int {
@@ -93,6 +112,14 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 // dst as panels of w rows, each panel laid out p-major (w values per p),
 // zero-padding the last panel.
 func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) {
+	if s.round != nil {
+		src, ok1 := any(s.src).([]float32)
+		d, ok2 := any(dst).([]float32)
+		if ok1 && ok2 {
+			packRounded(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k, s.round, p0, kc, w)
+			return
+		}
+	}
 	if s.plain {
 		switch src := any(s.src).(type) {
 		case []float32:
@@ -139,24 +166,40 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 // rather than panel by panel down strided columns: that would touch a new
 // cache line and page per element and defeat the hardware prefetcher.
 func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w int) {
-	kc := len(k)
+	packPlainAt(dst, src, base, row, k, w, len(k), 0)
+}
+
+// packPlainAt is packPlain into panels of kc k steps (kc >= p0+len(k)),
+// filling their steps [p0, p0+len(k)).
+func packPlainAt[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w, kc, p0 int) {
+	nk := len(k)
+	if nk == 0 {
+		return
+	}
+	// pad zeroes the missing rows of a last partial panel (steps p0.. only).
+	pad := func(panel []T, have int) {
+		for p := p0; p < p0+nk; p++ {
+			clear(panel[p*w+have : p*w+w])
+		}
+	}
 	if adjacent(row) {
 		nr := len(row)
 		full := nr / w * w
 		if full < nr {
-			clear(dst[full*kc : (full+w)*kc])
+			pad(dst[full*kc:(full+w)*kc], nr-full)
 		}
 		o := base + row[0]
 		for p, ko := range k {
 			in := src[o+ko : o+ko+nr]
+			po := (p0 + p) * w
 			for q := 0; q < full; q += w {
-				out := dst[q*kc+p*w : q*kc+p*w+w]
+				out := dst[q*kc+po : q*kc+po+w]
 				for r := range out {
 					out[r] = T(in[q+r])
 				}
 			}
 			if full < nr {
-				out := dst[full*kc+p*w : full*kc+p*w+nr-full]
+				out := dst[full*kc+po : full*kc+po+nr-full]
 				for r := range out {
 					out[r] = T(in[full+r])
 				}
@@ -172,20 +215,21 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 			panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 			rs := row[pr:min(pr+w, len(row))]
 			if len(rs) < w {
-				clear(panel)
+				pad(panel, len(rs))
 			}
 			for r, ro := range rs {
-				rows[r] = src[base+ro+k[0] : base+ro+k[0]+kc]
+				rows[r] = src[base+ro+k[0] : base+ro+k[0]+nk]
 			}
 			// Sixteen k steps (a cache line of each row) at a time: rows a
 			// power-of-two apart share cache sets, so reading one element
 			// per row per k step would miss on nearly every load.
-			for p0 := 0; p0 < kc; p0 += 16 {
-				p1 := min(p0+16, kc)
+			for s0 := 0; s0 < nk; s0 += 16 {
+				s1 := min(s0+16, nk)
 				for r := range rs {
-					in := rows[r][p0:p1]
+					in := rows[r][s0:s1]
+					out := panel[(p0+s0)*w+r:]
 					for q, v := range in {
-						panel[(p0+q)*w+r] = T(v)
+						out[q*w] = T(v)
 					}
 				}
 			}
@@ -196,14 +240,62 @@ func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base 
 		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 		rs := row[pr:min(pr+w, len(row))]
 		if len(rs) < w {
-			clear(panel)
+			pad(panel, len(rs))
 		}
 		for r, ro := range rs {
 			o := base + ro
 			for p, ko := range k {
-				panel[p*w+r] = T(src[o+ko])
+				panel[(p0+p)*w+r] = T(src[o+ko])
 			}
 		}
+	}
+}
+
+// packRounded packs f32 values at the bf16 precisions: rows x k steps
+// [p0, p0+kc) of all passes (step gp reads k[gp%len(k)] and takes part
+// round[gp/len(k)] of it), converted plainly and then rounded in place,
+// segment by segment, in each panel.
+func packRounded(dst, src []float32, base int, row, k []int, round []int8, p0, kc, w int) {
+	nk := len(k)
+	np := ceilDiv(len(row), w)
+	for s := 0; s < kc; {
+		gp := p0 + s
+		pass, kk := gp/nk, gp%nk
+		n := min(kc-s, nk-kk)
+		packPlainAt(dst, src, base, row, k[kk:kk+n], w, kc, s)
+		for q := 0; q < np; q++ {
+			seg := dst[q*w*kc+s*w : q*w*kc+(s+n)*w]
+			if round[pass] == roundLo {
+				roundBF16Lo(seg)
+			} else {
+				roundBF16Hi(seg)
+			}
+		}
+		s += n
+	}
+}
+
+// bf16Bits rounds f32 bits to the nearest bfloat16 (ties to even) as
+// dtype.BF16FromF32, returned as f32 bits.
+func bf16Bits(b uint32) uint32 {
+	if b&0x7fffffff > 0x7f800000 { // NaN: keep sign, force quiet bit
+		return (b | 0x00400000) &^ 0xffff
+	}
+	return (b + 0x7fff + (b>>16)&1) &^ 0xffff
+}
+
+// roundBF16Hi replaces each value by RoundBF16(x).
+func roundBF16Hi(x []float32) {
+	for i, v := range x {
+		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v)))
+	}
+}
+
+// roundBF16Lo replaces each value by RoundBF16(x - RoundBF16(x)).
+func roundBF16Lo(x []float32) {
+	for i, v := range x {
+		hi := math.Float32frombits(bf16Bits(math.Float32bits(v)))
+		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v - hi)))
 	}
 }
 
@@ -619,32 +711,34 @@ func dotGeneralKernel(c *Call) error {
 		t := tileF32()
 		if isHighest(prec) && t == nil {
 			cv := []func(float32) float64{widen32}
-			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true, nil)
+			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true, nil, nil, [2][]int8{})
 			break
 		}
 		// With the FMA kernel, highest is hardware f32 FMA itself; at the
 		// bf16 precisions every product is exact in f32, so an FMA gives
 		// exactly the separate multiply and add of kern4x4.
 		ca, cb, plain := []func(float32) float32{idF32}, []func(float32) float32{idF32}, true
+		var rounds [2][]int8
 		if !isHighest(prec) {
 			ca, cb = bf16Passes(prec)
+			rounds = bf16Rounds(prec)
 			plain = false
 		}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out), rounds)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false, tileF32())
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false, tileF32(), nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
-			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32())
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32(), nil, [2][]int8{})
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(), as[float64](out))
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(), as[float64](out), [2][]int8{})
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil)
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil, nil, [2][]int8{})
 	case dtype.I32:
 		intDot[int32](c, nb, m, n, k, lb, lr, lk, rb, rr, rk, out)
 	case dtype.I16:
@@ -661,16 +755,16 @@ func dotGeneralKernel(c *Call) error {
 
 func intDot[S int8 | uint8 | int16 | int32](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int, out []byte) {
 	cv := []func(S) int64{func(x S) int64 { return int64(x) }}
-	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }), false, nil)
+	runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[S](out), m, n, func(x int64) S { return S(x) }), false, nil, nil, [2][]int8{})
 }
 
 func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk []int,
-	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool, tile *gemmTile[T], dst ...[]T) {
+	kern func(int, []T, []T, *[16]T), dot func(x, y []T) T, ca, cb []func(S) T, store func(b, i0, j0, mc, nc int, c []T), plain bool, tile *gemmTile[T], dst []T, rounds [2][]int8) {
 	l, r := c.In[0], c.In[1]
 	g := gemmProblem[S, S, T]{
 		nb: nb, m: m, n: n, k: k * len(ca),
-		a:     gemmSide[S, T]{src: as[S](c.InB[0]), base: l.Offset, batch: lb, row: lr, k: lk, conv: ca, plain: plain},
-		b:     gemmSide[S, T]{src: as[S](c.InB[1]), base: r.Offset, batch: rb, row: rr, k: rk, conv: cb, plain: plain},
+		a:     gemmSide[S, T]{src: as[S](c.InB[0]), base: l.Offset, batch: lb, row: lr, k: lk, conv: ca, plain: plain, round: rounds[0]},
+		b:     gemmSide[S, T]{src: as[S](c.InB[1]), base: r.Offset, batch: rb, row: rr, k: rk, conv: cb, plain: plain, round: rounds[1]},
 		kern:  kern,
 		dot:   dot,
 		store: store,
@@ -681,7 +775,7 @@ func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk [
 	}
 	if store == nil {
 		// Direct mode: C is the contiguous [nb, m, n] output itself.
-		g.dst, g.ldc, g.dstBatch = dst[0], n, m*n
+		g.dst, g.ldc, g.dstBatch = dst, n, m*n
 	}
 	g.run()
 }
