@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -822,6 +823,81 @@ func TestGEMMPrecisionBounds(t *testing.T) {
 					}
 					if !wantNaN && j == 5 && !math.IsInf(g, 0) {
 						t.Fatalf("%s %s [%d,%d] = %v, want ±Inf", prec, level, i, j, g)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMF32Entry checks the plain entry point on every level: all four
+// transpose combinations with padded leading dimensions, bit-exact against
+// the FMA chain on AVX2 (the float64 reference bound on the pure-Go
+// level), and the epilogue hook called exactly once on every element.
+func TestGEMMF32Entry(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 17}, {65, 16, 63}, {130, 97, 300}, {1, 300, 70}, {300, 1, 70}, {5, 5, 0}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				ra, ca := m, k
+				if tA {
+					ra, ca = k, m
+				}
+				rb, cb := k, n
+				if tB {
+					rb, cb = n, k
+				}
+				lda, ldb, ldc := ca+3, cb+5, n+2
+				a := make([]float32, max(ra*lda, 1))
+				b := make([]float32, max(rb*ldb, 1))
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				opA := operand[float32]{a, op.Layout{Shape: []int{m, k}, Strides: []int{lda, 1}}}
+				if tA {
+					opA.lay.Strides = []int{1, lda}
+				}
+				opB := operand[float32]{b, op.Layout{Shape: []int{k, n}, Strides: []int{ldb, 1}}}
+				if tB {
+					opB.lay.Strides = []int{1, ldb}
+				}
+				for _, level := range levels() {
+					c := make([]float32, m*ldc)
+					for i := range c {
+						c[i] = float32(math.NaN()) // must be overwritten
+					}
+					var mu sync.Mutex
+					seen := make([]int, m*n)
+					withLevel(level, func() {
+						gemmF32(m, n, k, a, lda, tA, b, ldb, tB, c, ldc, func(i0, j0, mc, nc int, ct []float32, ld int) {
+							mu.Lock()
+							defer mu.Unlock()
+							for i := 0; i < mc; i++ {
+								for j := 0; j < nc; j++ {
+									seen[(i0+i)*n+j0+j]++
+									if &ct[i*ld+j] != &c[(i0+i)*ldc+j0+j] {
+										t.Errorf("epilogue tile element (%d,%d) is not C's", i0+i, j0+j)
+									}
+								}
+							}
+						})
+					})
+					got := make([]float32, m*n)
+					for i := 0; i < m; i++ {
+						copy(got[i*n:(i+1)*n], c[i*ldc:i*ldc+n])
+					}
+					name := fmt.Sprintf("%s m=%d n=%d k=%d tA=%v tB=%v", level, m, n, k, tA, tB)
+					if bad := checkF32(got, opA, opB, m, n, k, level == LevelAVX2); bad != "" {
+						t.Fatalf("%s: %s", name, bad)
+					}
+					for i, s := range seen {
+						if s != 1 {
+							t.Fatalf("%s: epilogue saw element %d %d times", name, i, s)
+						}
 					}
 				}
 			}
