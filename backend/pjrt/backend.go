@@ -66,7 +66,7 @@ func (b *Backend) Properties(index int) device.Properties {
 		return pr
 	}
 	di := b.p.devInfo[index]
-	pr.Name = fmt.Sprintf("%s %s (PJRT %s %s, device id %d)", b.p.Name, di.Kind, b.p.Platform, b.p.PlatformVersion, di.ID)
+	pr.Name = fmt.Sprintf("PJRT %s device %d", di.Kind, di.ID)
 	if st, ok := b.pluginMemStats(index); ok {
 		pr.MemoryBytes = st.Total
 	}

@@ -216,6 +216,9 @@ type Plugin struct {
 	client  *C.PJRT_Client
 	devices []*C.PJRT_Device
 	devInfo []DeviceInfo
+	// fileSize is the size of the plugin file (0 when the dynamic loader
+	// found it), part of ProgramFormat.
+	fileSize int64
 }
 
 // DeviceInfo describes one addressable device of a plugin.
@@ -307,6 +310,9 @@ func load(name, path string) (*Plugin, error) {
 			return fail(fmt.Errorf("%w: %s: %w", ErrPluginLoad, path, err))
 		}
 		p.devInfo = append(p.devInfo, DeviceInfo{ID: int(id), Kind: C.GoStringN(kind, C.int(kl)), Debug: C.GoStringN(dbg, C.int(dl))})
+	}
+	if fi, err := os.Stat(path); err == nil {
+		p.fileSize = fi.Size()
 	}
 	return p, nil
 }

@@ -37,10 +37,12 @@ const programVersion = 1
 var _ device.Compiler = (*Backend)(nil)
 
 // ProgramFormat names the serialized program format: the gotpu layout
-// version, the device type, and the plugin's platform and version (a PJRT
-// executable only loads into the plugin build that wrote it).
+// version, the device type, the plugin's platform and platform version, its
+// PJRT C API version and the size of its library file (a PJRT executable
+// only loads into the plugin build that wrote it, and the CPU plugin's
+// platform version is just "cpu").
 func (b *Backend) ProgramFormat() string {
-	return fmt.Sprintf("pjrt/%d:%s:%s:%s", programVersion, b.p.Name, b.p.Platform, b.p.PlatformVersion)
+	return fmt.Sprintf("pjrt/%d:%s:%s:%s:api%d.%d:%d", programVersion, b.p.Name, b.p.Platform, b.p.PlatformVersion, b.p.APIMajor, b.p.APIMinor, b.p.fileSize)
 }
 
 // program is a compiled whole graph. Its executable takes flat parameters
