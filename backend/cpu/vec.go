@@ -8,11 +8,38 @@ import "math"
 // written only after a[i], b[i], c[i] were read). They are the building
 // blocks of the contiguous f32 fast paths of the elementwise kernels and
 // of the fused-program compiler, which calls them on cache-sized blocks.
+//
+// At CPU level avx2 (cpuLevel) the AVX2+FMA loops of vec_amd64.s do the
+// work; at level generic, and on other architectures, the Go loops here.
+// The exactly rounded kernels (arithmetic, fma, maximum, relu) and the sum
+// give bit-identical results at both levels; the transcendentals use
+// different algorithms (float32 polynomials in assembly, float64 math in
+// Go) within the documented error of each.
+
+// vecOp names a kernel for the assembly dispatchers.
+type vecOp uint8
+
+const (
+	vecOpAdd vecOp = iota
+	vecOpSub
+	vecOpMul
+	vecOpDiv
+	vecOpMaximum
+	vecOpRelu
+	vecOpExp
+	vecOpLog
+	vecOpTanh
+	vecOpErf
+	vecOpSigmoid
+	vecOpSilu
+	vecOpGelu
+	vecOpGeluTanh
+)
 
 // vecAddF32 sets dst[i] = a[i] + b[i].
 func vecAddF32(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	for i := vecBinaryAsm(vecOpAdd, dst, a, b); i < len(dst); i++ {
 		dst[i] = a[i] + b[i]
 	}
 }
@@ -20,7 +47,7 @@ func vecAddF32(dst, a, b []float32) {
 // vecSubF32 sets dst[i] = a[i] - b[i].
 func vecSubF32(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	for i := vecBinaryAsm(vecOpSub, dst, a, b); i < len(dst); i++ {
 		dst[i] = a[i] - b[i]
 	}
 }
@@ -28,7 +55,7 @@ func vecSubF32(dst, a, b []float32) {
 // vecMulF32 sets dst[i] = a[i] * b[i].
 func vecMulF32(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	for i := vecBinaryAsm(vecOpMul, dst, a, b); i < len(dst); i++ {
 		dst[i] = a[i] * b[i]
 	}
 }
@@ -36,7 +63,7 @@ func vecMulF32(dst, a, b []float32) {
 // vecDivF32 sets dst[i] = a[i] / b[i] (IEEE: x/0 is ±Inf, 0/0 NaN).
 func vecDivF32(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	for i := vecBinaryAsm(vecOpDiv, dst, a, b); i < len(dst); i++ {
 		dst[i] = a[i] / b[i]
 	}
 }
@@ -45,7 +72,7 @@ func vecDivF32(dst, a, b []float32) {
 // multiply-add).
 func vecFmaF32(dst, a, b, c []float32) {
 	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
-	for i := range dst {
+	for i := vecFmaAsm(dst, a, b, c); i < len(dst); i++ {
 		dst[i] = fmaF32(a[i], b[i], c[i])
 	}
 }
@@ -53,7 +80,7 @@ func vecFmaF32(dst, a, b, c []float32) {
 // vecAddScalarF32 sets dst[i] = a[i] + s.
 func vecAddScalarF32(dst, a []float32, s float32) {
 	a = a[:len(dst)]
-	for i := range dst {
+	for i := vecScalarAsm(vecOpAdd, dst, a, s); i < len(dst); i++ {
 		dst[i] = a[i] + s
 	}
 }
@@ -61,7 +88,7 @@ func vecAddScalarF32(dst, a []float32, s float32) {
 // vecMulScalarF32 sets dst[i] = a[i] * s.
 func vecMulScalarF32(dst, a []float32, s float32) {
 	a = a[:len(dst)]
-	for i := range dst {
+	for i := vecScalarAsm(vecOpMul, dst, a, s); i < len(dst); i++ {
 		dst[i] = a[i] * s
 	}
 }
@@ -70,7 +97,7 @@ func vecMulScalarF32(dst, a []float32, s float32) {
 // the larger, a on ties (so maximum(-0, +0) is -0, as maxNaN).
 func vecMaximumF32(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	for i := vecBinaryAsm(vecOpMaximum, dst, a, b); i < len(dst); i++ {
 		x, y := a[i], b[i]
 		switch {
 		case x != x:
@@ -83,63 +110,90 @@ func vecMaximumF32(dst, a, b []float32) {
 	}
 }
 
-// vecReluF32 is torch.relu: max(x, 0) with NaN propagated and -0 mapped to
-// +0.
+// vecReluF32 is torch.relu: x < 0 ? 0 : x, so NaN and -0 pass through.
 func vecReluF32(dst, a []float32) {
 	a = a[:len(dst)]
-	for i := range dst {
-		x := a[i]
-		if x > 0 || x != x {
-			dst[i] = x
-		} else {
+	for i := vecScalarAsm(vecOpRelu, dst, a, 0); i < len(dst); i++ {
+		if x := a[i]; x < 0 {
 			dst[i] = 0
+		} else {
+			dst[i] = x
 		}
 	}
 }
 
-// vecExpF32 sets dst[i] = exp(a[i]).
+// vecExpF32 sets dst[i] = exp(a[i]). Max error 1 ulp (avx2: Cephes expf
+// polynomial, subnormal results rounded once; generic: float64 math.Exp,
+// 0 ulp), +Inf above 88.7228, 0 below -103.97.
 func vecExpF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpExp, dst, a) {
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(math.Exp(float64(a[i])))
 	}
 }
 
-// vecLogF32 sets dst[i] = log(a[i]) (-Inf at ±0, NaN below 0).
+// vecLogF32 sets dst[i] = log(a[i]) (-Inf at ±0, NaN below 0, subnormals
+// handled). Max error 1 ulp.
 func vecLogF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpLog, dst, a) {
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(math.Log(float64(a[i])))
 	}
 }
 
-// vecTanhF32 sets dst[i] = tanh(a[i]).
+// vecTanhF32 sets dst[i] = tanh(a[i]). Max error 1 ulp.
 func vecTanhF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpTanh, dst, a) {
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(math.Tanh(float64(a[i])))
 	}
 }
 
-// vecErfF32 sets dst[i] = erf(a[i]).
+// vecErfF32 sets dst[i] = erf(a[i]). Max error 2 ulp (avx2: x*P(x^2) below
+// |x| = 0.875, 1 - exp(-x^2) R(w)/|x| above, polynomials fitted by
+// tools/vecfit).
 func vecErfF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpErf, dst, a) {
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(math.Erf(float64(a[i])))
 	}
 }
 
-// vecSigmoidF32 sets dst[i] = 1/(1+exp(-a[i])).
+// vecSigmoidF32 sets dst[i] = 1/(1+exp(-a[i])). Max error 1 ulp for
+// normal results (for x < 0 it is computed as e/(1+e), e = exp(x), without
+// cancellation); subnormal results within 1e-42.
 func vecSigmoidF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpSigmoid, dst, a) {
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(1 / (1 + math.Exp(-float64(a[i]))))
 	}
 }
 
-// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i].
+// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i]. Max error 6
+// ulp for normal results (the worst just above x = -1.2374, where 1+erf
+// still cancels; for |x/sqrt2| >= 0.875 it is computed from erfc without
+// cancellation, which PyTorch's 1+erf loses entirely for x < -5);
+// subnormal results within 1e-42. gelu(-Inf) is NaN as in PyTorch.
 func vecGeluF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpGelu, dst, a) {
+		return
+	}
 	for i := range dst {
 		x := float64(a[i])
 		dst[i] = float32(x * 0.5 * math.Erfc(-x/math.Sqrt2))
@@ -147,9 +201,16 @@ func vecGeluF32(dst, a []float32) {
 }
 
 // vecGeluTanhF32 sets dst[i] = 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))
-// for x = a[i] (gelu's approximate="tanh").
+// for x = a[i] (gelu's approximate="tanh"), computed as x*sigmoid(2u)
+// without cancellation. Max error 16 ulp where |result| >= 1e-3 (rounding
+// of 2u's own inputs, amplified by |2u| for x < 0; the worst near x = -3),
+// absolute error below 1e-8 elsewhere: well inside f32 tolerances, and
+// far better than 1+tanh in float32.
 func vecGeluTanhF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpGeluTanh, dst, a) {
+		return
+	}
 	const k = 0.7978845608028654 // sqrt(2/pi)
 	for i := range dst {
 		x := float64(a[i])
@@ -157,9 +218,14 @@ func vecGeluTanhF32(dst, a []float32) {
 	}
 }
 
-// vecSiluF32 sets dst[i] = x/(1+exp(-x)) for x = a[i].
+// vecSiluF32 sets dst[i] = x/(1+exp(-x)) for x = a[i]. Max error 2 ulp for
+// normal results, subnormal ones within 1e-42; silu(-Inf) is NaN as in
+// PyTorch.
 func vecSiluF32(dst, a []float32) {
 	a = a[:len(dst)]
+	if vecUnaryAsm(vecOpSilu, dst, a) {
+		return
+	}
 	for i := range dst {
 		x := float64(a[i])
 		dst[i] = float32(x / (1 + math.Exp(-x)))
@@ -192,7 +258,7 @@ func vecSumF32(a []float32) float32 {
 // vecSumBlockF32 is vecSumF32's lane sum of one block.
 func vecSumBlockF32(a []float32) float32 {
 	var acc [vecSumLanes]float32
-	i := 0
+	i := vecSumLanesAsm(a, &acc)
 	for ; i+vecSumLanes <= len(a); i += vecSumLanes {
 		s := a[i : i+vecSumLanes]
 		for j := range acc {
@@ -218,8 +284,13 @@ func vecFoldLanes(acc *[vecSumLanes]float32) float32 {
 // vecMaxF32 returns the largest element of a, NaN if any element is NaN,
 // -Inf for an empty slice. Between +0 and -0 either may be returned.
 func vecMaxF32(a []float32) float32 {
-	m := float32(math.Inf(-1))
-	for _, v := range a {
+	m, k := vecMaxAsm(a)
+	if k == 0 {
+		m = float32(math.Inf(-1))
+	} else if m != m {
+		return m
+	}
+	for _, v := range a[k:] {
 		if v != v {
 			return v
 		}

@@ -1,0 +1,134 @@
+"""Fits the polynomial coefficients of backend/cpu/vec.go's float32 erf.
+
+Run with Debian's /usr/bin/python3 (numpy, mpmath). Lawson's iteratively
+reweighted least squares approximates the minimax fit of the relative
+error; coefficients are then rounded to float32 and the float32 Horner
+evaluation (one FMA per step) is checked against mpmath on a dense grid.
+It prints Go constant lists; nothing here ships in the product.
+"""
+import sys
+import numpy as np
+import mpmath as mp
+
+mp.mp.dps = 30
+
+
+def f32(v):
+    return float(np.float32(v))
+
+
+def horner32(coefs, t):
+    """float32 Horner with one rounding per FMA step (coefs high to low)."""
+    t = np.float32(t)
+    acc = np.float32(coefs[0])
+    for c in coefs[1:]:
+        acc = np.float32(np.float64(acc) * np.float64(t) + np.float64(np.float32(c)))
+    return acc
+
+
+def lawson(xs, basis, target, weight, iters=60):
+    """Minimax-ish fit of sum c_k basis_k(x) ~ target(x), error weighted."""
+    A = np.array([[b(x) for b in basis] for x in xs])
+    y = np.array([target(x) for x in xs])
+    w = np.array([weight(x) for x in xs])
+    lw = np.ones(len(xs)) / len(xs)
+    for _ in range(iters):
+        sw = np.sqrt(lw) * w
+        c, *_ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
+        err = np.abs((A @ c - y) * w)
+        lw = lw * err
+        lw /= lw.sum()
+    return c, err.max()
+
+
+def cheb(a, b, n):
+    k = np.arange(n)
+    return (a + b) / 2 + (b - a) / 2 * np.cos(np.pi * (k + 0.5) / n)
+
+
+def fit_small(t, deg):
+    # erf(x) = x * P(x^2) on [0, t]; relative error.
+    xs = cheb(1e-4, t * t, 2000)
+    tgt = lambda s: float(mp.erf(mp.sqrt(s)) / mp.sqrt(s))
+    basis = [lambda s, k=k: s ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda s: 1 / tgt(s))
+    return c[::-1], e
+
+
+def fit_q(t, hi, deg):
+    # Q(x) = erfc(x) * exp(x^2) on [t, hi] as a polynomial in u = 1/x.
+    xs = cheb(1 / hi, 1 / t, 2000)
+    tgt = lambda u: float(mp.erfc(1 / mp.mpf(u)) * mp.exp(1 / mp.mpf(u) ** 2))
+    basis = [lambda u, k=k: u ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda u: 1 / tgt(u))
+    return c[::-1], e
+
+
+if __name__ == "__main__":
+    t = float(sys.argv[1]) if len(sys.argv) > 1 else 0.875
+    for deg in range(4, 8):
+        c, e = fit_small(t, deg)
+        print("small deg", deg, "rel err %.3g" % e)
+    for deg in range(6, 14):
+        c, e = fit_q(t, 10.0, deg)
+        print("Q deg", deg, "rel err %.3g" % e)
+
+
+def hexes(name, coefs):
+    out = []
+    for i, c in enumerate(coefs):
+        b = np.float32(c).view(np.uint32)
+        out.append("%s%d 0x%08x // %r" % (name, i, int(b), float(np.float32(c))))
+    return "\n".join(out)
+
+
+def main_coefs(t=0.875, hi=10.5, dsmall=5, dq=11):
+    c, e = fit_small(t, dsmall)
+    print("// erf small: x*P(x^2), |x| < %g, deg %d, rel err %.3g" % (t, dsmall, e))
+    print(hexes("erfP", c))
+    c, e = fit_q(t, hi, dq)
+    print("// erfc(x) = exp(-x^2) Q(1/x), %g <= x <= %g, deg %d, rel err %.3g" % (t, hi, dq, e))
+    print(hexes("erfQ", c))
+
+
+def fit_r(t, hi, deg, scale=1.0):
+    # R(s) = erfc(x) exp(x^2) x with s = 1/x^2, x in [t, hi], times scale:
+    # erfc(x) = exp(-x^2) R(1/x^2) / x.
+    xs = cheb(1 / hi**2, 1 / t**2, 2000)
+    def tgt(s):
+        x = 1 / mp.sqrt(mp.mpf(s))
+        return float(mp.erfc(x) * mp.exp(x * x) * x * scale)
+    basis = [lambda s, k=k: s ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda s: 1 / tgt(s))
+    return c[::-1], e
+
+
+def fit_ru(t, hi, deg, scale=1.0):
+    # R(u) = erfc(x) exp(x^2) x with u = 1/x, x in [t, hi], times scale:
+    # erfc(x) = exp(-x^2) R(1/x) / x.
+    xs = cheb(1 / hi, 1 / t, 2000)
+    def tgt(u):
+        x = 1 / mp.mpf(u)
+        return float(mp.erfc(x) * mp.exp(x * x) * x * scale)
+    basis = [lambda u, k=k: u ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda u: 1 / tgt(u))
+    return c[::-1], e
+
+
+def fit_rw(t, hi, deg, scale=1.0, form="R"):
+    # Like fit_ru/fit_q but in w = u*A + B in [-1, 1] (u = 1/x), which keeps
+    # the coefficients small so float32 Horner does not cancel. Returns the
+    # coefficients (high to low), A, B and the fit's relative error.
+    ulo, uhi = 1 / hi, 1 / t
+    A = 2 / (uhi - ulo)
+    B = -(uhi + ulo) / (uhi - ulo)
+    A, B = f32(A), f32(B)
+    xs = cheb(-1, 1, 2000)
+    def tgt(w):
+        u = (mp.mpf(w) - B) / A
+        x = 1 / u
+        v = mp.erfc(x) * mp.exp(x * x) * scale
+        return float(v * x if form == "R" else v)
+    basis = [lambda w, k=k: w ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda w: 1 / tgt(w))
+    return c[::-1], A, B, e
