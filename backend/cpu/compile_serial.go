@@ -608,6 +608,9 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 	if g.red != redNone {
 		wantOut++
 	}
+	if wantOut == 0 {
+		return fmt.Errorf("%w: group without outputs", errPlan)
+	}
 	if len(s.out) != wantOut {
 		return fmt.Errorf("%w: group outputs", errPlan)
 	}
@@ -620,7 +623,7 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 	switch g.red {
 	case redNone:
 	case redSum, redMax:
-		if g.redReg < 0 || g.redReg >= g.nregs || g.redRow < 1 || g.numel%g.redRow != 0 || g.block%g.redRow != 0 ||
+		if g.redReg < 0 || g.redReg >= g.nregs || g.redRow < 1 || g.redRow > maxRedRow || g.numel%g.redRow != 0 || g.block%g.redRow != 0 ||
 			s.out[len(s.out)-1] != g.redOut || !owned(g.redOut) || !f32(g.redOut) ||
 			op.Numel(p.vals[g.redOut].layout.Shape) != g.numel/g.redRow {
 			return fmt.Errorf("%w: group reduction", errPlan)
