@@ -36,6 +36,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	execs map[string]*executable // eager executables by graph fingerprint
+	order []string               // keys of execs, oldest first
 	stats []device.MemStats      // counted per device
 
 	compiles    int // eager compiles (cache misses), for tests and stats

@@ -165,10 +165,24 @@ func (b *Backend) cached(g *ir.Graph, name string, params, outs []op.Meta) (*exe
 		return nil, err
 	}
 	b.compileTime += time.Since(t0)
-	b.execs[key] = x
 	b.compiles++
+	// Bounded, oldest first out: a run with many shapes, or random ops
+	// whose seeds differ at every call, must not grow without limit.
+	for len(b.order) >= MaxEagerExecutables {
+		old := b.order[0]
+		b.order = b.order[1:]
+		if ox, ok := b.execs[old]; ok {
+			_ = perr(b.p.api, "PJRT_LoadedExecutable_Destroy", C.gp_loaded_destroy(b.p.api, ox.exe))
+			delete(b.execs, old)
+		}
+	}
+	b.execs[key] = x
+	b.order = append(b.order, key)
 	return x, nil
 }
+
+// MaxEagerExecutables bounds the eager executable cache of each backend.
+var MaxEagerExecutables = 4096
 
 // CacheStats reports the eager executable cache: entries, compiles (cache
 // misses) and launches so far.

@@ -276,3 +276,31 @@ func TestXLACompileTime(t *testing.T) {
 	_, c1, _ := be.CacheStats()
 	t.Logf("%d compiles, %v each", c1-c0, (be.CompileTime()-t0)/time.Duration(c1-c0))
 }
+
+func TestXLAEagerCacheIsBounded(t *testing.T) {
+	be := xla(t)
+	prev := pjrt.MaxEagerExecutables
+	pjrt.MaxEagerExecutables = 2
+	defer func() { pjrt.MaxEagerExecutables = prev }()
+	neg, _ := op.Lookup("neg")
+	na, _ := neg.Normalize(nil)
+	for _, n := range []int{11, 12, 13, 11} {
+		raw := make([]float32, n)
+		for i := range raw {
+			raw[i] = float32(i)
+		}
+		x := operand(t, be, dtype.F32, []int{n}, f32bytes(raw...))
+		out, _ := be.Alloc(0, 4*n)
+		o := device.Operand{Buf: out, DType: dtype.F32, Layout: op.Contiguous([]int{n})}
+		if err := be.Launch(0, &device.Launch{Op: neg, Attrs: na, In: []device.Operand{x}, Out: []device.Operand{o}}); err != nil {
+			t.Fatal(err)
+		}
+		got := readF32(t, be, o)
+		if got[n-1] != -float32(n-1) {
+			t.Fatalf("neg: got %v", got)
+		}
+		if e, _, _ := be.CacheStats(); e > 2 {
+			t.Fatalf("%d cached executables, bound 2", e)
+		}
+	}
+}
