@@ -73,7 +73,7 @@ func carve[T gemmNum](buf []T, off *int, n int) []T {
 
 // runTiled is run for a problem with a register-tiled kernel.
 func (g *gemmProblem[SA, SB, T]) runTiled() {
-	if g.gemvTiled() {
+	if g.gemvTiled() || g.smallTiled() {
 		return
 	}
 	if g.n == 1 && g.m > 1 {

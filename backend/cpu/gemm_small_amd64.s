@@ -1,0 +1,111 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// gemmF32x6x16s is the 6x16 f32 micro-kernel on unpacked operands: A
+// element (r, p) at a + 4*(r*rsa + p*csa) bytes, B element (p, j) at
+// b + 4*(p*rsb + j) (16 contiguous columns per k step). Same arithmetic as
+// gemmF32x6x16: one FMA chain per element over p in order, from the tile
+// (load 1) or from zero (load 0).
+
+// func gemmF32x6x16s(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+TEXT ·gemmF32x6x16s(SB), NOSPLIT, $0-72
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rsa+16(FP), R8
+	SHLQ $2, R8
+	MOVQ csa+24(FP), R13
+	SHLQ $2, R13
+	MOVQ b+32(FP), DI
+	MOVQ rsb+40(FP), R14
+	SHLQ $2, R14
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R10
+	SHLQ $2, R10
+	LEAQ (SI)(R8*2), R12
+	ADDQ R8, R12
+	MOVQ load+64(FP), R11
+	TESTQ R11, R11
+	JNE sload
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	JMP sloaded
+sload:
+	MOVQ DX, R9
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	ADDQ R10, R9
+	VMOVUPS (R9), Y2
+	VMOVUPS 32(R9), Y3
+	ADDQ R10, R9
+	VMOVUPS (R9), Y4
+	VMOVUPS 32(R9), Y5
+	ADDQ R10, R9
+	VMOVUPS (R9), Y6
+	VMOVUPS 32(R9), Y7
+	ADDQ R10, R9
+	VMOVUPS (R9), Y8
+	VMOVUPS 32(R9), Y9
+	ADDQ R10, R9
+	VMOVUPS (R9), Y10
+	VMOVUPS 32(R9), Y11
+sloaded:
+	TESTQ CX, CX
+	JEQ sstore
+sloop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS Y12, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y2
+	VFMADD231PS Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS Y12, Y14, Y4
+	VFMADD231PS Y13, Y14, Y5
+	VBROADCASTSS (R12), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VBROADCASTSS (R12)(R8*1), Y14
+	VFMADD231PS Y12, Y14, Y8
+	VFMADD231PS Y13, Y14, Y9
+	VBROADCASTSS (R12)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y10
+	VFMADD231PS Y13, Y15, Y11
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R14, DI
+	DECQ CX
+	JNZ sloop
+sstore:
+	MOVQ DX, R9
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ R10, R9
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, 32(R9)
+	ADDQ R10, R9
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y5, 32(R9)
+	ADDQ R10, R9
+	VMOVUPS Y6, (R9)
+	VMOVUPS Y7, 32(R9)
+	ADDQ R10, R9
+	VMOVUPS Y8, (R9)
+	VMOVUPS Y9, 32(R9)
+	ADDQ R10, R9
+	VMOVUPS Y10, (R9)
+	VMOVUPS Y11, 32(R9)
+	VZEROUPPER
+	RET
