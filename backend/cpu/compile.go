@@ -110,10 +110,10 @@ type plan struct {
 	arena     int64
 	outputs   []int // value ids holding the graph outputs (own buffers)
 	stats     device.ProgramStats
-	nodeAttrs []op.Attrs // per graph node: attrs with the precision filled
+	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
 }
 
-func kernelDTypeOf(n *ir.Node) dtype.DType {
+func planKernelDType(n *ir.Node) dtype.DType {
 	for _, v := range n.In {
 		if v != nil {
 			return v.Meta.DType
@@ -135,6 +135,7 @@ type planner struct {
 	fuse    bool
 	outSet  map[*ir.Value]bool
 	groupOf map[*ir.Node]*gbuild
+	live    map[*ir.Node]bool // nodes some graph output depends on
 	dynOf   []int // per graph node: its dynamic-attribute source index, or -1
 }
 
@@ -176,12 +177,12 @@ func buildPlan(be *Backend, g *ir.Graph, opts device.CompileOptions, fuse bool) 
 			}
 		}
 	}
-	lowered, origin, err := ir.LowerIfOrigin(g, func(n *ir.Node) bool { return !Has(n.Op, kernelDTypeOf(n)) })
+	lowered, origin, err := ir.LowerIfOrigin(g, func(n *ir.Node) bool { return !Has(n.Op, planKernelDType(n)) })
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile: lowering: %w", err)
 	}
 	p.g = lowered
-	pl := &planner{be: be, p: p, g: lowered, vid: map[*ir.Value]int{}, uses: lowered.Uses(), fuse: fuse,
+	pl := &planner{be: be, p: p, g: lowered, vid: map[*ir.Value]int{}, live: liveNodes(lowered), fuse: fuse,
 		outSet: map[*ir.Value]bool{}, groupOf: map[*ir.Node]*gbuild{}, dynOf: make([]int, len(lowered.Nodes))}
 	for j, n := range lowered.Nodes {
 		pl.dynOf[j] = -1
@@ -192,7 +193,7 @@ func buildPlan(be *Backend, g *ir.Graph, opts device.CompileOptions, fuse bool) 
 	for _, v := range lowered.Outputs {
 		pl.outSet[v] = true
 	}
-	p.nodeAttrs = nodeAttrs(lowered, opts)
+	p.planNodeAttrs = planNodeAttrs(lowered, opts)
 	if err := pl.build(); err != nil {
 		return nil, err
 	}
@@ -202,9 +203,34 @@ func buildPlan(be *Backend, g *ir.Graph, opts device.CompileOptions, fuse bool) 
 	return p, nil
 }
 
-// nodeAttrs returns every node's attributes with an empty precision set to
+// liveNodes returns the nodes some graph output depends on.
+func liveNodes(g *ir.Graph) map[*ir.Node]bool {
+	need := map[*ir.Value]bool{}
+	for _, v := range g.Outputs {
+		need[v] = true
+	}
+	live := map[*ir.Node]bool{}
+	for j := len(g.Nodes) - 1; j >= 0; j-- {
+		n := g.Nodes[j]
+		for _, o := range n.Out {
+			if need[o] {
+				live[n] = true
+			}
+		}
+		if live[n] {
+			for _, v := range n.In {
+				if v != nil {
+					need[v] = true
+				}
+			}
+		}
+	}
+	return live
+}
+
+// planNodeAttrs returns every node's attributes with an empty precision set to
 // opts.Precision.
-func nodeAttrs(g *ir.Graph, opts device.CompileOptions) []op.Attrs {
+func planNodeAttrs(g *ir.Graph, opts device.CompileOptions) []op.Attrs {
 	out := make([]op.Attrs, len(g.Nodes))
 	for j, n := range g.Nodes {
 		a := n.Attrs
@@ -216,9 +242,9 @@ func nodeAttrs(g *ir.Graph, opts device.CompileOptions) []op.Attrs {
 	return out
 }
 
-// fusable reports whether n can be a member of a fused f32 group, and its
+// planFusable reports whether n can be a member of a fused f32 group, and its
 // operation.
-func fusable(n *ir.Node) (fop, bool) {
+func planFusable(n *ir.Node) (fop, bool) {
 	if n.IsConst() || n.Op.Kind == op.View || len(n.Out) != 1 || n.Out[0].Meta.DType != dtype.F32 {
 		return 0, false
 	}
@@ -259,7 +285,7 @@ func fusable(n *ir.Node) (fop, bool) {
 			return fGeluTanh, true
 		}
 	case "add", "sub":
-		if isOne(a["alpha"]) {
+		if planIsOne(a["alpha"]) {
 			if n.Op.Name == "add" {
 				return fAdd, true
 			}
@@ -279,7 +305,7 @@ func fusable(n *ir.Node) (fop, bool) {
 	return 0, false
 }
 
-func isOne(v any) bool {
+func planIsOne(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
@@ -295,15 +321,15 @@ func isOne(v any) bool {
 	return false
 }
 
-// immOf returns the value of an f32 constant with one element.
-func immOf(v *ir.Value) (float32, bool) {
+// planImmOf returns the value of an f32 constant with one element.
+func planImmOf(v *ir.Value) (float32, bool) {
 	if v == nil || v.Def == nil || !v.Def.IsConst() || v.Meta.DType != dtype.F32 || v.Meta.Numel() != 1 || len(v.Def.Data) != 4 {
 		return 0, false
 	}
 	return math.Float32frombits(uint32(v.Def.Data[0]) | uint32(v.Def.Data[1])<<8 | uint32(v.Def.Data[2])<<16 | uint32(v.Def.Data[3])<<24), true
 }
 
-// formGroups partitions the fusable nodes into groups (see gbuild).
+// formGroups partitions the planFusable nodes into groups (see gbuild).
 func (pl *planner) formGroups() {
 	closeUsers := func(n *ir.Node, self *gbuild) {
 		for _, v := range n.In {
@@ -315,7 +341,10 @@ func (pl *planner) formGroups() {
 		}
 	}
 	for _, n := range pl.g.Nodes {
-		if _, ok := fusable(n); !ok {
+		if !pl.live[n] {
+			continue
+		}
+		if _, ok := planFusable(n); !ok {
 			closeUsers(n, nil)
 			continue
 		}
@@ -363,7 +392,7 @@ func (pl *planner) groupOutputs(g *gbuild, users map[*ir.Value][]*ir.Node) []*ir
 // leading GEMM where that is possible.
 func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 	for _, n := range pl.g.Nodes {
-		if n.IsConst() {
+		if n.IsConst() || !pl.live[n] {
 			continue
 		}
 		switch n.Op.Name {
@@ -443,12 +472,20 @@ const defaultBlock = 4096
 func (pl *planner) build() error {
 	p, g := pl.p, pl.g
 	users := map[*ir.Value][]*ir.Node{}
+	pl.uses = map[*ir.Value]int{}
 	for _, n := range g.Nodes {
+		if !pl.live[n] {
+			continue
+		}
 		for _, v := range n.In {
 			if v != nil {
 				users[v] = append(users[v], n)
+				pl.uses[v]++
 			}
 		}
+	}
+	for _, v := range g.Outputs {
+		pl.uses[v]++
 	}
 	if pl.fuse {
 		pl.formGroups()
@@ -471,7 +508,7 @@ func (pl *planner) build() error {
 			continue
 		}
 		v := n.Out[0]
-		if _, ok := immOf(v); !ok || pl.outSet[v] || len(users[v]) == 0 {
+		if _, ok := planImmOf(v); !ok || pl.outSet[v] || len(users[v]) == 0 {
 			continue
 		}
 		all := true
@@ -490,12 +527,15 @@ func (pl *planner) build() error {
 		}
 	}
 	for j, n := range g.Nodes {
+		if !pl.live[n] {
+			continue // dead: nothing depends on it
+		}
 		switch {
 		case n.IsConst():
 			v := n.Out[0]
 			id := pl.newValue(v.Meta, -1)
 			pl.vid[v] = id
-			if f, ok := immOf(v); ok {
+			if f, ok := planImmOf(v); ok {
 				p.vals[id].imm, p.vals[id].immVal = true, f
 			}
 			if immOnly[v] {
@@ -579,15 +619,15 @@ func (pl *planner) emitView(j int, n *ir.Node) error {
 	}
 	in := pl.vid[n.In[0]]
 	src := pl.p.vals[in]
-	a := pl.p.nodeAttrs[j]
-	l, ok, err := n.Op.ViewFn(cloneLayout(src.layout), a)
+	a := pl.p.planNodeAttrs[j]
+	l, ok, err := n.Op.ViewFn(planCloneLayout(src.layout), a)
 	if err != nil {
 		return fmt.Errorf("cpu: compile: node %d (%s): %w", j, n.Op.Name, err)
 	}
 	if !ok {
 		in = pl.copyOf(in)
 		src = pl.p.vals[in]
-		l, ok, err = n.Op.ViewFn(cloneLayout(src.layout), a)
+		l, ok, err = n.Op.ViewFn(planCloneLayout(src.layout), a)
 		if err != nil || !ok {
 			return fmt.Errorf("cpu: compile: node %d (%s): view not possible on a contiguous copy: %v", j, n.Op.Name, err)
 		}
@@ -597,7 +637,7 @@ func (pl *planner) emitView(j int, n *ir.Node) error {
 	return nil
 }
 
-func cloneLayout(l op.Layout) op.Layout {
+func planCloneLayout(l op.Layout) op.Layout {
 	return op.Layout{Shape: slices.Clone(l.Shape), Strides: slices.Clone(l.Strides), Offset: l.Offset}
 }
 
@@ -605,8 +645,8 @@ func cloneLayout(l op.Layout) op.Layout {
 func (pl *planner) emitKernel(j int, n *ir.Node) error {
 	p := pl.p
 	d := n.Op
-	if !Has(d, kernelDTypeOf(n)) {
-		return fmt.Errorf("cpu: compile: node %d: %w: %s (dtype %s) on cpu", j, device.ErrUnsupported, d.Name, kernelDTypeOf(n))
+	if !Has(d, planKernelDType(n)) {
+		return fmt.Errorf("cpu: compile: node %d: %w: %s (dtype %s) on cpu", j, device.ErrUnsupported, d.Name, planKernelDType(n))
 	}
 	nOut := len(n.Out)
 	for _, i := range d.Inplace {
@@ -637,7 +677,7 @@ func (pl *planner) emitKernel(j int, n *ir.Node) error {
 		case d.NeedsContiguous && !p.vals[id].layout.IsContiguous():
 			id = pl.copyOf(id)
 		}
-		l := cloneLayout(p.vals[id].layout)
+		l := planCloneLayout(p.vals[id].layout)
 		if d.Broadcast && nOut > 0 {
 			bl, ok := l.BroadcastTo(outShape)
 			if !ok {
@@ -711,7 +751,7 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 	}
 	nregs := len(grp.inputs)
 	for _, n := range gb.nodes {
-		o, _ := fusable(n)
+		o, _ := planFusable(n)
 		ins := finstr{op: o, dst: nregs, a: -1, b: -1}
 		nregs++
 		operand := func(v *ir.Value) (int, float32, bool) {
@@ -897,6 +937,9 @@ func (pl *planner) planMemory() {
 						iv.layout.Offset != 0 || !slices.Equal(iv.layout.Shape, s.grp.shape) || !slices.Equal(iv.layout.Strides, op.ContiguousStrides(iv.layout.Shape)) {
 						continue
 					}
+					if sharesBuffer(p, s, in, ib) {
+						continue
+					}
 					p.bufs[b].off = p.bufs[ib].off
 					owner[b], owner[ib] = owner[ib], 0
 					done = true
@@ -939,6 +982,17 @@ func (pl *planner) planMemory() {
 	}
 	p.arena = top
 	p.stats.PeakBytes = max(peak, 0)
+}
+
+// sharesBuffer reports whether a step input other than value in reads
+// buffer b (then b cannot be overwritten in place while the step runs).
+func sharesBuffer(p *plan, s pstep, in, b int) bool {
+	for _, other := range s.in {
+		if other >= 0 && other != in && p.vals[other].buf == b {
+			return true
+		}
+	}
+	return false
 }
 
 // cprogram is a plan bound to the backend.
@@ -1007,12 +1061,16 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 		r.arena = a.(*Buf)
 	}
 	for i, b := range p.bufs {
-		if !b.out {
+		switch {
+		case b.out:
+		case r.arena == nil:
+			r.bufs[i] = []byte{} // an empty buffer in an empty arena
+		default:
 			r.bufs[i] = r.arena.b[b.off : b.off+b.size : b.off+b.size]
 		}
 	}
 	r.dynamic, r.drawn = opts.Dynamic, make([]any, len(p.dyn))
-	r.threads = threadsFor(p.opts.Threads)
+	r.threads = planThreads(p.opts.Threads)
 	for si := range p.steps {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
@@ -1130,7 +1188,7 @@ func (r *crun) step(s *pstep) error {
 		return nil
 	case stKernel:
 		n := p.g.Nodes[s.node]
-		a, err := interp.DynamicAttrs(n, p.nodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+		a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
 		if err != nil {
 			return err
 		}
@@ -1177,7 +1235,7 @@ func (r *crun) fused(s *pstep) error {
 		switch {
 		case slices.Equal(bl.Strides, op.ContiguousStrides(bl.Shape)):
 			f.kind = ldDirect
-		case allZero(bl.Strides):
+		case planAllZero(bl.Strides):
 			f.kind = ldScalar
 		default:
 			f.kind = ldGather
@@ -1191,7 +1249,7 @@ func (r *crun) fused(s *pstep) error {
 	return nil
 }
 
-func allZero(s []int) bool {
+func planAllZero(s []int) bool {
 	for _, x := range s {
 		if x != 0 {
 			return false
@@ -1207,7 +1265,7 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	g := e.g
 	n := p.g.Nodes[g.gemm]
 	ops := s.in[len(g.inputs):]
-	l := &device.Launch{Op: n.Op, Attrs: p.nodeAttrs[g.gemm], In: make([]device.Operand, 2)}
+	l := &device.Launch{Op: n.Op, Attrs: p.planNodeAttrs[g.gemm], In: make([]device.Operand, 2)}
 	for i := 0; i < 2; i++ {
 		l.In[i] = r.operand(ops[i], p.vals[ops[i]].layout)
 	}

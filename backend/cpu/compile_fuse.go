@@ -155,7 +155,7 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 				d[k] = v
 			}
 		default:
-			gatherF32(regs[i], in.src, in.off, in.shape, in.strides, lo)
+			fuseGatherF32(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		}
 	}
 	for k, o := range g.outs {
@@ -231,7 +231,7 @@ func runInstr(ins finstr, regs [][]float32) {
 	case fMin:
 		a, b = a[:len(d)], b[:len(d)]
 		for i := range d {
-			d[i] = minF32(a[i], b[i])
+			d[i] = fuseMinF32(a[i], b[i])
 		}
 	case fAddS:
 		vecAddScalarF32(d, a, s)
@@ -260,12 +260,12 @@ func runInstr(ins finstr, regs [][]float32) {
 	case fMaxS:
 		a = a[:len(d)]
 		for i := range d {
-			d[i] = maxF32(a[i], s)
+			d[i] = fuseMaxF32(a[i], s)
 		}
 	case fMinS:
 		a = a[:len(d)]
 		for i := range d {
-			d[i] = minF32(a[i], s)
+			d[i] = fuseMinF32(a[i], s)
 		}
 	case fFill:
 		for i := range d {
@@ -274,8 +274,8 @@ func runInstr(ins finstr, regs [][]float32) {
 	}
 }
 
-// maxF32 and minF32 are torch.maximum/minimum on f32 (as maxNaN/minNaN).
-func maxF32(a, b float32) float32 {
+// fuseMaxF32 and fuseMinF32 are torch.maximum/minimum on f32 (as maxNaN/minNaN).
+func fuseMaxF32(a, b float32) float32 {
 	if a != a || b != b {
 		return float32(math.NaN())
 	}
@@ -285,7 +285,7 @@ func maxF32(a, b float32) float32 {
 	return a
 }
 
-func minF32(a, b float32) float32 {
+func fuseMinF32(a, b float32) float32 {
 	if a != a || b != b {
 		return float32(math.NaN())
 	}
@@ -295,9 +295,9 @@ func minF32(a, b float32) float32 {
 	return a
 }
 
-// gatherF32 fills dst with the elements lo, lo+1, ... (row-major over
+// fuseGatherF32 fills dst with the elements lo, lo+1, ... (row-major over
 // shape) of the strided view (src, off, strides).
-func gatherF32(dst, src []float32, off int, shape, strides []int, lo int) {
+func fuseGatherF32(dst, src []float32, off int, shape, strides []int, lo int) {
 	r := len(shape)
 	if r == 0 {
 		v := src[off]
@@ -413,8 +413,8 @@ func (e *fexec) reduceRows(lo, hi int, r []float32) {
 	}
 }
 
-// threadsFor returns the parallelism of a program (0: GOMAXPROCS).
-func threadsFor(n int) int {
+// planThreads returns the parallelism of a program (0: GOMAXPROCS).
+func planThreads(n int) int {
 	if n <= 0 {
 		return runtime.GOMAXPROCS(0)
 	}

@@ -346,7 +346,7 @@ func decodePlanBody(body []byte) (*plan, error) {
 	if p.opts.Threads < 0 {
 		return nil, fmt.Errorf("cpu: load program: %w: negative threads", device.ErrProgramFormat)
 	}
-	p.nodeAttrs = nodeAttrs(p.g, p.opts)
+	p.planNodeAttrs = planNodeAttrs(p.g, p.opts)
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("cpu: load program: %w: %w", device.ErrProgramFormat, err)
 	}
@@ -355,9 +355,9 @@ func decodePlanBody(body []byte) (*plan, error) {
 
 var errPlan = errors.New("inconsistent plan")
 
-// checkLayout checks that l is well formed and that every element it
+// planCheckLayout checks that l is well formed and that every element it
 // touches lies in [0, limit) elements.
-func checkLayout(l op.Layout, limit int64) error {
+func planCheckLayout(l op.Layout, limit int64) error {
 	if len(l.Shape) > maxPlanRank || len(l.Strides) != len(l.Shape) {
 		return fmt.Errorf("%w: layout rank", errPlan)
 	}
@@ -392,7 +392,7 @@ func checkLayout(l op.Layout, limit int64) error {
 	return nil
 }
 
-func isContig(l op.Layout) bool {
+func planIsContig(l op.Layout) bool {
 	return l.Offset == 0 && slices.Equal(l.Strides, op.ContiguousStrides(l.Shape))
 }
 
@@ -427,7 +427,7 @@ func (p *plan) validate() error {
 		default:
 			return fmt.Errorf("%w: value %d storage", errPlan, i)
 		}
-		if err := checkLayout(v.layout, limit); err != nil {
+		if err := planCheckLayout(v.layout, limit); err != nil {
 			return fmt.Errorf("value %d: %w", i, err)
 		}
 	}
@@ -435,7 +435,7 @@ func (p *plan) validate() error {
 		return id >= 0 && id < len(p.vals) && (p.vals[id].buf >= 0 || p.vals[id].param >= 0)
 	}
 	owned := func(id int) bool {
-		return id >= 0 && id < len(p.vals) && p.vals[id].buf >= 0 && isContig(p.vals[id].layout)
+		return id >= 0 && id < len(p.vals) && p.vals[id].buf >= 0 && planIsContig(p.vals[id].layout)
 	}
 	for si, s := range p.steps {
 		if err := p.validateStep(s, stored, owned); err != nil {
@@ -512,7 +512,7 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 			} else {
 				limit = p.bufs[v.buf].size / int64(v.dt.Size())
 			}
-			if err := checkLayout(s.inL[i], limit); err != nil {
+			if err := planCheckLayout(s.inL[i], limit); err != nil {
 				return fmt.Errorf("kernel input %d: %w", i, err)
 			}
 			want := n.In[i].Meta.Shape

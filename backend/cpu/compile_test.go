@@ -588,3 +588,50 @@ func FuzzLoadProgram(f *testing.F) {
 		}
 	})
 }
+
+// TestCompileEdgeCases: empty tensors, an input and its transpose fused
+// together (no in-place overwrite of a buffer another input still reads),
+// constants and parameters as outputs.
+func TestCompileEdgeCases(t *testing.T) {
+	be := testBackend(t)
+	cases := []compileCase{
+		{name: "empty", params: []op.Meta{fm(0, 4), fm(4)}, fn: func(b op.Builder, p []op.Value) []op.Value {
+			h := op.Call1(b, "mul", nil, op.Call1(b, "add", nil, p[0], p[1]), p[1])
+			return []op.Value{h, op.Call1(b, "reduce", op.Attrs{"kind": "sum", "dims": []int{0}}, op.Call1(b, "exp", nil, h))}
+		}, exact: true},
+		{name: "self transpose", params: []op.Meta{fm(128, 128)}, fn: func(b op.Builder, p []op.Value) []op.Value {
+			x := op.Call1(b, "neg", nil, op.Call1(b, "add", nil, p[0], b.Scalar(1.0, p[0])))
+			xt := op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, x)
+			y := op.Call1(b, "sub", nil, op.Call1(b, "mul", nil, x, b.Scalar(3.0, x)), xt)
+			return []op.Value{op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, y)}
+		}, exact: true},
+		{name: "constant and parameter outputs", params: []op.Meta{fm(3)}, fn: func(b op.Builder, p []op.Value) []op.Value {
+			c := b.Call("full", nil, op.Attrs{"shape": []int{3}, "value": 2.0, "dtype": dtype.F32})[0]
+			return []op.Value{p[0], c, c, p[0], op.Call1(b, "add", nil, p[0], c)}
+		}, exact: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := ir.Trace(c.params, c.fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := inputsFor(c.params, 9, 0)
+			ip, err := interp.Compile(be, g, device.CompileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := runProg(t, be, ip, g, ins, device.RunOptions{})
+			p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{Threads: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runProg(t, be, p, g, ins, device.RunOptions{})
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Errorf("output %d differs from interp", i)
+				}
+			}
+		})
+	}
+}
