@@ -101,15 +101,15 @@ type pstep struct {
 
 // plan is a compiled program.
 type plan struct {
-	g         *ir.Graph // lowered
-	opts      device.CompileOptions
-	dyn       [][]string // per source node with dynamic attributes: their names
-	vals      []pvalue
-	bufs      []pbuf
-	steps     []pstep
-	arena     int64
-	outputs   []int // value ids holding the graph outputs (own buffers)
-	stats     device.ProgramStats
+	g             *ir.Graph // lowered
+	opts          device.CompileOptions
+	dyn           [][]string // per source node with dynamic attributes: their names
+	vals          []pvalue
+	bufs          []pbuf
+	steps         []pstep
+	arena         int64
+	outputs       []int // value ids holding the graph outputs (own buffers)
+	stats         device.ProgramStats
 	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
 }
 
@@ -136,7 +136,7 @@ type planner struct {
 	outSet  map[*ir.Value]bool
 	groupOf map[*ir.Node]*gbuild
 	live    map[*ir.Node]bool // nodes some graph output depends on
-	dynOf   []int // per graph node: its dynamic-attribute source index, or -1
+	dynOf   []int             // per graph node: its dynamic-attribute source index, or -1
 }
 
 // gbuild is a fused group being formed.

@@ -129,7 +129,9 @@ func benchCompiled(b *testing.B, params []op.Meta, fn func(b op.Builder, p []op.
 	})
 }
 
-func BenchmarkCompiledChainScalars(b *testing.B) { benchCompiled(b, chainParams(false), chainFn(false)) }
+func BenchmarkCompiledChainScalars(b *testing.B) {
+	benchCompiled(b, chainParams(false), chainFn(false))
+}
 
 func BenchmarkCompiledChainVectors(b *testing.B) { benchCompiled(b, chainParams(true), chainFn(true)) }
 
