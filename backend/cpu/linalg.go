@@ -176,6 +176,11 @@ func packPlainAt[S float32 | float64, T float32 | float64](dst []T, src []S, bas
 	if nk == 0 {
 		return
 	}
+	if d, ok := any(dst).([]float32); ok {
+		if s, ok := any(src).([]float32); ok && packF32Fast(d, s, base, row, k, w, kc, p0) {
+			return
+		}
+	}
 	// pad zeroes the missing rows of a last partial panel (steps p0.. only).
 	pad := func(panel []T, have int) {
 		for p := p0; p < p0+nk; p++ {
@@ -249,6 +254,66 @@ func packPlainAt[S float32 | float64, T float32 | float64](dst []T, src []S, bas
 			}
 		}
 	}
+}
+
+// packF32Fast is packPlainAt for f32 to f32 in its two common layouts,
+// without per-element conversions or bounds checks: rows adjacent (B, or
+// a transposed A: a copy per panel and k step) and 6-row panels of rows
+// contiguous along k (a row-major A: a 6-way interleave). It reports
+// whether it handled the layout.
+func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool {
+	nk := len(k)
+	if adjacent(row) {
+		nr := len(row)
+		full := nr / w * w
+		o := base + row[0]
+		for p, ko := range k {
+			in := src[o+ko : o+ko+nr]
+			po := (p0 + p) * w
+			for q := 0; q < full; q += w {
+				copy(dst[q*kc+po:q*kc+po+w], in[q:q+w])
+			}
+			if full < nr {
+				out := dst[full*kc+po : full*kc+po+w]
+				copy(out, in[full:])
+				clear(out[nr-full:])
+			}
+		}
+		return true
+	}
+	if w != 6 || !adjacent(k) {
+		return false
+	}
+	for pr := 0; pr+6 <= len(row); pr += 6 {
+		panel := dst[(pr/6)*6*kc+p0*6 : (pr/6)*6*kc+(p0+nk)*6]
+		o := base + k[0]
+		r0 := src[o+row[pr] : o+row[pr]+nk]
+		r1 := src[o+row[pr+1] : o+row[pr+1]+nk]
+		r2 := src[o+row[pr+2] : o+row[pr+2]+nk]
+		r3 := src[o+row[pr+3] : o+row[pr+3]+nk]
+		r4 := src[o+row[pr+4] : o+row[pr+4]+nk]
+		r5 := src[o+row[pr+5] : o+row[pr+5]+nk]
+		r1, r2, r3, r4, r5 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], r4[:len(r0)], r5[:len(r0)]
+		for p := range r0 {
+			out := panel[p*6 : p*6+6 : p*6+6]
+			out[0], out[1], out[2], out[3], out[4], out[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+		}
+	}
+	if rem := len(row) % 6; rem != 0 {
+		// The last partial panel: the general loop, zero-padded.
+		pr := len(row) - rem
+		panel := dst[(pr/6)*6*kc : (pr/6+1)*6*kc]
+		for p := p0; p < p0+nk; p++ {
+			clear(panel[p*6+rem : p*6+6])
+		}
+		for r, ro := range row[pr:] {
+			in := src[base+ro+k[0] : base+ro+k[0]+nk]
+			for p, v := range in {
+				panel[(p0+p)*6+r] = v
+			}
+		}
+	}
+	return true
 }
 
 // packRounded packs f32 values at the bf16 precisions: rows x k steps
