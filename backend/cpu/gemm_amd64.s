@@ -5,8 +5,10 @@
 // AVX2+FMA GEMM micro-kernels. Each accumulates the product of a packed
 // A panel (kc steps of MR=6 values) and a packed B panel (kc steps of NR
 // values, two YMM vectors) into an MRxNR tile of C with row stride ldc
-// (elements): C is loaded, updated with one fused multiply-add per k step
-// in k order (so every element is a sequential FMA chain), and stored.
+// (elements): C is loaded (load 1) or taken as zero (load 0, the first k
+// block: C is then only written), updated with one fused multiply-add per
+// k step in k order (so every element is a sequential FMA chain), and
+// stored.
 // Registers: Y0-Y11 the 12 accumulators (row r in Y2r, Y2r+1), Y12-Y13 the
 // B vectors, Y14-Y15 broadcasts of A. The main loop is unrolled by 4 with a
 // prefetch of B four steps ahead. pf is the C tile the caller will update

@@ -11,22 +11,38 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// The CPU GEMM: a blocked, packed, pure-Go matrix multiply shared by
-// dot_general and convolution. Operands are described by offset tables, so
-// any strides (transposed, broadcast with stride 0, several free or
-// contracting axes) are read directly while packing, without a copy.
+// The CPU GEMM, shared by dot_general and convolution. Operands are
+// described by offset tables, so any strides (transposed, broadcast with
+// stride 0, several free or contracting axes) are read directly while
+// packing, without a copy.
 //
 // Accumulation (T) is float32 for f32/bf16/f16, float64 for f64 and int64
-// (wrapping) for integers. Precision for f32 inputs:
+// (wrapping) for integers. Precision for f32 inputs (DESIGN §8):
 //   - highest: f32 accumulation with fused multiply-add;
 //   - medium:  inputs rounded to bf16, products exact, sums in f32;
 //   - high:    three bf16 passes hi*hi + hi*lo + lo*hi (K tripled), sums in f32.
 // bf16 and f16 products are exact in f32, so their accumulation is plain
-// f32 and the result is rounded once at the end.
+// f32 and the result is rounded once at the end. The bf16 precisions are
+// emulated exactly by rounding while packing (packRounded) and running the
+// f32 FMA kernel: a product of two bf16 values is exact in f32, so the FMA
+// adds exactly the bf16 product. The native bf16 dot-product instruction
+// (VDPBF16PS, AVX512_BF16) would make medium faster than f32, but the
+// machines this runs on now have AVX2+FMA only (no AVX-512 at all), so
+// there is no such kernel: medium costs what highest does plus the
+// rounding pass over the packed panels.
 //
-// Work is split into units of (batch, MC rows, NC columns); each unit packs
-// its own panels and runs 4x4 micro-kernels over them; units run in parallel
-// above ParallelThreshold multiply-adds.
+// Paths, by shape and CPU level (GOTPU_CPU_LEVEL):
+//   - avx2, f32/f64/bf16/f16: the BLIS-style blocked driver around the
+//     assembly micro-kernels (gemm_blis.go), with the matrix-vector
+//     kernels for m == 1 or n == 1 (gemm_gemv.go) and the unpacked strided
+//     kernel for small or skinny f32 shapes (gemm_small.go) in front;
+//   - generic (and integers everywhere): the pure-Go path below, units of
+//     (batch, MC rows, NC columns), each packing its own panels and running
+//     4x4 kernels, in parallel above ParallelThreshold multiply-adds.
+//
+// Either way a finished tile of C goes through a per-tile hook: store
+// (contiguous tile, store mode) or, in direct mode where C is the output
+// itself, fin (the epilogue hook; see gemmProblem and gemmF32).
 
 type gemmNum interface {
 	~float32 | ~float64 | ~int64
