@@ -71,7 +71,13 @@ func reg(name string, set op.Set, run func(c *Call) error) {
 
 func registerUnaryKernels() {
 	fl := func(name string, f func(float64) float64) {
-		reg(name, op.SetFloats, func(c *Call) error { floatUnary(c, f); return nil })
+		v := vecUnaryFor(name) // dense f32: vec.go
+		reg(name, op.SetFloats, func(c *Call) error {
+			if v == nil || !vecRunUnary(c, v) {
+				floatUnary(c, f)
+			}
+			return nil
+		})
 	}
 	fl("exp", math.Exp)
 	fl("expm1", math.Expm1)
@@ -171,6 +177,9 @@ func registerBinaryKernels() {
 	})
 	reg("atan2", op.SetFloats, func(c *Call) error { floatBinary(c, math.Atan2); return nil })
 	reg("maximum", op.SetAll, func(c *Call) error {
+		if vecRunBinary(c, vecOpMaximum) {
+			return nil
+		}
 		numBinary(c, maxNaN, func(a, b int64) int64 { return max(a, b) })
 		return nil
 	})
@@ -233,6 +242,9 @@ func registerBinaryKernels() {
 // per run instead of through a function value per element, and the common
 // contiguous and scalar-broadcast runs are plain slice loops.
 func arith[T float32 | float64](c *Call, op byte) {
+	if vecRunArith(c, op) { // dense f32: vec.go
+		return
+	}
 	x, y, out := c.In[0], c.In[1], c.Out[0]
 	xs, ys, dst := as[T](c.InB[0]), as[T](c.InB[1]), as[T](c.OutB[0])
 	forEachRun(out.Shape, [][]int{out.Strides, x.Strides, y.Strides}, []int{out.Offset, x.Offset, y.Offset}, func(offs []int, n int, inner []int) {
@@ -483,7 +495,13 @@ func remainderI(a, b int64) int64 {
 
 func registerCompositeKernels() {
 	fl := func(name string, f func(float64) float64) {
-		reg(name, op.SetFloats, func(c *Call) error { floatUnary(c, f); return nil })
+		v := vecUnaryFor(name) // dense f32: vec.go
+		reg(name, op.SetFloats, func(c *Call) error {
+			if v == nil || !vecRunUnary(c, v) {
+				floatUnary(c, f)
+			}
+			return nil
+		})
 	}
 	fl("exp2", math.Exp2)
 	fl("log2", math.Log2)
@@ -532,10 +550,16 @@ func registerCompositeKernels() {
 	})
 	reg("gelu", op.SetFloats, func(c *Call) error {
 		if c.Attrs.String("approximate") == "tanh" {
+			if vecRunUnary(c, vecGeluTanhF32) {
+				return nil
+			}
 			k := math.Sqrt(2 / math.Pi)
 			floatUnary(c, func(x float64) float64 {
 				return 0.5 * x * (1 + math.Tanh(k*(x+op.GeluTanhKappa*x*x*x)))
 			})
+			return nil
+		}
+		if vecRunUnary(c, vecGeluF32) {
 			return nil
 		}
 		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })
@@ -558,6 +582,9 @@ func registerCompositeKernels() {
 	reg("relu", op.SetNumeric, func(c *Call) error {
 		switch c.In[0].DType {
 		case dtype.F32:
+			if vecRunUnary(c, vecReluF32) {
+				return nil
+			}
 			unaryLoop(c, func(x float32) float32 {
 				if x < 0 {
 					return 0

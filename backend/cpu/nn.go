@@ -25,6 +25,9 @@ func layerNormKernel(c *Call) error {
 		return nil
 	}
 	eps := c.Attrs.Float("eps")
+	if fusedLayerNorm(c, d, eps) { // dense f32: fusednn.go
+		return nil
+	}
 	xs := gatherFloat64(x, c.InB[0])
 	var w, bias []float64
 	if len(c.In) > 1 && c.In[1].Buf != nil {

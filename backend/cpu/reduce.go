@@ -266,6 +266,15 @@ func reduceFloatFast[T redFloat](c *Call, p *redPlan, kind string) {
 					acc *= float64(src[off+i*st])
 				}
 			case op.ReduceMax:
+				if s32, ok := any(src).([]float32); ok && st == 1 && n >= 8 {
+					m := float64(vecMaxF32(s32[off : off+n]))
+					if m != m {
+						acc = m
+						return false
+					}
+					acc = max(acc, m)
+					return true
+				}
 				for i := 0; i < n; i++ {
 					x := float64(src[off+i*st])
 					if x > acc {
@@ -766,6 +775,9 @@ func runSoftmax(c *Call, logSM bool) error {
 	l := newRedLanes(in, out, ax)
 	switch {
 	case in.DType == dtype.F32 && out.DType == dtype.F32:
+		if fusedSoftmax(c, ax, logSM) { // dense last dim: fusednn.go
+			return nil
+		}
 		softmaxRedLanes(l, as[float32](c.InB[0]), as[float32](c.OutB[0]), logSM)
 		return nil
 	case in.DType == dtype.F64 && out.DType == dtype.F64:

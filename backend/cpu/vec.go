@@ -1,6 +1,14 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
 
 // Slice-level float32 kernels. Every function works on len(dst) elements
 // (the inputs must be at least that long), handles any length including 0,
@@ -299,4 +307,178 @@ func vecMaxF32(a []float32) float32 {
 		}
 	}
 	return m
+}
+
+// Routing of the elementwise kernels' contiguous f32 cases to the vec
+// kernels: an operand qualifies when it is a dense row-major f32 array of
+// the output's shape (kernels see inputs already broadcast to it), or,
+// for the second operand of add/sub/mul, a broadcast scalar.
+
+// vecChunk is the smallest number of elements a goroutine of vecParallel
+// gets: below 2*vecChunk an op runs on the calling goroutine.
+const vecChunk = 1 << 16
+
+// vecParallel runs fn over [0, n) in chunks of at least vecChunk elements
+// (multiples of 32), one per available thread, the first on the caller.
+func vecParallel(n int, fn func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n/vecChunk)
+	if w <= 1 {
+		fn(0, n)
+		return
+	}
+	chunk := (n/w + 31) &^ 31
+	var wg sync.WaitGroup
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	fn(0, min(chunk, n))
+	wg.Wait()
+}
+
+// vecOperand returns operand o's n elements as a slice when it is a dense
+// row-major f32 array, or its single element (scalar true) when every
+// dimension larger than 1 is broadcast (stride 0).
+func vecOperand(o device.Operand, b []byte, n int) (s []float32, scalar, ok bool) {
+	if o.DType != dtype.F32 || len(o.Strides) != len(o.Shape) {
+		return nil, false, false
+	}
+	all := as[float32](b)
+	dense, bcast := true, true
+	want := 1
+	for d := len(o.Shape) - 1; d >= 0; d-- {
+		if o.Shape[d] == 1 {
+			continue
+		}
+		if o.Strides[d] != want {
+			dense = false
+		}
+		if o.Strides[d] != 0 {
+			bcast = false
+		}
+		want *= o.Shape[d]
+	}
+	switch {
+	case n == 0:
+		return nil, false, false
+	case dense && o.Offset >= 0 && o.Offset+n <= len(all):
+		return all[o.Offset : o.Offset+n], false, true
+	case bcast && o.Offset >= 0 && o.Offset < len(all):
+		return all[o.Offset : o.Offset+1], true, true
+	}
+	return nil, false, false
+}
+
+// vecOut returns c's output as a dense f32 slice of n elements.
+func vecOut(c *Call) ([]float32, int, bool) {
+	out := c.Out[0]
+	n := op.Numel(out.Shape)
+	d, scalar, ok := vecOperand(out, c.OutB[0], n)
+	if !ok || (scalar && n > 1) {
+		return nil, 0, false
+	}
+	return d, n, true
+}
+
+// vecRunUnary runs f over c's input and output when both are dense f32
+// arrays and reports whether it did.
+func vecRunUnary(c *Call, f func(dst, a []float32)) bool {
+	dst, n, ok := vecOut(c)
+	if !ok {
+		return false
+	}
+	a, scalar, ok := vecOperand(c.In[0], c.InB[0], n)
+	if !ok || (scalar && n > 1) {
+		return false
+	}
+	vecParallel(n, func(lo, hi int) { f(dst[lo:hi], a[lo:hi]) })
+	return true
+}
+
+// vecRunBinary runs binary kernel k (vecOpAdd, vecOpSub, vecOpMul,
+// vecOpDiv or vecOpMaximum) over c's two inputs and output when all are
+// dense f32 arrays, or the second input is a scalar for add, sub and mul,
+// and reports whether it did.
+func vecRunBinary(c *Call, k vecOp) bool {
+	dst, n, ok := vecOut(c)
+	if !ok {
+		return false
+	}
+	a, sa, ok := vecOperand(c.In[0], c.InB[0], n)
+	if !ok || (sa && n > 1) {
+		return false
+	}
+	b, sb, ok := vecOperand(c.In[1], c.InB[1], n)
+	if !ok {
+		return false
+	}
+	if sb && n > 1 {
+		s := b[0]
+		switch k {
+		case vecOpAdd:
+			vecParallel(n, func(lo, hi int) { vecAddScalarF32(dst[lo:hi], a[lo:hi], s) })
+		case vecOpSub:
+			// x - s == x + (-s) exactly, signed zeros included.
+			vecParallel(n, func(lo, hi int) { vecAddScalarF32(dst[lo:hi], a[lo:hi], -s) })
+		case vecOpMul:
+			vecParallel(n, func(lo, hi int) { vecMulScalarF32(dst[lo:hi], a[lo:hi], s) })
+		default:
+			return false
+		}
+		return true
+	}
+	var f func(dst, a, b []float32)
+	switch k {
+	case vecOpAdd:
+		f = vecAddF32
+	case vecOpSub:
+		f = vecSubF32
+	case vecOpMul:
+		f = vecMulF32
+	case vecOpDiv:
+		f = vecDivF32
+	case vecOpMaximum:
+		f = vecMaximumF32
+	default:
+		return false
+	}
+	vecParallel(n, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	return true
+}
+
+// vecRunArith is vecRunBinary for arith's operator bytes.
+func vecRunArith(c *Call, opc byte) bool {
+	switch opc {
+	case '+':
+		return vecRunBinary(c, vecOpAdd)
+	case '-':
+		return vecRunBinary(c, vecOpSub)
+	case '*':
+		return vecRunBinary(c, vecOpMul)
+	case '/':
+		return vecRunBinary(c, vecOpDiv)
+	}
+	return false
+}
+
+// vecUnaryFor returns the vec kernel of the unary op name, or nil.
+func vecUnaryFor(name string) func(dst, a []float32) {
+	switch name {
+	case "exp":
+		return vecExpF32
+	case "log":
+		return vecLogF32
+	case "tanh":
+		return vecTanhF32
+	case "erf":
+		return vecErfF32
+	case "sigmoid":
+		return vecSigmoidF32
+	case "silu":
+		return vecSiluF32
+	}
+	return nil
 }

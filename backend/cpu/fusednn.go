@@ -1,0 +1,249 @@
+package cpu
+
+import (
+	"errors"
+	"math"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Fused row kernels for contiguous f32 input over the last dimension:
+// softmax, log_softmax, layer_norm and rms_norm, built from the vec
+// kernels. Each row (at most a few tens of KB for real models) is read
+// from memory once and then stays in cache for the following passes; rows
+// are spread over goroutines. They compute in float32 as PyTorch's
+// vectorized CPU kernels do (float32 pairwise sums instead of the float64
+// accumulation of the generic kernels), within f32 tolerances of them.
+
+func init() {
+	RegisterKernel("rms_norm", Kernel{DTypes: 1 << dtype.F32, Run: rmsNormKernel})
+}
+
+// errNormLayout reports a norm output that is not a dense f32 array (the
+// runtime allocates outputs dense, so this is a runtime bug).
+var errNormLayout = errors.New("cpu: rms_norm output is not a dense f32 array")
+
+// fusedRows runs fn on rows [lo, hi) of a rows x d problem, in parallel
+// when it is large, giving each goroutine at least vecChunk elements.
+func fusedRows(rows, d int, fn func(lo, hi int)) {
+	per := max(1, vecChunk/max(d, 1))
+	vecParallel(rows*per, func(lo, hi int) {
+		// vecParallel splits [0, rows*per) in multiples of 32 elements;
+		// map them back to whole rows.
+		rlo, rhi := (lo+per-1)/per, (hi+per-1)/per
+		if rhi > rows {
+			rhi = rows
+		}
+		if rlo < rhi {
+			fn(rlo, rhi)
+		}
+	})
+}
+
+// softmaxRowF32 sets y to softmax(x) as PyTorch's vectorized last-dim
+// kernel: m = max(x), e = exp(x - m), y = e * (1/sum(e)), sum pairwise
+// (vecSumF32). y must not alias x. A NaN anywhere gives a NaN row.
+func softmaxRowF32(y, x []float32) {
+	m := vecMaxF32(x)
+	vecAddScalarF32(y, x, -m)
+	vecExpF32(y, y)
+	s := vecSumF32(y)
+	vecMulScalarF32(y, y, 1/s)
+}
+
+// logSoftmaxRowF32 sets y to log_softmax(x) as PyTorch's vectorized
+// kernel: (x - m) - log(sum(exp(x - m))). y must not alias x.
+func logSoftmaxRowF32(y, x []float32) {
+	m := vecMaxF32(x)
+	vecAddScalarF32(y, x, -m)
+	vecExpF32(y, y)
+	ls := float32(math.Log(float64(vecSumF32(y))))
+	vecAddScalarF32(y, x, -m)
+	vecAddScalarF32(y, y, -ls)
+}
+
+// layerNormRowF32 sets y to (x - mean)*rstd*w + b (w, b nil when absent),
+// mean and the biased variance as float32 pairwise sums, rstd =
+// 1/sqrt(var + eps) rounded once from float64; the last step is one FMA
+// per element. y must not alias x; tmp is scratch of len(x).
+func layerNormRowF32(y, x, w, b, tmp []float32, eps float64) {
+	n := float32(len(x))
+	mean := vecSumF32(x) / n
+	vecAddScalarF32(y, x, -mean)
+	vecMulF32(tmp, y, y)
+	v := vecSumF32(tmp) / n
+	rstd := float32(1 / math.Sqrt(float64(v)+eps))
+	vecMulScalarF32(y, y, rstd)
+	switch {
+	case w != nil && b != nil:
+		vecFmaF32(y, y, w, b)
+	case w != nil:
+		vecMulF32(y, y, w)
+	case b != nil:
+		vecAddF32(y, y, b)
+	}
+}
+
+// rmsNormRowF32 sets y to x * rsqrt(mean(x²) + eps) * w (w nil when
+// absent), the mean a float32 pairwise sum. tmp is scratch of len(x); y may
+// alias x.
+func rmsNormRowF32(y, x, w, tmp []float32, eps float64) {
+	vecMulF32(tmp, x, x)
+	ms := vecSumF32(tmp) / float32(len(x))
+	r := float32(1 / math.Sqrt(float64(ms+float32(eps))))
+	vecMulScalarF32(y, x, r)
+	if w != nil {
+		vecMulF32(y, y, w)
+	}
+}
+
+// fusedSoftmaxF32 runs softmax or log_softmax over the rows of a dense
+// rows x d f32 array.
+func fusedSoftmaxF32(dst, src []float32, rows, d int, logSM bool) {
+	fusedRows(rows, d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			y, x := dst[r*d:(r+1)*d], src[r*d:(r+1)*d]
+			if logSM {
+				logSoftmaxRowF32(y, x)
+			} else {
+				softmaxRowF32(y, x)
+			}
+		}
+	})
+}
+
+// fusedLayerNormF32 runs layer_norm over the rows of a dense rows x d f32
+// array (w, b of length d or nil).
+func fusedLayerNormF32(dst, src, w, b []float32, rows, d int, eps float64) {
+	fusedRows(rows, d, func(lo, hi int) {
+		tmp := make([]float32, d)
+		for r := lo; r < hi; r++ {
+			layerNormRowF32(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, b, tmp, eps)
+		}
+	})
+}
+
+// fusedRMSNormF32 is fusedLayerNormF32 for rms_norm.
+func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
+	fusedRows(rows, d, func(lo, hi int) {
+		tmp := make([]float32, d)
+		for r := lo; r < hi; r++ {
+			rmsNormRowF32(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, tmp, eps)
+		}
+	})
+}
+
+// fusedSoftmax is runSoftmax's fast path: f32 in and out, softmax over a
+// last dimension the input holds densely. It reports whether it ran.
+func fusedSoftmax(c *Call, ax int, logSM bool) bool {
+	in, out := c.In[0], c.Out[0]
+	if in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 || ax != len(in.Shape)-1 {
+		return false
+	}
+	n := op.Numel(in.Shape)
+	src, scalar, ok := vecOperand(in, c.InB[0], n)
+	if !ok || scalar && n > 1 {
+		return false
+	}
+	dst, _, ok := vecOut(c)
+	if !ok || &dst[0] == &src[0] {
+		return false
+	}
+	d := in.Shape[ax]
+	fusedSoftmaxF32(dst, src, n/d, d, logSM)
+	return true
+}
+
+// fusedNormArgs returns the dense f32 input, output and optional
+// weight/bias of a layer_norm or rms_norm call over d trailing elements,
+// or ok false when any is not a dense f32 array (or the output aliases the
+// input).
+func fusedNormArgs(c *Call, d int) (dst, src []float32, wb [2][]float32, ok bool) {
+	n := op.Numel(c.In[0].Shape)
+	if n == 0 || d == 0 {
+		return nil, nil, wb, false
+	}
+	src, scalar, ok := vecOperand(c.In[0], c.InB[0], n)
+	if !ok || scalar && n > 1 {
+		return nil, nil, wb, false
+	}
+	if dst, _, ok = vecOut(c); !ok {
+		return nil, nil, wb, false
+	}
+	for i := 1; i < len(c.In) && i <= 2; i++ {
+		if c.In[i].Buf == nil {
+			continue
+		}
+		p, sc, ok := vecOperand(c.In[i], c.InB[i], d)
+		if !ok || op.Numel(c.In[i].Shape) != d || sc && d > 1 {
+			return nil, nil, wb, false
+		}
+		wb[i-1] = p
+	}
+	return dst, src, wb, true
+}
+
+// fusedLayerNorm is layerNormKernel's fast path for dense f32 operands.
+func fusedLayerNorm(c *Call, d int, eps float64) bool {
+	dst, src, wb, ok := fusedNormArgs(c, d)
+	if !ok || &dst[0] == &src[0] {
+		return false
+	}
+	fusedLayerNormF32(dst, src, wb[0], wb[1], len(src)/d, d, eps)
+	return true
+}
+
+// rmsNormKernel is the direct f32 rms_norm kernel: dense operands take
+// the fused row kernel, others are gathered into dense copies first.
+func rmsNormKernel(c *Call) error {
+	x := c.In[0]
+	n := op.Numel(x.Shape)
+	d := op.Numel(c.Attrs.Ints("normalized_shape"))
+	if n == 0 || d == 0 {
+		return nil
+	}
+	eps := math.Ldexp(1, -23)
+	if c.Attrs.Has("eps") {
+		eps = c.Attrs.Float("eps")
+	}
+	dst, src, wb, ok := fusedNormArgs(c, d)
+	if !ok {
+		if dst, _, ok = vecOut(c); !ok {
+			return errNormLayout
+		}
+		src = fusedGatherF32(x, c.InB[0])
+		wb[0] = nil
+		if len(c.In) > 1 && c.In[1].Buf != nil {
+			wb[0] = fusedGatherF32(c.In[1], c.InB[1])
+		}
+	}
+	fusedRMSNormF32(dst, src, wb[0], n/d, d, eps)
+	return nil
+}
+
+// fusedGatherF32 copies a strided f32 operand into a new dense slice.
+func fusedGatherF32(o device.Operand, b []byte) []float32 {
+	n := op.Numel(o.Shape)
+	out := make([]float32, n)
+	if n == 0 {
+		return out
+	}
+	src := as[float32](b)
+	idx := make([]int, len(o.Shape))
+	for k := range out {
+		off := o.Offset
+		for d := range o.Shape {
+			off += idx[d] * o.Strides[d]
+		}
+		out[k] = src[off]
+		for d := len(o.Shape) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < o.Shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
