@@ -278,10 +278,14 @@ func TestGEMMBF16Precisions(t *testing.T) {
 		}
 	}
 	// bf16 and f16 storage: exact products, f32 sums, one final rounding.
-	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+	for i, dt := range []dtype.DType{dtype.BF16, dtype.F16, dtype.BF16, dtype.F16} {
 		m, n, k := 19, 35, 70
-		mk := func(rows, cols int) operand[uint16] {
-			return makeOperand(r, "rowmajor", rows, cols, func(r *rand.Rand) uint16 {
+		la, lb := "rowmajor", "rowmajor"
+		if i >= 2 {
+			la, lb = "transposed", "strided"
+		}
+		mk := func(lay string, rows, cols int) operand[uint16] {
+			return makeOperand(r, lay, rows, cols, func(r *rand.Rand) uint16 {
 				x := float32(r.NormFloat64())
 				if dt == dtype.BF16 {
 					return uint16(dtype.BF16FromF32(x))
@@ -295,7 +299,7 @@ func TestGEMMBF16Precisions(t *testing.T) {
 			}
 			return dtype.Float16(h).F32()
 		}
-		a, b := mk(m, k), mk(k, n)
+		a, b := mk(la, m, k), mk(lb, k, n)
 		for _, level := range levels() {
 			var got []uint16
 			var err error

@@ -67,7 +67,8 @@ type gemmSide[S any, T gemmNum] struct {
 	k     []int
 	conv  []func(S) T
 	// plain marks a single pass whose converter is the plain numeric
-	// conversion, which packing then inlines.
+	// conversion (for bfloat16, the exact widening to f32), which packing
+	// then inlines.
 	plain bool
 	// round, when not nil (f32 values at the bf16 precisions), says per
 	// pass which part of the bf16 split conv takes (roundHi or roundLo):
@@ -150,6 +151,11 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 		case []float64:
 			if d, ok := any(dst).([]float64); ok {
 				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				return
+			}
+		case []dtype.BFloat16:
+			if d, ok := any(dst).([]float32); ok {
+				packBF16(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
 				return
 			}
 		}
@@ -330,6 +336,37 @@ func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool
 		}
 	}
 	return true
+}
+
+// packBF16 is packPlain for bfloat16 values widened to f32 (exact: the
+// bits shifted up), inline rather than through a converter call.
+func packBF16(dst []float32, src []dtype.BFloat16, base int, row, k []int, w int) {
+	kc := len(k)
+	if kc == 0 {
+		return
+	}
+	for pr := 0; pr < len(row); pr += w {
+		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
+		rs := row[pr:min(pr+w, len(row))]
+		if len(rs) < w {
+			clear(panel)
+		}
+		if adjacent(k) {
+			for r, ro := range rs {
+				in := src[base+ro+k[0] : base+ro+k[0]+kc]
+				for p, v := range in {
+					panel[p*w+r] = math.Float32frombits(uint32(v) << 16)
+				}
+			}
+			continue
+		}
+		for p, ko := range k {
+			out := panel[p*w : p*w+len(rs)]
+			for r := range out {
+				out[r] = math.Float32frombits(uint32(src[base+ko+rs[r]]) << 16)
+			}
+		}
+	}
 }
 
 // packRounded packs f32 values at the bf16 precisions: rows x k steps
@@ -808,8 +845,9 @@ func dotGeneralKernel(c *Call) error {
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out), rounds)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
+		// plain: the packing widens bf16 inline (packBF16), as to does.
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), false, tileF32(), nil, [2][]int8{})
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), true, tileF32(), nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
