@@ -25,6 +25,10 @@ func init() {
 // runtime allocates outputs dense, so this is a runtime bug).
 var errNormLayout = errors.New("cpu: rms_norm output is not a dense f32 array")
 
+// fusedNN enables the fused paths of softmax and layer_norm (benchmarks
+// turn it off to measure the generic kernels).
+var fusedNN = true
+
 // fusedRows runs fn on rows [lo, hi) of a rows x d problem, in parallel
 // when it is large, giving each goroutine at least vecChunk elements.
 func fusedRows(rows, d int, fn func(lo, hi int)) {
@@ -139,7 +143,7 @@ func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
 // last dimension the input holds densely. It reports whether it ran.
 func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 	in, out := c.In[0], c.Out[0]
-	if in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 || ax != len(in.Shape)-1 {
+	if !fusedNN || in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 || ax != len(in.Shape)-1 {
 		return false
 	}
 	n := op.Numel(in.Shape)
@@ -187,6 +191,9 @@ func fusedNormArgs(c *Call, d int) (dst, src []float32, wb [2][]float32, ok bool
 
 // fusedLayerNorm is layerNormKernel's fast path for dense f32 operands.
 func fusedLayerNorm(c *Call, d int, eps float64) bool {
+	if !fusedNN {
+		return false
+	}
 	dst, src, wb, ok := fusedNormArgs(c, d)
 	if !ok || &dst[0] == &src[0] {
 		return false
