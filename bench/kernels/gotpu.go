@@ -128,34 +128,59 @@ func GEMMWork(n int) Work {
 	return Work{Flops: 2 * f * f * f}
 }
 
-// GEMM times gotpu's MatmulPrec of two n×n matrices in dt.
-func GEMM(ctx context.Context, t Timing, dt string, n int) (Result, error) {
-	tt, prec, err := tensorType(dt)
+// measureOne runs a single stepper (Interleave of one) and frees its inputs.
+func measureOne(ctx context.Context, t Timing, s *Stepper, done func(), err error) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	in, err := randns(tt, []int{n, n}, []int{n, n})
+	defer done()
+	res, _, err := Interleave(ctx, t, []*Stepper{s})
 	if err != nil {
-		return Result{}, fmt.Errorf("gemm: %w", err)
+		return Result{}, err
 	}
-	defer freeAll(in...)
-	return Measure(ctx, "gotpu", dt, t, GEMMWork(n), runOp("matmul", func() []*tensor.Tensor {
-		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
-	}))
+	return res[0], nil
 }
 
-// GonumGEMM times gonum's pure-Go Sgemm (f32) of two n×n matrices.
-func GonumGEMM(ctx context.Context, t Timing, n int) (Result, error) {
+// GEMMStepper prepares gotpu's MatmulPrec of two n×n matrices in dt; done
+// frees the inputs.
+func GEMMStepper(dt string, n int) (s *Stepper, done func(), err error) {
+	tt, prec, err := tensorType(dt)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := randns(tt, []int{n, n}, []int{n, n})
+	if err != nil {
+		return nil, nil, fmt.Errorf("gemm: %w", err)
+	}
+	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMMWork(n), Run: runOp("matmul", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
+	})}, func() { freeAll(in...) }, nil
+}
+
+// GEMM times gotpu's MatmulPrec of two n×n matrices in dt.
+func GEMM(ctx context.Context, t Timing, dt string, n int) (Result, error) {
+	s, done, err := GEMMStepper(dt, n)
+	return measureOne(ctx, t, s, done, err)
+}
+
+// GonumStepper prepares gonum's pure-Go Sgemm (f32) of two n×n matrices, as
+// a reference.
+func GonumStepper(n int) *Stepper {
 	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
 	for i := range a {
 		a[i] = float32(i%17) * 0.1
 		b[i] = float32(i%13) * 0.1
 	}
 	impl := gonum.Implementation{}
-	return Measure(ctx, "gonum", F32, t, GEMMWork(n), func() error {
+	return &Stepper{Impl: "gonum", DType: F32, Work: GEMMWork(n), Ref: true, Run: func() error {
 		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
 		return nil
-	})
+	}}
+}
+
+// GonumGEMM times gonum's pure-Go Sgemm (f32) of two n×n matrices.
+func GonumGEMM(ctx context.Context, t Timing, n int) (Result, error) {
+	return measureOne(ctx, t, GonumStepper(n), func() {}, nil)
 }
 
 // GEMVWork is the work of an [m,k] matrix times a [k] vector in dt.
@@ -164,28 +189,35 @@ func GEMVWork(m, k int, dt string) Work {
 	return Work{Flops: 2 * fm * fk, Bytes: (fm*fk + fk + fm) * elemSize(dt)}
 }
 
-// GEMV times gotpu's MatmulPrec of an [m,k] matrix and a [k] vector.
-func GEMV(ctx context.Context, t Timing, dt string, m, k int) (Result, error) {
+// GEMVStepper prepares gotpu's MatmulPrec of an [m,k] matrix and a [k]
+// vector.
+func GEMVStepper(dt string, m, k int) (s *Stepper, done func(), err error) {
 	tt, prec, err := tensorType(dt)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
 	in, err := randns(tt, []int{m, k}, []int{k})
 	if err != nil {
-		return Result{}, fmt.Errorf("gemv: %w", err)
+		return nil, nil, fmt.Errorf("gemv: %w", err)
 	}
-	defer freeAll(in...)
-	return Measure(ctx, "gotpu", dt, t, GEMVWork(m, k, dt), runOp("matmul", func() []*tensor.Tensor {
+	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMVWork(m, k, dt), Run: runOp("matmul", func() []*tensor.Tensor {
 		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
-	}))
+	})}, func() { freeAll(in...) }, nil
 }
 
-// Memmove times Go's copy of nbytes between two buffers, split over
-// GOMAXPROCS goroutines (one plain memmove with one thread), as a ceiling for
-// memory-bound kernels. Its GB/s count the bytes read plus those written.
-func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
+// GEMV times gotpu's MatmulPrec of an [m,k] matrix and a [k] vector.
+func GEMV(ctx context.Context, t Timing, dt string, m, k int) (Result, error) {
+	s, done, err := GEMVStepper(dt, m, k)
+	return measureOne(ctx, t, s, done, err)
+}
+
+// MemmoveStepper prepares Go's copy of nbytes between two buffers, split
+// over GOMAXPROCS goroutines (one plain memmove with one thread), as a
+// ceiling for memory-bound kernels. Its GB/s count the bytes read plus those
+// written.
+func MemmoveStepper(nbytes int) (*Stepper, error) {
 	if nbytes <= 0 {
-		return Result{}, fmt.Errorf("kernels: memmove size must be positive, got %d", nbytes)
+		return nil, fmt.Errorf("kernels: memmove size must be positive, got %d", nbytes)
 	}
 	src, dst := make([]byte, nbytes), make([]byte, nbytes)
 	for i := 0; i < nbytes; i += 4096 {
@@ -194,7 +226,7 @@ func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), nbytes/4096))
 	chunk := (nbytes + workers - 1) / workers
-	return Measure(ctx, "go-memmove", "bytes", t, Work{Bytes: 2 * float64(nbytes)}, func() error {
+	return &Stepper{Impl: "go-memmove", DType: "bytes", Work: Work{Bytes: 2 * float64(nbytes)}, Ref: true, Run: func() error {
 		if workers == 1 {
 			copy(dst, src)
 			return nil
@@ -206,7 +238,13 @@ func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
 		}
 		wg.Wait()
 		return nil
-	})
+	}}, nil
+}
+
+// Memmove times MemmoveStepper's copy.
+func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
+	s, err := MemmoveStepper(nbytes)
+	return measureOne(ctx, t, s, func() {}, err)
 }
 
 // EltwiseWork is the work of gelu(x·a+b)·c over n elements in dt: four
@@ -215,24 +253,31 @@ func EltwiseWork(n int, dt string) Work {
 	return Work{Bytes: 5 * float64(n) * elemSize(dt)}
 }
 
-// Eltwise times the op-by-op chain gelu(x·a+b)·c (exact, erf-based gelu)
-// over four n-element tensors, in the current eager mode (Strict by
-// default); the three intermediates are freed as soon as the chain ends.
-func Eltwise(ctx context.Context, t Timing, dt string, n int) (Result, error) {
+func noMedium(name, dt string) error {
+	if dt == Medium {
+		return fmt.Errorf("kernels: %s has no medium precision (use f32 or bf16): %w", name, ErrUnavailable)
+	}
+	return nil
+}
+
+// EltwiseStepper prepares the op-by-op chain gelu(x·a+b)·c (exact,
+// erf-based gelu) over four n-element tensors, in the current eager mode
+// (Strict by default); the three intermediates are freed as soon as the
+// chain ends.
+func EltwiseStepper(dt string, n int) (s *Stepper, done func(), err error) {
 	tt, _, err := tensorType(dt)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	if dt == Medium {
-		return Result{}, fmt.Errorf("kernels: eltwise has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	if err := noMedium("eltwise", dt); err != nil {
+		return nil, nil, err
 	}
 	in, err := randns(tt, []int{n}, []int{n}, []int{n}, []int{n})
 	if err != nil {
-		return Result{}, fmt.Errorf("eltwise: %w", err)
+		return nil, nil, fmt.Errorf("eltwise: %w", err)
 	}
-	defer freeAll(in...)
 	x, a, b, c := in[0], in[1], in[2], in[3]
-	return Measure(ctx, "gotpu", dt, t, EltwiseWork(n, dt), runOp("gelu chain", func() []*tensor.Tensor {
+	return &Stepper{Impl: "gotpu", DType: dt, Work: EltwiseWork(n, dt), Run: runOp("gelu chain", func() []*tensor.Tensor {
 		t1 := x.Mul(a)
 		t2 := t1.Add(b)
 		t1.Free()
@@ -241,7 +286,13 @@ func Eltwise(ctx context.Context, t Timing, dt string, n int) (Result, error) {
 		y := t3.Mul(c)
 		t3.Free()
 		return []*tensor.Tensor{y}
-	}))
+	})}, func() { freeAll(in...) }, nil
+}
+
+// Eltwise times EltwiseStepper's chain.
+func Eltwise(ctx context.Context, t Timing, dt string, n int) (Result, error) {
+	s, done, err := EltwiseStepper(dt, n)
+	return measureOne(ctx, t, s, done, err)
 }
 
 // RowWork is the work of a row-wise op (softmax, layer_norm) over a
@@ -251,43 +302,54 @@ func RowWork(rows, cols, extra int, dt string) Work {
 	return Work{Bytes: (2*float64(rows)*float64(cols) + float64(extra)) * elemSize(dt)}
 }
 
-// Softmax times gotpu's softmax over the last dim of a [rows, cols] tensor.
-func Softmax(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+// SoftmaxStepper prepares gotpu's softmax over the last dim of a
+// [rows, cols] tensor.
+func SoftmaxStepper(dt string, rows, cols int) (s *Stepper, done func(), err error) {
 	tt, _, err := tensorType(dt)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	if dt == Medium {
-		return Result{}, fmt.Errorf("kernels: softmax has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	if err := noMedium("softmax", dt); err != nil {
+		return nil, nil, err
 	}
 	x, err := randn(tt, rows, cols)
 	if err != nil {
-		return Result{}, fmt.Errorf("softmax: %w", err)
+		return nil, nil, fmt.Errorf("softmax: %w", err)
 	}
-	defer x.Free()
-	return Measure(ctx, "gotpu", dt, t, RowWork(rows, cols, 0, dt), runOp("softmax", func() []*tensor.Tensor {
+	return &Stepper{Impl: "gotpu", DType: dt, Work: RowWork(rows, cols, 0, dt), Run: runOp("softmax", func() []*tensor.Tensor {
 		return []*tensor.Tensor{x.Softmax(-1)}
-	}))
+	})}, x.Free, nil
 }
 
-// LayerNorm times gotpu's layer_norm over the last dim of a [rows, cols]
-// tensor with a weight and a bias, eps 1e-5.
-func LayerNorm(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+// Softmax times SoftmaxStepper's softmax.
+func Softmax(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+	s, done, err := SoftmaxStepper(dt, rows, cols)
+	return measureOne(ctx, t, s, done, err)
+}
+
+// LayerNormStepper prepares gotpu's layer_norm over the last dim of a
+// [rows, cols] tensor with a weight and a bias, eps 1e-5.
+func LayerNormStepper(dt string, rows, cols int) (s *Stepper, done func(), err error) {
 	tt, _, err := tensorType(dt)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	if dt == Medium {
-		return Result{}, fmt.Errorf("kernels: layernorm has no medium precision (use f32 or bf16): %w", ErrUnavailable)
+	if err := noMedium("layernorm", dt); err != nil {
+		return nil, nil, err
 	}
 	in, err := randns(tt, []int{rows, cols}, []int{cols}, []int{cols})
 	if err != nil {
-		return Result{}, fmt.Errorf("layernorm: %w", err)
+		return nil, nil, fmt.Errorf("layernorm: %w", err)
 	}
-	defer freeAll(in...)
-	return Measure(ctx, "gotpu", dt, t, RowWork(rows, cols, 2*cols, dt), runOp("layer_norm", func() []*tensor.Tensor {
+	return &Stepper{Impl: "gotpu", DType: dt, Work: RowWork(rows, cols, 2*cols, dt), Run: runOp("layer_norm", func() []*tensor.Tensor {
 		return []*tensor.Tensor{tensor.LayerNorm(in[0], []int{cols}, in[1], in[2], 1e-5)}
-	}))
+	})}, func() { freeAll(in...) }, nil
+}
+
+// LayerNorm times LayerNormStepper's layer_norm.
+func LayerNorm(ctx context.Context, t Timing, dt string, rows, cols int) (Result, error) {
+	s, done, err := LayerNormStepper(dt, rows, cols)
+	return measureOne(ctx, t, s, done, err)
 }
 
 // ConvShape is a square 2-d convolution: x [N, C, H, H], w [Cout, C, K, K],
@@ -306,7 +368,7 @@ func (s ConvShape) check() error {
 	return nil
 }
 
-// String is the shape as "NxCxHxH * CoutxCxKxK pad P".
+// String is the shape as "x NxCxHxH, w CoutxCxKxK, pad P".
 func (s ConvShape) String() string {
 	return fmt.Sprintf("x %dx%dx%dx%d, w %dx%dx%dx%d, pad %d", s.N, s.C, s.H, s.H, s.Cout, s.C, s.K, s.K, s.Pad)
 }
@@ -320,31 +382,31 @@ func ConvWork(s ConvShape, dt string) Work {
 	return Work{Flops: flops, Bytes: bytes}
 }
 
-// Conv times gotpu's conv2d forward ("gotpu") and, if backward, the
-// backward pass computing the input and weight gradients from a given output
-// gradient ("gotpu.backward"; each repetition's forward is untimed).
-func Conv(ctx context.Context, t Timing, dt string, s ConvShape, backward bool) ([]Result, error) {
+// ConvSteppers prepares gotpu's conv2d forward ("gotpu") and, if backward,
+// the backward pass computing the input and weight gradients from a given
+// output gradient ("gotpu.backward"; each run's forward is its untimed
+// setup).
+func ConvSteppers(dt string, s ConvShape, backward bool) (steps []*Stepper, done func(), err error) {
 	if err := s.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tt, prec, err := tensorType(dt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	oh := s.OutH()
 	in, err := randns(tt, []int{s.N, s.C, s.H, s.H}, []int{s.Cout, s.C, s.K, s.K}, []int{s.N, s.Cout, oh, oh})
 	if err != nil {
-		return nil, fmt.Errorf("conv: %w", err)
+		return nil, nil, fmt.Errorf("conv: %w", err)
 	}
-	defer freeAll(in...)
 	x, w, g := in[0], in[1], in[2]
 	opts := tensor.Conv2dOpts{Padding: []int{s.Pad}, Precision: prec}
 	work := ConvWork(s, dt)
-	fwd, err := Measure(ctx, "gotpu", dt, t, work, runOp("conv2d", func() []*tensor.Tensor {
+	steps = append(steps, &Stepper{Impl: "gotpu", DType: dt, Work: work, Run: runOp("conv2d", func() []*tensor.Tensor {
 		return []*tensor.Tensor{tensor.Conv2d(x, w, nil, opts)}
-	}))
-	if err != nil || !backward {
-		return []Result{fwd}, err
+	})})
+	if !backward {
+		return steps, func() { freeAll(in...) }, nil
 	}
 	xg, wg := x.Detach().SetRequiresGrad(true), w.Detach().SetRequiresGrad(true)
 	var y *tensor.Tensor
@@ -355,25 +417,32 @@ func Conv(ctx context.Context, t Timing, dt string, s ConvShape, backward bool) 
 			}
 			p.SetGrad(nil)
 		}
+		if y != nil {
+			y.Free()
+			y = nil
+		}
 	}
-	defer clear()
-	bwork := Work{Flops: 2 * work.Flops, Bytes: 2 * work.Bytes}
-	bwd, err := MeasureSetup(ctx, "gotpu.backward", dt, t, bwork,
-		func() error {
+	steps = append(steps, &Stepper{Impl: "gotpu.backward", DType: dt, Work: Work{Flops: 2 * work.Flops, Bytes: 2 * work.Bytes},
+		Setup: func() error {
 			clear()
-			if y != nil {
-				y.Free()
-			}
 			return catch(func() { y = tensor.Conv2d(xg, wg, nil, opts) })
 		},
-		func() error {
+		Run: func() error {
 			if err := catch(func() { y.BackwardWith(tensor.BackwardOpts{Gradient: g}) }); err != nil {
 				return fmt.Errorf("conv2d backward: %w", err)
 			}
 			return syncCPU()
-		})
-	if y != nil {
-		y.Free()
+		}})
+	return steps, func() { clear(); freeAll(in...) }, nil
+}
+
+// Conv times ConvSteppers' forward and backward, interleaved.
+func Conv(ctx context.Context, t Timing, dt string, s ConvShape, backward bool) ([]Result, error) {
+	steps, done, err := ConvSteppers(dt, s, backward)
+	if err != nil {
+		return nil, err
 	}
-	return []Result{fwd, bwd}, err
+	defer done()
+	res, _, err := Interleave(ctx, t, steps)
+	return res, err
 }

@@ -301,3 +301,152 @@ func TestRefScriptArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestInterleaveRotatesAndDropsFailedReferences(t *testing.T) {
+	ctx := context.Background()
+	var order []string
+	step := func(name string, ref bool, failAt int) *Stepper {
+		n := 0
+		return &Stepper{Impl: name, DType: F32, Ref: ref, Work: Work{Flops: 1e9}, Run: func() error {
+			n++
+			order = append(order, name)
+			if n == failAt {
+				return errors.New(name + " broke")
+			}
+			return nil
+		}}
+	}
+	res, skipped, err := Interleave(ctx, Timing{Warmup: 1, Reps: 3},
+		[]*Stepper{step("gotpu", false, 0), step("a", true, 0), step("b", true, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Round r starts at stepper r mod 3; b fails in its third run (round 2)
+	// and is not run again.
+	want := []string{"gotpu", "a", "b", "a", "b", "gotpu", "b", "gotpu", "a", "gotpu", "a"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if len(res) != 2 || res[0].Impl != "gotpu" || res[1].Impl != "a" || len(res[0].TimesS) != 3 || len(res[1].TimesS) != 3 {
+		t.Errorf("results %+v", res)
+	}
+	if len(skipped) != 1 || skipped[0].Impl != "b" || !strings.Contains(skipped[0].Reason, "b broke") {
+		t.Errorf("skipped %+v", skipped)
+	}
+
+	order = nil
+	if _, _, err := Interleave(ctx, Timing{Reps: 2}, []*Stepper{step("a", true, 0), step("gotpu", false, 2)}); err == nil ||
+		!strings.Contains(err.Error(), "gotpu broke") {
+		t.Errorf("a failing gotpu stepper: err %v", err)
+	}
+	timed := &Stepper{Impl: "t", Ref: true, Timed: func() (float64, error) { return 0.25, nil }}
+	res, _, err = Interleave(ctx, Timing{Reps: 2}, []*Stepper{timed})
+	if err != nil || res[0].MedianS != 0.25 {
+		t.Errorf("self-timed stepper: %+v %v", res, err)
+	}
+	for _, bad := range []*Stepper{{Impl: "none"}, {Impl: "both", Run: func() error { return nil }, Timed: timed.Timed}} {
+		if _, _, err := Interleave(ctx, Timing{Reps: 1}, []*Stepper{bad}); err == nil {
+			t.Errorf("stepper %s accepted", bad.Impl)
+		}
+	}
+}
+
+// fakeServer writes a shell script speaking ref.py's --serve protocol:
+// body runs after the arguments are ignored.
+func fakeServer(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "python")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPyServerProtocol(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	ctx := context.Background()
+	ready := `echo '{"ready": true, "versions": {"torch": "1.13"}, "impls": [{"impl": "torch", "dtype": "f32"}, {"impl": "torch.backward", "dtype": "bf16"}]}'` + "\n"
+	for _, tc := range []struct {
+		name        string
+		body        string
+		unavailable bool
+		startFails  bool
+		stepFails   bool
+	}{
+		{"ok", ready + "while read cmd name; do echo '{\"t\": 0.5}'; done\n", false, false, false},
+		{"unavailable", `echo '{"unavailable": "no torch"}'; exit 3` + "\n", true, false, false},
+		{"dies at start", "echo oops >&2; exit 1\n", false, true, false},
+		{"not ready", "echo '{\"hello\": 1}'\n", false, true, false},
+		{"dies mid-run", ready + "read cmd; exit 1\n", false, false, true},
+		{"reports an error", ready + "while read cmd name; do echo '{\"error\": \"RuntimeError: x\"}'; done\n", false, false, true},
+	} {
+		p := PyRef{Python: fakeServer(t, tc.body), Script: "ref.py", Threads: 2}
+		srv, err := p.Start(ctx, "torch", "conv", nil)
+		switch {
+		case tc.unavailable:
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no torch") {
+				t.Errorf("%s: err %v", tc.name, err)
+			}
+			continue
+		case tc.startFails:
+			if err == nil || errors.Is(err, ErrUnavailable) {
+				t.Errorf("%s: err %v, want a start failure", tc.name, err)
+			}
+			continue
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		steps := srv.Steppers(func(impl string) Work { return Work{Flops: 1e9} })
+		if len(steps) != 2 || steps[1].Impl != "torch.backward" || steps[1].DType != "bf16" || !steps[0].Ref {
+			t.Errorf("%s: steppers %+v", tc.name, steps)
+		}
+		el, err := srv.Step("torch")
+		if tc.stepFails {
+			if err == nil {
+				t.Errorf("%s: step succeeded", tc.name)
+			}
+		} else if err != nil || el != 0.5 || srv.Versions["torch"] != "1.13" {
+			t.Errorf("%s: step %v %v", tc.name, el, err)
+		}
+		srv.Close()
+	}
+}
+
+// TestRefScriptServe drives the real ref.py --serve (numpy) when Debian's
+// python with numpy is present.
+func TestRefScriptServe(t *testing.T) {
+	if _, err := os.Stat(DefaultPython); err != nil {
+		t.Skip("no " + DefaultPython)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", RefScriptPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PyRef{Script: script, Threads: 1}
+	srv, err := p.Start(context.Background(), "numpy", "softmax", []string{"--size", "8"})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if len(srv.Impls) != 1 || srv.Impls[0] != (PyImpl{"numpy", F32}) {
+		t.Fatalf("impls %+v", srv.Impls)
+	}
+	if el, err := srv.Step("numpy"); err != nil || el <= 0 {
+		t.Fatalf("step: %v %v", el, err)
+	}
+	if _, err := srv.Step("torch"); err == nil {
+		t.Fatal("a numpy server ran torch")
+	}
+	if el, err := srv.Step("numpy"); err != nil || el <= 0 {
+		t.Fatalf("step after a bad command: %v %v", el, err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -152,3 +152,99 @@ func MeasureSetup(ctx context.Context, impl, dt string, t Timing, w Work, setup,
 	}
 	return NewResult(impl, dt, times, w), nil
 }
+
+// Stepper is one implementation taking part in an interleaved measurement:
+// Interleave runs one repetition of every stepper in turn, round after
+// round, so that all of them see the same machine (load from other
+// processes, thermal state) instead of one getting a quiet minute and the
+// next a busy one.
+type Stepper struct {
+	// Impl and DType name the result; Work gives its throughput.
+	Impl, DType string
+	Work        Work
+	// Ref marks a reference: when it fails, Interleave drops it and reports
+	// it as skipped instead of failing the measurement.
+	Ref bool
+	// Setup, if set, runs untimed before every run of Run.
+	Setup func() error
+	// Run is one repetition, timed by Interleave. Exactly one of Run and
+	// Timed is set.
+	Run func() error
+	// Timed is one repetition that measures itself (a reference in another
+	// process reports its own time, without the pipe round trip).
+	Timed func() (float64, error)
+}
+
+func (s *Stepper) once() (float64, error) {
+	if s.Setup != nil {
+		if err := s.Setup(); err != nil {
+			return 0, fmt.Errorf("setup: %w", err)
+		}
+	}
+	if s.Timed != nil {
+		return s.Timed()
+	}
+	start := time.Now()
+	err := s.Run()
+	return time.Since(start).Seconds(), err
+}
+
+// Interleave measures the steppers together: t.Warmup untimed rounds, then
+// t.Reps timed rounds, each round running every stepper once, starting one
+// further along the list every round so that no implementation always runs
+// first. It returns one Result per surviving stepper, in list order, and
+// the references that failed. A failure of a non-reference stepper, or a
+// done ctx, is an error.
+func Interleave(ctx context.Context, t Timing, steppers []*Stepper) ([]Result, []Skipped, error) {
+	if err := t.check(); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range steppers {
+		if (s.Run == nil) == (s.Timed == nil) {
+			return nil, nil, fmt.Errorf("kernels: stepper %s needs exactly one of Run and Timed", s.Impl)
+		}
+	}
+	times := make([][]float64, len(steppers))
+	alive := make([]bool, len(steppers))
+	for i := range alive {
+		alive[i] = true
+	}
+	var skipped []Skipped
+	n := len(steppers)
+	for round := 0; round < t.Warmup+t.Reps; round++ {
+		timed := round >= t.Warmup
+		for j := 0; j < n; j++ {
+			i := (round + j) % n
+			if !alive[i] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", steppers[i].Impl, err)
+			}
+			s := steppers[i]
+			el, err := s.once()
+			if err != nil {
+				what := "warm-up"
+				if timed {
+					what = "rep " + fmt.Sprint(round-t.Warmup)
+				}
+				if !s.Ref {
+					return nil, nil, fmt.Errorf("%s %s: %w", s.Impl, what, err)
+				}
+				alive[i] = false
+				skipped = append(skipped, Skipped{Impl: s.Impl, Reason: fmt.Sprintf("failed in %s: %v", what, err)})
+				continue
+			}
+			if timed {
+				times[i] = append(times[i], el)
+			}
+		}
+	}
+	var res []Result
+	for i, s := range steppers {
+		if alive[i] {
+			res = append(res, NewResult(s.Impl, s.DType, times[i], s.Work))
+		}
+	}
+	return res, skipped, nil
+}

@@ -1,16 +1,19 @@
 package kernels
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultPython is the interpreter the references run with: Debian's, which
@@ -154,4 +157,152 @@ func lastLine(s string) string {
 		return "(no stderr)"
 	}
 	return s
+}
+
+// PyServer is a running `ref.py --serve` process: one reference whose
+// repetitions are requested one at a time, so that they interleave with
+// the other implementations'.
+type PyServer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *lockedBuffer
+	// Impls are the implementations it serves ("torch", "torch.backward")
+	// with the dtype each computes in.
+	Impls []PyImpl
+	// Versions are the library versions it reported.
+	Versions map[string]any
+}
+
+// PyImpl is one implementation a PyServer serves.
+type PyImpl struct {
+	Impl  string `json:"impl"`
+	DType string `json:"dtype"`
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Start runs `ref.py caseName --impl impl --serve args...` and waits until
+// it has set up. A missing interpreter, module or case is ErrUnavailable.
+// Close the server when done.
+func (p PyRef) Start(ctx context.Context, impl, caseName string, args []string) (*PyServer, error) {
+	py := p.Python
+	if py == "" {
+		py = DefaultPython
+	}
+	if _, err := exec.LookPath(py); err != nil {
+		return nil, fmt.Errorf("python %s: %w: %w", py, err, ErrUnavailable)
+	}
+	script := p.Script
+	if script == "" {
+		var err error
+		if script, err = FindRefScript(); err != nil {
+			return nil, err
+		}
+	}
+	threads := max(p.Threads, 1)
+	argv := append([]string{script, caseName, "--impl", impl, "--threads", strconv.Itoa(threads), "--serve"}, args...)
+	cmd := exec.CommandContext(ctx, py, argv...)
+	cmd.Env = Env(threads)
+	s := &PyServer{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	var err error
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("%s: %w", impl, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", impl, err)
+	}
+	s.out = bufio.NewReader(stdout)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", py, script, err)
+	}
+	var ready struct {
+		Ready       bool           `json:"ready"`
+		Unavailable string         `json:"unavailable"`
+		Versions    map[string]any `json:"versions"`
+		Impls       []PyImpl       `json:"impls"`
+	}
+	line, rerr := s.out.ReadBytes('\n')
+	if rerr == nil {
+		rerr = json.Unmarshal(line, &ready)
+	}
+	if rerr != nil || !ready.Ready {
+		s.stdin.Close()
+		werr := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) && ee.ExitCode() == 3 && ready.Unavailable != "" {
+			return nil, fmt.Errorf("%s: %s: %w", impl, ready.Unavailable, ErrUnavailable)
+		}
+		if rerr == nil {
+			rerr = fmt.Errorf("unexpected first line %q", bytes.TrimSpace(line))
+		}
+		return nil, fmt.Errorf("%s %s: %w (exit: %v): %s", py, strings.Join(argv, " "), rerr, werr, lastLine(s.stderr.String()))
+	}
+	if len(ready.Impls) == 0 {
+		s.Close()
+		return nil, fmt.Errorf("%s %s: serves no implementation", py, caseName)
+	}
+	s.Impls, s.Versions = ready.Impls, ready.Versions
+	return s, nil
+}
+
+// Step runs one repetition of impl in the server and returns the time it
+// measured.
+func (s *PyServer) Step(impl string) (float64, error) {
+	if _, err := io.WriteString(s.stdin, "run "+impl+"\n"); err != nil {
+		return 0, fmt.Errorf("%s: %w: %s", impl, err, lastLine(s.stderr.String()))
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		return 0, fmt.Errorf("%s: reference process ended: %w: %s", impl, err, lastLine(s.stderr.String()))
+	}
+	var r struct {
+		T     *float64 `json:"t"`
+		Error string   `json:"error"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return 0, fmt.Errorf("%s: bad reply %q: %w", impl, bytes.TrimSpace(line), err)
+	}
+	if r.Error != "" || r.T == nil {
+		return 0, fmt.Errorf("%s: %s", impl, r.Error)
+	}
+	return *r.T, nil
+}
+
+// Steppers returns a reference Stepper for every implementation served,
+// with throughput from work (called with each impl name).
+func (s *PyServer) Steppers(work func(impl string) Work) []*Stepper {
+	var out []*Stepper
+	for _, im := range s.Impls {
+		name := im.Impl
+		out = append(out, &Stepper{Impl: name, DType: im.DType, Work: work(name), Ref: true,
+			Timed: func() (float64, error) { return s.Step(name) }})
+	}
+	return out
+}
+
+// Close ends the server (end of its input) and waits for it.
+func (s *PyServer) Close() error {
+	s.stdin.Close()
+	if err := s.cmd.Wait(); err != nil {
+		return fmt.Errorf("reference process: %w: %s", err, lastLine(s.stderr.String()))
+	}
+	return nil
 }

@@ -68,7 +68,9 @@ if [[ $quick == 1 ]]; then
   )
 else
   rows=()
-  for n in 512 1024 2048 4096; do rows+=("gemm --dtype f32 --size $n --ref all"); done
+  # gonum's 4096³ would take minutes per repetition on 2 cores: up to 2048.
+  for n in 512 1024 2048; do rows+=("gemm --dtype f32 --size $n --ref all"); done
+  rows+=("gemm --dtype f32 --size 4096 --ref numpy,torch")
   for n in 512 1024 2048 4096; do rows+=("gemm --dtype medium --size $n --ref numpy,torch"); done
   for n in 512 1024; do rows+=("gemm --dtype bf16 --size $n --ref torch"); done
   for dt in f32 bf16; do
@@ -107,7 +109,8 @@ done
 if [[ $json == 1 ]]; then
   "$bin" bench summary --json "${files[@]}"
 else
-  echo "Kernel benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, threads=$threads, reps=$reps (median)."
+  rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "Kernel benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), commit $rev, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), threads=$threads, reps=$reps (median)."
   echo "gotpu/impl is gotpu's throughput over impl's (above 1: gotpu faster)."
   echo
   "$bin" bench summary "${files[@]}"

@@ -20,16 +20,13 @@ package main
 //			Flags: func(fs *pflag.FlagSet) { fs.IntVar(&k, "k", 64, "inner dim") },
 //			Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 //				run.Shape = fmt.Sprintf("%dx%d", cfg.Size, k)
-//				r, err := kernels.Measure(ctx, "gotpu", cfg.DType, cfg.Timing,
-//					kernels.Work{Flops: ...}, func() error { ...; return nil })
-//				if err != nil {
-//					return err // the command fails: gotpu itself could not run
-//				}
-//				run.Add(r)
-//				if cfg.WantRef("torch") {
-//					cfg.PyRef(ctx, run, "torch", []string{"--size", ...}, workFn)
-//				}
-//				return nil
+//				x := ... // set up outside the timing
+//				g := &kernels.Stepper{Impl: "gotpu", DType: cfg.DType,
+//					Work: kernels.Work{Flops: ...}, Run: func() error { ...; return nil }}
+//				// gotpu and the requested Python references ("numpy",
+//				// "torch": tools/benchref/ref.py must know the case), rep by rep:
+//				return cfg.Measure(ctx, run, []*kernels.Stepper{g}, []string{"torch"},
+//					[]string{"--k", fmt.Sprint(k)}, func(impl string) kernels.Work { ... })
 //			},
 //		})
 //	}
@@ -41,11 +38,16 @@ package main
 // GOMAXPROCS to --threads for the run, calls Run, and then computes the
 // ratios and prints the table or the JSON report.
 //
-// Run fills run (shape, results, skipped references, notes). A reference that
-// cannot run here (no Python, no torch, a dtype it lacks) is recorded with
-// run.Skip and the case carries on; cfg.PyRef does that for the Python
-// runner tools/benchref/ref.py. Only a failure of gotpu's own measurement is
-// returned as an error.
+// Run fills run (shape, results, skipped references, notes). cfg.Measure
+// runs its kernels.Steppers (gotpu's, in-process references such as gonum
+// with Ref set) and the Python references interleaved: every round runs each
+// implementation once, so all of them see the same machine load (this
+// machine is shared: in sequential runs minutes apart numpy's 512³ GEMM
+// measured 108 and 13 GFLOP/s). A case may also time things itself with
+// kernels.Measure and run.Add the results, or run the Python runner
+// sequentially with cfg.PyRef. A reference that cannot run here (no Python,
+// no torch, a dtype it lacks) is recorded with run.Skip and the case carries
+// on. Only a failure of gotpu's own measurement is returned as an error.
 //
 // Result names: "gotpu" is the measured implementation, references are
 // "numpy", "torch", "gonum", "go-memmove", ...; a ".variant" suffix
@@ -164,6 +166,49 @@ func (c *benchConfig) PyRef(ctx context.Context, run *benchRun, impl string, arg
 	for k, v := range vers {
 		run.Version(impl+"."+k, v)
 	}
+}
+
+// Measure interleaves the steppers (gotpu's, and in-process references
+// such as gonum) with the Python references in py that were requested
+// (each started as `ref.py --serve` with the common flags plus pyArgs), rep
+// by rep, and adds the results to run. A reference that cannot start or
+// fails is recorded as skipped; only a failure of a non-reference stepper
+// is returned. work gives a Python result's work by impl name.
+func (c *benchConfig) Measure(ctx context.Context, run *benchRun, steps []*kernels.Stepper, py []string, pyArgs []string,
+	work func(impl string) kernels.Work) error {
+	p := kernels.PyRef{Python: c.Python, Script: c.RefScript, Threads: c.Threads}
+	args := append([]string{"--dtype", c.DType, "--size", fmt.Sprint(c.Size)}, pyArgs...)
+	for _, impl := range py {
+		if !c.WantRef(impl) {
+			continue
+		}
+		srv, err := p.Start(ctx, impl, c.Case, args)
+		if err != nil {
+			run.Skip(impl, err.Error())
+			continue
+		}
+		defer srv.Close()
+		for k, v := range srv.Versions {
+			run.Version(impl+"."+k, v)
+		}
+		for _, st := range srv.Steppers(work) {
+			if _, v, _ := strings.Cut(st.Impl, "."); slices.ContainsFunc(steps, func(g *kernels.Stepper) bool {
+				base, gv, _ := strings.Cut(g.Impl, ".")
+				return base == "gotpu" && gv == v
+			}) {
+				steps = append(steps, st) // only variants gotpu measures too (no torch.backward without gotpu.backward)
+			}
+		}
+	}
+	res, skipped, err := kernels.Interleave(ctx, c.Timing, steps)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		run.Add(r)
+	}
+	run.Skipped = append(run.Skipped, skipped...)
+	return nil
 }
 
 // benchRun collects what a case measured.
@@ -627,7 +672,8 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	return nil
 }
 
-// The kernel cases of issue #4.
+// The kernel cases of issue #4. Each interleaves gotpu with its references
+// rep by rep (benchConfig.Measure).
 func init() {
 	registerBenchCase(benchCase{
 		Name:        "gemm",
@@ -639,28 +685,20 @@ func init() {
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			n := cfg.Size
 			run.Shape = fmt.Sprintf("%dx%d @ %dx%d", n, n, n, n)
-			r, err := kernels.GEMM(ctx, cfg.Timing, cfg.DType, n)
+			g, done, err := kernels.GEMMStepper(cfg.DType, n)
 			if err != nil {
 				return err
 			}
-			run.Add(r)
+			defer done()
+			steps := []*kernels.Stepper{g}
 			if cfg.WantRef("gonum") {
-				g, err := kernels.GonumGEMM(ctx, cfg.Timing, n)
-				if err != nil {
-					return err
-				}
-				run.Add(g)
-			}
-			work := func(string) kernels.Work { return kernels.GEMMWork(n) }
-			for _, ref := range []string{"numpy", "torch"} {
-				if cfg.WantRef(ref) {
-					cfg.PyRef(ctx, run, ref, nil, work)
-				}
+				steps = append(steps, kernels.GonumStepper(n))
 			}
 			if cfg.DType != kernels.F32 {
 				run.Note("numpy and gonum compute in f32; torch uses bf16 tensors for bf16, and f32 tensors at set_float32_matmul_precision(\"medium\") for medium (which PyTorch 1.13 ignores on the CPU)")
 			}
-			return nil
+			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, nil,
+				func(string) kernels.Work { return kernels.GEMMWork(n) })
 		},
 	})
 
@@ -682,31 +720,27 @@ func init() {
 				return fmt.Errorf("--k must be positive and --memmove-mb not negative")
 			}
 			run.Shape = fmt.Sprintf("%dx%d @ %d", m, k, k)
-			r, err := kernels.GEMV(ctx, cfg.Timing, cfg.DType, m, k)
+			g, done, err := kernels.GEMVStepper(cfg.DType, m, k)
 			if err != nil {
 				return err
 			}
-			run.Add(r)
+			defer done()
+			steps := []*kernels.Stepper{g}
 			if memMB > 0 {
-				mm, err := kernels.Memmove(ctx, cfg.Timing, memMB<<20)
+				mm, err := kernels.MemmoveStepper(memMB << 20)
 				if err != nil {
 					return err
 				}
-				run.Add(mm)
+				steps = append(steps, mm)
 				run.Note("go-memmove copies %d MiB over %d goroutines; its GB/s count bytes read plus written", memMB, cfg.Threads)
 			}
-			work := func(impl string) kernels.Work {
-				if impl == "numpy" {
-					return kernels.GEMVWork(m, k, kernels.F32)
-				}
-				return kernels.GEMVWork(m, k, refDType(cfg.DType))
-			}
-			for _, ref := range []string{"numpy", "torch"} {
-				if cfg.WantRef(ref) {
-					cfg.PyRef(ctx, run, ref, []string{"--k", fmt.Sprint(k)}, work)
-				}
-			}
-			return nil
+			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, []string{"--k", fmt.Sprint(k)},
+				func(impl string) kernels.Work {
+					if impl == "numpy" {
+						return kernels.GEMVWork(m, k, kernels.F32)
+					}
+					return kernels.GEMVWork(m, k, refDType(cfg.DType))
+				})
 		},
 	})
 
@@ -720,26 +754,24 @@ func init() {
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			n := cfg.Size
 			run.Shape = fmt.Sprintf("4 x [%d]", n)
-			r, err := kernels.Eltwise(ctx, cfg.Timing, cfg.DType, n)
+			g, done, err := kernels.EltwiseStepper(cfg.DType, n)
 			if err != nil {
 				return err
 			}
-			run.Add(r)
+			defer done()
 			run.Note("GB/s count the 4 inputs read and the output written once (op by op moves more)")
-			if cfg.WantRef("torch") {
-				cfg.PyRef(ctx, run, "torch", nil, func(string) kernels.Work { return kernels.EltwiseWork(n, cfg.DType) })
-			}
-			return nil
+			return cfg.Measure(ctx, run, []*kernels.Stepper{g}, []string{"torch"}, nil,
+				func(string) kernels.Work { return kernels.EltwiseWork(n, cfg.DType) })
 		},
 	})
 
 	for _, rc := range []struct {
 		name, desc string
 		extra      int // parameter elements per column
-		fn         func(context.Context, kernels.Timing, string, int, int) (kernels.Result, error)
+		step       func(string, int, int) (*kernels.Stepper, func(), error)
 	}{
-		{"softmax", "softmax over the last dim of a [size, size] tensor", 0, kernels.Softmax},
-		{"layernorm", "layer_norm over the last dim of a [size, size] tensor, with weight and bias", 2, kernels.LayerNorm},
+		{"softmax", "softmax over the last dim of a [size, size] tensor", 0, kernels.SoftmaxStepper},
+		{"layernorm", "layer_norm over the last dim of a [size, size] tensor, with weight and bias", 2, kernels.LayerNormStepper},
 	} {
 		registerBenchCase(benchCase{
 			Name:        rc.name,
@@ -751,25 +783,20 @@ func init() {
 			Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 				n := cfg.Size
 				run.Shape = fmt.Sprintf("%dx%d", n, n)
-				r, err := rc.fn(ctx, cfg.Timing, cfg.DType, n, n)
+				g, done, err := rc.step(cfg.DType, n, n)
 				if err != nil {
 					return err
 				}
-				run.Add(r)
-				work := func(impl string) kernels.Work {
-					dt := refDType(cfg.DType)
-					if impl == "numpy" {
-						dt = kernels.F32
-					}
-					return kernels.RowWork(n, n, rc.extra*n, dt)
-				}
-				for _, ref := range []string{"numpy", "torch"} {
-					if cfg.WantRef(ref) {
-						cfg.PyRef(ctx, run, ref, nil, work)
-					}
-				}
+				defer done()
 				run.Note("GB/s count the input read and the output written once; numpy is single-threaded here and always f32")
-				return nil
+				return cfg.Measure(ctx, run, []*kernels.Stepper{g}, []string{"numpy", "torch"}, nil,
+					func(impl string) kernels.Work {
+						dt := refDType(cfg.DType)
+						if impl == "numpy" {
+							dt = kernels.F32
+						}
+						return kernels.RowWork(n, n, rc.extra*n, dt)
+					})
 			},
 		})
 	}
@@ -795,28 +822,20 @@ func init() {
 			s := cs
 			s.H = cfg.Size
 			run.Shape = s.String()
-			res, err := kernels.Conv(ctx, cfg.Timing, cfg.DType, s, convBackward)
+			steps, done, err := kernels.ConvSteppers(cfg.DType, s, convBackward)
 			if err != nil {
 				return err
 			}
-			for _, r := range res {
-				run.Add(r)
-			}
-			if cfg.WantRef("torch") {
-				args := []string{"--batch", fmt.Sprint(s.N), "--channels", fmt.Sprint(s.C), "--cout", fmt.Sprint(s.Cout),
-					"--kernel", fmt.Sprint(s.K), "--pad", fmt.Sprint(s.Pad)}
-				cfg.PyRef(ctx, run, "torch", args, func(impl string) kernels.Work {
-					w := kernels.ConvWork(s, refDType(cfg.DType))
-					if strings.HasSuffix(impl, ".backward") {
-						w.Flops, w.Bytes = 2*w.Flops, 2*w.Bytes
-					}
-					return w
-				})
-			}
-			if !convBackward {
-				run.Results = slices.DeleteFunc(run.Results, func(r benchResult) bool { return strings.HasSuffix(r.Impl, ".backward") })
-			}
-			return nil
+			defer done()
+			args := []string{"--batch", fmt.Sprint(s.N), "--channels", fmt.Sprint(s.C), "--cout", fmt.Sprint(s.Cout),
+				"--kernel", fmt.Sprint(s.K), "--pad", fmt.Sprint(s.Pad)}
+			return cfg.Measure(ctx, run, steps, []string{"torch"}, args, func(impl string) kernels.Work {
+				w := kernels.ConvWork(s, refDType(cfg.DType))
+				if strings.HasSuffix(impl, ".backward") {
+					w.Flops, w.Bytes = 2*w.Flops, 2*w.Bytes
+				}
+				return w
+			})
 		},
 	})
 }

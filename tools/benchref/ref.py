@@ -30,6 +30,13 @@ elementwise code is single-threaded whatever the setting.
 Output: one JSON object on stdout:
   {"case", "impl", "threads", "versions": {...},
    "results": [{"impl", "dtype", "times_s": [...]}]}
+
+--serve (what `gotpu bench` uses, so that it can interleave the
+implementations rep by rep on a busy machine): after setting up, print
+  {"ready": true, "versions": {...}, "impls": [{"impl", "dtype"}]}
+then answer every stdin line "run <impl>" with {"t": seconds} (one run,
+after its untimed setup; no warm-up of its own) or {"error": "..."}, until
+end of input.
 Exit status: 0 on success; 2 on bad arguments; 3 when the implementation
 cannot run here (module missing, case not available for it), with
 {"unavailable": "<reason>"} on stdout.
@@ -80,6 +87,8 @@ def parse_args(argv):
     p.add_argument("--cout", type=positive, default=64)
     p.add_argument("--kernel", type=positive, default=3)
     p.add_argument("--pad", type=nonneg, default=1)
+    p.add_argument("--serve", action="store_true",
+                   help='answer "run <impl>" lines on stdin with {"t": seconds}, for interleaved timing')
     a = p.parse_args(argv)
     if a.size is None:
         a.size = DEFAULT_SIZE[a.case]
@@ -141,14 +150,13 @@ def run_numpy(a):
             return xc
     else:
         raise Unavailable(f"numpy has no {a.case} (no erf / no convolution)")
-    times = timed(fn, a.warmup, a.reps)
     vers = {"numpy": np.__version__}
     try:
         cfg = np.show_config(mode="dicts")  # numpy >= 1.25
         vers["blas"] = cfg["Build Dependencies"]["blas"]["name"]
     except Exception:  # older numpy: no dict mode
         pass
-    return [{"impl": "numpy", "dtype": "f32", "times_s": times}], vers
+    return {"numpy": ("f32", fn, None)}, vers
 
 
 def run_torch(a):
@@ -168,28 +176,34 @@ def run_torch(a):
         return torch.randn(*shape, dtype=torch.float32).to(dt)
 
     n = a.size
-    out = []
-    with torch.no_grad():
-        if a.case == "gemm":
-            x, y = randn(n, n), randn(n, n)
-            fn = lambda: torch.matmul(x, y)
-        elif a.case == "gemv":
-            x, v = randn(n, a.k), randn(a.k)
-            fn = lambda: torch.matmul(x, v)
-        elif a.case == "eltwise":
-            x, p, q, r = randn(n), randn(n), randn(n), randn(n)
-            fn = lambda: F.gelu(x * p + q) * r
-        elif a.case == "softmax":
-            x = randn(n, n)
-            fn = lambda: torch.softmax(x, dim=-1)
-        elif a.case == "layernorm":
-            x, w, b = randn(n, n), randn(n), randn(n)
-            fn = lambda: F.layer_norm(x, (n,), w, b, 1e-5)
-        else:  # conv
-            x = randn(a.batch, a.channels, n, n)
-            w = randn(a.cout, a.channels, a.kernel, a.kernel)
-            fn = lambda: F.conv2d(x, w, None, 1, a.pad)
-        out.append({"impl": "torch", "dtype": dname, "times_s": timed(fn, a.warmup, a.reps)})
+    impls = {}
+    if a.case == "gemm":
+        x, y = randn(n, n), randn(n, n)
+        fn = lambda: torch.matmul(x, y)
+    elif a.case == "gemv":
+        x, v = randn(n, a.k), randn(a.k)
+        fn = lambda: torch.matmul(x, v)
+    elif a.case == "eltwise":
+        x, p, q, r = randn(n), randn(n), randn(n), randn(n)
+        fn = lambda: F.gelu(x * p + q) * r
+    elif a.case == "softmax":
+        x = randn(n, n)
+        fn = lambda: torch.softmax(x, dim=-1)
+    elif a.case == "layernorm":
+        x, w, b = randn(n, n), randn(n), randn(n)
+        fn = lambda: F.layer_norm(x, (n,), w, b, 1e-5)
+    else:  # conv
+        x = randn(a.batch, a.channels, n, n)
+        w = randn(a.cout, a.channels, a.kernel, a.kernel)
+        fn = lambda: F.conv2d(x, w, None, 1, a.pad)
+
+    def nograd(f):
+        def run():
+            with torch.no_grad():
+                return f()
+        return run
+
+    impls["torch"] = (dname, nograd(fn), None)
     if a.case == "conv":
         xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
         g = randn(a.batch, a.cout, n + 2 * a.pad - a.kernel + 1, n + 2 * a.pad - a.kernel + 1)
@@ -202,26 +216,50 @@ def run_torch(a):
         def bwd():
             state["y"].backward(g)
 
-        out.append({"impl": "torch.backward", "dtype": dname, "times_s": timed(bwd, a.warmup, a.reps, setup)})
+        impls["torch.backward"] = (dname, bwd, setup)
     vers = {"torch": torch.__version__, "torch_threads": torch.get_num_threads()}
-    return out, vers
+    return impls, vers
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def serve(impls, vers):
+    """Answers "run <impl>" lines on stdin with {"t": seconds} (one untimed
+    setup, then one timed run) until end of input."""
+    emit({"ready": True, "versions": vers,
+          "impls": [{"impl": k, "dtype": v[0]} for k, v in impls.items()]})
+    for line in sys.stdin:
+        cmd, _, name = line.strip().partition(" ")
+        if cmd != "run" or name not in impls:
+            emit({"error": f"bad command {line.strip()!r} (want: run {'|'.join(impls)})"})
+            continue
+        _, fn, setup = impls[name]
+        try:
+            emit({"t": timed(fn, 0, 1, setup)[0]})
+        except Exception as e:  # report and keep serving; the caller decides
+            emit({"error": f"{type(e).__name__}: {e}"})
+    return 0
 
 
 def main(argv):
     a = parse_args(argv)
     runner = run_numpy if a.impl == "numpy" else run_torch
     try:
-        results, vers = runner(a)
+        impls, vers = runner(a)
     except Unavailable as e:
-        json.dump({"unavailable": str(e)}, sys.stdout)
-        print()
+        emit({"unavailable": str(e)})
         return 3
     vers["python"] = platform.python_version()
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY"):
         vers[k] = os.environ.get(k, "")
-    json.dump({"case": a.case, "impl": a.impl, "threads": a.threads, "versions": vers,
-               "results": results}, sys.stdout)
-    print()
+    if a.serve:
+        return serve(impls, vers)
+    results = [{"impl": k, "dtype": d, "times_s": timed(fn, a.warmup, a.reps, setup)}
+               for k, (d, fn, setup) in impls.items()]
+    emit({"case": a.case, "impl": a.impl, "threads": a.threads, "versions": vers, "results": results})
     return 0
 
 
