@@ -397,3 +397,48 @@ func BenchmarkVecOps(b *testing.B) {
 		}
 	}
 }
+
+// TestVecRoutingBF16 runs the routed unary kernels on dense bf16 tensors
+// (widened to f32 in blocks, rounded once) at both levels: within one
+// bfloat16 ulp of the float64 reference rounded to bf16, NaN kept.
+func TestVecRoutingBF16(t *testing.T) {
+	r := rand.New(rand.NewSource(10))
+	unary := map[string]func(float64) float64{
+		"exp": math.Exp, "log": logRef, "tanh": math.Tanh, "erf": math.Erf,
+		"sigmoid": sigmoid, "silu": siluRef, "gelu": geluRef,
+	}
+	for _, n := range []int{5, 3000} {
+		x := make([]dtype.BFloat16, n)
+		for i := range x {
+			x[i] = dtype.BF16FromF32(float32(r.NormFloat64() * 4))
+		}
+		x[0] = dtype.BF16FromF32(float32(math.NaN()))
+		for name, f := range unary {
+			for _, level := range vecLevels() {
+				b := make([]byte, 2*n)
+				copy(as[dtype.BFloat16](b), x)
+				d := op.MustLookup(name)
+				a, err := d.Normalize(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l := &device.Launch{Op: d, Attrs: a,
+					In:  []device.Operand{{Buf: &Buf{b: b}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}},
+					Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
+				withVecLevel(level, func() {
+					if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+						t.Fatal(err)
+					}
+				})
+				got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
+				for i := range got {
+					want := dtype.BF16FromF32(float32(f(float64(x[i].F32()))))
+					g, w := got[i].F32(), want.F32()
+					if g != w && !(g != g && w != w) && ulpDist(g, w) > 1<<16 {
+						t.Fatalf("%s bf16 %s(%g) = %g, want %g", level, name, x[i].F32(), g, w)
+					}
+				}
+			}
+		}
+	}
+}

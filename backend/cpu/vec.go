@@ -343,10 +343,27 @@ func vecParallel(n int, fn func(lo, hi int)) {
 // row-major f32 array, or its single element (scalar true) when every
 // dimension larger than 1 is broadcast (stride 0).
 func vecOperand(o device.Operand, b []byte, n int) (s []float32, scalar, ok bool) {
-	if o.DType != dtype.F32 || len(o.Strides) != len(o.Shape) {
+	if o.DType != dtype.F32 {
 		return nil, false, false
 	}
 	all := as[float32](b)
+	off, scalar, ok := vecDense(o, len(all), n)
+	switch {
+	case !ok:
+		return nil, false, false
+	case scalar:
+		return all[off : off+1], true, true
+	}
+	return all[off : off+n], false, true
+}
+
+// vecDense reports whether operand o, over a buffer of size elements,
+// holds n > 0 elements densely in row-major order from offset off, or is a
+// broadcast scalar at off (every dimension larger than 1 has stride 0).
+func vecDense(o device.Operand, size, n int) (off int, scalar, ok bool) {
+	if n == 0 || len(o.Strides) != len(o.Shape) || o.Offset < 0 {
+		return 0, false, false
+	}
 	dense, bcast := true, true
 	want := 1
 	for d := len(o.Shape) - 1; d >= 0; d-- {
@@ -362,14 +379,52 @@ func vecOperand(o device.Operand, b []byte, n int) (s []float32, scalar, ok bool
 		want *= o.Shape[d]
 	}
 	switch {
-	case n == 0:
-		return nil, false, false
-	case dense && o.Offset >= 0 && o.Offset+n <= len(all):
-		return all[o.Offset : o.Offset+n], false, true
-	case bcast && o.Offset >= 0 && o.Offset < len(all):
-		return all[o.Offset : o.Offset+1], true, true
+	case dense && o.Offset+n <= size:
+		return o.Offset, false, true
+	case bcast && o.Offset < size:
+		return o.Offset, true, true
 	}
-	return nil, false, false
+	return 0, false, false
+}
+
+// vecBlock is the number of elements vecRunUnaryBF16 widens to float32 at
+// a time (on the stack).
+const vecBlock = 1024
+
+// vecRunUnaryBF16 runs f over c's bf16 input and output when both are
+// dense: blocks are widened to float32 (exact), computed, and rounded to
+// bfloat16 once, as PyTorch computes bf16 math in float32. It reports
+// whether it ran.
+func vecRunUnaryBF16(c *Call, f func(dst, a []float32)) bool {
+	in, out := c.In[0], c.Out[0]
+	if in.DType != dtype.BF16 || out.DType != dtype.BF16 {
+		return false
+	}
+	n := op.Numel(out.Shape)
+	src, dst := as[dtype.BFloat16](c.InB[0]), as[dtype.BFloat16](c.OutB[0])
+	io, is, ok := vecDense(in, len(src), n)
+	if !ok || is && n > 1 {
+		return false
+	}
+	oo, os, ok := vecDense(out, len(dst), n)
+	if !ok || os && n > 1 {
+		return false
+	}
+	src, dst = src[io:io+n], dst[oo:oo+n]
+	vecParallel(n, func(lo, hi int) {
+		var buf [vecBlock]float32
+		for i := lo; i < hi; i += vecBlock {
+			b := buf[:min(vecBlock, hi-i)]
+			for k, v := range src[i : i+len(b)] {
+				b[k] = v.F32()
+			}
+			f(b, b)
+			for k, v := range b {
+				dst[i+k] = dtype.BF16FromF32(v)
+			}
+		}
+	})
+	return true
 }
 
 // vecOut returns c's output as a dense f32 slice of n elements.
@@ -384,8 +439,12 @@ func vecOut(c *Call) ([]float32, int, bool) {
 }
 
 // vecRunUnary runs f over c's input and output when both are dense f32
-// arrays and reports whether it did.
+// arrays, or both dense bf16 (vecRunUnaryBF16), and reports whether it
+// did.
 func vecRunUnary(c *Call, f func(dst, a []float32)) bool {
+	if c.In[0].DType == dtype.BF16 {
+		return vecRunUnaryBF16(c, f)
+	}
 	dst, n, ok := vecOut(c)
 	if !ok {
 		return false
