@@ -678,3 +678,50 @@ func planWork(pl *plan) int64 {
 	}
 	return w
 }
+
+// TestCompileConcurrentRuns: one program run from several goroutines at
+// once gives every caller the same results (run with -race).
+func TestCompileConcurrentRuns(t *testing.T) {
+	be := testBackend(t)
+	c := compileCases[5] // mlp block
+	g, err := ir.Trace(c.params, c.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := inputsFor(c.params, 4, 0)
+	want := runProg(t, be, p, g, ins, device.RunOptions{})
+	errs := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			var ops []device.Operand
+			for i, raw := range ins {
+				m := g.Params[i].Meta
+				ops = append(ops, device.Operand{Buf: &Buf{b: slices.Clone(raw)}, DType: m.DType, Layout: op.Contiguous(slices.Clone(m.Shape))})
+			}
+			for i := 0; i < 5; i++ {
+				outs, err := p.Run(context.Background(), 0, ops, device.RunOptions{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for k := range want {
+					if !bytes.Equal(outs[k].(*Buf).b[:len(want[k])], want[k]) {
+						errs <- fmt.Errorf("run %d output %d differs", i, k)
+						return
+					}
+					be.Free(0, outs[k])
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
