@@ -20,7 +20,9 @@ import (
 // dot_general kernel, next to gonum's pure-Go Sgemm/Dgemm, as the median
 // and best of GEMM_REPS (default 5) wall-clock runs on GOMAXPROCS threads,
 // the libraries interleaved round by round so that load from other
-// processes hits them alike. GEMM_REPORT=1 enables it (minutes);
+// processes hits them alike; also the median rate per CPU-second of the
+// process (times the threads, the rate the cores reach when no other
+// process takes them). GEMM_REPORT=1 enables it (minutes);
 // GEMM_SIZES=512,1024 limits the sizes.
 func TestGEMMReport(t *testing.T) {
 	if os.Getenv("GEMM_REPORT") == "" {
@@ -67,21 +69,25 @@ func TestGEMMReport(t *testing.T) {
 				})
 		}
 		times := make([][]float64, len(fns))
+		cpus := make([][]float64, len(fns))
 		for _, fn := range fns {
 			fn() // warm up: scratch buffers, page faults
 		}
 		for rep := 0; rep < reps; rep++ {
 			for i, fn := range fns {
+				c0 := cpuSeconds()
 				t0 := time.Now()
 				fn()
 				times[i] = append(times[i], time.Since(t0).Seconds())
+				cpus[i] = append(cpus[i], cpuSeconds()-c0)
 			}
 		}
 		flops := 2 * float64(size) * float64(size) * float64(size)
 		for i, name := range names {
-			ts := times[i]
+			ts, cs := times[i], cpus[i]
 			sort.Float64s(ts)
-			fmt.Printf("%5d %-18s median %7.1f best %7.1f GFLOP/s\n", size, name, flops/ts[len(ts)/2]/1e9, flops/ts[0]/1e9)
+			sort.Float64s(cs)
+			fmt.Printf("%5d %-18s median %7.1f best %7.1f GFLOP/s wall, median %6.1f GFLOP/cpu-s\n", size, name, flops/ts[len(ts)/2]/1e9, flops/ts[0]/1e9, flops/cs[len(cs)/2]/1e9)
 		}
 	}
 }
