@@ -3,6 +3,8 @@ package cpu
 import (
 	"errors"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -29,21 +31,26 @@ var errNormLayout = errors.New("cpu: rms_norm output is not a dense f32 array")
 // turn it off to measure the generic kernels).
 var fusedNN = true
 
-// fusedRows runs fn on rows [lo, hi) of a rows x d problem, in parallel
-// when it is large, giving each goroutine at least vecChunk elements.
+// fusedRows runs fn on rows [lo, hi) of a rows x d problem, split over
+// goroutines (one per thread, the first on the caller) when each gets at
+// least vecChunk elements.
 func fusedRows(rows, d int, fn func(lo, hi int)) {
-	per := max(1, vecChunk/max(d, 1))
-	vecParallel(rows*per, func(lo, hi int) {
-		// vecParallel splits [0, rows*per) in multiples of 32 elements;
-		// map them back to whole rows.
-		rlo, rhi := (lo+per-1)/per, (hi+per-1)/per
-		if rhi > rows {
-			rhi = rows
-		}
-		if rlo < rhi {
-			fn(rlo, rhi)
-		}
-	})
+	w := min(runtime.GOMAXPROCS(0), rows*d/vecChunk, rows)
+	if w <= 1 {
+		fn(0, rows)
+		return
+	}
+	per := (rows + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := per; lo < rows; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+per, rows))
+	}
+	fn(0, min(per, rows))
+	wg.Wait()
 }
 
 // softmaxRowF32 sets y to softmax(x) as PyTorch's vectorized last-dim

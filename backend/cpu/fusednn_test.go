@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"math/rand"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
@@ -439,6 +441,51 @@ func TestVecRoutingBF16(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestParallelSplits checks that vecParallel and fusedRows cover every
+// index exactly once, and split large problems (when threads allow).
+func TestParallelSplits(t *testing.T) {
+	var mu sync.Mutex
+	for _, tc := range []struct{ rows, d int }{{1, 1}, {3, 5}, {1, 1 << 18}, {4096, 4096}, {7, 40000}, {300001, 1}} {
+		seen := make([]int, tc.rows)
+		calls := 0
+		fusedRows(tc.rows, tc.d, func(lo, hi int) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			for r := lo; r < hi; r++ {
+				seen[r]++
+			}
+		})
+		for r, k := range seen {
+			if k != 1 {
+				t.Fatalf("fusedRows(%d, %d): row %d run %d times", tc.rows, tc.d, r, k)
+			}
+		}
+		if want := min(runtime.GOMAXPROCS(0), tc.rows*tc.d/vecChunk, tc.rows); want > 1 && calls != want {
+			t.Errorf("fusedRows(%d, %d): %d chunks, want %d", tc.rows, tc.d, calls, want)
+		}
+		n := tc.rows * tc.d
+		cover := make([]int8, n)
+		calls = 0
+		vecParallel(n, func(lo, hi int) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			for i := lo; i < hi; i++ {
+				cover[i]++
+			}
+		})
+		for i, k := range cover {
+			if k != 1 {
+				t.Fatalf("vecParallel(%d): index %d run %d times", n, i, k)
+			}
+		}
+		if want := min(runtime.GOMAXPROCS(0), n/vecChunk); want > 1 && calls != want {
+			t.Errorf("vecParallel(%d): %d chunks, want %d", n, calls, want)
 		}
 	}
 }
