@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
@@ -248,13 +249,27 @@ func planFusable(n *ir.Node) (fop, bool) {
 	if n.IsConst() || n.Op.Kind == op.View || len(n.Out) != 1 || n.Out[0].Meta.DType != dtype.F32 {
 		return 0, false
 	}
-	for _, v := range n.In {
-		if v == nil || v.Meta.DType != dtype.F32 {
+	for i, v := range n.In {
+		if v == nil {
+			return 0, false
+		}
+		// Bools enter only as where's condition or convert's input, and
+		// only from outside the group (members are f32).
+		boolOK := i == 0 && (n.Op.Name == "where" || n.Op.Name == "convert")
+		if v.Meta.DType != dtype.F32 && !(boolOK && v.Meta.DType == dtype.Bool) {
 			return 0, false
 		}
 	}
 	a := n.Attrs
 	switch n.Op.Name {
+	case "where":
+		if n.In[0].Meta.DType == dtype.Bool {
+			return fWhere, true
+		}
+	case "convert":
+		if n.In[0].Meta.DType == dtype.Bool {
+			return fCopy, true
+		}
 	case "neg":
 		return fNeg, true
 	case "exp":
@@ -752,7 +767,7 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 	nregs := len(grp.inputs)
 	for _, n := range gb.nodes {
 		o, _ := planFusable(n)
-		ins := finstr{op: o, dst: nregs, a: -1, b: -1}
+		ins := finstr{op: o, dst: nregs, a: -1, b: -1, c: -1}
 		nregs++
 		operand := func(v *ir.Value) (int, float32, bool) {
 			if r, ok := reg[v]; ok {
@@ -761,13 +776,25 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 			pv := p.vals[pl.vid[v]]
 			return -1, pv.immVal, true
 		}
-		if o.binary() {
+		if o == fWhere {
+			var rs [3]int
+			for k := 0; k < 3; k++ {
+				r, iv, isImm := operand(n.In[k])
+				if isImm {
+					code = append(code, finstr{op: fFill, dst: nregs, imm: iv, a: -1, b: -1, c: -1})
+					r = nregs
+					nregs++
+				}
+				rs[k] = r
+			}
+			ins.c, ins.a, ins.b = rs[0], rs[1], rs[2]
+		} else if o.binary() {
 			ra, ia, aImm := operand(n.In[0])
 			rb, ib, bImm := operand(n.In[1])
 			switch {
 			case aImm && bImm:
 				// Both scalars: fill one, then the scalar form.
-				code = append(code, finstr{op: fFill, dst: nregs, imm: ia})
+				code = append(code, finstr{op: fFill, dst: nregs, imm: ia, a: -1, b: -1, c: -1})
 				ra = nregs
 				nregs++
 				fallthrough
@@ -787,7 +814,7 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 					ins.op = fDivR
 				default:
 					// maximum/minimum with a left scalar: fill it.
-					code = append(code, finstr{op: fFill, dst: nregs, imm: ia})
+					code = append(code, finstr{op: fFill, dst: nregs, imm: ia, a: -1, b: -1, c: -1})
 					ins.a, ins.b, ins.op, ins.imm = nregs, rb, o, 0
 					nregs++
 				}
@@ -797,7 +824,7 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 		} else {
 			ra, ia, aImm := operand(n.In[0])
 			if aImm {
-				code = append(code, finstr{op: fFill, dst: nregs, imm: ia})
+				code = append(code, finstr{op: fFill, dst: nregs, imm: ia, a: -1, b: -1, c: -1})
 				ra = nregs
 				nregs++
 			}
@@ -1231,7 +1258,12 @@ func (r *crun) fused(s *pstep) error {
 		if !ok {
 			return fmt.Errorf("fused input %d does not broadcast", i)
 		}
-		f := fin{src: as[float32](r.mem(id)), off: bl.Offset, shape: bl.Shape, strides: bl.Strides}
+		f := fin{off: bl.Offset, shape: bl.Shape, strides: bl.Strides}
+		if v.dt == dtype.Bool {
+			f.src8 = r.mem(id)
+		} else {
+			f.src = as[float32](r.mem(id))
+		}
 		switch {
 		case slices.Equal(bl.Strides, op.ContiguousStrides(bl.Shape)):
 			f.kind = ldDirect
@@ -1294,4 +1326,30 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	}
 	e.runGroup(r.threads)
 	return nil
+}
+
+// summary describes a plan's steps, one per line (for logs and tests).
+func (p *plan) summary() string {
+	var sb strings.Builder
+	for i, s := range p.steps {
+		switch s.kind {
+		case stConst:
+			fmt.Fprintf(&sb, "%d: const\n", i)
+		case stCopy:
+			fmt.Fprintf(&sb, "%d: copy\n", i)
+		case stKernel:
+			fmt.Fprintf(&sb, "%d: %s\n", i, p.g.Nodes[s.node].Op.Name)
+		case stFused:
+			g := s.grp
+			fmt.Fprintf(&sb, "%d: fused %v: %d instructions, %d inputs, %d outputs", i, g.shape, len(g.code), len(g.inputs), len(g.outs))
+			if g.red != redNone {
+				fmt.Fprintf(&sb, ", row reduction over %d", g.redRow)
+			}
+			if g.gemm >= 0 {
+				sb.WriteString(", GEMM epilogue")
+			}
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
 }

@@ -48,21 +48,22 @@ const (
 	fMaxS
 	fMinS
 	fFill
+	fWhere // dst = c != 0 ? a : b (c a 0/1 mask from a bool input)
+	fCopy  // dst = a (a bool input converted to f32 0/1)
 	fNumOps
 )
 
-// fbinary reports whether o reads two registers.
-func (o fop) binary() bool { return o >= fAdd && o <= fMin }
+// binary reports whether o reads registers a and b.
+func (o fop) binary() bool { return (o >= fAdd && o <= fMin) || o == fWhere }
 
-// funary reports whether o reads one register (the S/R forms included).
-func (o fop) unary() bool { return (o >= fNeg && o <= fAbs) || (o >= fAddS && o <= fMinS) }
 
-// finstr is one instruction: dst = op(a, b) or op(a, imm).
+// finstr is one instruction: dst = op(a, b), op(a, imm) or, for fWhere,
+// c ? a : b.
 type finstr struct {
-	op   fop
-	dst  int
-	a, b int
-	imm  float32
+	op      fop
+	dst     int
+	a, b, c int
+	imm     float32
 }
 
 // reduce kinds of a fused reduction.
@@ -109,7 +110,8 @@ const (
 // fin is a resolved group input for one run.
 type fin struct {
 	kind    int
-	src     []float32 // the whole buffer
+	src     []float32 // the whole buffer (f32 inputs)
+	src8    []uint8   // the whole buffer (bool inputs, loaded as 0/1)
 	off     int
 	shape   []int
 	strides []int
@@ -145,6 +147,10 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 		regs[r] = sc.regs[r*g.block : r*g.block+n]
 	}
 	for i, in := range e.in {
+		if in.src8 != nil {
+			fuseGather(regs[i], in.src8, in.off, in.shape, in.strides, lo)
+			continue
+		}
 		switch in.kind {
 		case ldDirect:
 			regs[i] = in.src[in.off+lo : in.off+hi]
@@ -155,7 +161,7 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 				d[k] = v
 			}
 		default:
-			fuseGatherF32(regs[i], in.src, in.off, in.shape, in.strides, lo)
+			fuseGather(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		}
 	}
 	for k, o := range g.outs {
@@ -271,6 +277,18 @@ func runInstr(ins finstr, regs [][]float32) {
 		for i := range d {
 			d[i] = s
 		}
+	case fWhere:
+		c := regs[ins.c][:len(d)]
+		a, b = a[:len(d)], b[:len(d)]
+		for i := range d {
+			if c[i] != 0 {
+				d[i] = a[i]
+			} else {
+				d[i] = b[i]
+			}
+		}
+	case fCopy:
+		copy(d, a)
 	}
 }
 
@@ -295,12 +313,13 @@ func fuseMinF32(a, b float32) float32 {
 	return a
 }
 
-// fuseGatherF32 fills dst with the elements lo, lo+1, ... (row-major over
-// shape) of the strided view (src, off, strides).
-func fuseGatherF32(dst, src []float32, off int, shape, strides []int, lo int) {
+// fuseGather fills dst with the elements lo, lo+1, ... (row-major over
+// shape) of the strided view (src, off, strides), converted to float32
+// (bools as 0/1).
+func fuseGather[T float32 | uint8](dst []float32, src []T, off int, shape, strides []int, lo int) {
 	r := len(shape)
 	if r == 0 {
-		v := src[off]
+		v := float32(src[off])
 		for i := range dst {
 			dst[i] = v
 		}
@@ -328,16 +347,18 @@ func fuseGatherF32(dst, src []float32, off int, shape, strides []int, lo int) {
 		seg := dst[k : k+run]
 		switch st {
 		case 1:
-			copy(seg, src[p:p+run])
+			for i, v := range src[p : p+run] {
+				seg[i] = float32(v)
+			}
 		case 0:
-			v := src[p]
+			v := float32(src[p])
 			for i := range seg {
 				seg[i] = v
 			}
 		default:
 			q := p
 			for i := range seg {
-				seg[i] = src[q]
+				seg[i] = float32(src[q])
 				q += st
 			}
 		}

@@ -124,6 +124,7 @@ func marshalPlan(p *plan) ([]byte, error) {
 				e.i(c.dst)
 				e.i(c.a)
 				e.i(c.b)
+				e.i(c.c)
 				e.u(uint64(math.Float32bits(c.imm)))
 			}
 			e.i(g.nregs)
@@ -316,7 +317,7 @@ func decodePlanBody(body []byte) (*plan, error) {
 			g := &fgroup{shape: d.ints(), numel: d.i(), block: d.i(), inputs: d.ints()}
 			nc := d.count()
 			for i := 0; i < nc && d.err == nil; i++ {
-				c := finstr{op: fop(d.i()), dst: d.i(), a: d.i(), b: d.i()}
+				c := finstr{op: fop(d.i()), dst: d.i(), a: d.i(), b: d.i(), c: d.i()}
 				bits := d.u()
 				if bits > math.MaxUint32 {
 					d.fail("bad immediate")
@@ -558,6 +559,7 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 		return fmt.Errorf("%w: group sizes", errPlan)
 	}
 	f32 := func(id int) bool { return p.vals[id].dt == dtype.F32 }
+	f32OrBool := func(id int) bool { return f32(id) || p.vals[id].dt == dtype.Bool }
 	extra := 0
 	if g.gemm >= 0 {
 		extra = 2
@@ -582,7 +584,7 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 		if id == -1 && i == 0 && g.gemm >= 0 {
 			continue
 		}
-		if !stored(id) || !f32(id) {
+		if !stored(id) || !f32OrBool(id) {
 			return fmt.Errorf("%w: group input %d", errPlan, i)
 		}
 		if _, ok := p.vals[id].layout.BroadcastTo(g.shape); !ok {
@@ -600,6 +602,7 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 	for _, c := range g.code {
 		okA := c.op == fFill || (c.a >= 0 && c.a < g.nregs)
 		okB := !c.op.binary() || (c.b >= 0 && c.b < g.nregs)
+		okB = okB && (c.op != fWhere || (c.c >= 0 && c.c < g.nregs))
 		if c.op < fNeg || c.op >= fNumOps || c.dst < len(g.inputs) || c.dst >= g.nregs || !okA || !okB {
 			return fmt.Errorf("%w: group instruction", errPlan)
 		}

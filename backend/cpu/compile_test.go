@@ -299,6 +299,17 @@ var compileCases = []compileCase{
 		e := op.Call1(b, "add", nil, op.Call1(b, "exp", nil, tr), p[1])
 		return []op.Value{flat, op.Call1(b, "mul", nil, sl, b.Scalar(2.0, sl)), tr, p[1], e, e}
 	}, tol: 4},
+	{name: "where and masks", params: []op.Meta{fm(33, 70), fm(70), fm(33, 1)}, fn: func(b op.Builder, p []op.Value) []op.Value {
+		c := op.Call1(b, "gt", nil, p[0], p[1])
+		h := op.Call1(b, "where", nil, c, op.Call1(b, "mul", nil, p[0], p[2]), b.Scalar(0.0, p[0]))
+		m := op.Call1(b, "convert", op.Attrs{"dtype": dtype.F32}, op.Call1(b, "lt", nil, p[2], b.Scalar(0.0, p[2])))
+		k := op.Call1(b, "add", nil, op.Call1(b, "mul", nil, h, m), p[1])
+		return []op.Value{op.Call1(b, "where", nil, c, k, op.Call1(b, "neg", nil, k))}
+	}, exact: true},
+	{name: "relu mlp backward", params: []op.Meta{fm(16, 24), fm(40, 24), fm(40), fm(8, 40), fm(8)}, fn: withGrad(func(b op.Builder, p []op.Value) []op.Value {
+		h := op.Call1(b, "relu", nil, op.Call1(b, "linear", nil, p[0], p[1], p[2]))
+		return []op.Value{op.Call1(b, "linear", nil, h, p[3], p[4])}
+	}), tol: 4},
 	{name: "seeded random", params: []op.Meta{fm(6, 5)}, fn: func(b op.Builder, p []op.Value) []op.Value {
 		return []op.Value{op.Call1(b, "dropout", op.Attrs{"p": 0.3, "seed": 42, "offset": 7}, p[0]),
 			b.Call("randn", nil, op.Attrs{"shape": []int{3, 4}, "seed": 5})[0]}
@@ -368,7 +379,7 @@ func TestCompileMatchesInterp(t *testing.T) {
 			if !bytes.Equal(again, data) {
 				t.Error("re-marshaled plan differs")
 			}
-			t.Logf("interp %+v, compiled %+v", ip.Stats(), p.Stats())
+			t.Logf("interp %+v, compiled %+v\n%s", ip.Stats(), p.Stats(), p.(*cprogram).pl.summary())
 		})
 	}
 }
