@@ -56,7 +56,6 @@ const (
 // binary reports whether o reads registers a and b.
 func (o fop) binary() bool { return (o >= fAdd && o <= fMin) || o == fWhere }
 
-
 // finstr is one instruction: dst = op(a, b), op(a, imm) or, for fWhere,
 // c ? a : b.
 type finstr struct {
