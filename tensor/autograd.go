@@ -197,6 +197,11 @@ func (t *Tensor) BackwardWith(o BackwardOpts) {
 		errorf("backward", []*Tensor{t, g}, "gradient shape %v does not match tensor shape %v", g.l.Shape, t.l.Shape)
 	}
 	NoGrad(func() { runBackward([]*Tensor{t}, []*Tensor{g.Detach()}, o.RetainGraph, nil) })
+	// The end of Backward is a Fused-mode flush point (not inside a trace,
+	// where the whole training step is one program).
+	if CurrentMode() == Fused && !Tracing() {
+		flushAll("backward")
+	}
 }
 
 // Grad computes the sum over outputs of the vector-Jacobian products with

@@ -143,7 +143,10 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 
 	// A composite without its own VJP runs its decomposition when gradients
 	// are needed, so that the primitives record the graph.
-	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil))
+	// Recorded graphs hold random primitives only, whose seeds are the
+	// programs' per-run data (op.Def.DynamicAttrs).
+	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil) ||
+		(d.Random && lazyContextFor(dev, be) != nil))
 	if be.Supports(d, kdt) && !decompose {
 		if needGrad && len(d.Inplace) > 0 {
 			preserveSaved(d, in)
@@ -312,6 +315,9 @@ func contiguous(path string, t *Tensor) *Tensor {
 }
 
 func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta, dev device.Device, be device.Backend) []*Tensor {
+	if lz := lazyContextFor(dev, be); lz != nil {
+		return lz.record(path, d, in, a, outMeta)
+	}
 	debug := CurrentMode() == Debug
 	l := &device.Launch{Op: d, Attrs: a, In: make([]device.Operand, len(in))}
 	if d.NeedsContiguous {

@@ -182,7 +182,7 @@ func (t *Tensor) Bytes() []byte {
 	if t.st.freed.Load() {
 		errorf("to_host", []*Tensor{t}, "tensor storage was freed")
 	}
-	c := contiguous("to_host", t)
+	c := contiguous("to_host", t).ready("to_host")
 	n := c.Numel() * c.dt.Size()
 	raw := make([]byte, n)
 	if n == 0 {
@@ -246,6 +246,9 @@ func (t *Tensor) To(dev device.Device) *Tensor {
 func Sync(dev device.Device) error {
 	be, err := device.Lookup(dev.Type)
 	if err != nil {
+		return err
+	}
+	if err := Catch(func() { Flush(dev) }); err != nil {
 		return err
 	}
 	return be.Sync(dev.Index)

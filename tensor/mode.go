@@ -19,6 +19,14 @@ const (
 	// offending index and the caller's line), the first op to produce NaN or
 	// Inf from finite inputs, and use of freed storage.
 	Debug
+	// Fused (DeferAndFuse) records ops into a pending graph instead of
+	// running them; tensors are promises. The graph is cut, compiled (or
+	// fetched from the program cache) and run as one program when a value
+	// is read (Item, Bytes, String, saving), at Sync or Flush, at the end of
+	// Backward, at a node-count limit (SetFuseNodeLimit) and where the op
+	// sequence repeats (each step of a training loop becomes one cached
+	// program). GOTPU_DEFER_AND_FUSE=1 selects it at start-up.
+	Fused
 )
 
 func (m Mode) String() string {
@@ -27,6 +35,8 @@ func (m Mode) String() string {
 		return "strict"
 	case Debug:
 		return "debug"
+	case Fused:
+		return "fused"
 	}
 	return "mode(" + strconv.Itoa(int(m)) + ")"
 }
@@ -41,6 +51,9 @@ var mode atomic.Int32
 var nanPanic atomic.Bool
 
 func init() {
+	if envBool("GOTPU_DEFER_AND_FUSE") {
+		mode.Store(int32(Fused))
+	}
 	if envBool("GOTPU_LAUNCH_BLOCKING") {
 		mode.Store(int32(Debug))
 	}
@@ -58,7 +71,14 @@ func envBool(k string) bool {
 }
 
 // SetMode sets the process-wide eager mode and returns the previous one.
-func SetMode(m Mode) Mode { return Mode(mode.Swap(int32(m))) }
+// Leaving Fused mode runs what it recorded.
+func SetMode(m Mode) Mode {
+	old := Mode(mode.Swap(int32(m)))
+	if old == Fused && m != Fused {
+		flushAll("mode-change")
+	}
+	return old
+}
 
 // CurrentMode returns the process-wide eager mode.
 func CurrentMode() Mode { return Mode(mode.Load()) }

@@ -41,6 +41,9 @@ type Storage struct {
 	version atomic.Int64
 	freed   atomic.Bool
 	handle  *freeHandle
+	// lazy is the pending value of the storage in Fused mode or a trace
+	// (nil once computed); buf is nil until then for a new storage.
+	lazy atomic.Pointer[lazyVal]
 }
 
 // freeHandle is what the GC cleanup of a Storage holds; it must not point back
@@ -128,7 +131,7 @@ func (t *Tensor) Free() {
 	if t.st == nil { // a Go scalar owns no storage
 		return
 	}
-	if t.st.freed.CompareAndSwap(false, true) {
+	if t.st.freed.CompareAndSwap(false, true) && t.st.handle != nil {
 		t.st.handle.release()
 	}
 }
@@ -139,6 +142,7 @@ func (t *Tensor) meta() op.Meta {
 }
 
 func (t *Tensor) operand() device.Operand {
+	t.ready("launch")
 	return device.Operand{Buf: t.st.buf, DType: t.dt, Layout: t.l}
 }
 
@@ -146,3 +150,7 @@ func (t *Tensor) operand() device.Operand {
 func (t *Tensor) view(l op.Layout) *Tensor {
 	return &Tensor{st: t.st, dt: t.dt, l: l}
 }
+
+// IsWrappedScalar reports whether t is a Go scalar wrapped by Scalar (it
+// promotes like a Python number).
+func (t *Tensor) IsWrappedScalar() bool { return t.wrapped }

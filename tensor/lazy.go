@@ -1,0 +1,604 @@
+package tensor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/ir"
+	"github.com/gotpu/gotpu/op"
+)
+
+// The Fused mode (DeferAndFuse) and compile.Fn share one mechanism: ops are
+// recorded into a pending IR graph instead of running, and tensors are
+// promises — a Storage whose contents are an ir.Value of that graph. At a
+// flush the graph's live values become its outputs; the graph is compiled
+// (or fetched from the program cache) and run as one program, and the
+// storages receive their buffers.
+//
+// Values are functional. A storage's value is always a value whose
+// row-major elements are the storage's elements, so a tensor viewing it
+// (any layout) is recorded as an as_strided of that value. In-place ops are
+// recorded functionally: the node's outputs are its normal outputs followed
+// by the new values of its in-place inputs; a write into a partial view
+// becomes an as_strided_scatter into the storage's value. A storage that
+// had a buffer and was written gets a new buffer at the flush.
+//
+// Liveness: the context keeps weak pointers to its pending storages; at a
+// flush the ones the program still holds (after a garbage collection) are
+// the graph's outputs, so intermediates nobody holds are never
+// materialised. A value used by several later ops is computed once.
+
+// lazyVal is the pending value of a storage.
+type lazyVal struct {
+	ctx *lazyCtx
+	v   *ir.Value
+}
+
+// binding is a graph parameter bound to device memory: a materialised
+// storage viewed with layout l.
+type binding struct {
+	st *Storage
+	l  op.Layout
+	dt dtype.DType
+}
+
+type paramKey struct {
+	st     *Storage
+	layout string
+	dt     dtype.DType
+}
+
+// lazyCtx is one pending graph on one device.
+type lazyCtx struct {
+	mu  sync.Mutex
+	dev device.Device
+	be  device.Backend
+	// trace is set for a compile.Fn trace: reading a pending value is an
+	// error there, and the graph is cut only by EndTrace.
+	trace *Trace
+
+	g       *ir.Graph
+	binds   []binding
+	paramOf map[paramKey]*ir.Value
+	pend    []weak.Pointer[Storage]
+	pendSet map[weak.Pointer[Storage]]int // index in pend
+	// last is the latest value given to each pend entry (the value of a
+	// storage that died since).
+	last []*ir.Value
+	// dyn holds, per recorded node with dynamic attributes (in node order),
+	// the values this graph's run uses; the graph itself records zeros.
+	dyn     []op.Attrs
+	seq     seqDetector
+	flushes int64
+	closed  bool
+	// failed is the panic value of the flush that failed, for the
+	// poisoned tensors it left behind.
+	failed any
+}
+
+func newLazyCtx(dev device.Device, be device.Backend) *lazyCtx {
+	c := &lazyCtx{dev: dev, be: be}
+	c.reset()
+	return c
+}
+
+func (c *lazyCtx) reset() {
+	c.g = ir.New()
+	c.g.DefaultFloat = DefaultDType()
+	c.binds = nil
+	c.paramOf = map[paramKey]*ir.Value{}
+	c.pend = nil
+	c.last = nil
+	c.pendSet = map[weak.Pointer[Storage]]int{}
+	c.dyn = nil
+	c.seq.reset()
+}
+
+var (
+	fusedMu   sync.Mutex
+	fusedCtxs = map[device.Device]*lazyCtx{}
+)
+
+// fusedCtx returns the process-wide Fused-mode context of dev.
+func fusedCtx(dev device.Device, be device.Backend) *lazyCtx {
+	fusedMu.Lock()
+	defer fusedMu.Unlock()
+	c := fusedCtxs[dev]
+	if c == nil {
+		c = newLazyCtx(dev, be)
+		fusedCtxs[dev] = c
+	}
+	return c
+}
+
+// lazyContextFor returns the context ops on dev record into for the calling
+// goroutine, or nil when they run eagerly.
+func lazyContextFor(dev device.Device, be device.Backend) *lazyCtx {
+	if tracesActive.Load() > 0 {
+		if tr := currentTrace(); tr != nil {
+			return tr.ctx
+		}
+	}
+	if CurrentMode() != Fused || dev.Type == "meta" {
+		return nil
+	}
+	return fusedCtx(dev, be)
+}
+
+// pending reports whether t's storage holds a value not yet computed.
+func (t *Tensor) pending() bool { return t.st != nil && t.st.lazy.Load() != nil }
+
+// ready makes t's storage hold its value (flushing its pending graph) and
+// returns t. Reading a pending value inside a compile.Fn trace panics with
+// an error naming the caller's line.
+func (t *Tensor) ready(why string) *Tensor {
+	if t.st == nil {
+		return t
+	}
+	if lv := t.st.lazy.Load(); lv != nil {
+		lv.ctx.flushFor(t.st, why)
+	}
+	return t
+}
+
+// flushFor flushes c so that st gets its value.
+func (c *lazyCtx) flushFor(st *Storage, why string) {
+	if c.failed != nil {
+		panic(c.failed)
+	}
+	if c.trace != nil {
+		if tr := currentTrace(); tr != nil && tr.ctx == c {
+			panic(&Error{Op: why, Msg: "reading a tensor's value while tracing a compiled function (the value does not exist until the program runs): move the read out of the function or return the tensor", Site: callerSite(), Err: ErrTraceRead})
+		}
+		panic(&Error{Op: why, Msg: "tensor belongs to a compile.Fn trace that has not finished, or to one that failed", Err: ErrTraceRead})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st.lazy.Load() == nil {
+		return
+	}
+	c.flushLocked(why)
+}
+
+// ErrTraceRead is the error of reading a pending value inside a trace.
+var ErrTraceRead = fmt.Errorf("tensor value read while tracing")
+
+// Flush runs every op recorded in Fused mode on dev and waits for it
+// (explicit flushes are also done by Sync, Item and every host read).
+func Flush(dev device.Device) {
+	fusedMu.Lock()
+	c := fusedCtxs[dev]
+	fusedMu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushLocked("sync")
+}
+
+// flushAll flushes every Fused-mode context (end of Backward).
+func flushAll(why string) {
+	fusedMu.Lock()
+	cs := make([]*lazyCtx, 0, len(fusedCtxs))
+	for _, c := range fusedCtxs {
+		cs = append(cs, c)
+	}
+	fusedMu.Unlock()
+	for _, c := range cs {
+		c.mu.Lock()
+		c.flushLocked(why)
+		c.mu.Unlock()
+	}
+}
+
+// storageNumel is the number of dt elements of st.
+func storageNumel(st *Storage, dt dtype.DType) int { return st.nbytes / dt.Size() }
+
+// valueOf returns the graph value holding t's elements (c.mu held).
+func (c *lazyCtx) valueOf(t *Tensor) *ir.Value {
+	st := t.st
+	if lv := st.lazy.Load(); lv != nil {
+		if lv.ctx != c {
+			panic(&Error{Op: "fuse", Msg: "internal: tensor pending in another graph"})
+		}
+		return c.viewOf(lv.v, t)
+	}
+	key := paramKey{st: st, layout: layoutKey(t.l), dt: t.dt}
+	if v, ok := c.paramOf[key]; ok {
+		return v
+	}
+	v := c.g.Param(op.Meta{Shape: slices.Clone(t.l.Shape), DType: t.dt})
+	c.binds = append(c.binds, binding{st: st, l: t.l, dt: t.dt})
+	c.paramOf[key] = v
+	return v
+}
+
+// storageValue returns the value of the whole of st as a flat vector of
+// dt (c.mu held): its pending value, or a parameter bound to all of it.
+func (c *lazyCtx) storageValue(st *Storage, dt dtype.DType) *ir.Value {
+	if lv := st.lazy.Load(); lv != nil {
+		return lv.v
+	}
+	n := storageNumel(st, dt)
+	flat := &Tensor{st: st, dt: dt, l: op.Contiguous([]int{n})}
+	return c.valueOf(flat)
+}
+
+// viewOf returns the elements of storage value sv that t's layout selects.
+func (c *lazyCtx) viewOf(sv *ir.Value, t *Tensor) *ir.Value {
+	l := t.l
+	if l.Offset == 0 && l.IsContiguous() && op.Numel(l.Shape) == op.Numel(sv.Meta.Shape) {
+		if slices.Equal(l.Shape, sv.Meta.Shape) {
+			return sv
+		}
+		return c.addView(sv, "reshape", op.Attrs{"shape": slices.Clone(l.Shape)}, l.Shape)
+	}
+	return c.addView(sv, "as_strided", op.Attrs{"shape": slices.Clone(l.Shape), "strides": slices.Clone(l.Strides), "offset": l.Offset}, l.Shape)
+}
+
+func (c *lazyCtx) addView(v *ir.Value, name string, a op.Attrs, shape []int) *ir.Value {
+	d := op.MustLookup(name)
+	na, err := d.Normalize(a)
+	if err != nil {
+		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("internal: %s attrs: %v", name, err)})
+	}
+	n := c.g.AddNode(d, na, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(shape), DType: v.Meta.DType}})
+	c.seq.add(n)
+	return n.Out[0]
+}
+
+func layoutKey(l op.Layout) string {
+	b := make([]byte, 0, 32)
+	for _, d := range l.Shape {
+		b = strconv.AppendInt(b, int64(d), 10)
+		b = append(b, ',')
+	}
+	b = append(b, '/')
+	for _, d := range l.Strides {
+		b = strconv.AppendInt(b, int64(d), 10)
+		b = append(b, ',')
+	}
+	b = append(b, '+')
+	b = strconv.AppendInt(b, int64(l.Offset), 10)
+	return string(b)
+}
+
+// fuseNodeLimit is the graph size at which a Fused-mode graph is cut.
+var fuseNodeLimit atomic.Int64
+
+func init() { fuseNodeLimit.Store(4096) }
+
+// SetFuseNodeLimit sets the number of recorded nodes at which the Fused
+// mode flushes its pending graph (default 4096) and returns the previous
+// limit.
+func SetFuseNodeLimit(n int) int { return int(fuseNodeLimit.Swap(int64(n))) }
+
+// record appends op d on in to the pending graph and returns the outputs
+// (pending tensors), followed by the in-place inputs as launch returns them.
+func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta) []*Tensor {
+	// A tensor pending in another context (another trace, or the Fused
+	// graph seen from a trace) is computed first, outside our lock.
+	for _, t := range in {
+		if t != nil && t.st != nil {
+			if lv := t.st.lazy.Load(); lv != nil && lv.ctx != c {
+				lv.ctx.flushFor(t.st, path)
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		panic(&Error{Op: path, Msg: "recording into a compile.Fn trace that has ended"})
+	}
+	if c.trace == nil && len(c.g.Nodes) >= int(fuseNodeLimit.Load()) {
+		c.flushLocked("node-limit")
+	}
+	vals := make([]*ir.Value, len(in))
+	for i, t := range in {
+		if t != nil {
+			vals[i] = c.valueOf(t)
+		}
+	}
+	metas := slices.Clone(outMeta)
+	// The node's outputs are the op's own, then the new value of each
+	// present in-place input (an absent optional one has none).
+	for _, i := range d.Inplace {
+		if t := in[i]; t != nil {
+			metas = append(metas, op.Meta{Shape: slices.Clone(t.l.Shape), DType: t.dt})
+		}
+	}
+	na := a
+	if dyn := d.DynamicAttrs(); len(dyn) > 0 {
+		dv := op.Attrs{}
+		na = maps.Clone(a)
+		for _, k := range dyn {
+			if v, ok := a[k]; ok {
+				dv[k] = v
+				na[k] = zeroLike(v)
+			}
+		}
+		c.dyn = append(c.dyn, dv)
+	}
+	n := c.g.AddNode(d, na, vals, metas)
+	c.seq.add(n)
+	out := make([]*Tensor, len(outMeta))
+	for i, m := range outMeta {
+		st := &Storage{dev: c.dev, be: c.be, nbytes: op.Numel(m.Shape) * m.DType.Size()}
+		st.lazy.Store(&lazyVal{ctx: c, v: n.Out[i]})
+		c.track(st)
+		out[i] = &Tensor{st: st, dt: m.DType, l: op.Contiguous(slices.Clone(m.Shape))}
+	}
+	k := len(outMeta)
+	for _, i := range d.Inplace {
+		t := in[i]
+		if t == nil {
+			continue
+		}
+		nv := n.Out[k]
+		k++
+		st := t.st
+		full := t.l.Offset == 0 && t.l.IsContiguous() && op.Numel(t.l.Shape) == storageNumel(st, t.dt)
+		if !full {
+			base := c.storageValue(st, t.dt)
+			sd := op.MustLookup("as_strided_scatter")
+			sa, err := sd.Normalize(op.Attrs{"shape": slices.Clone(t.l.Shape), "strides": slices.Clone(t.l.Strides), "offset": t.l.Offset})
+			if err != nil {
+				panic(&Error{Op: path, Msg: err.Error()})
+			}
+			sn := c.g.AddNode(sd, sa, []*ir.Value{base, nv}, []op.Meta{base.Meta})
+			c.seq.add(sn)
+			nv = sn.Out[0]
+		}
+		st.lazy.Store(&lazyVal{ctx: c, v: nv})
+		c.track(st)
+		st.version.Add(1)
+		out = append(out, t)
+	}
+	if c.trace == nil && c.seq.shouldCut() {
+		c.flushLocked("repeat")
+	}
+	return out
+}
+
+// zeroLike is the placeholder a dynamic attribute has in a recorded graph.
+func zeroLike(v any) any {
+	switch v.(type) {
+	case int64:
+		return int64(0)
+	case int:
+		return 0
+	case float64:
+		return 0.0
+	}
+	return v
+}
+
+func (c *lazyCtx) track(st *Storage) {
+	w := weak.Make(st)
+	v := st.lazy.Load().v
+	if k, ok := c.pendSet[w]; ok {
+		c.last[k] = v
+		return
+	}
+	c.pendSet[w] = len(c.pend)
+	c.pend = append(c.pend, w)
+	c.last = append(c.last, v)
+}
+
+// fuseGCMinNodes is the graph size from which a flush collects garbage to
+// find the pending tensors still referenced. Smaller graphs materialise
+// every value they gave a tensor (cheaper than a collection, and as
+// deterministic: the choice depends on the graph alone).
+const fuseGCMinNodes = 48
+
+// pendingOut is a value a flush materialises: for a live storage st, its
+// current value; st is nil for a storage that died.
+type pendingOut struct {
+	st *Storage
+	v  *ir.Value
+}
+
+// pendingOutputs lists, in the order the storages got their values, the
+// values a flush must produce (c.mu held): with a garbage collection first
+// for graphs of at least fuseGCMinNodes nodes (when enabled), only those of
+// storages still referenced; otherwise all. Values still equal to a
+// parameter are left out.
+func (c *lazyCtx) pendingOutputs() []pendingOut {
+	gc := fuseGC.Load() && len(c.g.Nodes) >= fuseGCMinNodes
+	if gc {
+		runtime.GC()
+	}
+	var outs []pendingOut
+	for k, w := range c.pend {
+		st := w.Value()
+		v := c.last[k]
+		if st != nil {
+			lv := st.lazy.Load()
+			if lv == nil || lv.ctx != c {
+				continue
+			}
+			v = lv.v
+		} else if gc {
+			continue
+		}
+		if v.IsParam() {
+			continue
+		}
+		outs = append(outs, pendingOut{st: st, v: v})
+	}
+	return outs
+}
+
+// FlushStats describes one flush of a pending graph.
+type FlushStats struct {
+	// Reason is what cut the graph: "read", "sync", "backward",
+	// "node-limit", "repeat", "trace-end", ...
+	Reason string
+	// Device is the device the program ran on.
+	Device device.Device
+	// Nodes is the number of recorded nodes; Outputs the number of values
+	// materialised.
+	Nodes, Outputs int
+	// Fingerprint is the program's IR fingerprint.
+	Fingerprint string
+	// Tier is where the program came from: "memory", "disk", "remote" or
+	// "compiled".
+	Tier string
+	// Compile is the time spent compiling or loading the program; Run the
+	// time running it.
+	Compile, Run time.Duration
+}
+
+// flushHook, when set, receives every flush's stats (the compile package's
+// statistics and GOTPU_LOG=fuse use it).
+var flushHook atomic.Pointer[func(FlushStats)]
+
+// SetFlushHook installs f to be called after every flush (nil removes it)
+// and returns the previous hook.
+func SetFlushHook(f func(FlushStats)) func(FlushStats) {
+	var p *func(FlushStats)
+	if f != nil {
+		p = &f
+	}
+	old := flushHook.Swap(p)
+	if old == nil {
+		return nil
+	}
+	return *old
+}
+
+// collectGarbage makes weak pointers to dead pending storages nil before a
+// flush, so that only values the program still holds are materialised. It
+// can be turned off (SetFuseGC) when the caller manages liveness itself.
+var fuseGC atomic.Bool
+
+func init() { fuseGC.Store(true) }
+
+// SetFuseGC sets whether a flush runs a garbage collection first to find
+// which pending tensors are still referenced (default true) and returns the
+// previous setting. Without it, every pending tensor not yet collected is
+// materialised.
+func SetFuseGC(on bool) bool { return fuseGC.Swap(on) }
+
+// flushLocked compiles and runs the pending graph (c.mu held). If that
+// fails, the pending tensors are poisoned with the error (reading one
+// panics with it) and the context starts a new graph.
+func (c *lazyCtx) flushLocked(reason string) {
+	if len(c.g.Nodes) == 0 {
+		c.reset()
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			dead := &lazyCtx{failed: r}
+			for _, w := range c.pend {
+				if st := w.Value(); st != nil {
+					if lv := st.lazy.Load(); lv != nil && lv.ctx == c {
+						st.lazy.Store(&lazyVal{ctx: dead, v: lv.v})
+					}
+				}
+			}
+			c.reset()
+			panic(r)
+		}
+	}()
+	type liveSt struct {
+		st *Storage
+		k  int
+	}
+	var live []liveSt
+	var outs []*ir.Value
+	for _, p := range c.pendingOutputs() {
+		live = append(live, liveSt{p.st, len(outs)})
+		outs = append(outs, p.v)
+	}
+	c.run(reason, outs, func(bufs []device.Buffer) {
+		used := make([]bool, len(bufs))
+		for _, l := range live {
+			if l.st != nil {
+				l.st.attach(bufs[l.k])
+				used[l.k] = true
+			}
+		}
+		for k, u := range used {
+			if !u { // only dead storages wanted it
+				c.be.Free(c.dev.Index, bufs[k])
+			}
+		}
+	})
+	c.flushes++
+	c.seq.remember()
+	c.reset()
+}
+
+// run compiles the pending graph with outputs outs (through the program
+// provider), runs it with the bound parameters and hands the output buffers
+// to deliver. Errors panic with *Error, as a failing eager op does.
+func (c *lazyCtx) run(reason string, outs []*ir.Value, deliver func([]device.Buffer)) FlushStats {
+	g := c.g
+	g.SetOutputs(outs...)
+	if len(outs) == 0 {
+		return FlushStats{Reason: reason, Device: c.dev, Nodes: len(g.Nodes)}
+	}
+	t0 := time.Now()
+	prog, info, err := GetProgram(context.Background(), ProgramRequest{Device: c.dev, Backend: c.be, Graph: g, Reason: reason})
+	if err != nil {
+		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("compiling the %s graph (%d nodes) for %s: %v", reason, len(g.Nodes), c.dev, err), Err: err})
+	}
+	return c.runProgram(reason, prog, info, time.Since(t0), deliver)
+}
+
+// runProgram runs prog (compiled from c.g) with the bound parameters and
+// hands its output buffers to deliver (c.mu held).
+func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInfo, compile time.Duration, deliver func([]device.Buffer)) FlushStats {
+	g := c.g
+	stats := FlushStats{Reason: reason, Device: c.dev, Nodes: len(g.Nodes), Outputs: len(g.Outputs),
+		Fingerprint: info.Fingerprint, Tier: info.Tier, Compile: compile}
+	in := make([]device.Operand, len(c.binds))
+	for i, b := range c.binds {
+		if b.st.freed.Load() {
+			panic(&Error{Op: "fuse", Msg: "an input of the pending graph uses storage that was freed"})
+		}
+		in[i] = device.Operand{Buf: b.st.buf, DType: b.dt, Layout: b.l}
+	}
+	t1 := time.Now()
+	bufs, err := prog.Run(context.Background(), c.dev.Index, in, device.RunOptions{Dynamic: c.dyn})
+	if err != nil {
+		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("running the %s graph (%d nodes, fingerprint %.12s) on %s: %v", reason, len(g.Nodes), info.Fingerprint, c.dev, err), Err: err})
+	}
+	if len(bufs) != len(g.Outputs) {
+		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("internal: program returned %d buffers for %d outputs", len(bufs), len(g.Outputs))})
+	}
+	deliver(bufs)
+	stats.Run = time.Since(t1)
+	runtime.KeepAlive(c.binds)
+	if h := flushHook.Load(); h != nil {
+		(*h)(stats)
+	}
+	logFlush(stats)
+	return stats
+}
+
+// attach gives a pending storage its computed buffer (a storage that had a
+// buffer before, and was written, releases the old one).
+func (st *Storage) attach(buf device.Buffer) {
+	if st.handle != nil {
+		st.handle.release()
+	}
+	h := &freeHandle{be: st.be, index: st.dev.Index, buf: buf}
+	st.buf = buf
+	st.handle = h
+	runtime.AddCleanup(st, func(h *freeHandle) { h.release() }, h)
+	st.lazy.Store(nil)
+}

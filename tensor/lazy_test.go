@@ -1,0 +1,309 @@
+package tensor_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// flushLog collects the flushes of a test.
+type flushLog struct {
+	mu sync.Mutex
+	fs []tensor.FlushStats
+}
+
+func watchFlushes(t *testing.T) *flushLog {
+	l := &flushLog{}
+	prev := tensor.SetFlushHook(func(s tensor.FlushStats) {
+		l.mu.Lock()
+		l.fs = append(l.fs, s)
+		l.mu.Unlock()
+	})
+	t.Cleanup(func() { tensor.SetFlushHook(prev) })
+	return l
+}
+
+func (l *flushLog) reasons() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r []string
+	for _, f := range l.fs {
+		r = append(r, f.Reason)
+	}
+	return r
+}
+
+func inMode(t *testing.T, m tensor.Mode) {
+	prev := tensor.SetMode(m)
+	t.Cleanup(func() { tensor.SetMode(prev) })
+}
+
+func randT(dev device.Device, seed uint64, shape ...int) *tensor.Tensor {
+	g := tensor.NewGenerator(seed)
+	return tensor.RandnGen(g, dev, dtype.F32, shape...)
+}
+
+// TestFusedMatchesStrict runs the same programs in Strict and Fused mode and
+// compares the results bit for bit; each program exercises one part of the
+// recording: chains, broadcasting, views of pending values, in-place writes
+// (whole storages and partial views, of new and of existing tensors),
+// reductions, matmul and autograd.
+func TestFusedMatchesStrict(t *testing.T) {
+	cases := []struct {
+		name string
+		f    func(dev device.Device) []*tensor.Tensor
+	}{
+		{"chain", func(dev device.Device) []*tensor.Tensor {
+			x := randT(dev, 1, 64, 33)
+			a, b, c := randT(dev, 2, 33), randT(dev, 3, 64, 1), randT(dev, 4, 64, 33)
+			return []*tensor.Tensor{x.Mul(a).Add(b).Gelu().Mul(c)}
+		}},
+		{"views", func(dev device.Device) []*tensor.Tensor {
+			x := randT(dev, 5, 6, 8).Exp()
+			y := x.T().Slice(0, 1, 7, 2).Add(tensor.Scalar(1.5))
+			return []*tensor.Tensor{y, x.Narrow(1, 2, 3).Sum([]int{1}, false)}
+		}},
+		{"inplace-whole", func(dev device.Device) []*tensor.Tensor {
+			w := randT(dev, 6, 4, 5)
+			w.AddInPlace(randT(dev, 7, 4, 5).Tanh())
+			w.MulInPlace(tensor.Scalar(0.5))
+			return []*tensor.Tensor{w}
+		}},
+		{"inplace-partial", func(dev device.Device) []*tensor.Tensor {
+			w := randT(dev, 8, 4, 5)
+			p := w.Exp() // pending in Fused mode
+			p.Narrow(1, 1, 2).MulInPlace(tensor.Scalar(-2.0))
+			w.Slice(0, 0, 4, 2).AddInPlace(tensor.Scalar(3.0)) // materialised storage, partial write
+			return []*tensor.Tensor{w, p}
+		}},
+		{"matmul-softmax", func(dev device.Device) []*tensor.Tensor {
+			x, w := randT(dev, 9, 16, 32), randT(dev, 10, 24, 32)
+			return []*tensor.Tensor{tensor.Softmax(tensor.Linear(x, w, nil), -1)}
+		}},
+		{"autograd", func(dev device.Device) []*tensor.Tensor {
+			x := randT(dev, 11, 8, 16)
+			w := randT(dev, 12, 4, 16)
+			w.SetRequiresGrad(true)
+			loss := tensor.Linear(x, w, nil).Gelu().Sum(nil, false)
+			loss.Backward()
+			return []*tensor.Tensor{loss, w.Grad()}
+		}},
+	}
+	dev := tensor.MustDevice("cpu")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prev := tensor.SetMode(tensor.Strict)
+			want := c.f(dev)
+			tensor.SetMode(tensor.Fused)
+			log := watchFlushes(t)
+			got := c.f(dev)
+			tensor.SetMode(prev)
+			for i := range want {
+				if !slices.Equal(got[i].Shape(), want[i].Shape()) {
+					t.Fatalf("output %d: shape %v, want %v", i, got[i].Shape(), want[i].Shape())
+				}
+				if g, w := got[i].Float32s(), want[i].Float32s(); !slices.Equal(g, w) {
+					t.Errorf("output %d differs from Strict:\n got %v\nwant %v", i, g[:min(8, len(g))], w[:min(8, len(w))])
+				}
+			}
+			if len(log.reasons()) == 0 {
+				t.Errorf("no flush happened in Fused mode")
+			}
+		})
+	}
+}
+
+// TestFusedFlushTriggers checks the flush points: a read, Sync, the end of
+// Backward, the node limit, and leaving the mode.
+func TestFusedFlushTriggers(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	inMode(t, tensor.Fused)
+	log := watchFlushes(t)
+
+	x := randT(dev, 1, 3, 3)
+	y := x.Exp().Add(x)
+	if got := log.reasons(); len(got) != 0 {
+		t.Fatalf("flushed before any read: %v", got)
+	}
+	_ = y.Sum(nil, false).Item()
+	if got := log.reasons(); len(got) != 1 || got[0] != "to_host" {
+		t.Fatalf("after Item: flushes %v, want [to_host]", got)
+	}
+	z := y.Mul(y)
+	if err := tensor.Sync(dev); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.reasons(); len(got) != 2 || got[1] != "sync" {
+		t.Fatalf("after Sync: flushes %v", got)
+	}
+	w := randT(dev, 2, 3)
+	w.SetRequiresGrad(true)
+	z.Mul(w).Sum(nil, false).Backward()
+	if got := log.reasons(); got[len(got)-1] != "backward" {
+		t.Fatalf("after Backward: flushes %v", got)
+	}
+	prevLimit := tensor.SetFuseNodeLimit(10)
+	defer tensor.SetFuseNodeLimit(prevLimit)
+	before := len(log.reasons())
+	v := x
+	for range 25 {
+		v = v.Add(tensor.Scalar(1.0))
+	}
+	n := 0
+	log.mu.Lock()
+	for _, f := range log.fs[before:] {
+		if f.Reason == "node-limit" || f.Reason == "repeat" {
+			n++
+		}
+		if f.Nodes > 10 {
+			t.Errorf("a %d-node graph with node limit 10 (%s)", f.Nodes, f.Reason)
+		}
+	}
+	log.mu.Unlock()
+	if n < 2 {
+		t.Fatalf("node limit 10, 25 ops: %d node-limit or repeat flushes (%v)", n, log.reasons())
+	}
+	tensor.SetMode(tensor.Strict)
+	if got := log.reasons(); got[len(got)-1] != "mode-change" {
+		t.Fatalf("leaving Fused mode: flushes %v", got)
+	}
+	want := x.Float32s()
+	for i := range want {
+		for range 25 {
+			want[i] += 1
+		}
+	}
+	if got := v.Float32s(); !slices.Equal(got, want) {
+		t.Fatalf("after 25 adds: %v, want %v", got, want)
+	}
+}
+
+// TestFusedRepeatsReuseProgram: a loop that never reads a value is cut
+// where it repeats, and later iterations run the cached program.
+func TestFusedRepeatsReuseProgram(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	inMode(t, tensor.Fused)
+	log := watchFlushes(t)
+	w := randT(dev, 3, 8, 8)
+	x := randT(dev, 4, 8, 8)
+	for range 12 {
+		h := x.Matmul(w).Tanh().Add(x)
+		x = h.Mul(tensor.Scalar(0.5)).Sub(h.Exp().Mul(tensor.Scalar(0.01)))
+	}
+	_ = x.Float32s()
+	var repeat, memory int
+	log.mu.Lock()
+	for _, f := range log.fs {
+		if f.Reason == "repeat" {
+			repeat++
+		}
+		if f.Tier == "memory" {
+			memory++
+		}
+	}
+	log.mu.Unlock()
+	if repeat < 4 || memory < 3 {
+		t.Fatalf("12 identical iterations: %d repeat cuts, %d cached programs reused: %v", repeat, memory, log.reasons())
+	}
+}
+
+// TestFusedOnlyLiveValues: values nobody holds at a flush are not outputs.
+func TestFusedOnlyLiveValues(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	inMode(t, tensor.Fused)
+	log := watchFlushes(t)
+	x := randT(dev, 5, 256)
+	y := x
+	for range 60 { // past the size from which a flush collects garbage
+		y = y.Mul(tensor.Scalar(1.01)).Add(tensor.Scalar(0.001))
+	}
+	_ = y.Sum(nil, false).Item()
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.fs) != 1 {
+		t.Fatalf("flushes %v", log.fs)
+	}
+	if f := log.fs[0]; f.Outputs > 3 {
+		t.Fatalf("%d-node graph materialised %d values; only y and its sum are live", f.Nodes, f.Outputs)
+	}
+}
+
+// TestTraceReadIsError: reading a value inside a trace panics with an error
+// naming the caller's line; the trace can be aborted and the goroutine goes
+// back to eager execution.
+func TestTraceReadIsError(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	x := randT(dev, 6, 4)
+	tr, syms := tensor.BeginTrace(dev, []*tensor.Tensor{x})
+	err := tensor.Catch(func() { _ = syms[0].Exp().Sum(nil, false).Item() })
+	tr.Abort()
+	var te *tensor.Error
+	if !errors.As(err, &te) || !errors.Is(err, tensor.ErrTraceRead) {
+		t.Fatalf("got %v, want an *Error wrapping ErrTraceRead", err)
+	}
+	if !strings.Contains(te.Site, "lazy_test.go:") {
+		t.Fatalf("error site %q does not name the test's line", te.Site)
+	}
+	if tensor.Tracing() {
+		t.Fatal("still tracing after Abort")
+	}
+	if got := x.Exp().Float32s(); len(got) != 4 {
+		t.Fatal("eager op after the trace failed")
+	}
+}
+
+// TestTraceWritesBack: a traced step that updates a tensor made before the
+// trace (as an optimizer updates weights) writes the new value into it when
+// the program runs, every run.
+func TestTraceWritesBack(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	w := randT(dev, 7, 3, 4)
+	ref := w.Float32s()
+	for step := range 3 {
+		x := randT(dev, uint64(10+step), 3, 4)
+		tr, syms := tensor.BeginTrace(dev, []*tensor.Tensor{x})
+		w.SubInPlace(syms[0].Mul(tensor.Scalar(0.1)))
+		out := w.Sum(nil, false)
+		tg := tr.End([]*tensor.Tensor{out})
+		prog, err := tensor.CompileGraph(t.Context(), dev, backendFor(t, dev), tg.Graph, device.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := tg.Run(prog, tensor.ProgramInfo{})
+		xs := x.Float32s()
+		var sum float32
+		for i := range ref {
+			ref[i] -= xs[i] * float32(0.1)
+		}
+		if got := w.Float32s(); !slices.Equal(got, ref) {
+			t.Fatalf("step %d: w = %v, want %v", step, got, ref)
+		}
+		for _, v := range w.Float32s() {
+			sum += v
+		}
+		if got := res[0].Item(); abs(got-float64(sum)) > 1e-5 {
+			t.Fatalf("step %d: returned sum %v, want %v", step, got, sum)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func backendFor(t *testing.T, dev device.Device) device.Backend {
+	be, err := device.Lookup(dev.Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return be
+}
