@@ -143,9 +143,15 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 			outMeta[i].Shape = []int{}
 		}
 	}
-	n := g.AddNode(l.Op, l.Attrs, ins, outMeta)
+	vals, handled, err := rewrite(g, l.Op, l.Attrs, ins, outMeta)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", b.p.Name, l.Op.Name, err)
+	}
+	if !handled {
+		vals = g.AddNode(l.Op, l.Attrs, ins, outMeta).Out
+	}
 	var outs []*ir.Value
-	for _, o := range n.Out {
+	for _, o := range vals {
 		f, err := flatten(g, o)
 		if err != nil {
 			return err

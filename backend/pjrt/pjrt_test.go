@@ -304,3 +304,26 @@ func TestXLAEagerCacheIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkXLALaunchAdd measures one eager launch of add on 1024 f32
+// elements with a warm executable cache (graph build, fingerprint, execute).
+func BenchmarkXLALaunchAdd(b *testing.B) {
+	be := xla(b)
+	add, _ := op.Lookup("add")
+	na, _ := add.Normalize(nil)
+	buf, _ := be.Alloc(0, 4096)
+	_ = be.Write(0, buf, 0, make([]byte, 4096))
+	x := device.Operand{Buf: buf, DType: dtype.F32, Layout: op.Contiguous([]int{1024})}
+	out, _ := be.Alloc(0, 4096)
+	o := device.Operand{Buf: out, DType: dtype.F32, Layout: op.Contiguous([]int{1024})}
+	l := &device.Launch{Op: add, Attrs: na, In: []device.Operand{x, x}, Out: []device.Operand{o}}
+	if err := be.Launch(0, l); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := be.Launch(0, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

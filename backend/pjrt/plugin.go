@@ -250,6 +250,9 @@ func perr(api *C.PJRT_Api, what string, e *C.PJRT_Error) error {
 // load dlopens path and creates a client. It never panics: every failure is
 // an error wrapping ErrPluginLoad or ErrNoDevices.
 func load(name, path string) (*Plugin, error) {
+	if name == "xla" {
+		setXLAFlags()
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var handle unsafe.Pointer
@@ -466,4 +469,17 @@ func init() {
 		}
 		_ = Open(s.name) // recorded in lastErr
 	}
+}
+
+// setXLAFlags makes XLA:CPU propagate NaN through max and min (PyTorch's
+// maximum, amax, max pooling and clamp do; XLA:CPU's fast min/max does
+// not) unless XLA_FLAGS already sets the flag. The plugin reads XLA_FLAGS
+// when it creates its client.
+func setXLAFlags() {
+	const flag = "--xla_cpu_enable_fast_min_max"
+	cur := os.Getenv("XLA_FLAGS")
+	if strings.Contains(cur, flag) {
+		return
+	}
+	_ = os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+flag+"=false"))
 }
