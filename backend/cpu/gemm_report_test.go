@@ -23,7 +23,7 @@ import (
 // processes hits them alike; also the median rate per CPU-second of the
 // process (times the threads, the rate the cores reach when no other
 // process takes them). GEMM_REPORT=1 enables it (minutes);
-// GEMM_SIZES=512,1024 limits the sizes.
+// GEMM_SIZES=512,1024 limits the sizes; GEMM_NOGONUM=1 leaves gonum out.
 func TestGEMMReport(t *testing.T) {
 	if os.Getenv("GEMM_REPORT") == "" {
 		t.Skip("GEMM_REPORT not set")
@@ -57,7 +57,7 @@ func TestGEMMReport(t *testing.T) {
 			func() { matmul(dtype.F64, op.PrecisionHighest, a64, b64) },
 			func() { matmul(dtype.F32, op.PrecisionMedium, a32, b32) },
 		}
-		if size <= 2048 {
+		if size <= 2048 && os.Getenv("GEMM_NOGONUM") == "" {
 			var impl gonum.Implementation
 			names = append(names, "gonum sgemm", "gonum dgemm")
 			fns = append(fns,
