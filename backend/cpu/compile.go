@@ -872,6 +872,7 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 		grp.block = max(defaultBlock/max(grp.redRow, 1), 1) * max(grp.redRow, 1)
 		s.out = append(s.out, id)
 	}
+	allocRegs(grp)
 	p.steps = append(p.steps, s)
 	p.stats.Fused += len(gb.nodes)
 	if gb.red != nil {
@@ -881,6 +882,88 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 		p.stats.Fused++
 	}
 	return nil
+}
+
+// allocRegs maps a group's registers (one per instruction as generated)
+// onto fewer scratch blocks by liveness, so that a block's registers stay in
+// cache: a register is reused once its last reader ran (an instruction may
+// write over its own operand, which the slice kernels allow). Input
+// registers, output registers and the reduced register keep registers of
+// their own.
+func allocRegs(g *fgroup) {
+	nin := len(g.inputs)
+	last := make([]int, g.nregs)
+	for i := range last {
+		last[i] = -1
+	}
+	reads := func(c finstr) []int {
+		var rs []int
+		if c.op != fFill {
+			rs = append(rs, c.a)
+		}
+		if c.op.binary() {
+			rs = append(rs, c.b)
+		}
+		if c.op == fWhere {
+			rs = append(rs, c.c)
+		}
+		return rs
+	}
+	for i, c := range g.code {
+		for _, r := range reads(c) {
+			last[r] = i
+		}
+	}
+	pinned := map[int]bool{}
+	for _, o := range g.outs {
+		pinned[o.reg] = true
+	}
+	if g.red != redNone {
+		pinned[g.redReg] = true
+	}
+	phys := make([]int, g.nregs)
+	for r := 0; r < nin; r++ {
+		phys[r] = r
+	}
+	next := nin
+	var free []int
+	for i := range g.code {
+		c := &g.code[i]
+		rs := reads(*c)
+		for _, r := range rs {
+			if last[r] == i && r >= nin && !pinned[r] && !slices.Contains(free, phys[r]) {
+				free = append(free, phys[r])
+			}
+		}
+		if c.op != fFill {
+			c.a = phys[c.a]
+		}
+		if c.op.binary() {
+			c.b = phys[c.b]
+		}
+		if c.op == fWhere {
+			c.c = phys[c.c]
+		}
+		d := c.dst
+		if pinned[d] || len(free) == 0 {
+			phys[d] = next
+			next++
+		} else {
+			phys[d] = free[len(free)-1]
+			free = free[:len(free)-1]
+		}
+		c.dst = phys[d]
+		if last[d] < 0 && !pinned[d] {
+			free = append(free, phys[d])
+		}
+	}
+	for k := range g.outs {
+		g.outs[k].reg = phys[g.outs[k].reg]
+	}
+	if g.red != redNone {
+		g.redReg = phys[g.redReg]
+	}
+	g.nregs = next
 }
 
 // lastDst reports whether value id is written by the group's last
