@@ -189,7 +189,8 @@ func maps(a op.Attrs) op.Attrs {
 // flatGraph lowers g and rebuilds it over flat (one-dimensional)
 // parameters, reshaped to their shapes, with every output flattened and
 // made a fresh value (a parameter or repeated output gets a copy). Nodes
-// whose "precision" attribute is empty take opts.Precision.
+// whose "precision" attribute is empty take opts.Precision, and nodes are
+// rewritten as eager launches are (see rewrite).
 func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) {
 	lg, err := ir.Lower(g)
 	if err != nil {
@@ -227,9 +228,15 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) 
 			metas[i] = o.Meta
 			metas[i].Wrapped = false
 		}
-		nn := fg.AddNode(n.Op, a, in, metas)
+		res, handled, err := rewrite(fg, n.Op, a, in, metas)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !handled {
+			res = fg.AddNode(n.Op, a, in, metas).Out
+		}
 		for i, o := range n.Out {
-			vmap[o] = nn.Out[i]
+			vmap[o] = res[i]
 		}
 	}
 	cp, _ := op.Lookup("copy")

@@ -156,3 +156,43 @@ func TestXLAProgramDynamicSeeds(t *testing.T) {
 		t.Errorf("Dynamic with the wrong number of entries succeeded")
 	}
 }
+
+func TestXLAProgramPrecision(t *testing.T) {
+	be := xla(t)
+	params := []op.Meta{{Shape: []int{4, 33}, DType: dtype.F32}, {Shape: []int{33, 5}, DType: dtype.F32}}
+	g, err := ir.Trace(params, func(b op.Builder, p []op.Value) []op.Value {
+		return []op.Value{op.Call1(b, "matmul", nil, p[0], p[1])}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inputs(params)
+	for _, prec := range []string{"highest", "high", "medium"} {
+		t.Run(prec, func(t *testing.T) {
+			prog, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{Precision: prec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops := []device.Operand{operand(t, be, dtype.F32, params[0].Shape, in[0]), operand(t, be, dtype.F32, params[1].Shape, in[1])}
+			outs, err := prog.Run(context.Background(), 0, ops, device.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f32s(readAll(t, be, outs[0]))
+			var want []float32
+			if err := tensor.Catch(func() {
+				cpu := tensor.MustDevice("cpu")
+				x := tensor.FromBytes(cpu, dtype.F32, params[0].Shape, in[0])
+				y := tensor.FromBytes(cpu, dtype.F32, params[1].Shape, in[1])
+				want = f32s(tensor.Apply1("matmul", []*tensor.Tensor{x, y}, op.Attrs{"precision": prec}).Bytes())
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for k := range want {
+				if d := float64(got[k] - want[k]); d > 2e-6 || d < -2e-6 {
+					t.Fatalf("[%d]: xla %v, cpu %s %v", k, got[k], prec, want[k])
+				}
+			}
+		})
+	}
+}
