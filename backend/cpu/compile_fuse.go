@@ -153,14 +153,36 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 		switch in.kind {
 		case ldDirect:
 			regs[i] = in.src[in.off+lo : in.off+hi]
+		case ldGather:
+			if r := len(in.shape); r > 0 && lo/in.shape[r-1] == (hi-1)/in.shape[r-1] && (in.strides[r-1] == 0 || in.strides[r-1] == 1) {
+				// The range lies in one row: the input's row is a slice
+				// (inner stride 1) or one element (stride 0).
+				base := in.off
+				row := lo / in.shape[r-1]
+				for d := r - 2; d >= 0; d-- {
+					if in.shape[d] > 0 {
+						base += (row % in.shape[d]) * in.strides[d]
+						row /= in.shape[d]
+					}
+				}
+				j := lo % in.shape[r-1]
+				if in.strides[r-1] == 1 {
+					regs[i] = in.src[base+j : base+j+n]
+				} else {
+					v, d := in.src[base], regs[i]
+					for k := range d {
+						d[k] = v
+					}
+				}
+				continue
+			}
+			fuseGather(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		case ldScalar:
 			v := in.src[in.off]
 			d := regs[i]
 			for k := range d {
 				d[k] = v
 			}
-		default:
-			fuseGather(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		}
 	}
 	for k, o := range g.outs {
@@ -346,6 +368,10 @@ func fuseGather[T float32 | uint8](dst []float32, src []T, off int, shape, strid
 		seg := dst[k : k+run]
 		switch st {
 		case 1:
+			if f, ok := any(src).([]float32); ok {
+				copy(seg, f[p:p+run])
+				break
+			}
 			for i, v := range src[p : p+run] {
 				seg[i] = float32(v)
 			}
@@ -383,6 +409,28 @@ func (e *fexec) runGroup(threads int) {
 		return
 	}
 	nblocks := (g.numel + g.block - 1) / g.block
+	// Blocks are row segments when rows are at least a block long (not
+	// for reductions, whose blocks are whole rows): an input broadcast
+	// along the rows (a bias vector) or along the columns is then a slice
+	// or a fill, not a gather.
+	cols := 1
+	if len(g.shape) > 0 {
+		cols = g.shape[len(g.shape)-1]
+	}
+	perRow := 0
+	if g.red == redNone && cols >= g.block {
+		perRow = (cols + g.block - 1) / g.block
+		nblocks = g.numel / cols * perRow
+	}
+	span := func(bi int) (int, int) {
+		if perRow == 0 {
+			lo := bi * g.block
+			return lo, min(lo+g.block, g.numel)
+		}
+		row, seg := bi/perRow, bi%perRow
+		lo := row*cols + seg*g.block
+		return lo, min(lo+g.block, (row+1)*cols)
+	}
 	work := func(next *atomic.Int64) {
 		sc := getFScratch(g.nregs * g.block)
 		defer fscratchPool.Put(sc)
@@ -392,8 +440,7 @@ func (e *fexec) runGroup(threads int) {
 			if bi >= nblocks {
 				return
 			}
-			lo := bi * g.block
-			hi := min(lo+g.block, g.numel)
+			lo, hi := span(bi)
 			e.evalRange(lo, hi, sc, regs)
 			if g.red != redNone {
 				e.reduceRows(lo, hi, regs[g.redReg])

@@ -266,6 +266,12 @@ var compileCases = []compileCase{
 	randomDAG(3, 64, 300, true),
 	randomDAG(4, 5, 7, false),
 	randomDAG(5, 40, 257, false),
+	{name: "wide rows", params: []op.Meta{fm(3, 9000), fm(9000), fm(3, 1), fm(2, 3, 1)}, fn: func(b op.Builder, p []op.Value) []op.Value {
+		h := op.Call1(b, "add", nil, op.Call1(b, "mul", nil, p[0], p[1]), p[2])
+		t := op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, op.Call1(b, "reshape", op.Attrs{"shape": []int{9000, 3}}, p[0]))
+		k := op.Call1(b, "sub", nil, op.Call1(b, "mul", nil, h, t), p[3])
+		return []op.Value{op.Call1(b, "div", nil, k, b.Scalar(3.0, k))}
+	}, exact: true},
 	{name: "mlp block", params: mlpParams(8, 16, 32), fn: mlpBlock, tol: 4},
 	{name: "mlp block backward", params: mlpParams(6, 12, 20), fn: withGrad(mlpBlock), tol: 16},
 	{name: "softmax", params: []op.Meta{fm(7, 33)}, fn: func(b op.Builder, p []op.Value) []op.Value {
@@ -694,7 +700,7 @@ func planWork(pl *plan) int64 {
 // once gives every caller the same results (run with -race).
 func TestCompileConcurrentRuns(t *testing.T) {
 	be := testBackend(t)
-	c := compileCases[5] // mlp block
+	c := compileCases[6] // mlp block
 	g, err := ir.Trace(c.params, c.fn)
 	if err != nil {
 		t.Fatal(err)
