@@ -130,6 +130,12 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		for i := 0; i < nbufB; i++ {
 			shared[s].bbuf[i] = carve(all, &off, bsz)
 		}
+		if nbufB == 1 {
+			// One thread per B block: it never packs the next block while
+			// another thread still reads the last, so one buffer serves both
+			// slots.
+			shared[s].bbuf[1] = shared[s].bbuf[0]
+		}
 		shared[s].bar.init(nshared)
 	}
 	for i := range threads {

@@ -29,6 +29,19 @@ func BenchmarkKernF32(b *testing.B) {
 	b.ReportMetric(float64(b.N)*100*2*6*16*float64(kc)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
+func BenchmarkKernF64(b *testing.B) {
+	kc := 256
+	a := make([]float64, 6*kc)
+	bb := make([]float64, 8*kc)
+	c := make([]float64, 6*8)
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 100; j++ {
+			gemmF64x6x8(kc, &a[0], &bb[0], &c[0], 8, &c[0], 1)
+		}
+	}
+	b.ReportMetric(float64(b.N)*100*2*6*8*float64(kc)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
 // bestGFLOPS times fn reps times and returns the best and median rates.
 func bestGFLOPS(flops float64, reps int, fn func()) (best, med float64) {
 	runtime.LockOSThread()
