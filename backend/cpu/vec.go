@@ -192,11 +192,12 @@ func vecSigmoidF32(dst, a []float32) {
 	}
 }
 
-// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i]. Max error 6
-// ulp for normal results (the worst just above x = -1.2374, where 1+erf
-// still cancels; for |x/sqrt2| >= 0.875 it is computed from erfc without
-// cancellation, which PyTorch's 1+erf loses entirely for x < -5);
-// subnormal results within 1e-42. gelu(-Inf) is NaN as in PyTorch.
+// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i]. Max error 3
+// ulp for normal results, subnormal ones within 1e-42 (avx2: erf's small
+// polynomial where 1+erf does not cancel, a fitted x*erfc(|x|/sqrt2)/2 for
+// -1.2374 < x <= -0.7071, and erfc's exp(-x^2/2) R(w) form beyond |x| =
+// 1.2374, so negative tails keep their relative accuracy where PyTorch's
+// 1+erf loses it entirely). gelu(-Inf) is NaN as in PyTorch.
 func vecGeluF32(dst, a []float32) {
 	a = a[:len(dst)]
 	if vecUnaryAsm(vecOpGelu, dst, a) {

@@ -185,6 +185,28 @@ VCONST(vgeluLo, $0x3f9e6455)
 VCONST(vgeluHi, $0x416d967f)
 // vsqrt2: 0x3fb504f3 (sqrt2)
 VCONST(vsqrt2, $0x3fb504f3)
+// vgeluMLo: 0x3f3504f3 (gelu: x G(|x|) for -1.2374 < x <= -0.7071)
+VCONST(vgeluMLo, $0x3f3504f3)
+// vgeluMA: 0x40715bee (w = A|x| + B in [-1, 1] there)
+VCONST(vgeluMA, $0x40715bee)
+// vgeluMB: 0xc06aaaaa
+VCONST(vgeluMB, $0xc06aaaaa)
+// vgeluM0: 0xb390bffe (G(w) = erfc(|x|/sqrt2)/2, fitted)
+VCONST(vgeluM0, $0xb390bffe)
+// vgeluM1: 0x3547f73c
+VCONST(vgeluM1, $0x3547f73c)
+// vgeluM2: 0x36a21999
+VCONST(vgeluM2, $0x36a21999)
+// vgeluM3: 0xb8d69a8e
+VCONST(vgeluM3, $0xb8d69a8e)
+// vgeluM4: 0x38313f7c
+VCONST(vgeluM4, $0x38313f7c)
+// vgeluM5: 0x3c0b445b
+VCONST(vgeluM5, $0x3c0b445b)
+// vgeluM6: 0xbd870bfb
+VCONST(vgeluM6, $0xbd870bfb)
+// vgeluM7: 0x3e296dbc
+VCONST(vgeluM7, $0x3e296dbc)
 
 // func vecAddF32AVX2(dst, a, b *float32, n int)
 // dst = a add b, lane by lane (VADDPS).
@@ -826,7 +848,8 @@ done:
 
 // func vecGeluF32AVX2(dst, a *float32, n int)
 // gelu(x) = x/2 (1 + erf(z)), z = x/sqrt2: |z| < 0.875 as erf's small
-// branch; above, from x/2 erfc(|z|) = exp(-x^2/2) R(w)/sqrt2 (u = sqrt2/|x|)
+// branch, except x G(|x|) for -0.875 < z <= -0.5 where 1 + erf cancels
+// (G = erfc(|x|/sqrt2)/2 fitted there); above, from x/2 erfc(|z|) = exp(-x^2/2) R(w)/sqrt2 (u = sqrt2/|x|)
 // without cancellation: x - that for x > 0, minus it for x < 0; x^2 is a
 // float32 pair and |x| is clamped to [0.875, 10.5]*sqrt2 (Y12, Y13); -Inf
 // gives NaN as PyTorch's -Inf*0.
@@ -861,6 +884,21 @@ loop:
 	VBLENDVPS    Y6, Y0, Y2, Y0             // by x's sign
 	VCMPPS       $0, vninf<>(SB), Y6, Y1
 	VBLENDVPS    Y1, vnan<>(SB), Y0, Y0
+	VMOVUPS      vgeluMB<>(SB), Y1          // mid: x G(|x|), -1.2374 < x <= -0.7071
+	VMOVUPS      Y7, Y2
+	VFMADD132PS  vgeluMA<>(SB), Y1, Y2
+	VMOVUPS      vgeluM0<>(SB), Y3
+	VFMADD213PS  vgeluM1<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM2<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM3<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM4<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM5<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM6<>(SB), Y2, Y3
+	VFMADD213PS  vgeluM7<>(SB), Y2, Y3
+	VMULPS       Y6, Y3, Y3
+	VCMPPS       $13, vgeluMLo<>(SB), Y7, Y8 // |x| >= 0.7071 ...
+	VANDPS       Y6, Y8, Y8                 // ... and x < 0
+	VBLENDVPS    Y8, Y3, Y5, Y5
 	VCMPPS       $1, Y12, Y7, Y1
 	VBLENDVPS    Y1, Y5, Y0, Y0
 	VMOVUPS      Y0, (DI)

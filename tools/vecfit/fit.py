@@ -132,3 +132,15 @@ def fit_rw(t, hi, deg, scale=1.0, form="R"):
     basis = [lambda w, k=k: w ** k for k in range(deg + 1)]
     c, e = lawson(xs, basis, tgt, lambda w: 1 / tgt(w))
     return c[::-1], A, B, e
+
+
+def fit_gmid(lo, hi, deg):
+    # G(t) = erfc(t/sqrt2)/2 for t = |x| in [lo, hi] (gelu(x) = x G(|x|) for
+    # x < 0) as a polynomial in w = A*t + B in [-1, 1].
+    A = f32(2 / (hi - lo))
+    B = f32(-(hi + lo) / (hi - lo))
+    xs = cheb(-1, 1, 2000)
+    tgt = lambda w: float(mp.erfc(((mp.mpf(w) - B) / A) / mp.sqrt(2)) / 2)
+    basis = [lambda w, k=k: w ** k for k in range(deg + 1)]
+    c, e = lawson(xs, basis, tgt, lambda w: 1 / tgt(w))
+    return c[::-1], A, B, e
