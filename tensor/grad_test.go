@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
@@ -80,10 +82,15 @@ func inputsFor(c *goldenCase, asF64 bool) ([]*tensor.Tensor, []int, error) {
 	return ins, wrt, nil
 }
 
-func gradOf(c *goldenCase, ins []*tensor.Tensor, wrt []int, cots []*tensor.Tensor) (grads []*tensor.Tensor, err error) {
+// gradOf computes the case's gradients; with compiled, the whole
+// computation (op and Backward) is one traced program.
+func gradOf(c *goldenCase, ins []*tensor.Tensor, wrt []int, cots []*tensor.Tensor, compiled ...bool) (grads []*tensor.Tensor, err error) {
 	attrs, err := convertAttrs(op.MustLookup(c.Op), c.Attrs)
 	if err != nil {
 		return nil, err
+	}
+	if len(compiled) > 0 && compiled[0] {
+		return gradTraced(c, ins, wrt, cots, attrs)
 	}
 	err = tensor.Catch(func() {
 		// In-place ops write into a copy, as the golden functions clone
@@ -123,6 +130,69 @@ func gradOf(c *goldenCase, ins []*tensor.Tensor, wrt []int, cots []*tensor.Tenso
 	return grads, err
 }
 
+// gradTraced runs gradOf's computation under a trace: the tensor inputs
+// are the trace's inputs (leaves that require grad where the case says so),
+// the gradients its outputs.
+func gradTraced(c *goldenCase, ins []*tensor.Tensor, wrt []int, cots []*tensor.Tensor, attrs op.Attrs) (grads []*tensor.Tensor, err error) {
+	cpu := tensor.MustDevice("cpu")
+	var tin []*tensor.Tensor
+	var pos []int
+	for i, x := range ins {
+		if x != nil && !x.IsWrappedScalar() {
+			tin = append(tin, x)
+			pos = append(pos, i)
+		}
+	}
+	err = tensor.Catch(func() {
+		tr, syms := tensor.BeginTrace(cpu, tin)
+		var tg *tensor.TracedGraph
+		var present []int
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					tr.Abort()
+					panic(r)
+				}
+			}()
+			args := append([]*tensor.Tensor(nil), ins...)
+			for k, i := range pos {
+				args[i] = syms[k]
+			}
+			var gs []*tensor.Tensor
+			gs, err = gradOf(c, args, wrt, cots)
+			if err != nil {
+				panic(err)
+			}
+			var outs []*tensor.Tensor
+			for k, g := range gs {
+				if g != nil {
+					outs = append(outs, g)
+					present = append(present, k)
+				}
+			}
+			tg = tr.End(outs)
+		}()
+		prog, perr := tensor.CompileGraph(context.Background(), cpu, backendOfDev(cpu), tg.Graph, device.CompileOptions{})
+		if perr != nil {
+			panic(perr)
+		}
+		res := tg.Run(prog, tensor.ProgramInfo{})
+		grads = make([]*tensor.Tensor, len(wrt))
+		for k, i := range present {
+			grads[i] = res[k]
+		}
+	})
+	return grads, err
+}
+
+func backendOfDev(dev device.Device) device.Backend {
+	be, err := device.Lookup(dev.Type)
+	if err != nil {
+		panic(err)
+	}
+	return be
+}
+
 func cotangentsOf(c *goldenCase) []*tensor.Tensor {
 	cpu := tensor.MustDevice("cpu")
 	cots := make([]*tensor.Tensor, len(c.Cotangents))
@@ -139,6 +209,20 @@ func cotangentsOf(c *goldenCase) []*tensor.Tensor {
 // TestGradMatchesPyTorch runs every golden case that has PyTorch gradients
 // through Backward and compares the gradients.
 func TestGradMatchesPyTorch(t *testing.T) {
+	for _, m := range []struct {
+		name     string
+		mode     tensor.Mode
+		compiled bool
+	}{{"strict", tensor.Strict, false}, {"fused", tensor.Fused, false}, {"compiled", tensor.Strict, true}} {
+		t.Run(m.name, func(t *testing.T) {
+			prev := tensor.SetMode(m.mode)
+			defer tensor.SetMode(prev)
+			testGradMatchesPyTorch(t, m.name, m.compiled)
+		})
+	}
+}
+
+func testGradMatchesPyTorch(t *testing.T, name string, compiled bool) {
 	cases := loadGradCases(t)
 	stats := map[string][2]int{}
 	fails := map[string]int{}
@@ -148,7 +232,7 @@ func TestGradMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
-		grads, err := gradOf(c, ins, wrt, cotangentsOf(c))
+		grads, err := gradOf(c, ins, wrt, cotangentsOf(c), compiled)
 		s := stats[c.Op]
 		if err == nil {
 			err = compareGrads(c, wrt, grads)
@@ -164,7 +248,7 @@ func TestGradMatchesPyTorch(t *testing.T) {
 		}
 		stats[c.Op] = s
 	}
-	printGradTable("gradients vs PyTorch", stats)
+	printGradTable("gradients vs PyTorch ("+name+")", stats)
 }
 
 func compareGrads(c *goldenCase, wrt []int, grads []*tensor.Tensor) error {
