@@ -290,6 +290,11 @@ func (b *Backend) flat(pb *buffer, dt dtype.DType) (*C.PJRT_Buffer, int, error) 
 	}
 	b.dropDevice(pb)
 	pb.pj, pb.pjDT = pj, dt
+	if n*dt.Size() == pb.size {
+		// The device copy is complete: drop the host one (an accelerator's
+		// buffers would otherwise cost their size twice).
+		pb.host, pb.hostOK = nil, false
+	}
 	return pj, n, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -121,6 +122,9 @@ func viewOf(g *ir.Graph, p *ir.Value, n int, l op.Layout) (*ir.Value, error) {
 		if s < 0 {
 			return nil, fmt.Errorf("pjrt: negative strides %v are not supported", l.Strides)
 		}
+	}
+	if v, ok, err := structuredView(g, p, n, l); ok || err != nil {
+		return v, err
 	}
 	lo, hi := l.Span()
 	if numel > 0 && (lo < 0 || hi > n) {
@@ -240,4 +244,83 @@ func (b *Backend) store(pb *buffer, l op.Layout, dt dtype.DType, pj *C.PJRT_Buff
 	scatterHost(pb.host, l, dt.Size(), vals)
 	b.dropDevice(pb)
 	return nil
+}
+
+// structuredView expresses l over the flat value p of n elements as
+// reshape, permute, reshape and expand when l is a permutation of the whole
+// buffer with broadcast (stride 0) dimensions, the layouts broadcasting
+// and transposes give; XLA compiles these into copies, where as_strided's
+// general gather is slower. ok is false for other layouts.
+func structuredView(g *ir.Graph, p *ir.Value, n int, l op.Layout) (*ir.Value, bool, error) {
+	if l.Offset != 0 || op.Numel(l.Shape) == 0 {
+		return nil, false, nil
+	}
+	type dim struct{ i, size, stride int }
+	var ds []dim
+	for i, s := range l.Shape {
+		if s > 1 && l.Strides[i] != 0 {
+			ds = append(ds, dim{i, s, l.Strides[i]})
+		}
+	}
+	sorted := slices.Clone(ds)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].stride > sorted[b].stride })
+	exp := 1
+	for k := len(sorted) - 1; k >= 0; k-- {
+		if sorted[k].stride != exp {
+			return nil, false, nil
+		}
+		exp *= sorted[k].size
+	}
+	if exp != n {
+		return nil, false, nil
+	}
+	dt := p.Meta.DType
+	v := p
+	sizes := make([]int, len(sorted))
+	for k, d := range sorted {
+		sizes[k] = d.size
+	}
+	var err error
+	if !slices.Equal(sizes, v.Meta.Shape) {
+		if v, err = addView(g, "reshape", op.Attrs{"shape": slices.Clone(sizes)}, v, op.Meta{Shape: slices.Clone(sizes), DType: dt}); err != nil {
+			return nil, false, err
+		}
+	}
+	perm := make([]int, len(ds))
+	identity := true
+	for j, d := range ds {
+		for k, s := range sorted {
+			if s.i == d.i {
+				perm[j] = k
+			}
+		}
+		identity = identity && perm[j] == j
+	}
+	if !identity {
+		ps := make([]int, len(perm))
+		for j, k := range perm {
+			ps[j] = sizes[k]
+		}
+		if v, err = addView(g, "permute", op.Attrs{"dims": perm}, v, op.Meta{Shape: ps, DType: dt}); err != nil {
+			return nil, false, err
+		}
+	}
+	shape2 := make([]int, len(l.Shape))
+	for i, s := range l.Shape {
+		shape2[i] = 1
+		if s > 1 && l.Strides[i] != 0 {
+			shape2[i] = s
+		}
+	}
+	if !slices.Equal(shape2, v.Meta.Shape) {
+		if v, err = addView(g, "reshape", op.Attrs{"shape": slices.Clone(shape2)}, v, op.Meta{Shape: slices.Clone(shape2), DType: dt}); err != nil {
+			return nil, false, err
+		}
+	}
+	if !slices.Equal(shape2, l.Shape) {
+		if v, err = addView(g, "expand", op.Attrs{"shape": slices.Clone(l.Shape)}, v, op.Meta{Shape: slices.Clone(l.Shape), DType: dt}); err != nil {
+			return nil, false, err
+		}
+	}
+	return v, true, nil
 }

@@ -190,6 +190,15 @@ func TestXLALaunch(t *testing.T) {
 	// A transposed view of x: shape [3,2], strides [1,3].
 	xt := x
 	xt.Layout = op.Layout{Shape: []int{3, 2}, Strides: []int{1, 3}}
+	// x[:, ::2] of the [2,3] buffer [1..6]: elements 0,2 and 3,5.
+	xs := x
+	xs.Layout = op.Layout{Shape: []int{2, 2}, Strides: []int{3, 2}}
+	// Elements 1..4 as [2,2]: contiguous with an offset.
+	xo := x
+	xo.Layout = op.Layout{Shape: []int{2, 2}, Strides: []int{2, 1}, Offset: 1}
+	// y as a column [3,1] broadcast to [3,2].
+	ycol := y
+	ycol.Layout = op.Layout{Shape: []int{3, 2}, Strides: []int{1, 0}}
 	tests := []struct {
 		name string
 		in   []device.Operand
@@ -199,6 +208,9 @@ func TestXLALaunch(t *testing.T) {
 		{"contiguous", []device.Operand{x, x}, []int{2, 3}, []float32{2, 4, 6, 8, 10, 12}},
 		{"broadcast", []device.Operand{x, yb}, []int{2, 3}, []float32{11, 22, 33, 14, 25, 36}},
 		{"transposed", []device.Operand{xt, xt}, []int{3, 2}, []float32{2, 8, 4, 10, 6, 12}},
+		{"stepped", []device.Operand{xs, xs}, []int{2, 2}, []float32{2, 6, 8, 12}},
+		{"contiguous with offset", []device.Operand{xo, xo}, []int{2, 2}, []float32{4, 6, 8, 10}},
+		{"column broadcast over a transpose", []device.Operand{xt, ycol}, []int{3, 2}, []float32{11, 14, 22, 25, 33, 36}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
