@@ -46,8 +46,20 @@ const gemmAlign = 64
 type gemmShared[T gemmNum] struct {
 	bbuf [2][]T
 	next [2]atomic.Int64
-	bar  gemmBarrier
+	// packed counts the B packing chunks taken, over all blocks: block
+	// t's chunks are [base_t, base_t+chunks_t), which every thread knows.
+	// It is only advanced by compare-and-swap below the block's end, so no
+	// thread ever takes (or skips) a chunk of the next block.
+	packed atomic.Int64
+	bar    gemmBarrier
 }
+
+// gemmPackChunk is the number of B panels packed per unit of work.
+const gemmPackChunk = 8
+
+// gemmCursor is a thread's position in the sequence of (kc, nc) blocks:
+// the block count, and where the current block's packing chunks start.
+type gemmCursor struct{ it, pbase int }
 
 // gemmThread is one thread's private buffers.
 type gemmThread[T gemmNum] struct {
@@ -158,30 +170,30 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		gemmParallel(nw, nil, func(tid, nw int) {
 			sh := &shared[tid]
 			sh.bar.init(1)
-			it := 0
+			var cur gemmCursor
 			for {
 				b := int(next.Add(1) - 1)
 				if b >= g.nb {
 					return
 				}
-				g.blocked(0, 1, b, sh, &threads[tid], &it)
+				g.blocked(0, 1, b, sh, &threads[tid], &cur)
 			}
 		})
 		return
 	}
 	sh := &shared[0]
 	gemmParallel(nw, sh.bar.init, func(tid, nw int) {
-		it := 0
+		var cur gemmCursor
 		for b := 0; b < g.nb; b++ {
-			g.blocked(tid, nw, b, sh, &threads[tid], &it)
+			g.blocked(tid, nw, b, sh, &threads[tid], &cur)
 		}
 	})
 }
 
 // blocked runs the blocked GEMM of batch element b on thread tid of nw,
-// which share sh. it counts the (kc, nc) blocks across calls, selecting
-// the B buffer and the work counter.
-func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *gemmThread[T], it *int) {
+// which share sh. cur follows the (kc, nc) blocks across calls, selecting
+// the B buffer and the work counters.
+func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *gemmThread[T], cur *gemmCursor) {
 	t := g.tile
 	mr, nr := t.mr, t.nr
 	kern := t.kern
@@ -218,15 +230,27 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				load = 1
 			}
 			last := pc+t.kc >= g.k
-			slot := *it & 1
+			slot := cur.it & 1
 			bp := sh.bbuf[slot]
-			// This thread's share of the B panels.
-			plo, phi := npan*tid/nw, npan*(tid+1)/nw
-			if phi > plo {
+			// Pack B in chunks of panels taken dynamically, so a thread the
+			// OS has descheduled does not hold the others at the barrier.
+			nchunk := ceilDiv(npan, gemmPackChunk)
+			end := int64(cur.pbase + nchunk)
+			for {
+				v := sh.packed.Load()
+				if v >= end {
+					break
+				}
+				if !sh.packed.CompareAndSwap(v, v+1) {
+					continue
+				}
+				plo := (int(v) - cur.pbase) * gemmPackChunk
+				phi := min(plo+gemmPackChunk, npan)
 				packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
 			}
+			cur.pbase += nchunk
 			sh.bar.wait()
-			if tid == 0 && *it > 0 {
+			if tid == 0 && cur.it > 0 {
 				// Everyone has finished block it-1 (they all reached this
 				// barrier after it): its counter can serve block it+1.
 				sh.next[slot^1].Store(0)
@@ -278,7 +302,7 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 					g.finish(b, ic, jc, jlo, mc, jhi-jlo, c[ic*ldc+jlo:], ldc, nJr == 1)
 				}
 			}
-			*it++
+			cur.it++
 		}
 	}
 }
