@@ -19,10 +19,15 @@ import "sync/atomic"
 var smallKernF32 func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
 
 // gemmSmallMax is the largest min(m, n) the unpacked path takes, and
-// gemmSmallMACs the largest m*n*k it takes whatever the shape.
+// gemmSmallMACs the largest m*n*k it takes whatever the shape. It walks
+// all of A once per 16-column panel of B, and a panel (k x 16) once per
+// 6-row panel of A, with no k blocking: gemmSmallMaxK keeps a B panel in
+// L2 (256 KiB f32) and gemmSmallMaxA keeps A in L3 (8 MiB f32).
 const (
 	gemmSmallMax  = 48
 	gemmSmallMACs = 96 * 96 * 96
+	gemmSmallMaxK = 4096
+	gemmSmallMaxA = 2 << 20
 )
 
 // smallTiled runs g on the unpacked path when it applies (f32 highest in
@@ -33,7 +38,7 @@ func (g *gemmProblem[SA, SB, T]) smallTiled() bool {
 	if !ok || smallKernF32 == nil || p.dst == nil || p.tile != asmTileF32 {
 		return false
 	}
-	if min(g.m, g.n) > gemmSmallMax && g.m*g.n*g.k > gemmSmallMACs {
+	if min(g.m, g.n) > gemmSmallMax && g.m*g.n*g.k > gemmSmallMACs || g.k > gemmSmallMaxK || g.m*g.k > gemmSmallMaxA {
 		return false
 	}
 	return smallF32(p)
