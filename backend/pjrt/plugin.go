@@ -250,7 +250,7 @@ func perr(api *C.PJRT_Api, what string, e *C.PJRT_Error) error {
 // load dlopens path and creates a client. It never panics: every failure is
 // an error wrapping ErrPluginLoad or ErrNoDevices.
 func load(name, path string) (*Plugin, error) {
-	if name == "xla" {
+	if name == "xla" || strings.Contains(filepath.Base(path), "cpu") {
 		setXLAFlags()
 	}
 	cpath := C.CString(path)
@@ -468,6 +468,16 @@ func init() {
 			continue
 		}
 		_ = Open(s.name) // recorded in lastErr
+	}
+	// Plugins under other names given in GOTPU_PJRT_PLUGIN.
+	env, err := envPlugins()
+	if err != nil {
+		return // Open reports the malformed variable
+	}
+	for name := range env {
+		if _, known := specFor(name); !known {
+			_ = Open(name)
+		}
 	}
 }
 
