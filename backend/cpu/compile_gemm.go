@@ -10,9 +10,9 @@ import (
 // the GEMM's direct mode, calling fin on every final tile of the contiguous
 // [nb, m, n] output while it is in cache: rows i0..i0+mc, columns
 // j0..j0+nc of batch element b. It reports false, having done nothing, for
-// problems without that path (other dtypes, an empty contraction, f32
-// highest without the tiled kernels); the caller then runs the plain kernel
-// and the epilogue separately.
+// problems without that path (other dtypes, an empty contraction, the bf16
+// precisions, a CPU without the tiled kernels); the caller then runs the
+// plain kernel and the epilogue separately, with the same results.
 func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	l, r, o := c.In[0], c.In[1], c.Out[0]
 	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 {
@@ -38,16 +38,14 @@ func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	if k == 0 {
 		return false
 	}
-	prec := c.Attrs.String("precision")
+	// Only precision highest on the tiled kernels: the bf16 passes of
+	// medium and high take the plain kernel (their packing details belong
+	// to dotGeneralKernel) and the epilogue after it.
 	t := tileF32()
-	if isHighest(prec) && t == nil {
+	if !isHighest(c.Attrs.String("precision")) || t == nil {
 		return false
 	}
 	ca, cb, plain := []func(float32) float32{idF32}, []func(float32) float32{idF32}, true
-	if !isHighest(prec) {
-		ca, cb = bf16Passes(prec)
-		plain = false
-	}
 	lb, lr, lk := offsets(l.Shape, l.Strides, d.LhsBatch), offsets(l.Shape, l.Strides, d.LhsFree), offsets(l.Shape, l.Strides, d.LhsContract)
 	rb, rr, rk := offsets(r.Shape, r.Strides, d.RhsBatch), offsets(r.Shape, r.Strides, d.RhsFree), offsets(r.Shape, r.Strides, d.RhsContract)
 	out := as[float32](c.OutB[0][o.Offset*4:])

@@ -425,6 +425,38 @@ func TestCompileFusion(t *testing.T) {
 	}
 }
 
+// TestCompilePrecision: the compile options' precision reaches the GEMMs
+// (fused epilogue or not) exactly as interp applies it.
+func TestCompilePrecision(t *testing.T) {
+	be := testBackend(t)
+	g, err := ir.Trace(mlpParams(9, 20, 33), mlpBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := inputsFor(mlpParams(9, 20, 33), 6, 0)
+	var prev [][]byte
+	for _, prec := range []string{"medium", "high", "highest"} {
+		opts := device.CompileOptions{Precision: prec}
+		ip, err := interp.Compile(be, g, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runProg(t, be, ip, g, ins, device.RunOptions{})
+		p, err := be.CompileProgram(context.Background(), 0, g, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runProg(t, be, p, g, ins, device.RunOptions{})
+		if k, ok := closeF32(got[0], want[0], 4); !ok {
+			t.Errorf("%s: element %d: %v vs interp %v", prec, k, as[float32](got[0])[k], as[float32](want[0])[k])
+		}
+		if prev != nil && bytes.Equal(prev[0], got[0]) {
+			t.Errorf("%s gives the same bits as the previous precision", prec)
+		}
+		prev = got
+	}
+}
+
 // TestCompileDynamic: run-time dynamic attributes reach the nodes a random
 // composite lowered to, and an optimizer step's lr, as in interp.
 func TestCompileDynamic(t *testing.T) {
