@@ -213,9 +213,9 @@ func GEMV(ctx context.Context, t Timing, dt string, m, k int) (Result, error) {
 
 // MemmoveStepper prepares Go's copy of nbytes between two buffers, split
 // over GOMAXPROCS goroutines (one plain memmove with one thread), as a
-// ceiling for memory-bound kernels. Its GB/s count the bytes read plus those
-// written.
-func MemmoveStepper(nbytes int) (*Stepper, error) {
+// ceiling for memory-bound kernels; the result is named impl
+// ("go-memmove"). Its GB/s count the bytes read plus those written.
+func MemmoveStepper(impl string, nbytes int) (*Stepper, error) {
 	if nbytes <= 0 {
 		return nil, fmt.Errorf("kernels: memmove size must be positive, got %d", nbytes)
 	}
@@ -226,7 +226,7 @@ func MemmoveStepper(nbytes int) (*Stepper, error) {
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), nbytes/4096))
 	chunk := (nbytes + workers - 1) / workers
-	return &Stepper{Impl: "go-memmove", DType: "bytes", Work: Work{Bytes: 2 * float64(nbytes)}, Ref: true, Run: func() error {
+	return &Stepper{Impl: impl, DType: "bytes", Work: Work{Bytes: 2 * float64(nbytes)}, Ref: true, Run: func() error {
 		if workers == 1 {
 			copy(dst, src)
 			return nil
@@ -243,7 +243,7 @@ func MemmoveStepper(nbytes int) (*Stepper, error) {
 
 // Memmove times MemmoveStepper's copy.
 func Memmove(ctx context.Context, t Timing, nbytes int) (Result, error) {
-	s, err := MemmoveStepper(nbytes)
+	s, err := MemmoveStepper("go-memmove", nbytes)
 	return measureOne(ctx, t, s, func() {}, err)
 }
 

@@ -50,7 +50,7 @@ package main
 // on. Only a failure of gotpu's own measurement is returned as an error.
 //
 // Result names: "gotpu" is the measured implementation, references are
-// "numpy", "torch", "gonum", "go-memmove", ...; a ".variant" suffix
+// "numpy", "torch", "gonum", "go-memmove", "go-memmove-matrix", ...; a ".variant" suffix
 // ("gotpu.backward", "torch.backward") pairs results of the same variant.
 // For every result R that is not gotpu's, ratios["gotpu[.v]/R"] is gotpu's
 // throughput over R's (GFLOP/s when both report flops, else GB/s; with equal
@@ -712,7 +712,7 @@ func init() {
 		Refs:        []string{"numpy", "torch"},
 		Flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&gemvK, "k", 3072, "k, the matrix columns and vector length")
-			fs.IntVar(&memMB, "memmove-mb", 256, "MiB copied by the go-memmove bandwidth reference (0: skip)")
+			fs.IntVar(&memMB, "memmove-mb", 256, "MiB copied by the go-memmove bandwidth reference (0: skip it and go-memmove-matrix)")
 		},
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			m, k := cfg.Size, gemvK
@@ -727,12 +727,19 @@ func init() {
 			defer done()
 			steps := []*kernels.Stepper{g}
 			if memMB > 0 {
-				mm, err := kernels.MemmoveStepper(memMB << 20)
+				mm, err := kernels.MemmoveStepper("go-memmove", memMB<<20)
 				if err != nil {
 					return err
 				}
-				steps = append(steps, mm)
-				run.Note("go-memmove copies %d MiB over %d goroutines; its GB/s count bytes read plus written", memMB, cfg.Threads)
+				// The same bytes as the matrix: cache-resident if the matrix is.
+				mb := int(kernels.GEMVWork(m, k, cfg.DType).Bytes)
+				ms, err := kernels.MemmoveStepper("go-memmove-matrix", mb)
+				if err != nil {
+					return err
+				}
+				steps = append(steps, mm, ms)
+				run.Note("go-memmove copies %d MiB, go-memmove-matrix the matrix's %.1f MiB (which stays in cache between repetitions "+
+					"if it fits), over %d goroutines; their GB/s count bytes read plus written", memMB, float64(mb)/(1<<20), cfg.Threads)
 			}
 			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, []string{"--k", fmt.Sprint(k)},
 				func(impl string) kernels.Work {

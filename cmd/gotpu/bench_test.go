@@ -102,7 +102,7 @@ func TestBenchEveryCaseTiny(t *testing.T) {
 	}{
 		{[]string{"gemm", "--size", "8", "--dtype", "medium"}, []string{"gotpu"}, ""},
 		{[]string{"gemm", "--size", "8", "--dtype", "bf16", "--ref", "gonum"}, []string{"gotpu", "gonum"}, "gotpu/gonum"},
-		{[]string{"gemv", "--size", "8", "--k", "16", "--memmove-mb", "1"}, []string{"gotpu", "go-memmove"}, "gotpu/go-memmove"},
+		{[]string{"gemv", "--size", "8", "--k", "16", "--memmove-mb", "1"}, []string{"gotpu", "go-memmove", "go-memmove-matrix"}, "gotpu/go-memmove-matrix"},
 		{[]string{"gemv", "--size", "8", "--k", "16", "--memmove-mb", "0", "--dtype", "bf16"}, []string{"gotpu"}, ""},
 		{[]string{"eltwise", "--size", "64"}, []string{"gotpu"}, ""},
 		{[]string{"softmax", "--size", "8", "--dtype", "bf16"}, []string{"gotpu"}, ""},
@@ -194,7 +194,7 @@ func TestBenchTableOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bench gemv", "median ms", "gotpu", "go-memmove", "gotpu/go-memmove", "note: fewer than 5"} {
+	for _, want := range []string{"bench gemv", "median ms", "gotpu", "go-memmove", "gotpu/go-memmove", "go-memmove-matrix", "note: fewer than 5"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
