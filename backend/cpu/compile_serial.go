@@ -496,6 +496,9 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 			len(s.out) != len(n.Out) || s.nOut < 0 || s.nOut > len(s.out) {
 			return fmt.Errorf("%w: kernel arity", errPlan)
 		}
+		if !Has(n.Op, planKernelDType(n)) {
+			return fmt.Errorf("%w: %s (dtype %s) has no kernel in this build", device.ErrUnsupported, n.Op.Name, planKernelDType(n))
+		}
 		for i, id := range s.in {
 			if (id < 0) != (n.In[i] == nil) {
 				return fmt.Errorf("%w: kernel input %d", errPlan, i)

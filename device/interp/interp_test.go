@@ -478,3 +478,55 @@ func TestInterpFreesIntermediates(t *testing.T) {
 		t.Errorf("allocated grew by %d bytes, outputs hold %d", after-before, outBytes)
 	}
 }
+
+// noComposites is the cpu backend without its direct composite kernels, so
+// that interp lowers every composite (random ones included).
+type noComposites struct{ device.Backend }
+
+func (b noComposites) Supports(o *op.Def, dt dtype.DType) bool {
+	return o.Kind != op.Composite && b.Backend.Supports(o, dt)
+}
+
+// TestInterpDynamicThroughLowering: a random composite's run-time seed and
+// offset reach the primitives it lowers to (the composite's direct kernel
+// and its decomposition draw the same numbers).
+func TestInterpDynamicThroughLowering(t *testing.T) {
+	be := cpuBackend(t)
+	fn := func(b op.Builder, p []op.Value) []op.Value {
+		d := op.Call1(b, "dropout", op.Attrs{"p": 0.5, "seed": 1}, p[0])
+		return []op.Value{d, b.Call("randn", nil, op.Attrs{"shape": []int{4, 4}, "seed": 2})[0]}
+	}
+	params := []op.Meta{m(dtype.F32, 4, 4)}
+	g, err := ir.Trace(params, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(b device.Backend, dyn []op.Attrs) [][]byte {
+		p, err := interp.Compile(b, g, device.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := randomBytes(rand.New(rand.NewPCG(1, 1)), params[0], 0)
+		outs, err := p.Run(context.Background(), 0, []device.Operand{operand(t, be, params[0], raw)}, device.RunOptions{Dynamic: dyn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res [][]byte
+		for i, o := range outs {
+			mt := g.Outputs[i].Meta
+			res = append(res, readBuf(t, be, o, op.Numel(mt.Shape)*4))
+		}
+		return res
+	}
+	dyn := []op.Attrs{{"seed": 77, "offset": 5}, {"seed": 78, "offset": 9}}
+	direct, lowered := run(be, dyn), run(noComposites{be}, dyn)
+	base := run(noComposites{be}, nil)
+	for i := range direct {
+		if !bytes.Equal(direct[i], lowered[i]) {
+			t.Errorf("output %d: lowered composite with dynamic seeds differs from its kernel", i)
+		}
+		if bytes.Equal(lowered[i], base[i]) {
+			t.Errorf("output %d: dynamic seed did not reach the lowered nodes", i)
+		}
+	}
+}
