@@ -44,7 +44,7 @@ const (
 
 // xlaKnownReason returns why case c cannot pass on xla, given its error, or
 // "" when the failure is unexpected.
-func xlaKnownReason(c *goldenCase, err error) string {
+func xlaKnownReason(c *goldenCase, cfg runConfig, err error) string {
 	if r, ok := xlaKnown[c.Op]; ok {
 		return r
 	}
@@ -60,7 +60,7 @@ func xlaKnownReason(c *goldenCase, err error) string {
 		return reasonValueDep
 	case c.Op == "index_put" && strings.Contains(msg, "boolean mask") && strings.Contains(msg, "not expressible in StableHLO"):
 		return reasonMask
-	case dazExplains(c):
+	case dazExplains(c, cfg):
 		return reasonSubnormal
 	}
 	return ""
@@ -97,7 +97,7 @@ func flushedTensor(t goldenTensor) (goldenTensor, bool) {
 // assuming it: c's inputs must hold subnormals, and the xla result must
 // match cpu's result on the inputs with subnormals flushed to zero (with
 // c's comparison and tolerances).
-func dazExplains(c *goldenCase) bool {
+func dazExplains(c *goldenCase, cfg runConfig) bool {
 	fc := *c
 	fc.Inputs = make([]*goldenInput, len(c.Inputs))
 	flushed := false
@@ -138,8 +138,8 @@ func dazExplains(c *goldenCase) bool {
 		o.Data = base64.StdEncoding.EncodeToString(f)
 		exp.Outputs[i] = o
 	}
-	xlaCfg := runConfig{name: "xla/daz-check", dev: device.Device{Type: "xla"}, mode: tensor.Strict}
-	return runCase(&exp, xlaCfg, map[string][][]byte{}) == nil
+	cfg.name += "/daz-check"
+	return runCase(&exp, cfg, map[string][][]byte{}) == nil
 }
 
 func isSubnormal(dt dtype.DType, v float64) bool {
@@ -157,12 +157,32 @@ func openXLA(t *testing.T) {
 	}
 }
 
+// xlaConfigs are the configurations the suite runs on xla: Strict (op by
+// op through Launch), Fused (pending graphs compiled as programs) and
+// compiled (each case traced and compiled with the backend's Compiler).
+// GOTPU_XLA_CONFIGS selects some by name ("strict,compiled").
+func xlaConfigs() []runConfig {
+	all := []runConfig{
+		{name: "xla/strict", dev: device.Device{Type: "xla"}, mode: tensor.Strict},
+		{name: "xla/fused", dev: device.Device{Type: "xla"}, mode: tensor.Fused},
+		{name: "xla/compiled", dev: device.Device{Type: "xla"}, mode: tensor.Strict, compiled: true},
+	}
+	sel := os.Getenv("GOTPU_XLA_CONFIGS")
+	if sel == "" {
+		return all
+	}
+	var out []runConfig
+	for _, c := range all {
+		if strings.Contains(","+sel+",", ","+strings.TrimPrefix(c.name, "xla/")+",") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func TestXLAConformance(t *testing.T) {
 	openXLA(t)
 	files := loadGolden(t)
-	cfg := runConfig{name: "xla/strict", dev: device.Device{Type: "xla"}, mode: tensor.Strict}
-	prev := tensor.SetMode(cfg.mode)
-	defer tensor.SetMode(prev)
 	perOpLimit := 0
 	if testing.Short() {
 		perOpLimit = 2
@@ -171,6 +191,16 @@ func TestXLAConformance(t *testing.T) {
 		fmt.Sscan(v, &perOpLimit)
 	}
 	only := os.Getenv("GOTPU_XLA_OPS") // comma-separated op filter
+	for _, cfg := range xlaConfigs() {
+		t.Run(strings.TrimPrefix(cfg.name, "xla/"), func(t *testing.T) {
+			prev := tensor.SetMode(cfg.mode)
+			defer tensor.SetMode(prev)
+			runXLAConformance(t, files, cfg, perOpLimit, only)
+		})
+	}
+}
+
+func runXLAConformance(t *testing.T, files []goldenFile, cfg runConfig, perOpLimit int, only string) {
 	type stat struct{ pass, fail, known int }
 	stats := map[string]*stat{}
 	seen := map[string]int{}
@@ -178,7 +208,7 @@ func TestXLAConformance(t *testing.T) {
 	knownPass := map[string]bool{}
 	cpuOut := map[string][][]byte{}
 	start := time.Now()
-	failures := 0
+	_, compiles0, launches0 := xlaCacheStats()
 	for _, g := range files {
 		for i := range g.Cases {
 			c := &g.Cases[i]
@@ -195,7 +225,7 @@ func TestXLAConformance(t *testing.T) {
 				stats[c.Op] = s
 			}
 			err := runCase(c, cfg, cpuOut)
-			reason := xlaKnownReason(c, err)
+			reason := xlaKnownReason(c, cfg, err)
 			switch {
 			case err == nil && reason != "":
 				s.pass++
@@ -209,7 +239,6 @@ func TestXLAConformance(t *testing.T) {
 				}
 			default:
 				s.fail++
-				failures++
 				if s.fail <= 2 {
 					t.Errorf("%s [%s]: %v", c.ID, g.Group, err)
 				}
@@ -238,11 +267,11 @@ func TestXLAConformance(t *testing.T) {
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		fmt.Fprintf(&sb, "known on xla: %s (e.g. %s)\n", r, strings.Join(knownFail[r], ", "))
+		fmt.Fprintf(&sb, "known on %s: %s (e.g. %s)\n", cfg.name, r, strings.Join(knownFail[r], ", "))
 	}
 	_, compiles, launches := xlaCacheStats()
-	fmt.Printf("%sxla conformance: %d ops, %d cases pass, %d fail, %d known-failing; %d launches, %d compiles, %.1fs\n",
-		sb.String(), len(ops), total.pass, total.fail, total.known, launches, compiles, time.Since(start).Seconds())
+	fmt.Printf("%s%s conformance: %d ops, %d cases pass, %d fail, %d known-failing; %d eager launches, %d eager compiles, %.1fs\n",
+		sb.String(), cfg.name, len(ops), total.pass, total.fail, total.known, launches-launches0, compiles-compiles0, time.Since(start).Seconds())
 	if perOpLimit == 0 && only == "" {
 		for o := range knownPass {
 			if s := stats[o]; s.known == 0 {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -228,8 +229,16 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) 
 			metas[i] = o.Meta
 			metas[i].Wrapped = false
 		}
-		res, handled, err := rewrite(fg, n.Op, a, in, metas)
-		if err != nil {
+		var res []*ir.Value
+		var handled bool
+		if len(n.Op.Inplace) > 0 {
+			// An in-place op in functional form: its outputs are the new
+			// values of its in-place inputs.
+			if res, err = functionalInplace(fg, n.Op, in, metas); err != nil {
+				return nil, 0, err
+			}
+			handled = true
+		} else if res, handled, err = rewrite(fg, n.Op, a, in, metas); err != nil {
 			return nil, 0, err
 		}
 		if !handled {
@@ -256,6 +265,30 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) 
 	}
 	fg.SetOutputs(outs...)
 	return fg, len(lg.Nodes), nil
+}
+
+// functionalInplace returns the new values of an in-place op's inputs as
+// functional graph values: copy_(self, src) is src converted to self's
+// dtype and broadcast to its shape. Other in-place ops (the optimizer
+// steps) have no functional form here: the backend does not support them,
+// so graphs recorded for it do not contain them.
+func functionalInplace(g *ir.Graph, d *op.Def, in []*ir.Value, outs []op.Meta) ([]*ir.Value, error) {
+	if d.Name != "copy_" || len(in) != 2 || in[0] == nil || in[1] == nil || len(outs) != 1 {
+		return nil, fmt.Errorf("pjrt: %w: in-place %s in a program", device.ErrUnsupported, d.Name)
+	}
+	self, v := in[0].Meta, in[1]
+	var err error
+	if v.Meta.DType != self.DType {
+		if v, err = convertTo(g, v, self.DType); err != nil {
+			return nil, err
+		}
+	}
+	if !slices.Equal(v.Meta.Shape, self.Shape) {
+		if v, err = addView(g, "expand", op.Attrs{"shape": slices.Clone(self.Shape)}, v, op.Meta{Shape: slices.Clone(self.Shape), DType: self.DType}); err != nil {
+			return nil, err
+		}
+	}
+	return []*ir.Value{v}, nil
 }
 
 // CompileProgram lowers g, exports it to StableHLO and compiles it with the
@@ -293,7 +326,9 @@ func (p *program) release() {
 }
 
 func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (*executable, int, error) {
-	if err := g.Verify(); err != nil {
+	// g may hold in-place ops in functional form, which ir.Verify rejects
+	// (the flat graph, without them, is verified again by the export).
+	if err := g.Verify(); err != nil && !errors.Is(err, ir.ErrInplace) {
 		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
 	}
 	fg, nodes, err := flatGraph(g, opts)
