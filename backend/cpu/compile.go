@@ -584,7 +584,14 @@ func (pl *planner) build() error {
 			return errors.New("cpu: compile: a graph output is not defined")
 		}
 		pv := p.vals[id]
-		if pv.buf >= 0 && p.bufs[pv.buf].out && !used[pv.buf] && pv.layout.Offset == 0 && slices.Equal(pv.layout.Strides, op.ContiguousStrides(pv.layout.Shape)) {
+		whole := pv.buf >= 0 && pv.layout.Offset == 0 && slices.Equal(pv.layout.Strides, op.ContiguousStrides(pv.layout.Shape)) &&
+			int64(op.Numel(pv.layout.Shape)*pv.dt.Size()) == p.bufs[pv.buf].size
+		if whole && !p.bufs[pv.buf].out && !used[pv.buf] && !usedByOtherOutput(p, g, pl.vid, v, pv.buf) {
+			// A view covering its whole buffer in order (a reshape of an
+			// intermediate): the buffer itself becomes the output.
+			p.bufs[pv.buf].out = true
+		}
+		if whole && p.bufs[pv.buf].out && !used[pv.buf] {
 			used[pv.buf] = true
 			p.outputs = append(p.outputs, id)
 			continue
@@ -1092,6 +1099,17 @@ func (pl *planner) planMemory() {
 	}
 	p.arena = top
 	p.stats.PeakBytes = max(peak, 0)
+}
+
+// usedByOtherOutput reports whether a graph output other than v lies in
+// buffer b (then b stays an intermediate and v is copied).
+func usedByOtherOutput(p *plan, g *ir.Graph, vid map[*ir.Value]int, v *ir.Value, b int) bool {
+	for _, o := range g.Outputs {
+		if o != v && p.vals[vid[o]].buf == b {
+			return true
+		}
+	}
+	return false
 }
 
 // sharesBuffer reports whether a step input other than value in reads
