@@ -1,8 +1,6 @@
 package tensor
 
 import (
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -20,19 +18,6 @@ var (
 	gradRegions atomic.Int64 // active NoGrad/EnableGrad regions process-wide
 	gradModes   sync.Map     // goroutine id -> *[]bool (stack of enabled flags)
 )
-
-func goid() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	// "goroutine 123 [running]: ..."
-	b := buf[len("goroutine "):n]
-	i := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	id, _ := strconv.ParseUint(string(b[:i]), 10, 64)
-	return id
-}
 
 func withGradMode(enabled bool, f func()) {
 	id := goid()

@@ -307,3 +307,35 @@ func backendFor(t *testing.T, dev device.Device) device.Backend {
 	}
 	return be
 }
+
+// TestGradModePerGoroutine: NoGrad on one goroutine does not leak into
+// goroutines running at the same time (the per-goroutine identity).
+func TestGradModePerGoroutine(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := randT(dev, uint64(i), 3)
+			w.SetRequiresGrad(true)
+			for range 50 {
+				if i%2 == 0 {
+					tensor.NoGrad(func() {
+						if w.Mul(w).RequiresGrad() {
+							errs <- "NoGrad region recorded a graph"
+						}
+					})
+				} else if !w.Mul(w).RequiresGrad() {
+					errs <- "another goroutine's NoGrad disabled recording"
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}

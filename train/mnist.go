@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gotpu/gotpu"
 	"github.com/gotpu/gotpu/checkpoint"
+	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/data"
 	"github.com/gotpu/gotpu/data/mnist"
 	"github.com/gotpu/gotpu/device"
@@ -50,7 +53,15 @@ type Config struct {
 	// NoSchedule keeps the learning rate constant (default: cosine decay
 	// over the run, stepped per batch).
 	NoSchedule bool `json:"no_schedule,omitempty"`
+	// Mode is how each training step runs: "strict" (default: op by op),
+	// "fused" (the Fused eager mode: ops recorded and run as cached
+	// programs) or "compiled" (the whole step — forward, backward,
+	// optimizer — under compile.Fn, one program per step).
+	Mode string `json:"mode,omitempty"`
 }
+
+// Modes lists the values of Config.Mode.
+var Modes = []string{"strict", "fused", "compiled"}
 
 // DefaultConfig returns the defaults for model ("mlp" or "cnn").
 func DefaultConfig(model string) Config {
@@ -80,6 +91,9 @@ func (c Config) withDefaults() Config {
 	if c.LR == 0 {
 		c.LR = d.LR
 	}
+	if c.Mode == "" {
+		c.Mode = "strict"
+	}
 	if c.Optimizer == "" {
 		c.Optimizer = d.Optimizer
 	}
@@ -90,6 +104,9 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
+	if !slices.Contains(Modes, c.Mode) {
+		return fmt.Errorf("train: unknown mode %q (want strict, fused or compiled)", c.Mode)
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -114,24 +131,30 @@ type Progress struct {
 
 // Result summarises a run. JSON keys are stable (gotpu train --json).
 type Result struct {
-	Model           string    `json:"model"`
-	Device          string    `json:"device"`
-	Epochs          int       `json:"epochs"`
-	BatchSize       int       `json:"batch_size"`
-	LR              float64   `json:"lr"`
-	Optimizer       string    `json:"optimizer"`
-	Seed            uint64    `json:"seed"`
-	Steps           int       `json:"steps"`
-	ResumedFromStep int       `json:"resumed_from_step"`
-	TrainLoss       float64   `json:"train_loss"` // mean loss of the last epoch run
-	TestLoss        float64   `json:"test_loss"`
-	TestAccuracy    float64   `json:"test_accuracy"`
-	WallSeconds     float64   `json:"wall_seconds"`
-	TrainSeconds    float64   `json:"train_seconds"`
-	ExamplesPerSec  float64   `json:"examples_per_second"`
-	Parameters      int       `json:"parameters"`
-	Checkpoint      string    `json:"checkpoint,omitempty"`
-	Losses          []float64 `json:"-"` // loss of every step run in this process
+	Model           string  `json:"model"`
+	Device          string  `json:"device"`
+	Epochs          int     `json:"epochs"`
+	BatchSize       int     `json:"batch_size"`
+	LR              float64 `json:"lr"`
+	Optimizer       string  `json:"optimizer"`
+	Seed            uint64  `json:"seed"`
+	Steps           int     `json:"steps"`
+	ResumedFromStep int     `json:"resumed_from_step"`
+	TrainLoss       float64 `json:"train_loss"` // mean loss of the last epoch run
+	TestLoss        float64 `json:"test_loss"`
+	TestAccuracy    float64 `json:"test_accuracy"`
+	WallSeconds     float64 `json:"wall_seconds"`
+	TrainSeconds    float64 `json:"train_seconds"`
+	ExamplesPerSec  float64 `json:"examples_per_second"`
+	Parameters      int     `json:"parameters"`
+	Checkpoint      string  `json:"checkpoint,omitempty"`
+	Mode            string  `json:"mode"`
+	// ProgramsCompiled is the number of programs compiled by this process
+	// (fused and compiled modes); CacheHits counts the programs served by
+	// each cache tier instead ("memory", "disk", "remote").
+	ProgramsCompiled int            `json:"programs_compiled"`
+	CacheHits        map[string]int `json:"cache_hits"`
+	Losses           []float64      `json:"-"` // loss of every step run in this process
 }
 
 // Model is a classifier over [B, 1, 28, 28] images.
@@ -250,7 +273,11 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 		sched = optim.NewCosineAnnealingLR(opt, total, 0)
 	}
 
-	res := &Result{Model: c.Model, Device: dev.String(), Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Optimizer: c.Optimizer, Seed: c.Seed}
+	res := &Result{Model: c.Model, Device: dev.String(), Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Optimizer: c.Optimizer, Seed: c.Seed,
+		Mode: c.Mode, CacheHits: map[string]int{}}
+	step, endMode := stepper(c.Mode, model, opt, res)
+	finish := sync.OnceFunc(endMode)
+	defer finish()
 	for _, p := range params {
 		res.Parameters += p.Numel()
 	}
@@ -287,7 +314,7 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 				continue
 			}
 			var loss float64
-			if err := tensor.Catch(func() { loss = trainStep(model, opt, b) }); err != nil {
+			if err := tensor.Catch(func() { loss = step(b) }); err != nil {
 				return nil, fmt.Errorf("train: step %d: %w", global+1, err)
 			}
 			if sched != nil {
@@ -320,6 +347,7 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 			break
 		}
 	}
+	finish()
 	res.TrainSeconds = time.Since(trainStart).Seconds()
 	res.Steps = global
 	if epochSteps > 0 {
@@ -333,6 +361,54 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// stepper returns the training step of mode and a function that ends the
+// mode (restores the eager mode, records program statistics in res).
+func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(batch) float64, func()) {
+	count := func(tier string) {
+		if tier == "compiled" {
+			res.ProgramsCompiled++
+		} else if tier != "" {
+			res.CacheHits[tier]++
+		}
+	}
+	switch mode {
+	case "fused":
+		var mu sync.Mutex
+		prevHook := tensor.SetFlushHook(func(s tensor.FlushStats) {
+			mu.Lock()
+			count(s.Tier)
+			mu.Unlock()
+		})
+		prevMode := tensor.SetMode(tensor.Fused)
+		return func(b batch) float64 { return trainStep(model, opt, b) }, func() {
+			tensor.SetMode(prevMode)
+			tensor.SetFlushHook(prevHook)
+		}
+	case "compiled":
+		fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+			opt.ZeroGrad()
+			loss := tensor.CrossEntropy(model.Forward(in[0]), in[1], tensor.CrossEntropyOpts{})
+			loss.Backward()
+			opt.Step()
+			return []*tensor.Tensor{loss}
+		}, compile.Name("mnist-step"))
+		return func(b batch) float64 {
+				out, err := fn.Call(b.x, b.y)
+				if err != nil {
+					panic(&tensor.Error{Op: "compiled step", Msg: err.Error(), Err: err})
+				}
+				return out[0].Item()
+			}, func() {
+				for tier, n := range fn.Stats().Tiers {
+					for range n {
+						count(tier)
+					}
+				}
+			}
+	}
+	return func(b batch) float64 { return trainStep(model, opt, b) }, func() {}
 }
 
 // trainStep runs forward, backward and the optimizer step on one batch and

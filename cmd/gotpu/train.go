@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gotpu/gotpu/compile"
+	"github.com/gotpu/gotpu/tensor"
 	"github.com/gotpu/gotpu/train"
 )
 
@@ -70,7 +72,13 @@ every epoch's end; --resume continues from it exactly.
 With --json, progress goes to stderr and stdout gets one JSON object with the
 stable keys: model, device, epochs, batch_size, lr, optimizer, seed, steps,
 resumed_from_step, train_loss, test_loss, test_accuracy, wall_seconds,
-train_seconds, examples_per_second, parameters, checkpoint.`,
+train_seconds, examples_per_second, parameters, checkpoint, mode,
+programs_compiled (programs this process compiled in fused or compiled
+mode) and cache_hits (programs served per cache tier: memory, disk, remote).
+
+--mode fused and --mode compiled use the compile cache configured by
+GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
+(gs://, s3://, azblob:// or file:// URL) and GOTPU_CACHE_MODE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -81,6 +89,14 @@ train_seconds, examples_per_second, parameters, checkpoint.`,
 				progOut, tty = cmd.ErrOrStderr(), isTerminal(os.Stderr)
 			}
 			pp := &progressPrinter{out: progOut, tty: tty}
+			if c.Mode == "fused" || c.Mode == "compiled" {
+				cc, _, err := compile.EnableCacheFromEnv(ctx)
+				if err != nil {
+					return err
+				}
+				defer cc.Close()
+				defer tensor.SetProgramProvider(nil)
+			}
 			res, err := train.RunMNIST(ctx, c, pp.update)
 			if err != nil {
 				return err
@@ -94,6 +110,9 @@ train_seconds, examples_per_second, parameters, checkpoint.`,
 			fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
 			fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
 			fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
+			if res.Mode != "strict" {
+				fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
+			}
 			if res.Checkpoint != "" {
 				fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
 			}
@@ -113,6 +132,7 @@ train_seconds, examples_per_second, parameters, checkpoint.`,
 	f.StringVar(&c.DataDir, "data", "", "directory with the MNIST files (default: the GoMNIST module)")
 	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images")
 	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps")
+	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)
 	rootCmd.AddCommand(trainCmd)
