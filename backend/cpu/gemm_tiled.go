@@ -2,20 +2,14 @@ package cpu
 
 import "os"
 
-// The register-tiled GEMM path (BLIS-style loop nest around an assembly
-// micro-kernel), used when the CPU level allows it; the 4x4 pure-Go kernels
-// in linalg.go are the portable fallback.
-//
-// Loop nest per work unit (batch, NC columns, a block of rows):
-//
-//	for each KC slice of k (in order):     pack B (KC x NC) into NR-wide panels
-//	    for each MC block of the unit's rows: pack A (MC x KC) into MR-high panels
-//	        for each NR panel, each MR panel: micro-kernel on an MR x NR tile of C
-//
-// The tile of C lives in a per-unit buffer that the kernel loads, updates
-// with one FMA per k step and stores, so every output element is a single
-// FMA chain in k order whatever the blocking, the edge handling or the
-// number of threads: results are deterministic and independent of them.
+// CPU kernel levels and the register-tiled kernels' description. The
+// register-tiled GEMM itself (BLIS-style blocked driver, shared packed B,
+// persistent worker pool) is in gemm_blis.go, the matrix-vector kernels
+// in gemm_gemv.go and the unpacked small-shape path in gemm_small.go; the
+// 4x4 pure-Go kernels in linalg.go are the portable fallback. Every path
+// computes each output element as one FMA chain in k order, so results
+// are deterministic and independent of the path, the blocking, the edge
+// handling and the number of threads.
 
 // CPU kernel levels (GOTPU_CPU_LEVEL).
 const (
