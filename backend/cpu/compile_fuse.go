@@ -473,7 +473,13 @@ func (e *fexec) reduceRows(lo, hi int, r []float32) {
 	for row := lo / g.redRow; row*g.redRow < hi; row++ {
 		s := r[row*g.redRow-lo : (row+1)*g.redRow-lo]
 		if g.red == redSum {
-			e.red[row] = vecSumF32(s)
+			// As the eager reduce kernel: in order, in float64, rounded
+			// once (so fused and unfused sums agree bit for bit).
+			var acc float64
+			for _, v := range s {
+				acc += float64(v)
+			}
+			e.red[row] = float32(acc)
 		} else {
 			e.red[row] = vecMaxF32(s)
 		}
