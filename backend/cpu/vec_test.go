@@ -316,13 +316,10 @@ func (tc vecUnaryCase) sweep(r *rand.Rand, nRandom int) []float32 {
 }
 
 // TestVecAccuracy checks every unary kernel at every level against its
-// float64 reference over vecSweep's inputs (about 3.5M per kernel, 1M of
+// float64 reference over vecSweep's inputs (about 2.7M per kernel, 1M of
 // them random), and logs the largest error seen in ulp.
 func TestVecAccuracy(t *testing.T) {
-	nRandom := 1 << 20
-	if testing.Short() {
-		nRandom = 1 << 18
-	}
+	const nRandom = 1 << 20
 	for _, tc := range vecUnaryCases {
 		xs := tc.sweep(rand.New(rand.NewSource(4)), nRandom)
 		got := make([]float32, len(xs))
