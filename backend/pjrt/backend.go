@@ -37,7 +37,9 @@ type Backend struct {
 	mu    sync.Mutex
 	execs map[string]*executable // eager executables by graph fingerprint
 	order []string               // keys of execs, oldest first
-	stats []device.MemStats      // counted per device
+	// launchKeys maps a launch signature (launchKey) to its key in execs.
+	launchKeys map[string]string
+	stats      []device.MemStats // counted per device
 
 	compiles    int // eager compiles (cache misses), for tests and stats
 	launches    int
@@ -45,7 +47,7 @@ type Backend struct {
 }
 
 func newBackend(p *Plugin) *Backend {
-	return &Backend{p: p, execs: map[string]*executable{}, stats: make([]device.MemStats, len(p.devices))}
+	return &Backend{p: p, execs: map[string]*executable{}, launchKeys: map[string]string{}, stats: make([]device.MemStats, len(p.devices))}
 }
 
 // Plugin returns the loaded plugin behind the backend.

@@ -156,17 +156,17 @@ func flatten(g *ir.Graph, v *ir.Value) (*ir.Value, error) {
 
 // cached returns the eager executable for g, compiling it on a miss.
 // Called with b.mu held.
-func (b *Backend) cached(g *ir.Graph, name string, params, outs []op.Meta) (*executable, error) {
+func (b *Backend) cached(g *ir.Graph, name string, params, outs []op.Meta) (*executable, string, error) {
 	// The fingerprint leaves out dynamic attribute values (seeds, learning
 	// rates), which XLA bakes into the executable: they join the key.
 	key := g.Fingerprint() + dynKeyOf(dynamicOf(g))
 	if x, ok := b.execs[key]; ok {
-		return x, nil
+		return x, key, nil
 	}
 	t0 := time.Now()
 	x, err := b.newExecutable(g, name, params, outs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	b.compileTime += time.Since(t0)
 	b.compiles++
@@ -182,7 +182,7 @@ func (b *Backend) cached(g *ir.Graph, name string, params, outs []op.Meta) (*exe
 	}
 	b.execs[key] = x
 	b.order = append(b.order, key)
-	return x, nil
+	return x, key, nil
 }
 
 // MaxEagerExecutables bounds the eager executable cache of each backend.

@@ -436,7 +436,7 @@ func (p *program) Run(ctx context.Context, index int, in []device.Operand, opts 
 		if err != nil {
 			return nil, fmt.Errorf("%s: operand %d: %w", b.p.Name, i, err)
 		}
-		gx, err := b.cached(g, "gather", []op.Meta{{Shape: []int{n}, DType: o.DType}}, []op.Meta{{Shape: []int{numel}, DType: o.DType}})
+		gx, _, err := b.cached(g, "gather", []op.Meta{{Shape: []int{n}, DType: o.DType}}, []op.Meta{{Shape: []int{numel}, DType: o.DType}})
 		if err != nil {
 			return nil, fmt.Errorf("%s: operand %d: %w", b.p.Name, i, err)
 		}
