@@ -20,9 +20,11 @@ import (
 // At CPU level avx2 (cpuLevel) the AVX2+FMA loops of vec_amd64.s do the
 // work; at level generic, and on other architectures, the Go loops here.
 // The exactly rounded kernels (arithmetic, fma, maximum, relu) and the sum
-// give bit-identical results at both levels; the transcendentals use
-// different algorithms (float32 polynomials in assembly, float64 math in
-// Go) within the documented error of each.
+// give bit-identical results at both levels (but for the payload of a NaN
+// that maximum produces from a NaN second operand); the transcendentals
+// use different algorithms (float32 polynomials in assembly, float64 math
+// in Go, which reproduces the generic elementwise kernels exactly) within
+// the documented error of each.
 
 // vecOp names a kernel for the assembly dispatchers.
 type vecOp uint8
