@@ -40,7 +40,7 @@ func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb in
 		fin = func(_, i0, j0, mc, nc int, c []float32, ldc int) { epi(i0, j0, mc, nc, c, ldc) }
 	}
 	if t := tileF32(); t != nil {
-		id := []func(float32) float32{idF32}
+		id := convIdF32
 		g := gemmProblem[float32, float32, float32]{nb: 1, m: m, n: n, k: k,
 			a:    gemmSide[float32, float32]{src: a, row: ar, k: ak, conv: id, plain: true},
 			b:    gemmSide[float32, float32]{src: b, row: br, k: bk, conv: id, plain: true},
@@ -50,7 +50,7 @@ func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb in
 		g.run()
 		return
 	}
-	w := []func(float32) float64{widen32}
+	w := convWidenF32
 	g := gemmProblem[float32, float32, float64]{nb: 1, m: m, n: n, k: k,
 		a:    gemmSide[float32, float64]{src: a, row: ar, k: ak, conv: w, plain: true},
 		b:    gemmSide[float32, float64]{src: b, row: br, k: bk, conv: w, plain: true},
@@ -69,6 +69,13 @@ func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb in
 	}
 	g.run()
 }
+
+// The converter lists of the entry point's sides (shared, read-only, so
+// that a call does not allocate them).
+var (
+	convIdF32    = []func(float32) float32{idF32}
+	convWidenF32 = []func(float32) float64{widen32}
+)
 
 // seqShared returns seq(n, step), shared and cached: the plain entry
 // point's offset tables are the same from call to call, so steady-state

@@ -68,56 +68,71 @@ func smallF32(g *gemmProblem[float32, float32, float32]) bool {
 	buf := getScratch(nw * tsz * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
-	var next atomic.Int64
+	if nw == 1 {
+		// No closure on the one-thread path: it would escape to the pool
+		// and cost an allocation per (often microsecond-long) call.
+		var next atomic.Int64
+		smallWork(g, all, tsz, 0, units, per, chunks, rowPanels, rsa, csa, rsb, &next)
+		return true
+	}
+	next := new(atomic.Int64)
 	gemmParallel(nw, nil, func(tid, _ int) {
-		mine := all[tid*tsz : (tid+1)*tsz]
-		bpad, apad, edge := mine[:nr*k], mine[nr*k:nr*k+mr*k], mine[nr*k+mr*k:nr*k+mr*k+mr*nr]
-		lastB, lastA := -1, -1
-		for {
-			u := int(next.Add(1) - 1)
-			if u >= units {
-				return
-			}
-			bi, jp, rc := u/per, u%per/chunks, u%chunks
-			j0 := jp * nr
-			w := min(nr, n-j0)
-			i0, i1 := rowPanels*rc/chunks*mr, min(rowPanels*(rc+1)/chunks*mr, m)
-			abase := a.batchOff(bi) + a.row[0] + a.k[0]
-			bbase := b.batchOff(bi) + b.row[0] + b.k[0]
-			// B: in place, or the zero-padded copy of a partial panel.
-			bp, ldb := &b.src[bbase+j0], rsb
-			if w < nr {
-				if lastB != bi {
-					packPlainAt(bpad, b.src, b.batchOff(bi), b.row[j0:], b.k, nr, k, 0)
-					lastB = bi
-				}
-				bp, ldb = &bpad[0], nr
-			}
-			c := g.dst[bi*g.dstBatch:]
-			for i := i0; i < i1; i += mr {
-				h := min(mr, i1-i)
-				ap, ra, ca := &a.src[abase+i*rsa], rsa, csa
-				if h < mr {
-					// Only the last row panel is partial: pack it once per batch.
-					if lastA != bi {
-						packPlainAt(apad, a.src, a.batchOff(bi), a.row[i:i+h], a.k, mr, k, 0)
-						lastA = bi
-					}
-					ap, ra, ca = &apad[0], 1, mr
-				}
-				if h == mr && w == nr {
-					smallKernF32(k, ap, ra, ca, bp, ldb, &c[i*g.ldc+j0], g.ldc, 0)
-					continue
-				}
-				smallKernF32(k, ap, ra, ca, bp, ldb, &edge[0], nr, 0)
-				for r := 0; r < h; r++ {
-					copy(c[(i+r)*g.ldc+j0:(i+r)*g.ldc+j0+w], edge[r*nr:r*nr+w])
-				}
-			}
-			if g.fin != nil {
-				g.fin(bi, i0, j0, i1-i0, w, c[i0*g.ldc+j0:], g.ldc)
-			}
-		}
+		smallWork(g, all, tsz, tid, units, per, chunks, rowPanels, rsa, csa, rsb, next)
 	})
 	return true
+}
+
+// smallWork is one thread's loop of smallF32 over the units it takes.
+func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, tid, units, per, chunks, rowPanels, rsa, csa, rsb int, next *atomic.Int64) {
+	const mr, nr = 6, 16
+	a, b := &g.a, &g.b
+	m, n, k := g.m, g.n, g.k
+	mine := all[tid*tsz : (tid+1)*tsz]
+	bpad, apad, edge := mine[:nr*k], mine[nr*k:nr*k+mr*k], mine[nr*k+mr*k:nr*k+mr*k+mr*nr]
+	lastB, lastA := -1, -1
+	for {
+		u := int(next.Add(1) - 1)
+		if u >= units {
+			return
+		}
+		bi, jp, rc := u/per, u%per/chunks, u%chunks
+		j0 := jp * nr
+		w := min(nr, n-j0)
+		i0, i1 := rowPanels*rc/chunks*mr, min(rowPanels*(rc+1)/chunks*mr, m)
+		abase := a.batchOff(bi) + a.row[0] + a.k[0]
+		bbase := b.batchOff(bi) + b.row[0] + b.k[0]
+		// B: in place, or the zero-padded copy of a partial panel.
+		bp, ldb := &b.src[bbase+j0], rsb
+		if w < nr {
+			if lastB != bi {
+				packPlainAt(bpad, b.src, b.batchOff(bi), b.row[j0:], b.k, nr, k, 0)
+				lastB = bi
+			}
+			bp, ldb = &bpad[0], nr
+		}
+		c := g.dst[bi*g.dstBatch:]
+		for i := i0; i < i1; i += mr {
+			h := min(mr, i1-i)
+			ap, ra, ca := &a.src[abase+i*rsa], rsa, csa
+			if h < mr {
+				// Only the last row panel is partial: pack it once per batch.
+				if lastA != bi {
+					packPlainAt(apad, a.src, a.batchOff(bi), a.row[i:i+h], a.k, mr, k, 0)
+					lastA = bi
+				}
+				ap, ra, ca = &apad[0], 1, mr
+			}
+			if h == mr && w == nr {
+				smallKernF32(k, ap, ra, ca, bp, ldb, &c[i*g.ldc+j0], g.ldc, 0)
+				continue
+			}
+			smallKernF32(k, ap, ra, ca, bp, ldb, &edge[0], nr, 0)
+			for r := 0; r < h; r++ {
+				copy(c[(i+r)*g.ldc+j0:(i+r)*g.ldc+j0+w], edge[r*nr:r*nr+w])
+			}
+		}
+		if g.fin != nil {
+			g.fin(bi, i0, j0, i1-i0, w, c[i0*g.ldc+j0:], g.ldc)
+		}
+	}
 }

@@ -7,7 +7,8 @@ import "os"
 // persistent worker pool) is in gemm_blis.go, the matrix-vector kernels
 // in gemm_gemv.go and the unpacked small-shape path in gemm_small.go; the
 // 4x4 pure-Go kernels in linalg.go are the portable fallback. Every path
-// computes each output element as one FMA chain in k order, so results
+// computes each output element as one FMA chain in k order (the pure-Go
+// level emulating the f32 FMA in float64), so results
 // are deterministic and independent of the path, the blocking, the edge
 // handling and the number of threads.
 
