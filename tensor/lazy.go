@@ -75,6 +75,8 @@ type lazyCtx struct {
 	// last is the latest value given to each pend entry (the value of a
 	// storage that died since).
 	last []*ir.Value
+	// pendBytes is the size of the storages in pend.
+	pendBytes int64
 	// dyn holds, per recorded node with dynamic attributes (in node order),
 	// the values this graph's run uses; the graph itself records zeros.
 	dyn     []op.Attrs
@@ -98,6 +100,7 @@ func (c *lazyCtx) reset() {
 	c.binds = nil
 	c.paramOf = map[paramKey]*ir.Value{}
 	c.pend = nil
+	c.pendBytes = 0
 	c.last = nil
 	c.pendSet = map[weak.Pointer[Storage]]int{}
 	c.dyn = nil
@@ -393,14 +396,20 @@ func (c *lazyCtx) track(st *Storage) {
 	}
 	c.pendSet[w] = len(c.pend)
 	c.pend = append(c.pend, w)
+	c.pendBytes += int64(st.nbytes)
 	c.last = append(c.last, v)
 }
 
-// fuseGCMinNodes is the graph size from which a flush collects garbage to
-// find the pending tensors still referenced. Smaller graphs materialise
-// every value they gave a tensor (cheaper than a collection, and as
-// deterministic: the choice depends on the graph alone).
-const fuseGCMinNodes = 48
+// A flush collects garbage to find the pending tensors still referenced
+// when its graph has at least fuseGCMinNodes nodes or its tensors hold at
+// least fuseGCMinBytes. Smaller graphs materialise every value they gave a
+// tensor: cheaper than a collection, and as deterministic (the choice
+// depends on the graph alone, so the program's outputs, and fingerprint,
+// do not depend on when the collector last ran).
+const (
+	fuseGCMinNodes = 48
+	fuseGCMinBytes = 1 << 20
+)
 
 // pendingOut is a value a flush materialises: for a live storage st, its
 // current value; st is nil for a storage that died.
@@ -415,7 +424,7 @@ type pendingOut struct {
 // storages still referenced; otherwise all. Values still equal to a
 // parameter are left out.
 func (c *lazyCtx) pendingOutputs() []pendingOut {
-	gc := fuseGC.Load() && len(c.g.Nodes) >= fuseGCMinNodes
+	gc := fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes)
 	if gc {
 		runtime.GC()
 	}

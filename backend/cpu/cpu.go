@@ -204,5 +204,9 @@ func (b *Backend) MemStats(int) device.MemStats {
 	return s
 }
 
+// ResetPeakMemory sets the peak of MemStats to the current allocation
+// (torch.cuda.reset_peak_memory_stats).
+func (b *Backend) ResetPeakMemory(int) { b.alloc.ResetPeak() }
+
 // EmptyCache releases cached host blocks.
 func (b *Backend) EmptyCache() { b.alloc.EmptyCache() }
