@@ -398,3 +398,32 @@ func BenchmarkVec(b *testing.B) {
 		})
 	}
 }
+
+// TestVecNoAlloc checks that every kernel is allocation-free at every
+// level, on a ragged length (the assembly's tail buffer must stay on the
+// stack).
+func TestVecNoAlloc(t *testing.T) {
+	a := make([]float32, 1003)
+	b := make([]float32, 1003)
+	for i := range a {
+		a[i], b[i] = float32(i)/100+0.5, float32(i%7)+1
+	}
+	d := make([]float32, 1003)
+	for _, level := range vecLevels() {
+		withVecLevel(level, func() {
+			for _, tc := range vecUnaryCases {
+				if n := testing.AllocsPerRun(10, func() { tc.f(d, a) }); n != 0 {
+					t.Errorf("%s %s: %v allocations", level, tc.name, n)
+				}
+			}
+			for _, tc := range vecBinaryCases {
+				if n := testing.AllocsPerRun(10, func() { tc.f(d, a, b) }); n != 0 {
+					t.Errorf("%s %s: %v allocations", level, tc.name, n)
+				}
+			}
+			if n := testing.AllocsPerRun(10, func() { vecSumF32(a); vecMaxF32(a) }); n != 0 {
+				t.Errorf("%s sum/max: %v allocations", level, n)
+			}
+		})
+	}
+}
