@@ -983,3 +983,40 @@ func TestGEMMBroadcastBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundBF16Slices checks the in-place bf16 rounding of packed panels
+// (vector and scalar parts) bit for bit against dtype.RoundBF16 and the
+// hi/lo split's definition, over special values (NaN payloads, ±Inf,
+// subnormals, ties) and random bit patterns.
+func TestRoundBF16Slices(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	vals := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffbfffff, 0x00000001, 0x807fffff,
+		0x3f808000, 0x3f818000, 0x3f80ffff, 0x7f7fffff, 0x7f7f8000, 0x00008000, 0x00018000}
+	for len(vals) < 1003 {
+		vals = append(vals, r.Uint32())
+	}
+	for i, lo := range []bool{false, true, false, true} {
+		x := make([]float32, len(vals))
+		for i, v := range vals {
+			x[i] = math.Float32frombits(v)
+		}
+		level := levels()[i/2%len(levels())]
+		withLevel(level, func() {
+			if lo {
+				roundBF16Lo(x)
+			} else {
+				roundBF16Hi(x)
+			}
+		})
+		for i, v := range vals {
+			f := math.Float32frombits(v)
+			want := bf16Hi(f)
+			if lo {
+				want = bf16Lo(f)
+			}
+			if g := x[i]; math.Float32bits(g) != math.Float32bits(want) {
+				t.Fatalf("%s lo=%v %#08x: got %#08x, want %#08x", level, lo, v, math.Float32bits(g), math.Float32bits(want))
+			}
+		}
+	}
+}

@@ -402,8 +402,16 @@ func bf16Bits(b uint32) uint32 {
 	return (b + 0x7fff + (b>>16)&1) &^ 0xffff
 }
 
+// roundBF16Vec is the vector rounding of roundBF16Hi/Lo on multiples of 8
+// values (gemm_round_amd64.s), nil where there is none.
+var roundBF16Vec func(x *float32, n int, lo int)
+
 // roundBF16Hi replaces each value by RoundBF16(x).
 func roundBF16Hi(x []float32) {
+	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+		roundBF16Vec(&x[0], n, 0)
+		x = x[n:]
+	}
 	for i, v := range x {
 		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v)))
 	}
@@ -411,6 +419,10 @@ func roundBF16Hi(x []float32) {
 
 // roundBF16Lo replaces each value by RoundBF16(x - RoundBF16(x)).
 func roundBF16Lo(x []float32) {
+	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+		roundBF16Vec(&x[0], n, 1)
+		x = x[n:]
+	}
 	for i, v := range x {
 		hi := math.Float32frombits(bf16Bits(math.Float32bits(v)))
 		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v - hi)))
