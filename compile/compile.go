@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -152,6 +153,7 @@ func (c *Function) device(in []*tensor.Tensor) device.Device {
 // trace runs f under a trace and returns the finished graph.
 func (c *Function) trace(dev device.Device, in []*tensor.Tensor) (tg *tensor.TracedGraph, err error) {
 	tr, syms := tensor.BeginTrace(dev, in)
+	tr.CollectGarbage(true)
 	defer func() {
 		if r := recover(); r != nil {
 			tr.Abort()
@@ -249,6 +251,35 @@ func (c *Function) Graph(in ...*tensor.Tensor) (*ir.Graph, error) {
 	tg, err := c.trace(c.device(in), in)
 	if err != nil {
 		return nil, err
+	}
+	return tg.Graph, nil
+}
+
+// tracedGraph is Graph with the dynamic attributes' traced values put back
+// into the graph (for export, where they are constants).
+func (c *Function) tracedGraph(in []*tensor.Tensor) (*ir.Graph, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in, _, err := c.pad(in)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := c.trace(c.device(in), in)
+	if err != nil {
+		return nil, err
+	}
+	dyn := tg.Dynamic()
+	k := 0
+	for _, n := range tg.Graph.Nodes {
+		if n.IsConst() || len(n.Op.DynamicAttrs()) == 0 {
+			continue
+		}
+		if k < len(dyn) {
+			a := maps.Clone(n.Attrs)
+			maps.Copy(a, dyn[k])
+			n.Attrs = a
+		}
+		k++
 	}
 	return tg.Graph, nil
 }

@@ -117,6 +117,11 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 
 	if d.Kind == op.View {
 		out := []*Tensor{applyView(path, d, in[0], na)}
+		if in[0].pending() && out[0].st == in[0].st && d.Name != "as_strided" {
+			// Recorded graphs show the view op itself (a transpose stays a
+			// transpose), not a strided gather of the storage.
+			out[0].vsrc = &viewSrc{base: in[0], d: d, a: na, ver: in[0].st.version.Load()}
+		}
 		if needGrad {
 			record(d, na, in, out)
 		}

@@ -215,6 +215,12 @@ func (c *lazyCtx) valueOf(t *Tensor) *ir.Value {
 		if lv.ctx != c {
 			panic(&Error{Op: "fuse", Msg: "internal: tensor pending in another graph"})
 		}
+		if vs := t.vsrc; vs != nil && vs.ver == st.version.Load() && vs.base.st == st {
+			base := c.valueOf(vs.base)
+			n := c.g.AddNode(vs.d, vs.a, []*ir.Value{base}, []op.Meta{{Shape: slices.Clone(t.l.Shape), DType: t.dt}})
+			c.seq.add(n)
+			return n.Out[0]
+		}
 		return c.viewOf(lv.v, t)
 	}
 	key := paramKey{st: st, layout: layoutKey(t.l), dt: t.dt}
@@ -423,8 +429,8 @@ type pendingOut struct {
 // for graphs of at least fuseGCMinNodes nodes (when enabled), only those of
 // storages still referenced; otherwise all. Values still equal to a
 // parameter are left out.
-func (c *lazyCtx) pendingOutputs() []pendingOut {
-	gc := fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes)
+func (c *lazyCtx) pendingOutputs(force bool) []pendingOut {
+	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes))
 	if gc {
 		runtime.GC()
 	}
@@ -528,7 +534,7 @@ func (c *lazyCtx) flushLocked(reason string) {
 	}
 	var live []liveSt
 	var outs []*ir.Value
-	for _, p := range c.pendingOutputs() {
+	for _, p := range c.pendingOutputs(false) {
 		live = append(live, liveSt{p.st, len(outs)})
 		outs = append(outs, p.v)
 	}

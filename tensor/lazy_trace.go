@@ -29,7 +29,15 @@ type Trace struct {
 	inputs []*Tensor // the caller's inputs
 	syms   []*Tensor // their symbolic stand-ins
 	ended  bool
+	// collect makes End always collect garbage to find the live tensors.
+	collect bool
 }
+
+// CollectGarbage makes End run a garbage collection, whatever the graph's
+// size, so that only tensors still referenced become outputs (compile.Fn
+// does: its programs then hold no dead intermediates). Without it, small
+// graphs output every tensor they made, as Fused-mode flushes do.
+func (tr *Trace) CollectGarbage(on bool) { tr.collect = on }
 
 var (
 	tracesActive atomic.Int64
@@ -150,6 +158,16 @@ type liveStorage struct {
 func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 	tr.stop()
 	c := tr.ctx
+	// The caller gets the returned tensors detached: their autograd
+	// history (and the intermediates it saved) is not part of the result,
+	// so it must not keep those intermediates alive as outputs.
+	for _, t := range outs {
+		if t != nil && t.st != nil {
+			if lv := t.st.lazy.Load(); lv != nil && lv.ctx == c && t.grad != nil && !t.IsLeaf() {
+				t.grad = nil
+			}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
@@ -186,7 +204,7 @@ func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 			symOf[s.st] = i
 		}
 	}
-	for _, p := range c.pendingOutputs() {
+	for _, p := range c.pendingOutputs(tr.collect) {
 		if p.st != nil && slices.Contains(tg.retSt, p.st) {
 			continue
 		}

@@ -30,6 +30,17 @@ type Tensor struct {
 
 	// grad holds autograd state; nil for tensors that do not require grad.
 	grad *autogradMeta
+	// vsrc is how a view of a pending tensor was made (for recording).
+	vsrc *viewSrc
+}
+
+// viewSrc is the view op that made a tensor from base, at storage version
+// ver.
+type viewSrc struct {
+	base *Tensor
+	d    *op.Def
+	a    op.Attrs
+	ver  int64
 }
 
 // Storage is a device allocation shared by the tensors that view it.
