@@ -163,6 +163,9 @@ func registerBinaryKernels() {
 		case dtype.F64:
 			arith[float64](c, '*')
 		default:
+			if vecRunBinaryBF16(c, vecOpMul) { // vec.go
+				return nil
+			}
 			numBinary(c, func(a, b float64) float64 { return a * b }, func(a, b int64) int64 { return a * b })
 		}
 		return nil
@@ -360,6 +363,8 @@ func addSub(c *Call, sign float64) error {
 			arith[float64](c, '-')
 		case dt == dtype.F64:
 			binaryLoop(c, func(a, b float64) float64 { return math.FMA(alpha, b, a) })
+		case dt == dtype.BF16 && alpha == 1 && vecRunBinaryBF16(c, vecOpAdd): // vec.go
+		case dt == dtype.BF16 && alpha == -1 && vecRunBinaryBF16(c, vecOpSub):
 		default:
 			floatBinary(c, func(a, b float64) float64 { return a + alpha*b })
 		}
@@ -408,6 +413,9 @@ func divKernel(c *Call) error {
 			case dtype.F64:
 				arith[float64](c, '/')
 			default:
+				if vecRunBinaryBF16(c, vecOpDiv) { // vec.go
+					return nil
+				}
 				floatBinary(c, func(a, b float64) float64 { return a / b })
 			}
 		}

@@ -430,6 +430,116 @@ func vecRunUnaryBF16(c *Call, f func(dst, a []float32)) bool {
 	return true
 }
 
+// vecRunUnaryStrided runs f over c's f32 or bf16 input of any layout (a
+// view, a broadcast) into its output, run by run, gathering each run into
+// float32 blocks on the stack: the same kernel as the dense paths, so a
+// result does not depend on its input's layout. It reports whether it ran
+// (false for other dtypes).
+func vecRunUnaryStrided(c *Call, f func(dst, a []float32)) bool {
+	in, out := c.In[0], c.Out[0]
+	bf := in.DType == dtype.BF16 && out.DType == dtype.BF16
+	if !bf && (in.DType != dtype.F32 || out.DType != dtype.F32) {
+		return false
+	}
+	var s32, d32 []float32
+	var s16, d16 []dtype.BFloat16
+	if bf {
+		s16, d16 = as[dtype.BFloat16](c.InB[0]), as[dtype.BFloat16](c.OutB[0])
+	} else {
+		s32, d32 = as[float32](c.InB[0]), as[float32](c.OutB[0])
+	}
+	forEachRun(out.Shape, [][]int{out.Strides, in.Strides}, []int{out.Offset, in.Offset}, func(offs []int, m int, inner []int) {
+		o, a, so, sa := offs[0], offs[1], inner[0], inner[1]
+		if !bf && so == 1 && sa == 1 {
+			f(d32[o:o+m], s32[a:a+m])
+			return
+		}
+		var buf [vecBlock]float32
+		for i := 0; i < m; i += vecBlock {
+			b := buf[:min(vecBlock, m-i)]
+			for k := range b {
+				if bf {
+					b[k] = s16[a+(i+k)*sa].F32()
+				} else {
+					b[k] = s32[a+(i+k)*sa]
+				}
+			}
+			f(b, b)
+			for k, v := range b {
+				if bf {
+					d16[o+(i+k)*so] = dtype.BF16FromF32(v)
+				} else {
+					d32[o+(i+k)*so] = v
+				}
+			}
+		}
+	})
+	return true
+}
+
+// vecRunBinaryBF16 is vecRunBinary for dense bf16 operands (the second
+// may be a broadcast scalar): blocks are widened to float32 (exact), the
+// f32 kernel runs, and results round to bfloat16 once, as PyTorch's bf16
+// arithmetic (and the generic kernels, whose float64 result of one +, -,
+// * or / rounds to the same float32) do.
+func vecRunBinaryBF16(c *Call, k vecOp) bool {
+	x, y, out := c.In[0], c.In[1], c.Out[0]
+	if x.DType != dtype.BF16 || y.DType != dtype.BF16 || out.DType != dtype.BF16 {
+		return false
+	}
+	n := op.Numel(out.Shape)
+	xs, ys, ds := as[dtype.BFloat16](c.InB[0]), as[dtype.BFloat16](c.InB[1]), as[dtype.BFloat16](c.OutB[0])
+	xo, xsc, ok := vecDense(x, len(xs), n)
+	if !ok || xsc && n > 1 {
+		return false
+	}
+	yo, ysc, ok := vecDense(y, len(ys), n)
+	if !ok {
+		return false
+	}
+	do, dsc, ok := vecDense(out, len(ds), n)
+	if !ok || dsc && n > 1 {
+		return false
+	}
+	var f func(dst, a, b []float32)
+	switch k {
+	case vecOpAdd:
+		f = vecAddF32
+	case vecOpSub:
+		f = vecSubF32
+	case vecOpMul:
+		f = vecMulF32
+	case vecOpDiv:
+		f = vecDivF32
+	default:
+		return false
+	}
+	xs, ds = xs[xo:xo+n], ds[do:do+n]
+	ystep := 1
+	if ysc {
+		ys, ystep = ys[yo:yo+1], 0
+	} else {
+		ys = ys[yo : yo+n]
+	}
+	vecParallel(n, func(lo, hi int) {
+		var ba, bb [vecBlock]float32
+		for i := lo; i < hi; i += vecBlock {
+			m := min(vecBlock, hi-i)
+			for k, v := range xs[i : i+m] {
+				ba[k] = v.F32()
+			}
+			for k := range bb[:m] {
+				bb[k] = ys[(i+k)*ystep].F32()
+			}
+			f(ba[:m], ba[:m], bb[:m])
+			for k, v := range ba[:m] {
+				ds[i+k] = dtype.BF16FromF32(v)
+			}
+		}
+	})
+	return true
+}
+
 // vecOut returns c's output as a dense f32 slice of n elements.
 func vecOut(c *Call) ([]float32, int, bool) {
 	out := c.Out[0]
@@ -441,20 +551,22 @@ func vecOut(c *Call) ([]float32, int, bool) {
 	return d, n, true
 }
 
-// vecRunUnary runs f over c's input and output when both are dense f32
-// arrays, or both dense bf16 (vecRunUnaryBF16), and reports whether it
-// did.
+// vecRunUnary runs f over c's f32 (or bf16) input into its output and
+// reports whether it did (false for other dtypes): dense operands in
+// chunks over goroutines (vecRunUnaryBF16 for bf16), any other layout run
+// by run (vecRunUnaryStrided), so every f32 and bf16 layout gets the same
+// arithmetic.
 func vecRunUnary(c *Call, f func(dst, a []float32)) bool {
 	if c.In[0].DType == dtype.BF16 {
-		return vecRunUnaryBF16(c, f)
+		return vecRunUnaryBF16(c, f) || vecRunUnaryStrided(c, f)
 	}
 	dst, n, ok := vecOut(c)
 	if !ok {
-		return false
+		return vecRunUnaryStrided(c, f)
 	}
 	a, scalar, ok := vecOperand(c.In[0], c.InB[0], n)
 	if !ok || (scalar && n > 1) {
-		return false
+		return vecRunUnaryStrided(c, f)
 	}
 	vecParallel(n, func(lo, hi int) { f(dst[lo:hi], a[lo:hi]) })
 	return true
