@@ -55,6 +55,7 @@ type options struct {
 	dev       *device.Device
 	limit     int
 	precision string
+	bounds    []Bounded
 }
 
 // Option configures Fn.
@@ -151,9 +152,12 @@ func (c *Function) device(in []*tensor.Tensor) device.Device {
 }
 
 // trace runs f under a trace and returns the finished graph.
-func (c *Function) trace(dev device.Device, in []*tensor.Tensor) (tg *tensor.TracedGraph, err error) {
+func (c *Function) trace(dev device.Device, in []*tensor.Tensor, length int) (tg *tensor.TracedGraph, err error) {
 	tr, syms := tensor.BeginTrace(dev, in)
 	tr.CollectGarbage(true)
+	if length >= 0 {
+		c.declareBounds(tr, length)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			tr.Abort()
@@ -175,12 +179,12 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dev := c.device(in)
-	in, unpad, err := c.pad(in)
+	in, length, err := c.pad(in)
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	tg, err := c.trace(dev, in)
+	tg, err := c.trace(dev, in, length)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +229,7 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 		return nil, fmt.Errorf("compile: running %s: %w", c.opts.name, err)
 	}
 	c.stats.Calls++
-	return unpad(out), nil
+	return unpad(out, tg.Padded, length), nil
 }
 
 // MustCall is Call for code that treats a failure as a bug: it panics with
@@ -244,11 +248,11 @@ func (c *Function) MustCall(in ...*tensor.Tensor) []*tensor.Tensor {
 func (c *Function) Graph(in ...*tensor.Tensor) (*ir.Graph, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	in, _, err := c.pad(in)
+	in, length, err := c.pad(in)
 	if err != nil {
 		return nil, err
 	}
-	tg, err := c.trace(c.device(in), in)
+	tg, err := c.trace(c.device(in), in, length)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +264,11 @@ func (c *Function) Graph(in ...*tensor.Tensor) (*ir.Graph, error) {
 func (c *Function) tracedGraph(in []*tensor.Tensor) (*ir.Graph, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	in, _, err := c.pad(in)
+	in, length, err := c.pad(in)
 	if err != nil {
 		return nil, err
 	}
-	tg, err := c.trace(c.device(in), in)
+	tg, err := c.trace(c.device(in), in, length)
 	if err != nil {
 		return nil, err
 	}

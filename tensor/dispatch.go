@@ -150,8 +150,18 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 	// are needed, so that the primitives record the graph.
 	// Recorded graphs hold random primitives only, whose seeds are the
 	// programs' per-run data (op.Def.DynamicAttrs).
+	lz := lazyContextFor(dev, be)
+	if lz != nil && lz.bs != nil && d.Name == "mean" {
+		// The masked sum and the scaling record their own gradients.
+		if out, ok := lz.boundedMean(path, in[0], na); ok {
+			return []*Tensor{out}
+		}
+	}
 	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil) ||
-		(d.Random && lazyContextFor(dev, be) != nil))
+		(d.Random && lz != nil) ||
+		// Composites on padded (bounded) dims run their parts, which the
+		// padding rules know (elementwise composites stay whole).
+		(lz != nil && lz.bs != nil && d.Group != "elementwise" && lz.boundedInputs(in)))
 	if be.Supports(d, kdt) && !decompose {
 		if needGrad && len(d.Inplace) > 0 {
 			preserveSaved(d, in)

@@ -86,6 +86,8 @@ type lazyCtx struct {
 	// failed is the panic value of the flush that failed, for the
 	// poisoned tensors it left behind.
 	failed any
+	// bs tracks a trace's bounded (padded) dimensions; nil without any.
+	bs *boundState
 }
 
 func newLazyCtx(dev device.Device, be device.Backend) *lazyCtx {
@@ -219,6 +221,9 @@ func (c *lazyCtx) valueOf(t *Tensor) *ir.Value {
 			base := c.valueOf(vs.base)
 			n := c.g.AddNode(vs.d, vs.a, []*ir.Value{base}, []op.Meta{{Shape: slices.Clone(t.l.Shape), DType: t.dt}})
 			c.seq.add(n)
+			if c.bs != nil {
+				c.viewMask(base, vs.d, vs.a, n.Out[0])
+			}
 			return n.Out[0]
 		}
 		return c.viewOf(lv.v, t)
@@ -264,6 +269,9 @@ func (c *lazyCtx) addView(v *ir.Value, name string, a op.Attrs, shape []int) *ir
 	}
 	n := c.g.AddNode(d, na, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(shape), DType: v.Meta.DType}})
 	c.seq.add(n)
+	if c.bs != nil {
+		c.viewMask(v, d, na, n.Out[0])
+	}
 	return n.Out[0]
 }
 
@@ -339,8 +347,17 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		}
 		c.dyn = append(c.dyn, dv)
 	}
+	var padOut []uint64
+	if c.bs != nil {
+		padOut = c.boundedRecord(path, d, vals, na, outMeta)
+	}
 	n := c.g.AddNode(d, na, vals, metas)
 	c.seq.add(n)
+	for i, m := range padOut {
+		if m != 0 {
+			c.bs.pad[n.Out[i]] = m
+		}
+	}
 	out := make([]*Tensor, len(outMeta))
 	for i, m := range outMeta {
 		st := &Storage{dev: c.dev, be: c.be, nbytes: op.Numel(m.Shape) * m.DType.Size()}
@@ -356,9 +373,17 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		}
 		nv := n.Out[k]
 		k++
+		if c.bs != nil {
+			if m := c.bs.pad[vals[i]]; m != 0 {
+				c.bs.pad[nv] = m
+			}
+		}
 		st := t.st
 		full := t.l.Offset == 0 && t.l.IsContiguous() && op.Numel(t.l.Shape) == storageNumel(st, t.dt)
 		if !full {
+			if c.bs != nil && c.bs.pad[nv] != 0 {
+				panic(&Error{Op: path, Msg: fmt.Sprintf("%v: an in-place write into part of a padded tensor", ErrBoundedDim), Err: ErrBoundedDim})
+			}
 			base := c.storageValue(st, t.dt)
 			sd := op.MustLookup("as_strided_scatter")
 			sa, err := sd.Normalize(op.Attrs{"shape": slices.Clone(t.l.Shape), "strides": slices.Clone(t.l.Strides), "offset": t.l.Offset})

@@ -142,6 +142,8 @@ type TracedGraph struct {
 	NumReturned int
 	live        []liveStorage
 	retSt       []*Storage // per returned tensor: its storage, when it gets the buffer
+	// Padded lists, per returned tensor, its padded (bounded) dimensions.
+	Padded [][]int
 }
 
 type liveStorage struct {
@@ -189,7 +191,7 @@ func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 		}
 		var v *ir.Value
 		if lv := t.st.lazy.Load(); lv != nil && lv.ctx == c {
-			v = c.viewOf(lv.v, t)
+			v = c.valueOf(t)
 			if v == lv.v && !slices.Contains(tg.retSt, t.st) {
 				tg.retSt[i] = t.st
 			}
@@ -197,6 +199,11 @@ func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 			v = c.valueOf(t)
 		}
 		vals = append(vals, v)
+		var pd []int
+		if c.bs != nil {
+			pd = maskDims(c.bs.pad[v])
+		}
+		tg.Padded = append(tg.Padded, pd)
 	}
 	symOf := map[*Storage]int{}
 	for i, s := range tr.syms {
