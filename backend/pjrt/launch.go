@@ -149,16 +149,6 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 		ins[i] = v
 		params = append(params, op.Meta{Shape: []int{n}, DType: in.DType})
 	}
-	if l.Op.Name == "index_put" && ins[0] != nil && ins[1] != nil && ins[1].Meta.DType != ins[0].Meta.DType {
-		// The runtime passes a wrapped Go scalar as values in its own dtype
-		// (the shape rule allows that only for wrapped scalars, which a graph
-		// parameter cannot be); PyTorch casts it to the input's dtype.
-		v, err := convertTo(g, ins[1], ins[0].Meta.DType)
-		if err != nil {
-			return err
-		}
-		ins[1] = v
-	}
 	outMeta := make([]op.Meta, len(l.Out))
 	for i, o := range l.Out {
 		outMeta[i] = op.Meta{Shape: slices.Clone(o.Shape), DType: o.DType}

@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -193,6 +192,10 @@ func maps(a op.Attrs) op.Attrs {
 // whose "precision" attribute is empty take opts.Precision, and nodes are
 // rewritten as eager launches are (see rewrite).
 func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) {
+	g, err := normalized(g)
+	if err != nil {
+		return nil, 0, err
+	}
 	lg, err := ir.Lower(g)
 	if err != nil {
 		return nil, 0, fmt.Errorf("pjrt: lowering: %w", err)
@@ -325,12 +328,17 @@ func (p *program) release() {
 	}
 }
 
-func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (*executable, int, error) {
-	// g may hold in-place ops in functional form, which ir.Verify rejects
-	// (the flat graph, without them, is verified again by the export).
-	if err := g.Verify(); err != nil && !errors.Is(err, ir.ErrInplace) {
-		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
-	}
+func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (exe *executable, nodes int, err error) {
+	// g is not verified as given: it may hold in-place ops in functional
+	// form (which ir.Verify rejects) and attributes recorded without
+	// normalization; flatGraph normalizes every node and the export
+	// verifies the graph it builds. A malformed graph that makes the
+	// rebuild panic is an error.
+	defer func() {
+		if r := recover(); r != nil {
+			exe, nodes, err = nil, 0, fmt.Errorf("%s: malformed graph: %v", b.p.Name, r)
+		}
+	}()
 	fg, nodes, err := flatGraph(g, opts)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
@@ -347,11 +355,11 @@ func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (*execut
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
 	}
-	exe, err := b.compileMLIR(text)
+	lexe, err := b.compileMLIR(text)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: compiling program: %w", b.p.Name, err)
 	}
-	return &executable{exe: exe, params: params, outs: outs, mlirLen: len(text)}, nodes, nil
+	return &executable{exe: lexe, params: params, outs: outs, mlirLen: len(text)}, nodes, nil
 }
 
 // Stats describes the program: one XLA executable.
@@ -635,5 +643,47 @@ func (b *Backend) RunStableHLO(index int, text string, params []op.Meta, in [][]
 	if first != nil {
 		return nil, first
 	}
+	return out, nil
+}
+
+// normalized returns g with every node's attributes normalized (graphs
+// recorded by the runtime may hold, say, an int64 where the op's
+// normalized form is an int; ir.Verify and the export insist on it).
+func normalized(g *ir.Graph) (*ir.Graph, error) {
+	out := ir.New()
+	out.DefaultFloat = g.DefaultFloat
+	vmap := map[*ir.Value]*ir.Value{}
+	for _, p := range g.Params {
+		vmap[p] = out.Param(p.Meta)
+	}
+	for _, n := range g.Nodes {
+		if n.IsConst() {
+			vmap[n.Out[0]] = out.AddConst(n.Out[0].Meta, n.Data)
+			continue
+		}
+		a, err := n.Op.Normalize(n.Attrs)
+		if err != nil {
+			return nil, fmt.Errorf("pjrt: %s: %w", n.Op.Name, err)
+		}
+		in := make([]*ir.Value, len(n.In))
+		for i, v := range n.In {
+			if v != nil {
+				in[i] = vmap[v]
+			}
+		}
+		metas := make([]op.Meta, len(n.Out))
+		for i, o := range n.Out {
+			metas[i] = o.Meta
+		}
+		nn := out.AddNode(n.Op, a, in, metas)
+		for i, o := range n.Out {
+			vmap[o] = nn.Out[i]
+		}
+	}
+	outs := make([]*ir.Value, len(g.Outputs))
+	for i, o := range g.Outputs {
+		outs[i] = vmap[o]
+	}
+	out.SetOutputs(outs...)
 	return out, nil
 }

@@ -22,6 +22,9 @@ import (
 //     XLA:CPU ignores precision_config and computes in f32; gotpu's contract
 //     is one bf16 pass (inputs rounded to bf16, exact products, f32 sums) or
 //     three (hi*hi + hi*lo + lo*hi), which the graph spells out.
+//   - index_put's values in another dtype than the input (the runtime's
+//     wrapped Go scalar, which a graph parameter cannot be) are converted
+//     to the input's dtype, as PyTorch casts them.
 //   - erf on f32/f16/bf16 is ±1 for |x| >= 4, where the correctly rounded
 //     result is ±1: XLA's approximation saturates at ±0.99999982, so
 //     gelu(-inf) came out -inf*1.8e-7 = -inf instead of PyTorch's NaN.
@@ -36,6 +39,8 @@ func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta
 		return rewritePrecision(g, d, a, ins, outs)
 	case "erf":
 		return rewriteErf(g, ins, outs)
+	case "index_put":
+		return rewriteIndexPut(g, d, a, ins, outs)
 	case "reduce_window", "reduce", "adaptive_avg_pool2d":
 		return rewriteNarrowSum(g, d, a, ins, outs)
 	}
@@ -176,4 +181,17 @@ func rewriteErf(g *ir.Graph, ins []*ir.Value, outs []op.Meta) ([]*ir.Value, bool
 	}
 	r, err := addNode(g, "where", nil, []*ir.Value{big, sg, e}, outs[0])
 	return []*ir.Value{r}, true, err
+}
+
+func rewriteIndexPut(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta) ([]*ir.Value, bool, error) {
+	if len(ins) < 2 || ins[0] == nil || ins[1] == nil || ins[1].Meta.DType == ins[0].Meta.DType {
+		return nil, false, nil
+	}
+	v, err := convertTo(g, ins[1], ins[0].Meta.DType)
+	if err != nil {
+		return nil, false, err
+	}
+	in := slices.Clone(ins)
+	in[1] = v
+	return g.AddNode(d, a, in, outs).Out, true, nil
 }
