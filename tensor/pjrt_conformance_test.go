@@ -3,11 +3,15 @@
 package tensor_test
 
 // The conformance suite on XLA's CPU plugin through PJRT (device "xla",
-// package backend/pjrt): every golden case runs in Strict mode and is
-// compared with the PyTorch golden data at the same tolerances as cpu. Cases
-// that cannot pass on XLA for a known reason (xlaKnown) are skipped with
-// that reason; -short runs at most a few cases per op (each distinct launch
-// compiles an XLA executable, about 0.1 s on one core).
+// package backend/pjrt): every golden case runs in the Strict, Fused and
+// compiled configurations (xlaConfigs) and is compared with the PyTorch
+// golden data at the same tolerances as cpu. A failure is accepted only
+// with a reason: an op listed in xlaKnown, a value-dependent error check
+// XLA programs do not make, or flushed subnormals, which is verified by
+// rerunning cpu on the inputs with subnormals flushed (dazExplains). -short
+// runs at most two cases per op (each distinct launch compiles an XLA
+// executable, about 0.05-0.1 s); GOTPU_XLA_OPS, GOTPU_XLA_CONFIGS and
+// GOTPU_XLA_CASES_PER_OP narrow a run.
 
 import (
 	"encoding/base64"
