@@ -210,6 +210,7 @@ func runXLAConformance(t *testing.T, files []goldenFile, cfg runConfig, perOpLim
 	seen := map[string]int{}
 	knownFail := map[string][]string{}
 	knownPass := map[string]bool{}
+	knownCount := map[string]int{}
 	cpuOut := map[string][][]byte{}
 	start := time.Now()
 	_, compiles0, launches0 := xlaCacheStats()
@@ -238,6 +239,7 @@ func runXLAConformance(t *testing.T, files []goldenFile, cfg runConfig, perOpLim
 				s.pass++
 			case reason != "":
 				s.known++
+				knownCount[reason]++
 				if len(knownFail[reason]) < 4 {
 					knownFail[reason] = append(knownFail[reason], c.ID)
 				}
@@ -271,7 +273,7 @@ func runXLAConformance(t *testing.T, files []goldenFile, cfg runConfig, perOpLim
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		fmt.Fprintf(&sb, "known on %s: %s (e.g. %s)\n", cfg.name, r, strings.Join(knownFail[r], ", "))
+		fmt.Fprintf(&sb, "known on %s: %d cases: %s (e.g. %s)\n", cfg.name, knownCount[r], r, strings.Join(knownFail[r], ", "))
 	}
 	_, compiles, launches := xlaCacheStats()
 	fmt.Printf("%s%s conformance: %d ops, %d cases pass, %d fail, %d known-failing; %d eager launches, %d eager compiles, %.1fs\n",
