@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,9 +35,11 @@ var ErrFreed = errors.New("pjrt: buffer used after free")
 type Backend struct {
 	p *Plugin
 
-	mu    sync.Mutex
-	execs map[string]*executable // eager executables by graph fingerprint
-	order []string               // keys of execs, oldest first
+	mu        sync.Mutex
+	execs     map[string]*executable // eager executables by graph fingerprint
+	order     []string               // keys of execs, oldest first
+	props     []device.Properties
+	propsOnce []sync.Once
 	// launchKeys maps a launch signature (launchKey) to its key in execs.
 	launchKeys map[string]string
 	stats      []device.MemStats // counted per device
@@ -47,7 +50,8 @@ type Backend struct {
 }
 
 func newBackend(p *Plugin) *Backend {
-	return &Backend{p: p, execs: map[string]*executable{}, launchKeys: map[string]string{}, stats: make([]device.MemStats, len(p.devices))}
+	return &Backend{p: p, execs: map[string]*executable{}, launchKeys: map[string]string{}, stats: make([]device.MemStats, len(p.devices)),
+		props: make([]device.Properties, len(p.devices)), propsOnce: make([]sync.Once, len(p.devices))}
 }
 
 // Plugin returns the loaded plugin behind the backend.
@@ -61,18 +65,24 @@ func (b *Backend) NumDevices() int { return len(b.p.devices) }
 
 // Properties describes device index.
 func (b *Backend) Properties(index int) device.Properties {
-	pr := device.Properties{DefaultPrecision: "highest", Features: []string{"pjrt", "platform:" + b.p.Platform}}
-	if b.p.Platform == "tpu" {
-		pr.DefaultPrecision = "medium"
+	if index < 0 || index >= len(b.props) {
+		return device.Properties{DefaultPrecision: "highest", Features: []string{"pjrt"}}
 	}
-	if index < 0 || index >= len(b.p.devInfo) {
-		return pr
-	}
-	di := b.p.devInfo[index]
-	pr.Name = fmt.Sprintf("PJRT %s device %d", di.Kind, di.ID)
-	if st, ok := b.pluginMemStats(index); ok {
-		pr.MemoryBytes = st.Total
-	}
+	// Computed once: the runtime asks on every launch.
+	b.propsOnce[index].Do(func() {
+		pr := device.Properties{DefaultPrecision: "highest", Features: []string{"pjrt", "platform:" + b.p.Platform}}
+		if b.p.Platform == "tpu" {
+			pr.DefaultPrecision = "medium"
+		}
+		di := b.p.devInfo[index]
+		pr.Name = fmt.Sprintf("PJRT %s device %d", di.Kind, di.ID)
+		if st, ok := b.pluginMemStats(index); ok {
+			pr.MemoryBytes = st.Total
+		}
+		b.props[index] = pr
+	})
+	pr := b.props[index]
+	pr.Features = slices.Clone(pr.Features)
 	return pr
 }
 
