@@ -146,24 +146,47 @@ func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
 	})
 }
 
-// fusedSoftmax is runSoftmax's fast path: f32 in and out, softmax over a
-// last dimension the input holds densely. It reports whether it ran.
+// fusedSoftmax is runSoftmax's fast path for f32 in and out: rows of a
+// dense input over its last dimension directly, any other lane (another
+// dim, a strided view) gathered into a dense row and scattered back, so
+// every layout gets the same arithmetic. It reports whether it ran.
 func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 	in, out := c.In[0], c.Out[0]
-	if !fusedNN || in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 || ax != len(in.Shape)-1 {
+	if !fusedNN || in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 {
 		return false
 	}
 	n := op.Numel(in.Shape)
-	src, scalar, ok := vecOperand(in, c.InB[0], n)
-	if !ok || scalar && n > 1 {
-		return false
-	}
-	dst, _, ok := vecOut(c)
-	if !ok || &dst[0] == &src[0] {
-		return false
+	if n == 0 {
+		return true
 	}
 	d := in.Shape[ax]
-	fusedSoftmaxF32(dst, src, n/d, d, logSM)
+	if ax == len(in.Shape)-1 {
+		src, scalar, ok := vecOperand(in, c.InB[0], n)
+		dst, _, dok := vecOut(c)
+		if ok && dok && !(scalar && n > 1) && &dst[0] != &src[0] {
+			fusedSoftmaxF32(dst, src, n/d, d, logSM)
+			return true
+		}
+	}
+	src, dst := as[float32](c.InB[0]), as[float32](c.OutB[0])
+	l := newRedLanes(in, out, ax)
+	lanes := l.outer * l.inner
+	parallelFor(lanes, lanes*d*16, func(lo, hi int) {
+		x, y := make([]float32, d), make([]float32, d)
+		l.eachRange(lo, hi, func(io, oo, os int) {
+			for i := range x {
+				x[i] = src[io+i*l.inStride]
+			}
+			if logSM {
+				logSoftmaxRowF32(y, x)
+			} else {
+				softmaxRowF32(y, x)
+			}
+			for i, v := range y {
+				dst[oo+i*os] = v
+			}
+		})
+	})
 	return true
 }
 

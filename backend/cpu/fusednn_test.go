@@ -613,3 +613,36 @@ func TestVecLayoutIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedSoftmaxLayouts checks that f32 softmax and log_softmax give the
+// same bits over the last dim of a dense tensor, over the last dim of a
+// transposed view of the same values, and over dim 0 of the dense
+// transpose (gathered lanes), at both levels.
+func TestFusedSoftmaxLayouts(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	const rows, d = 23, 300
+	x := randF32(r, rows*d, 4)
+	xt := make([]float32, len(x))
+	for i := 0; i < rows; i++ {
+		for j := 0; j < d; j++ {
+			xt[j*rows+i] = x[i*d+j]
+		}
+	}
+	for _, name := range []string{"softmax", "log_softmax"} {
+		for _, level := range vecLevels() {
+			withVecLevel(level, func() {
+				dense := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
+				view := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
+				dim0 := runF32(t, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
+				for i := 0; i < rows; i++ {
+					for j := 0; j < d; j++ {
+						a, b, c := dense[i*d+j], view[i*d+j], dim0[j*rows+i]
+						if math.Float32bits(a) != math.Float32bits(b) || math.Float32bits(a) != math.Float32bits(c) {
+							t.Fatalf("%s %s [%d,%d]: dense %g, view %g, dim 0 %g", level, name, i, j, a, b, c)
+						}
+					}
+				}
+			})
+		}
+	}
+}
