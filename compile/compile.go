@@ -83,6 +83,7 @@ type Function struct {
 	opts options
 
 	mu       sync.Mutex
+	live     tensor.LiveMemo
 	programs map[string]string // fingerprint -> input signature it was first seen with
 	sigs     map[string]bool
 	stats    Stats
@@ -155,6 +156,7 @@ func (c *Function) device(in []*tensor.Tensor) device.Device {
 func (c *Function) trace(dev device.Device, in []*tensor.Tensor, length int) (tg *tensor.TracedGraph, err error) {
 	tr, syms := tensor.BeginTrace(dev, in)
 	tr.CollectGarbage(true)
+	tr.UseLiveMemo(&c.live)
 	if length >= 0 {
 		c.declareBounds(tr, length)
 	}

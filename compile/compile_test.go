@@ -185,3 +185,28 @@ func TestInputsWrittenBack(t *testing.T) {
 		t.Fatalf("b = %v", got)
 	}
 }
+
+// TestUnkeptTensorIsError: liveness is decided when a program is first
+// traced; a tensor the function starts keeping later gets no value, and
+// reading it is an error saying so (not a stale or wrong value).
+func TestUnkeptTensorIsError(t *testing.T) {
+	var kept *tensor.Tensor
+	call := 0
+	fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+		call++
+		h := in[0].Exp()
+		if call == 3 {
+			kept = h
+		}
+		return []*tensor.Tensor{h.Sum(nil, false)}
+	})
+	for range 3 {
+		if _, err := fn.Call(tensor.Ones(cpu, dtype.F32, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := tensor.Catch(func() { _ = kept.Float32s() })
+	if err == nil || !strings.Contains(err.Error(), "not kept") {
+		t.Fatalf("reading an unkept tensor: %v", err)
+	}
+}

@@ -28,75 +28,141 @@ const fingerprintVersion = "gotpu-ir-fingerprint/2"
 // attributes (op.Def.DynamicAttrs: seeds, learning rates, step counts),
 // which compiled programs take per run.
 func (g *Graph) Fingerprint() string {
-	h := sha256.New()
-	_, _ = h.Write([]byte(g.canonical()))
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256([]byte(g.canonical()))
+	return hex.EncodeToString(sum[:])
 }
 
-// canonical returns the serialization Fingerprint hashes.
+// canonical returns the serialization Fingerprint hashes. It is built with
+// appends (no fmt, few allocations): fingerprints are taken on every Fused
+// flush and compiled call.
 func (g *Graph) canonical() string {
-	var sb strings.Builder
-	sb.WriteString(fingerprintVersion)
-	sb.WriteByte('\n')
-	ref := make(map[*Value]string, g.NumValues())
-	fmt.Fprintf(&sb, "params %d\n", len(g.Params))
+	b := make([]byte, 0, 64*(len(g.Nodes)+len(g.Params)+4))
+	b = append(b, fingerprintVersion...)
+	b = append(b, '\n')
+	type ref struct{ node, idx int } // node -1: parameter idx
+	refs := make(map[*Value]ref, g.NumValues())
+	appendRef := func(b []byte, v *Value) []byte {
+		if v == nil {
+			return append(b, '_')
+		}
+		r, ok := refs[v]
+		if !ok {
+			return append(b, '?') // undefined here: Verify rejects such a graph
+		}
+		if r.node < 0 {
+			return strconv.AppendInt(append(b, 'p'), int64(r.idx), 10)
+		}
+		b = strconv.AppendInt(append(b, 'n'), int64(r.node), 10)
+		return strconv.AppendInt(append(b, '.'), int64(r.idx), 10)
+	}
+	appendOut := func(b []byte, o *Value) []byte {
+		if o == nil {
+			return append(b, "nil"...)
+		}
+		return appendMetaKey(b, o.Meta)
+	}
+	b = strconv.AppendInt(append(b, "params "...), int64(len(g.Params)), 10)
+	b = append(b, '\n')
 	for i, p := range g.Params {
 		if p == nil {
-			sb.WriteString("p nil\n")
+			b = append(b, "p nil\n"...)
 			continue
 		}
-		ref[p] = "p" + strconv.Itoa(i)
-		fmt.Fprintf(&sb, "p %s\n", metaKey(p.Meta))
+		refs[p] = ref{-1, i}
+		b = appendMetaKey(append(b, "p "...), p.Meta)
+		b = append(b, '\n')
 	}
-	fmt.Fprintf(&sb, "nodes %d\n", len(g.Nodes))
+	b = strconv.AppendInt(append(b, "nodes "...), int64(len(g.Nodes)), 10)
+	b = append(b, '\n')
 	for j, n := range g.Nodes {
 		if n == nil {
-			sb.WriteString("nil\n")
+			b = append(b, "nil\n"...)
 			continue
 		}
 		if n.IsConst() {
-			fmt.Fprintf(&sb, "c %d", len(n.Out))
+			b = strconv.AppendInt(append(b, "c "...), int64(len(n.Out)), 10)
 			for _, o := range n.Out {
-				sb.WriteByte(' ')
-				sb.WriteString(outKey(o))
+				b = appendOut(append(b, ' '), o)
 			}
-			fmt.Fprintf(&sb, " data %d %s", len(n.Data), hex.EncodeToString(n.Data))
+			b = strconv.AppendInt(append(b, " data "...), int64(len(n.Data)), 10)
+			b = hex.AppendEncode(append(b, ' '), n.Data)
 		} else {
-			fmt.Fprintf(&sb, "n %s attrs %d", strconv.Quote(n.Op.Name), len(n.Attrs))
+			b = strconv.AppendQuote(append(b, "n "...), n.Op.Name)
+			b = strconv.AppendInt(append(b, " attrs "...), int64(len(n.Attrs)), 10)
 			dyn := n.Op.DynamicAttrs()
 			for _, k := range sortedKeys(n.Attrs) {
+				b = strconv.AppendQuote(append(b, ' '), k)
 				if slices.Contains(dyn, k) {
 					// Run-time data (a seed, a learning rate): not structure.
-					fmt.Fprintf(&sb, " %s=dynamic", strconv.Quote(k))
+					b = append(b, "=dynamic"...)
 					continue
 				}
-				fmt.Fprintf(&sb, " %s=%s", strconv.Quote(k), attrKey(n.Attrs[k]))
+				b = appendAttrKey(append(b, '='), n.Attrs[k])
 			}
-			fmt.Fprintf(&sb, " in %d", len(n.In))
+			b = strconv.AppendInt(append(b, " in "...), int64(len(n.In)), 10)
 			for _, v := range n.In {
-				sb.WriteByte(' ')
-				sb.WriteString(refKey(ref, v))
+				b = appendRef(append(b, ' '), v)
 			}
-			fmt.Fprintf(&sb, " out %d", len(n.Out))
+			b = strconv.AppendInt(append(b, " out "...), int64(len(n.Out)), 10)
 			for _, o := range n.Out {
-				sb.WriteByte(' ')
-				sb.WriteString(outKey(o))
+				b = appendOut(append(b, ' '), o)
 			}
 		}
-		sb.WriteByte('\n')
+		b = append(b, '\n')
 		for k, o := range n.Out {
 			if o != nil {
-				ref[o] = "n" + strconv.Itoa(j) + "." + strconv.Itoa(k)
+				refs[o] = ref{j, k}
 			}
 		}
 	}
-	fmt.Fprintf(&sb, "outputs %d", len(g.Outputs))
+	b = strconv.AppendInt(append(b, "outputs "...), int64(len(g.Outputs)), 10)
 	for _, v := range g.Outputs {
-		sb.WriteByte(' ')
-		sb.WriteString(refKey(ref, v))
+		b = appendRef(append(b, ' '), v)
 	}
-	sb.WriteByte('\n')
-	return sb.String()
+	b = append(b, '\n')
+	return string(b)
+}
+
+// appendMetaKey appends metaKey(m).
+func appendMetaKey(b []byte, m op.Meta) []byte {
+	b = append(b, m.DType.String()...)
+	b = append(b, '[')
+	for i, d := range m.Shape {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(d), 10)
+	}
+	b = append(b, ']')
+	if m.Wrapped {
+		b = append(b, 'w')
+	}
+	return b
+}
+
+// appendAttrKey appends attrKey(v), without allocating for the common
+// attribute types.
+func appendAttrKey(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case int:
+		return strconv.AppendInt(append(b, "i:"...), int64(x), 10)
+	case int64:
+		return strconv.AppendInt(append(b, "l:"...), x, 10)
+	case float64:
+		return strconv.AppendUint(append(b, "f:"...), math.Float64bits(x), 16)
+	case bool:
+		return strconv.AppendBool(append(b, "b:"...), x)
+	case []int:
+		b = append(b, "I:["...)
+		for i, d := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(d), 10)
+		}
+		return append(b, ']')
+	}
+	return append(b, attrKey(v)...)
 }
 
 func refKey(ref map[*Value]string, v *Value) string {

@@ -455,14 +455,63 @@ type pendingOut struct {
 // storages still referenced; otherwise all. Values still equal to a
 // parameter are left out.
 func (c *lazyCtx) pendingOutputs(force bool) []pendingOut {
+	return c.pendingOutputsMemo(force, nil)
+}
+
+// LiveMemo remembers which tensors of a traced program were still
+// referenced when it ended (found by a garbage collection), per program
+// structure, so that later traces of the same structure skip the
+// collection. compile.Fn keeps one per function.
+type LiveMemo struct {
+	mu   sync.Mutex
+	live map[liveKey][]bool
+}
+
+type liveKey struct {
+	seq          uint64
+	nodes, pends int
+}
+
+// pendingOutputsMemo is pendingOutputs with a liveness memo (nil: none).
+// With a memo entry for this structure, the storages it says were dead are
+// poisoned instead of computed: reading one panics with an error saying
+// the value was not kept.
+func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
 	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes))
+	var pattern []bool
+	var key liveKey
+	if gc && memo != nil {
+		key = liveKey{seq: c.seq.h[len(c.seq.h)-1], nodes: len(c.g.Nodes), pends: len(c.pend)}
+		memo.mu.Lock()
+		pattern = memo.live[key]
+		memo.mu.Unlock()
+		if pattern != nil {
+			gc = false
+		}
+	}
 	if gc {
 		runtime.GC()
 	}
 	var outs []pendingOut
+	var seen []bool
+	if memo != nil && pattern == nil {
+		seen = make([]bool, len(c.pend))
+	}
+	var unkept *lazyCtx
 	for k, w := range c.pend {
 		st := w.Value()
 		v := c.last[k]
+		if pattern != nil && !pattern[k] {
+			if st != nil {
+				if lv := st.lazy.Load(); lv != nil && lv.ctx == c {
+					if unkept == nil {
+						unkept = &lazyCtx{failed: &Error{Op: "compile", Msg: "this tensor, made inside a compiled function, was not kept: only returned tensors and those still referenced when the function was first traced receive values", Err: ErrTraceRead}}
+					}
+					st.lazy.Store(&lazyVal{ctx: unkept, v: lv.v})
+				}
+			}
+			continue
+		}
 		if st != nil {
 			lv := st.lazy.Load()
 			if lv == nil || lv.ctx != c {
@@ -475,7 +524,18 @@ func (c *lazyCtx) pendingOutputs(force bool) []pendingOut {
 		if v.IsParam() {
 			continue
 		}
+		if seen != nil {
+			seen[k] = true
+		}
 		outs = append(outs, pendingOut{st: st, v: v})
+	}
+	if seen != nil && gc {
+		memo.mu.Lock()
+		if memo.live == nil {
+			memo.live = map[liveKey][]bool{}
+		}
+		memo.live[key] = seen
+		memo.mu.Unlock()
 	}
 	return outs
 }

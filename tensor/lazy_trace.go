@@ -31,7 +31,11 @@ type Trace struct {
 	ended  bool
 	// collect makes End always collect garbage to find the live tensors.
 	collect bool
+	memo    *LiveMemo
 }
+
+// UseLiveMemo makes End consult and fill m (see LiveMemo).
+func (tr *Trace) UseLiveMemo(m *LiveMemo) { tr.memo = m }
 
 // CollectGarbage makes End run a garbage collection, whatever the graph's
 // size, so that only tensors still referenced become outputs (compile.Fn
@@ -211,7 +215,7 @@ func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 			symOf[s.st] = i
 		}
 	}
-	for _, p := range c.pendingOutputs(tr.collect) {
+	for _, p := range c.pendingOutputsMemo(tr.collect, tr.memo) {
 		if p.st != nil && slices.Contains(tg.retSt, p.st) {
 			continue
 		}
