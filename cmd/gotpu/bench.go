@@ -501,7 +501,7 @@ func registerBenchCase(c benchCase) {
 	fs.StringVar(&f.ref, "ref", "all", "references, comma-separated: "+strings.Join(append(refs, "all"), "|"))
 	fs.StringVar(&f.python, "python", kernels.DefaultPython, "Python interpreter for the numpy/torch references")
 	fs.StringVar(&f.script, "ref-script", "", "path of tools/benchref/ref.py (default: found above the working directory, or $GOTPU_BENCHREF)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (keys in `gotpu bench --help` source: case, size, shape, dtype, threads, reps, warmup, results, ratios, ratios_min, skipped, notes, versions)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object with the keys case, size, shape, dtype, threads, reps, warmup, results, ratios, ratios_min, skipped, notes, versions (bench/kernels/README.md)")
 	if c.Flags != nil {
 		c.Flags(fs)
 	}
