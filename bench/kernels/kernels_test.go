@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -449,5 +450,32 @@ func TestRefScriptServe(t *testing.T) {
 	}
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunScriptArguments checks run.sh's argument handling (it fails before
+// building or running anything).
+func TestRunScriptArguments(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+		want string
+	}{
+		{[]string{"--help"}, true, "--quick"},
+		{[]string{"--reps", "0"}, false, "--reps wants a positive integer"},
+		{[]string{"--threads", "two"}, false, "--threads wants a positive integer"},
+		{[]string{"--bogus"}, false, "unknown argument --bogus"},
+		{[]string{"--quick"}, false, "is not executable"}, // GOTPU_BIN below does not exist
+	} {
+		cmd := exec.Command(bash, append([]string{"run.sh"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "GOTPU_BIN="+filepath.Join(t.TempDir(), "no-gotpu"), "GOTPU_BENCH_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != tc.ok || !strings.Contains(string(out), tc.want) {
+			t.Errorf("run.sh %v: err %v, output %q; want ok=%v and %q", tc.args, err, out, tc.ok, tc.want)
+		}
 	}
 }
