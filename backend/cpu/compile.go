@@ -109,7 +109,9 @@ type plan struct {
 	bufs          []pbuf
 	steps         []pstep
 	arena         int64
-	outputs       []int // value ids holding the graph outputs (own buffers)
+	outputs       []int    // value ids holding the graph outputs (own buffers)
+	folds         []*pfold // per step: copies its kernel runs (derived, not serialized; nil: none)
+	foldSkip      []bool   // per step: a copy a fold runs (derived)
 	stats         device.ProgramStats
 	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
 }
@@ -201,6 +203,7 @@ func buildPlan(be *Backend, g *ir.Graph, opts device.CompileOptions, fuse bool) 
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("cpu: compile: internal: %w", err)
 	}
+	p.folds, p.foldSkip = foldCopies(p)
 	return p, nil
 }
 
@@ -602,6 +605,7 @@ func (pl *planner) build() error {
 		p.steps = append(p.steps, pstep{kind: stCopy, node: -1, dyn: -1, in: []int{id}, out: []int{c}})
 		p.outputs = append(p.outputs, c)
 	}
+	pl.absorbTransposeCopies()
 	pl.planMemory()
 	p.stats.Nodes = len(g.Nodes)
 	for _, s := range p.steps {
@@ -1203,7 +1207,14 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
 		}
-		if err := r.step(&p.steps[si]); err != nil {
+		if p.foldSkip != nil && p.foldSkip[si] {
+			continue // run chunk by chunk by a later kernel step
+		}
+		var f *pfold
+		if p.folds != nil {
+			f = p.folds[si]
+		}
+		if err := r.step(&p.steps[si], f); err != nil {
 			return nil, fmt.Errorf("cpu: run: step %d: %w", si, err)
 		}
 	}
@@ -1298,7 +1309,7 @@ func (r *crun) define(id int) error {
 	return nil
 }
 
-func (r *crun) step(s *pstep) error {
+func (r *crun) step(s *pstep, f *pfold) error {
 	p := r.c.pl
 	for _, id := range s.out {
 		if err := r.define(id); err != nil {
@@ -1329,6 +1340,12 @@ func (r *crun) step(s *pstep) error {
 		for k := 0; k < s.nOut; k++ {
 			id := s.out[k]
 			l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
+		}
+		if f != nil {
+			return r.foldedKernel(s, f, l)
+		}
+		if s.nOut == 1 && n.Op.Name == "dot_general" && planTransposed(l.Out[0].Layout) {
+			l = swappedDot(l)
 		}
 		return Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b })
 	case stFused:

@@ -16,7 +16,7 @@ import (
 )
 
 // planFormat names the serialized plan format and its version.
-const planFormat = "cpu-plan/1"
+const planFormat = "cpu-plan/2"
 
 // Serialized plan: planFormat "\n", the SHA-256 of the body, the body:
 //
@@ -32,6 +32,8 @@ const planFormat = "cpu-plan/1"
 //	stats: nodes kernels fused peak
 //
 // All integers are varints; layout = rank dims... strides... offset.
+// Version 2 allows a dot_general step's output value to be the transpose
+// of its buffer (compile_transpose.go).
 
 // Limits a plan must respect; larger numbers mean corrupt bytes.
 const (
@@ -351,6 +353,7 @@ func decodePlanBody(body []byte) (*plan, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("cpu: load program: %w: %w", device.ErrProgramFormat, err)
 	}
+	p.folds, p.foldSkip = foldCopies(p)
 	return p, nil
 }
 
@@ -528,7 +531,13 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 			}
 		}
 		for k, id := range s.out {
-			if !owned(id) || p.vals[id].dt != n.Out[k].Meta.DType || !slices.Equal(p.vals[id].layout.Shape, n.Out[k].Meta.Shape) {
+			if k == 0 && s.nOut == 1 && len(s.out) == 1 && n.Op.Name == "dot_general" && stored(id) && p.vals[id].buf >= 0 &&
+				planTransposed(p.vals[id].layout) && dotSwappable(len(s.inL[0].Shape), len(s.inL[1].Shape), p.planNodeAttrs[s.node]) {
+				// The transposed product absorbing a copy (compile_transpose.go).
+			} else if !owned(id) {
+				return fmt.Errorf("%w: kernel output %d", errPlan, k)
+			}
+			if p.vals[id].dt != n.Out[k].Meta.DType || !slices.Equal(p.vals[id].layout.Shape, n.Out[k].Meta.Shape) {
 				return fmt.Errorf("%w: kernel output %d", errPlan, k)
 			}
 		}

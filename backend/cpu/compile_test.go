@@ -572,7 +572,7 @@ func TestLoadProgramCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if be.ProgramFormat() != "cpu-plan/1" {
+	if be.ProgramFormat() != "cpu-plan/2" {
 		t.Errorf("format %q", be.ProgramFormat())
 	}
 	for i := 0; i < len(data); i += max(1, len(data)/97) {

@@ -1,0 +1,141 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/device/interp"
+	"github.com/gotpu/gotpu/ir"
+	"github.com/gotpu/gotpu/op"
+)
+
+// wgrad is autograd's weight gradient: dot_general(x, dy) contracting the
+// rows, [in, out], transposed to [out, in].
+func wgrad(b op.Builder, x, dy op.Value) op.Value {
+	d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{0}, "rhs_contract": []int{0}}, x, dy)
+	return op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, d)
+}
+
+// TestCompileTransposeCopies checks that a dot_general whose output is only
+// read transposed by a contiguous copy (the leaf-gradient copy, or the copy
+// a kernel needing contiguous inputs gets) writes the copy's buffer itself,
+// bit for bit as interp (Strict eager) computes the product and the copy,
+// and that the copy stays where the output has other readers.
+func TestCompileTransposeCopies(t *testing.T) {
+	be := testBackend(t)
+	// adam adds a functional adam_step node (as compile.Fn records one).
+	adam := func(b op.Builder, p, g, m, v op.Value) []op.Value {
+		d := op.MustLookup("adam_step")
+		na, err := d.Normalize(op.Attrs{"lr": 1e-3, "step": 3, "decoupled": true, "weight_decay": 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := []*ir.Value{p.(*ir.Value), g.(*ir.Value), m.(*ir.Value), v.(*ir.Value), nil}
+		meta := b.Meta(p)
+		n := b.(*ir.Tracer).Graph().AddNode(d, na, in, []op.Meta{meta, meta, meta})
+		return []op.Value{n.Out[0], n.Out[1], n.Out[2]}
+	}
+	cases := []struct {
+		name   string
+		params []op.Meta
+		fn     func(b op.Builder, p []op.Value) []op.Value
+		copies int // copy steps left in the fused plan
+		folded int // of those, copies an in-place kernel runs chunk by chunk
+	}{
+		{"leaf copy", []op.Meta{fm(64, 100), fm(64, 70)}, func(b op.Builder, p []op.Value) []op.Value {
+			c := op.Call1(b, "copy", nil, wgrad(b, p[0], p[1]))
+			return []op.Value{op.Call1(b, "mul", nil, c, b.Scalar(2.0, c))}
+		}, 0, 0},
+		{"leaf copy output", []op.Meta{fm(33, 130), fm(33, 40)}, func(b op.Builder, p []op.Value) []op.Value {
+			return []op.Value{op.Call1(b, "copy", nil, wgrad(b, p[0], p[1]))}
+		}, 0, 0},
+		{"small", []op.Meta{fm(5, 9), fm(5, 7)}, func(b op.Builder, p []op.Value) []op.Value {
+			return []op.Value{op.Call1(b, "copy", nil, wgrad(b, p[0], p[1]))}
+		}, 0, 0},
+		{"into adam", []op.Meta{fm(64, 100), fm(64, 70), fm(70, 100), fm(70, 100), fm(70, 100)}, func(b op.Builder, p []op.Value) []op.Value {
+			// The leaf-gradient copy as autograd makes it.
+			return adam(b, p[2], op.Call1(b, "copy", nil, wgrad(b, p[0], p[1])), p[3], p[4])
+		}, 3, 3}, // the in-place inputs' copies, folded into the update
+		{"adam odd size", []op.Meta{fm(101, 83), fm(101, 83), fm(101, 83), fm(101, 83)}, func(b op.Builder, p []op.Value) []op.Value {
+			return adam(b, p[0], p[1], p[2], p[3])
+		}, 3, 3},
+		{"adam fresh state", []op.Meta{fm(101, 83), fm(101, 83)}, func(b op.Builder, p []op.Value) []op.Value {
+			// The state comes from the arena (the first step's zeros): a
+			// copy's source may die at the copy and its slot be reused.
+			z := func() op.Value {
+				return b.Call("full", nil, op.Attrs{"shape": []int{101, 83}, "value": 0.5, "dtype": fm().DType})[0]
+			}
+			m, v := z(), z()
+			return adam(b, p[0], p[1], op.Call1(b, "mul", nil, m, m), op.Call1(b, "exp", nil, v))
+		}, 3, -1},
+		{"second reader", []op.Meta{fm(20, 30), fm(20, 25)}, func(b op.Builder, p []op.Value) []op.Value {
+			d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{0}, "rhs_contract": []int{0}}, p[0], p[1])
+			c := op.Call1(b, "copy", nil, op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, d))
+			return []op.Value{c, op.Call1(b, "exp", nil, d)}
+		}, 1, 0},
+		{"batched", []op.Meta{fm(2, 20, 30), fm(2, 20, 25)}, func(b op.Builder, p []op.Value) []op.Value {
+			d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{1}, "rhs_contract": []int{1}}, p[0], p[1])
+			return []op.Value{op.Call1(b, "copy", nil, op.Call1(b, "transpose", op.Attrs{"dim0": 1, "dim1": 2}, d))}
+		}, 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := ir.Trace(c.params, c.fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := inputsFor(c.params, 5, 0)
+			ip, err := interp.Compile(be, g, device.CompileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := runProg(t, be, ip, g, ins, device.RunOptions{})
+			p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runProg(t, be, p, g, ins, device.RunOptions{})
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Errorf("output %d differs from interp", i)
+				}
+			}
+			pl := p.(*cprogram).pl
+			copies := 0
+			for _, s := range pl.steps {
+				if planIsCopy(pl, s) {
+					copies++
+				}
+			}
+			if copies != c.copies {
+				t.Errorf("%d copy steps, want %d:\n%s", copies, c.copies, pl.summary())
+			}
+			folded := 0
+			for _, f := range pl.folds {
+				if f != nil {
+					folded += len(f.copies)
+				}
+			}
+			if c.folded >= 0 && folded != c.folded {
+				t.Errorf("%d copies folded, want %d:\n%s", folded, c.folded, pl.summary())
+			}
+			t.Logf("%d copies folded", folded)
+			data, err := p.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, err := be.LoadProgram(0, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loaded := runProg(t, be, lp, g, ins, device.RunOptions{})
+			for i := range got {
+				if !bytes.Equal(loaded[i], got[i]) {
+					t.Errorf("loaded output %d differs", i)
+				}
+			}
+		})
+	}
+}
