@@ -1344,8 +1344,14 @@ func (r *crun) step(s *pstep, f *pfold) error {
 		if f != nil {
 			return r.foldedKernel(s, f, l)
 		}
-		if s.nOut == 1 && n.Op.Name == "dot_general" && planTransposed(l.Out[0].Layout) {
-			l = swappedDot(l)
+		if s.nOut == 1 && n.Op.Name == "dot_general" {
+			if planTransposed(l.Out[0].Layout) {
+				l = swappedDot(l)
+			}
+			c := &Call{Launch: l, InB: [][]byte{l.In[0].Buf.(*Buf).b, l.In[1].Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
+			if dotF32Swapped(c, nil) {
+				return nil
+			}
 		}
 		return Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b })
 	case stFused:
@@ -1430,12 +1436,13 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 		}
 		fscratchPool.Put(sc)
 	}
-	if dotF32Epilogue(c, func(b, i0, j0, mc, nc int, m, nn int) {
+	fin := func(b, i0, j0, mc, nc int, m, nn int) {
 		for i := 0; i < mc; i++ {
 			lo := b*m*nn + (i0+i)*nn + j0
 			rows(lo, lo+nc)
 		}
-	}) {
+	}
+	if dotF32Swapped(c, fin) || dotF32Epilogue(c, fin) {
 		return nil
 	}
 	// No fused path for this problem: the plain kernel, then the group.

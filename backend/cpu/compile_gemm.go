@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -60,5 +62,66 @@ func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	g.dst, g.ldc, g.dstBatch = out, n, m*n
 	g.fin = func(b, i0, j0, mc, nc int, _ []float32, _ int) { fin(b, i0, j0, mc, nc, m, n) }
 	g.run()
+	return true
+}
+
+// The swapped product for x·Wᵀ. A linear layer's dot_general contracts
+// the last axis of both operands: x [m, k] (activations, few rows) times
+// W [n, k] (the weight, many rows). As B, W is a k-contiguous operand the
+// driver packs with a per-element transpose into 16-wide panels, several
+// nanoseconds an element, and the weight is the large operand: at m = 64
+// that pack costs more than the arithmetic. The transposed product
+// Cᵀ = W·xᵀ packs W as A (six rows interleaved, the fast layout) and
+// transposes only x; each finished tile of Cᵀ is transposed into C while
+// in cache, then the fused epilogue runs on it. Every element is the same
+// f32 FMA chain over k in order with each product's factors swapped, so
+// the bits are those of dot_general.
+
+// swapMinK is the contraction length from which the swapped product is
+// worth its tile transposes.
+const swapMinK = 16
+
+// dotF32Swapped runs the f32 dot_general of c as the swapped product when
+// it is x·Wᵀ with more weight rows than activation rows (see above),
+// calling fin (if not nil) on every final tile of the [m, n] output as
+// dotF32Epilogue does. It reports false, having done nothing, otherwise.
+func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
+	l, r, o := c.In[0], c.In[1], c.Out[0]
+	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 || tileF32() == nil || !isHighest(c.Attrs.String("precision")) {
+		return false
+	}
+	a := c.Attrs
+	lc, rc := a.Ints("lhs_contract"), a.Ints("rhs_contract")
+	if len(a.Ints("lhs_batch")) != 0 || len(a.Ints("rhs_batch")) != 0 || len(lc) != 1 || len(rc) != 1 ||
+		len(l.Shape) < 2 || len(r.Shape) != 2 || lc[0] != len(l.Shape)-1 || rc[0] != 1 {
+		return false
+	}
+	k := l.Shape[len(l.Shape)-1]
+	m := op.Numel(l.Shape) / max(k, 1)
+	n := r.Shape[0]
+	if k < swapMinK || m < 1 || n <= m || r.Shape[1] != k || !l.IsContiguous() || r.Strides[1] != 1 || r.Strides[0] < k {
+		return false
+	}
+	if !o.IsContiguous() || !slices.Equal(o.Shape[:len(o.Shape)-1], l.Shape[:len(l.Shape)-1]) || o.Shape[len(o.Shape)-1] != n {
+		return false
+	}
+	x := as[float32](c.InB[0])[l.Offset:]
+	w := as[float32](c.InB[1])[r.Offset:]
+	out := as[float32](c.OutB[0])[o.Offset : o.Offset+m*n]
+	buf := getScratch(m * n * 4)
+	defer putScratch(buf)
+	ct := as[float32](*buf)[: m*n : m*n]
+	gemmF32(n, m, k, w, r.Strides[0], false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
+		// Tile rows i0.. of Cᵀ are columns of C, its columns j0.. rows.
+		for jj := 0; jj < nc; jj++ {
+			row := out[(j0+jj)*n+i0 : (j0+jj)*n+i0+mc]
+			for ii := range row {
+				row[ii] = t[ii*ldt+jj]
+			}
+		}
+		if fin != nil {
+			fin(0, j0, i0, nc, mc, m, n)
+		}
+	})
 	return true
 }

@@ -139,3 +139,77 @@ func TestCompileTransposeCopies(t *testing.T) {
 		})
 	}
 }
+
+// TestDotF32Swapped checks the swapped x·Wᵀ product against the
+// dot_general kernel bit for bit (offsets, a strided weight, every output
+// tile passed to the epilogue exactly once) and that it declines the
+// problems it does not cover.
+func TestDotF32Swapped(t *testing.T) {
+	if tileF32() == nil {
+		t.Skip("no tiled f32 kernel")
+	}
+	dims := op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""}
+	cases := []struct {
+		name         string
+		m, n, k, ldw int
+		attrs        op.Attrs
+		want         bool
+	}{
+		{"mlp", 64, 1024, 256, 256, dims, true},
+		{"ragged", 37, 203, 45, 45, dims, true},
+		{"strided weight", 7, 50, 17, 29, dims, true},
+		{"more rows than columns", 80, 40, 32, 32, dims, false},
+		{"short k", 8, 64, 8, 8, dims, false},
+		{"rhs contracts rows", 8, 64, 32, 32, dims.With("rhs_contract", []int{0}), false},
+		{"bf16 passes", 8, 64, 32, 32, dims.With("precision", op.PrecisionMedium), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const off = 3
+			xs := inputsFor([]op.Meta{fm(off + c.m*c.k), fm(off + c.n*c.ldw)}, 9, 0)
+			wl := op.Layout{Shape: []int{c.n, c.k}, Strides: []int{c.ldw, 1}, Offset: off}
+			if c.attrs.Ints("rhs_contract")[0] == 0 {
+				wl = op.Layout{Shape: []int{c.k, c.n}, Strides: []int{c.ldw, 1}, Offset: off}
+			}
+			call := func(out []byte) *Call {
+				l := &device.Launch{Op: op.MustLookup("dot_general"), Attrs: c.attrs,
+					In: []device.Operand{
+						{DType: fm().DType, Layout: op.Layout{Shape: []int{c.m, c.k}, Strides: []int{c.k, 1}, Offset: off}},
+						{DType: fm().DType, Layout: wl},
+					},
+					Out: []device.Operand{{DType: fm().DType, Layout: op.Contiguous([]int{c.m, c.n})}}}
+				return &Call{Launch: l, InB: [][]byte{xs[0], xs[1]}, OutB: [][]byte{out}}
+			}
+			want := make([]byte, c.m*c.n*4)
+			if err := dotGeneralKernel(call(want)); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, c.m*c.n*4)
+			seen := make([]int, c.m*c.n)
+			ok := dotF32Swapped(call(got), func(b, i0, j0, mc, nc, m, n int) {
+				if b != 0 || m != c.m || n != c.n {
+					t.Errorf("tile (%d, %d, %d) of a [%d, %d] output", b, i0, j0, m, n)
+				}
+				for i := i0; i < i0+mc; i++ {
+					for j := j0; j < j0+nc; j++ {
+						seen[i*n+j]++
+					}
+				}
+			})
+			if ok != c.want {
+				t.Fatalf("took the swapped path: %v, want %v", ok, c.want)
+			}
+			if !ok {
+				return
+			}
+			if !bytes.Equal(got, want) {
+				t.Error("swapped product differs from dot_general")
+			}
+			for i, s := range seen {
+				if s != 1 {
+					t.Fatalf("output element %d passed to the epilogue %d times", i, s)
+				}
+			}
+		})
+	}
+}
