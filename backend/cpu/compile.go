@@ -109,9 +109,7 @@ type plan struct {
 	bufs          []pbuf
 	steps         []pstep
 	arena         int64
-	outputs       []int    // value ids holding the graph outputs (own buffers)
-	folds         []*pfold // per step: copies its kernel runs (derived, not serialized; nil: none)
-	foldSkip      []bool   // per step: a copy a fold runs (derived)
+	outputs       []int // value ids holding the graph outputs (own buffers)
 	stats         device.ProgramStats
 	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
 }
@@ -203,7 +201,6 @@ func buildPlan(be *Backend, g *ir.Graph, opts device.CompileOptions, fuse bool) 
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("cpu: compile: internal: %w", err)
 	}
-	p.folds, p.foldSkip = foldCopies(p)
 	return p, nil
 }
 
@@ -1207,14 +1204,7 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
 		}
-		if p.foldSkip != nil && p.foldSkip[si] {
-			continue // run chunk by chunk by a later kernel step
-		}
-		var f *pfold
-		if p.folds != nil {
-			f = p.folds[si]
-		}
-		if err := r.step(&p.steps[si], f); err != nil {
+		if err := r.step(&p.steps[si]); err != nil {
 			return nil, fmt.Errorf("cpu: run: step %d: %w", si, err)
 		}
 	}
@@ -1309,7 +1299,7 @@ func (r *crun) define(id int) error {
 	return nil
 }
 
-func (r *crun) step(s *pstep, f *pfold) error {
+func (r *crun) step(s *pstep) error {
 	p := r.c.pl
 	for _, id := range s.out {
 		if err := r.define(id); err != nil {
@@ -1340,9 +1330,6 @@ func (r *crun) step(s *pstep, f *pfold) error {
 		for k := 0; k < s.nOut; k++ {
 			id := s.out[k]
 			l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
-		}
-		if f != nil {
-			return r.foldedKernel(s, f, l)
 		}
 		if s.nOut == 1 && n.Op.Name == "dot_general" {
 			if planTransposed(l.Out[0].Layout) {

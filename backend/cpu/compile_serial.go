@@ -353,7 +353,6 @@ func decodePlanBody(body []byte) (*plan, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("cpu: load program: %w: %w", device.ErrProgramFormat, err)
 	}
-	p.folds, p.foldSkip = foldCopies(p)
 	return p, nil
 }
 
