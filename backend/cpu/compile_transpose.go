@@ -37,35 +37,54 @@ func dotSwappable(lrank, rrank int, a op.Attrs) bool {
 	return nc == len(a.Ints("rhs_contract")) && lrank-nc == 1 && rrank-nc == 1
 }
 
-// absorbTransposeCopies rewrites every dot_general step whose output is
-// read only by one contiguous copy of its transpose so that it writes the
-// copy's buffer itself, and drops the copy.
+// absorbTransposeCopies drops the copies the plan does not need: those of
+// a whole contiguous intermediate nothing else reads (elideCopies) and
+// those of a product's transpose (absorbTransposes).
 func (pl *planner) absorbTransposeCopies() {
 	p := pl.p
-	readers := func(b int) (n int) {
-		for _, s := range p.steps {
-			for _, id := range s.in {
-				if id >= 0 && p.vals[id].buf == b {
-					n++
-				}
-			}
-			if s.grp != nil {
-				for _, id := range s.grp.inputs {
-					if id >= 0 && p.vals[id].buf == b {
-						n++
-					}
-				}
-			}
+	drop := map[int]bool{}
+	pl.elideCopies(drop)
+	pl.absorbTransposes(drop)
+	if len(drop) == 0 {
+		return
+	}
+	steps := p.steps[:0]
+	for si, s := range p.steps {
+		if !drop[si] {
+			steps = append(steps, s)
 		}
-		for _, id := range p.outputs {
-			if p.vals[id].buf == b {
+	}
+	p.steps = steps
+}
+
+// planReaders counts the step inputs and plan outputs in buffer b.
+func planReaders(p *plan, b int) (n int) {
+	in := func(ids []int) {
+		for _, id := range ids {
+			if id >= 0 && p.vals[id].buf == b {
 				n++
 			}
 		}
-		return n
 	}
-	drop := map[int]bool{}
+	for _, s := range p.steps {
+		in(s.in)
+		if s.grp != nil {
+			in(s.grp.inputs)
+		}
+	}
+	in(p.outputs)
+	return n
+}
+
+// absorbTransposes is the transposed-product rewrite (see above), marking
+// the copies it absorbs in drop.
+func (pl *planner) absorbTransposes(drop map[int]bool) {
+	p := pl.p
+	readers := func(b int) int { return planReaders(p, b) }
 	for si, s := range p.steps {
+		if drop[si] {
+			continue
+		}
 		if s.kind != stKernel || s.nOut != 1 || len(s.out) != 1 || len(s.in) != 2 {
 			continue
 		}
@@ -120,16 +139,34 @@ func (pl *planner) absorbTransposeCopies() {
 		p.bufs[ob].size = 0
 		drop[ci] = true
 	}
-	if len(drop) == 0 {
-		return
-	}
-	steps := p.steps[:0]
+}
+
+// elideCopies drops the copy nodes (autograd's leaf-gradient copies) of a
+// whole contiguous intermediate that nothing else reads: the copy's value
+// becomes the input's buffer itself, marking the dropped steps in drop.
+func (pl *planner) elideCopies(drop map[int]bool) {
+	p := pl.p
 	for si, s := range p.steps {
-		if !drop[si] {
-			steps = append(steps, s)
+		if s.kind != stKernel || !planIsCopy(p, s) {
+			continue
 		}
+		vi, vc := s.in[0], s.out[0]
+		iv, cv := p.vals[vi], p.vals[vc]
+		ib, cb := iv.buf, cv.buf
+		if ib < 0 || cb < 0 || ib == cb || p.bufs[ib].out || p.bufs[cb].out || iv.dt != cv.dt || !planIsContig(s.inL[0]) ||
+			!planIsContig(cv.layout) || p.bufs[ib].size != p.bufs[cb].size || planReaders(p, ib) != 1 {
+			continue
+		}
+		// Everything in the copy's buffer moves to the input's, which holds
+		// the same bytes in the same order.
+		for id := range p.vals {
+			if p.vals[id].buf == cb {
+				p.vals[id].buf = ib
+			}
+		}
+		p.bufs[cb].size = 0
+		drop[si] = true
 	}
-	p.steps = steps
 }
 
 // planIsCopy reports whether step s is a plain contiguous copy of its one

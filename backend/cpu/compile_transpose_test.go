@@ -61,8 +61,8 @@ func TestCompileTransposeCopies(t *testing.T) {
 			return adam(b, p[0], p[1], p[2], p[3])
 		}, 3},
 		{"adam fresh state", []op.Meta{fm(101, 83), fm(101, 83)}, func(b op.Builder, p []op.Value) []op.Value {
-			// The state comes from the arena (the first step's zeros): a
-			// copy's source may die at the copy and its slot be reused.
+			// The state comes from the arena (as on the first step): the
+			// in-place copies' sources are intermediates.
 			z := func() op.Value {
 				return b.Call("full", nil, op.Attrs{"shape": []int{101, 83}, "value": 0.5, "dtype": fm().DType})[0]
 			}
@@ -73,6 +73,15 @@ func TestCompileTransposeCopies(t *testing.T) {
 			d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{0}, "rhs_contract": []int{0}}, p[0], p[1])
 			c := op.Call1(b, "copy", nil, op.Call1(b, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, d))
 			return []op.Value{c, op.Call1(b, "exp", nil, d)}
+		}, 1},
+		{"contiguous leaf copy", []op.Meta{fm(20, 30), fm(20, 30)}, func(b op.Builder, p []op.Value) []op.Value {
+			c := op.Call1(b, "copy", nil, op.Call1(b, "mul", nil, p[0], p[1]))
+			return []op.Value{op.Call1(b, "exp", nil, c), op.Call1(b, "copy", nil, p[1])}
+		}, 1}, // the parameter's copy stays
+		{"copy with a second reader", []op.Meta{fm(20, 30), fm(20, 30)}, func(b op.Builder, p []op.Value) []op.Value {
+			m := op.Call1(b, "mul", nil, p[0], p[1])
+			c := op.Call1(b, "copy", nil, m)
+			return []op.Value{op.Call1(b, "exp", nil, c), op.Call1(b, "neg", nil, m)}
 		}, 1},
 		{"batched", []op.Meta{fm(2, 20, 30), fm(2, 20, 25)}, func(b op.Builder, p []op.Value) []op.Value {
 			d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{1}, "rhs_contract": []int{1}}, p[0], p[1])
