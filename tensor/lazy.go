@@ -491,6 +491,9 @@ func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
 	}
 	if gc {
 		runtime.GC()
+		// Let the cleanups of what the collection found return their
+		// buffers to the device's cache before the program allocates.
+		runtime.Gosched()
 	}
 	var outs []pendingOut
 	var seen []bool
