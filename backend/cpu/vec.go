@@ -132,6 +132,8 @@ func vecReluF32(dst, a []float32) {
 	}
 }
 
+// The avx2 bounds below were confirmed over all 2^32 float32 inputs.
+
 // vecExpF32 sets dst[i] = exp(a[i]). Max error 1 ulp (avx2: Cephes expf
 // polynomial, subnormal results rounded once; generic: float64 math.Exp,
 // 0 ulp), +Inf above 88.7228, 0 below -103.97.
@@ -213,7 +215,7 @@ func vecGeluF32(dst, a []float32) {
 
 // vecGeluTanhF32 sets dst[i] = 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))
 // for x = a[i] (gelu's approximate="tanh"), computed as x*sigmoid(2u)
-// without cancellation. Max error 16 ulp where |result| >= 1e-3 (rounding
+// without cancellation. Max error 17 ulp where |result| >= 1e-3 (rounding
 // of 2u's own inputs, amplified by |2u| for x < 0; the worst near x = -3),
 // absolute error below 1e-8 elsewhere: well inside f32 tolerances, and
 // far better than 1+tanh in float32.
