@@ -51,7 +51,7 @@ func (g *Graph) Verify() error {
 			return fmt.Errorf("%w: node %d is nil", ErrInvalid, j)
 		}
 		if err := g.verifyNode(n, defined); err != nil {
-			return fmt.Errorf("%w: node %d (%s): %v", ErrInvalid, j, nodeLabel(n), err)
+			return fmt.Errorf("%w: node %d (%s): %w", ErrInvalid, j, nodeLabel(n), err)
 		}
 		for k, o := range n.Out {
 			if err := define(o); err != nil {

@@ -502,7 +502,7 @@ func runTraced(dev device.Device, name string, in []*tensor.Tensor, a op.Attrs) 
 	}
 	prog, err := tensor.CompileGraph(context.Background(), dev, be, tg.Graph, device.CompileOptions{})
 	if err != nil {
-		panic(err)
+		panic(&tensor.Error{Op: name, Msg: "compiling the traced program: " + err.Error(), Err: err})
 	}
 	return tg.Run(prog, tensor.ProgramInfo{Tier: "compiled"})
 }

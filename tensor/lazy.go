@@ -346,6 +346,11 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 			}
 		}
 		c.dyn = append(c.dyn, dv)
+		// The placeholders keep the attributes normalized (an int attribute
+		// drawn as int64 by the runtime is an int again).
+		if nn, err := d.Normalize(na); err == nil {
+			na = nn
+		}
 	}
 	var padOut []uint64
 	if c.bs != nil {
