@@ -288,6 +288,9 @@ func load(name, path string) (*Plugin, error) {
 	}
 	if err := perr(api, "PJRT_Client_Create", C.gp_client_create(api, &p.client)); err != nil {
 		p.client = nil
+		if strings.HasSuffix(err.Error(), "(code 5)") { // PJRT_Error_Code_NOT_FOUND: libtpu without a TPU
+			return fail(fmt.Errorf("%w: %s: no %s device on this machine (%w)", ErrNoDevices, path, name, err))
+		}
 		return fail(fmt.Errorf("%w: %s: %w", ErrPluginLoad, path, err))
 	}
 	var nm, ver *C.char
