@@ -5,15 +5,14 @@ package cache
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
+
+	"github.com/gotpu/gotpu/cache/cachetest"
 )
 
 // fileRemote returns a file:// bucket URL over a fresh directory.
@@ -22,26 +21,8 @@ func fileRemote(t *testing.T) string {
 	return "file://" + filepath.ToSlash(t.TempDir())
 }
 
-// s3Remote starts an in-memory S3-protocol server on 127.0.0.1 and returns
-// an s3:// URL that points gocloud's s3blob at it, with static test
-// credentials and no access to the host's AWS configuration.
-func s3Remote(t *testing.T) string {
-	t.Helper()
-	be := s3mem.New()
-	if err := be.CreateBucket("gotpu-cache"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test-key")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return "s3://gotpu-cache?endpoint=" + srv.URL + "&region=us-east-1&use_path_style=true&disable_https=true"
-}
+// s3Remote is cachetest.S3Remote: a real S3-protocol server for the test.
+func s3Remote(t *testing.T) string { return cachetest.S3Remote(t) }
 
 var remotes = []struct {
 	name string

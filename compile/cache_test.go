@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
+	"github.com/gotpu/gotpu/cache/cachetest"
 	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -70,23 +67,6 @@ func child(t *testing.T, dir, remote string) map[string]int {
 	return tiers
 }
 
-func s3Remote(t *testing.T) string {
-	be := s3mem.New()
-	if err := be.CreateBucket("gotpu-cache"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test-key")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return "s3://gotpu-cache?endpoint=" + srv.URL + "&region=us-east-1&use_path_style=true&disable_https=true"
-}
-
 // TestProgramsSharedAcrossProcesses: a second process running the same
 // compiled function compiles nothing (its programs come from the disk
 // tier), and a third with an empty disk tier gets them from the remote
@@ -97,7 +77,7 @@ func TestProgramsSharedAcrossProcesses(t *testing.T) {
 		url  func(t *testing.T) string
 	}{
 		{"file", func(t *testing.T) string { return "file://" + filepath.ToSlash(t.TempDir()) }},
-		{"s3", s3Remote},
+		{"s3", cachetest.S3Remote},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			remote := r.url(t)
