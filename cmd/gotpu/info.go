@@ -28,7 +28,14 @@ type infoReport struct {
 	Mode        string       `json:"mode"`
 	Environment []envVar     `json:"environment"`
 	Devices     []deviceInfo `json:"devices"`
+	// Plugins lists the PJRT plugins (builds with the pjrt tag; absent
+	// otherwise): name, loaded, path, platform, versions, devices, error.
+	Plugins any `json:"pjrt_plugins,omitempty"`
 }
+
+// infoPlugins, when set (by the pjrt build), reports the PJRT plugins for
+// gotpu info: the JSON value and one text line per plugin.
+var infoPlugins func() (any, []string)
 
 type envVar struct {
 	Name  string `json:"name"`
@@ -83,6 +90,9 @@ func collectInfo() infoReport {
 			})
 		}
 	}
+	if infoPlugins != nil {
+		r.Plugins, _ = infoPlugins()
+	}
 	return r
 }
 
@@ -97,6 +107,13 @@ func writeInfo(w io.Writer, r infoReport) {
 			mem = fmt.Sprintf("%.1f GiB", float64(d.MemoryBytes)/(1<<30))
 		}
 		fmt.Fprintf(w, "  %-10s %-28s memory %-10s precision %-8s async %v\n", d.Name, d.Description, mem, d.DefaultPrecision, d.Async)
+	}
+	if infoPlugins != nil {
+		_, lines := infoPlugins()
+		fmt.Fprintln(w, "pjrt plugins:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 	fmt.Fprintln(w, "environment:")
 	for _, e := range r.Environment {
@@ -120,7 +137,8 @@ the environment.
 With --json, one object with the stable keys: version, go_version, os, arch,
 num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, mode, environment [{name, value, set}],
 devices [{name, description, memory_bytes, default_precision, async, features,
-allocated_bytes, reserved_bytes, peak_allocated_bytes}].`,
+allocated_bytes, reserved_bytes, peak_allocated_bytes}], and in builds with the pjrt tag
+pjrt_plugins [{name, loaded, path, platform, platform_version, api_version, devices, error}].`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := collectInfo()
