@@ -307,6 +307,10 @@ func load(name, path string) (*Plugin, error) {
 	if n == 0 {
 		return fail(fmt.Errorf("%w: %s (platform %s) found no %s device on this machine", ErrNoDevices, path, p.Platform, name))
 	}
+	// One process per accelerator device: the host lock first.
+	if _, err := lockDevices(name, int(n)); err != nil {
+		return fail(err)
+	}
 	p.devices = append([]*C.PJRT_Device(nil), unsafe.Slice(devs, int(n))...)
 	for _, d := range p.devices {
 		var id C.int
