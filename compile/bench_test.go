@@ -8,25 +8,16 @@ import (
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
+	"github.com/gotpu/gotpu/train"
 )
-
-// mnistMLP is the MNIST MLP's shape (784-512-256-10).
-type mnistMLP struct {
-	nn.Base
-	fc1, fc2, fc3 *nn.Linear
-}
 
 func newMNISTStep() (func(in ...*tensor.Tensor) []*tensor.Tensor, *tensor.Tensor, *tensor.Tensor) {
 	tensor.ManualSeed(1)
-	m := &mnistMLP{fc1: nn.NewLinear(cpu, 784, 512, true), fc2: nn.NewLinear(cpu, 512, 256, true), fc3: nn.NewLinear(cpu, 256, 10, true)}
-	m.RegisterModule("fc1", m.fc1)
-	m.RegisterModule("fc2", m.fc2)
-	m.RegisterModule("fc3", m.fc3)
+	m := train.NewMLP(cpu)
 	opt := optim.NewAdamW(optim.Params(nn.Parameters(m)), 1e-3)
 	step := func(in ...*tensor.Tensor) []*tensor.Tensor {
 		opt.ZeroGrad()
-		h := m.fc2.Forward(m.fc1.Forward(in[0]).Relu()).Relu()
-		loss := tensor.CrossEntropy(m.fc3.Forward(h), in[1], tensor.CrossEntropyOpts{})
+		loss := tensor.CrossEntropy(m.Forward(in[0]), in[1], tensor.CrossEntropyOpts{})
 		loss.Backward()
 		opt.Step()
 		return []*tensor.Tensor{loss}

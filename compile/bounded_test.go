@@ -3,6 +3,7 @@ package compile_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gotpu/gotpu/compile"
@@ -45,7 +46,7 @@ func TestBoundedDimsCompileOnce(t *testing.T) {
 			t.Fatalf("T=%d: %v", T, err)
 		}
 		for i := range want {
-			if gs, ws := got[i].Shape(), want[i].Shape(); !equalInts(gs, ws) {
+			if gs, ws := got[i].Shape(), want[i].Shape(); !slices.Equal(gs, ws) {
 				t.Fatalf("T=%d output %d: shape %v, want %v", T, i, gs, ws)
 			}
 			gv, wv := got[i].Float64s(), want[i].Float64s()
@@ -74,16 +75,4 @@ func TestBoundedDimUnsupportedOp(t *testing.T) {
 	if _, err := fn.Call(tensor.Ones(cpu, dtype.F32, 2, 9)); err == nil {
 		t.Fatal("a length above the bound must be an error")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

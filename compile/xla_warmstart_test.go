@@ -11,6 +11,7 @@ import (
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
+	"github.com/gotpu/gotpu/train"
 )
 
 // TestXLAWarmStart measures, on XLA's CPU plugin, the MNIST MLP training
@@ -23,15 +24,11 @@ func TestXLAWarmStart(t *testing.T) {
 	}
 	dev := tensor.MustDevice("xla")
 	tensor.ManualSeed(1)
-	m := &mnistMLP{fc1: nn.NewLinear(dev, 784, 512, true), fc2: nn.NewLinear(dev, 512, 256, true), fc3: nn.NewLinear(dev, 256, 10, true)}
-	m.RegisterModule("fc1", m.fc1)
-	m.RegisterModule("fc2", m.fc2)
-	m.RegisterModule("fc3", m.fc3)
+	m := train.NewMLP(dev)
 	opt := optim.NewSGD([]*optim.Group{{Params: nn.Parameters(m), Options: map[string]float64{"momentum": 0.9}}}, 0.01)
 	step := func(in ...*tensor.Tensor) []*tensor.Tensor {
 		opt.ZeroGrad()
-		h := m.fc2.Forward(m.fc1.Forward(in[0]).Relu()).Relu()
-		loss := tensor.CrossEntropy(m.fc3.Forward(h), in[1], tensor.CrossEntropyOpts{})
+		loss := tensor.CrossEntropy(m.Forward(in[0]), in[1], tensor.CrossEntropyOpts{})
 		loss.Backward()
 		opt.Step()
 		return []*tensor.Tensor{loss}

@@ -166,7 +166,7 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		if needGrad && len(d.Inplace) > 0 {
 			preserveSaved(d, in)
 		}
-		out := launch(path, d, in, na, outMeta, dev, be)
+		out := launch(path, d, in, na, outMeta, dev, be, lz)
 		if needGrad {
 			record(d, na, in, out)
 		}
@@ -329,8 +329,10 @@ func contiguous(path string, t *Tensor) *Tensor {
 	return apply(path, "copy", []*Tensor{t}, nil)[0]
 }
 
-func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta, dev device.Device, be device.Backend) []*Tensor {
-	if lz := lazyContextFor(dev, be); lz != nil {
+// launch runs d now, or records it into lz (the caller's lazyContextFor)
+// when that is not nil.
+func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta, dev device.Device, be device.Backend, lz *lazyCtx) []*Tensor {
+	if lz != nil {
 		return lz.record(path, d, in, a, outMeta)
 	}
 	debug := CurrentMode() == Debug

@@ -256,23 +256,17 @@ func (c *lazyCtx) viewOf(sv *ir.Value, t *Tensor) *ir.Value {
 		if slices.Equal(l.Shape, sv.Meta.Shape) {
 			return sv
 		}
-		return c.addView(sv, "reshape", op.Attrs{"shape": slices.Clone(l.Shape)}, l.Shape)
+		return c.addView(sv, "reshape", op.Attrs{"shape": slices.Clone(l.Shape)})
 	}
-	return c.addView(sv, "as_strided", op.Attrs{"shape": slices.Clone(l.Shape), "strides": slices.Clone(l.Strides), "offset": l.Offset}, l.Shape)
+	return c.addView(sv, "as_strided", op.Attrs{"shape": slices.Clone(l.Shape), "strides": slices.Clone(l.Strides), "offset": l.Offset})
 }
 
-func (c *lazyCtx) addView(v *ir.Value, name string, a op.Attrs, shape []int) *ir.Value {
-	d := op.MustLookup(name)
-	na, err := d.Normalize(a)
-	if err != nil {
-		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("internal: %s attrs: %v", name, err)})
-	}
-	n := c.g.AddNode(d, na, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(shape), DType: v.Meta.DType}})
-	c.seq.add(n)
+func (c *lazyCtx) addView(v *ir.Value, name string, a op.Attrs) *ir.Value {
+	out := c.addOp(name, a, v)
 	if c.bs != nil {
-		c.viewMask(v, d, na, n.Out[0])
+		c.viewMask(v, out.Def.Op, out.Def.Attrs, out)
 	}
-	return n.Out[0]
+	return out
 }
 
 func layoutKey(l op.Layout) string {

@@ -13,7 +13,6 @@ import (
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/ir"
-	"github.com/gotpu/gotpu/op"
 )
 
 // ProgramRequest asks a ProgramProvider for the compiled form of a graph.
@@ -251,9 +250,3 @@ func logFlush(s FlushStats) {
 	Logf("fuse", "flush reason=%s device=%s nodes=%d outputs=%d fingerprint=%.16s tier=%s compile=%s run=%s",
 		s.Reason, s.Device, s.Nodes, s.Outputs, s.Fingerprint, s.Tier, s.Compile, s.Run)
 }
-
-// isDynamicNode reports whether n carries dynamic attributes.
-func isDynamicNode(n *ir.Node) bool { return n.Op != nil && len(n.Op.DynamicAttrs()) > 0 }
-
-var _ = isDynamicNode
-var _ = op.Numel

@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -287,17 +288,10 @@ func TestTraceWritesBack(t *testing.T) {
 		for _, v := range w.Float32s() {
 			sum += v
 		}
-		if got := res[0].Item(); abs(got-float64(sum)) > 1e-5 {
+		if got := res[0].Item(); math.Abs(got-float64(sum)) > 1e-5 {
 			t.Fatalf("step %d: returned sum %v, want %v", step, got, sum)
 		}
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 func backendFor(t *testing.T, dev device.Device) device.Backend {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
+	"github.com/gotpu/gotpu/train"
 )
 
 // fuseReport is `gotpu bench fuse --json`. Keys are stable.
@@ -181,7 +183,7 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 		inMode("mlp_block", "fused", tensor.Fused, dev, block))
 
 	// mnist_step
-	mk := func() func(in ...*tensor.Tensor) []*tensor.Tensor { return mnistStep(dev) }
+	mk := func() func(in ...*tensor.Tensor) []*tensor.Tensor { return mnistStep(dev, nil) }
 	xs := randn(64, 784)
 	ys := make([]int64, 64)
 	for i := range ys {
@@ -211,7 +213,7 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 	}
 	med := map[string]float64{}
 	for _, r := range res {
-		part, impl, _ := cutSlash(r.Impl)
+		part, impl, _ := strings.Cut(r.Impl, "/")
 		rep.Results = append(rep.Results, fuseResult{Part: part, Impl: impl, MedianS: r.MedianS, MinS: r.MinS, TimesS: r.TimesS})
 		med[r.Impl] = r.MedianS
 	}
@@ -273,15 +275,6 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 	return rep, nil
 }
 
-func cutSlash(s string) (string, string, bool) {
-	for i := range len(s) {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
-
 // peakBytes runs f and returns the peak of allocated device memory above
 // what was allocated before.
 func peakBytes(dev device.Device, f func()) (int64, error) {
@@ -312,23 +305,20 @@ func peakBytes(dev device.Device, f func()) (int64, error) {
 	return be.MemStats(dev.Index).PeakAllocated - before, nil
 }
 
-// mnistMLP is the MNIST MLP (784-512-256-10) for the step benchmark.
-type mnistMLP struct {
-	nn.Base
-	fc1, fc2, fc3 *nn.Linear
-}
-
-// mnistStep returns one AdamW training step of a fresh MNIST MLP.
-func mnistStep(dev device.Device) func(in ...*tensor.Tensor) []*tensor.Tensor {
-	m := &mnistMLP{fc1: nn.NewLinear(dev, 784, 512, true), fc2: nn.NewLinear(dev, 512, 256, true), fc3: nn.NewLinear(dev, 256, 10, true)}
-	m.RegisterModule("fc1", m.fc1)
-	m.RegisterModule("fc2", m.fc2)
-	m.RegisterModule("fc3", m.fc3)
-	opt := optim.NewAdamW(optim.Params(nn.Parameters(m)), 1e-3)
+// mnistStep returns one training step of a fresh MNIST MLP (train.NewMLP)
+// on dev with the optimizer newOpt makes (AdamW lr 1e-3 when nil).
+func mnistStep(dev device.Device, newOpt func([]*tensor.Tensor) optim.Optimizer) func(in ...*tensor.Tensor) []*tensor.Tensor {
+	m := train.NewMLP(dev)
+	params := nn.Parameters(m)
+	var opt optim.Optimizer
+	if newOpt != nil {
+		opt = newOpt(params)
+	} else {
+		opt = optim.NewAdamW(optim.Params(params), 1e-3)
+	}
 	return func(in ...*tensor.Tensor) []*tensor.Tensor {
 		opt.ZeroGrad()
-		h := m.fc2.Forward(m.fc1.Forward(in[0]).Relu()).Relu()
-		loss := tensor.CrossEntropy(m.fc3.Forward(h), in[1], tensor.CrossEntropyOpts{})
+		loss := tensor.CrossEntropy(m.Forward(in[0]), in[1], tensor.CrossEntropyOpts{})
 		loss.Backward()
 		opt.Step()
 		return []*tensor.Tensor{loss}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,6 @@ import (
 	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
-	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -106,7 +106,9 @@ func runXLABench(ctx context.Context, threads int, tm kernels.Timing, gemmN, cha
 		steps = append(steps, inMode("gemm", name, tensor.Strict, dev, func() *tensor.Tensor { return a.Matmul(b) }))
 		x, ca, cb, cc := randn(chainN), randn(chainN), randn(chainN), randn(chainN)
 		steps = append(steps, inMode("chain", name, tensor.Fused, dev, func() *tensor.Tensor { return x.Mul(ca).Add(cb).Gelu().Mul(cc) }))
-		step := compile.Fn(sgdStep(dev), compile.Name("bench-xla-"+name))
+		step := compile.Fn(mnistStep(dev, func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewSGD([]*optim.Group{{Params: p, Options: map[string]float64{"momentum": 0.9}}}, 0.01)
+		}), compile.Name("bench-xla-"+name))
 		xs := randn(64, 784)
 		ys := make([]int64, 64)
 		for i := range ys {
@@ -128,7 +130,7 @@ func runXLABench(ctx context.Context, threads int, tm kernels.Timing, gemmN, cha
 	}
 	med := map[string]float64{}
 	for _, r := range res {
-		part, impl, _ := cutSlash(r.Impl)
+		part, impl, _ := strings.Cut(r.Impl, "/")
 		rep.Results = append(rep.Results, fuseResult{Part: part, Impl: impl, MedianS: r.MedianS, MinS: r.MinS, TimesS: r.TimesS})
 		med[r.Impl] = r.MedianS
 	}
@@ -143,21 +145,4 @@ func runXLABench(ctx context.Context, threads int, tm kernels.Timing, gemmN, cha
 func gotpuDevice(name string) (device.Device, error) {
 	d, _, err := device.Get(name)
 	return d, err
-}
-
-// sgdStep returns one SGD (momentum 0.9) training step of a fresh MNIST MLP.
-func sgdStep(dev device.Device) func(in ...*tensor.Tensor) []*tensor.Tensor {
-	m := &mnistMLP{fc1: nn.NewLinear(dev, 784, 512, true), fc2: nn.NewLinear(dev, 512, 256, true), fc3: nn.NewLinear(dev, 256, 10, true)}
-	m.RegisterModule("fc1", m.fc1)
-	m.RegisterModule("fc2", m.fc2)
-	m.RegisterModule("fc3", m.fc3)
-	opt := optim.NewSGD([]*optim.Group{{Params: nn.Parameters(m), Options: map[string]float64{"momentum": 0.9}}}, 0.01)
-	return func(in ...*tensor.Tensor) []*tensor.Tensor {
-		opt.ZeroGrad()
-		h := m.fc2.Forward(m.fc1.Forward(in[0]).Relu()).Relu()
-		loss := tensor.CrossEntropy(m.fc3.Forward(h), in[1], tensor.CrossEntropyOpts{})
-		loss.Backward()
-		opt.Step()
-		return []*tensor.Tensor{loss}
-	}
 }
