@@ -85,6 +85,14 @@ func emitStrided(b hb, x HLOValue, l Layout) HLOValue {
 		return b.dense(withShape(x.Type, l.Shape), "")
 	}
 	flat := b.reshape(x, []int{Numel(x.Type.Shape)})
+	r := len(l.Shape)
+	idx := b.reshape(stridedIndex(b, l), append(slices.Clone(l.Shape), 1))
+	return b.gather(flat, idx, gatherDims{Collapsed: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: r}, []int{1}, l.Shape)
+}
+
+// stridedIndex emits the i64 tensor of shape l.Shape holding, at each
+// position, the flat element index layout l selects (offset + Σ i·stride).
+func stridedIndex(b hb, l Layout) HLOValue {
 	idx := b.konst(HLOType{Shape: slices.Clone(l.Shape), Elem: "i64"}, int64(l.Offset))
 	for k, n := range l.Shape {
 		if n > 1 && l.Strides[k] != 0 {
@@ -92,9 +100,7 @@ func emitStrided(b hb, x HLOValue, l Layout) HLOValue {
 			idx = b.bin("add", idx, t)
 		}
 	}
-	r := len(l.Shape)
-	idx = b.reshape(idx, append(slices.Clone(l.Shape), 1))
-	return b.gather(flat, idx, gatherDims{Collapsed: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: r}, []int{1}, l.Shape)
+	return idx
 }
 
 func init() {

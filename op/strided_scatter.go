@@ -72,41 +72,20 @@ func checkStridedView(name string, base []int, a Attrs) error {
 	return nil
 }
 
-// stridedPositions lists, row-major over shape, the flat element positions
-// the view (shape, strides, offset) selects.
-func stridedPositions(shape, strides []int, offset int) []int {
-	pos := make([]int, 0, Numel(shape))
-	idx := make([]int, len(shape))
-	for n := Numel(shape); n > 0; n-- {
-		p := offset
-		for d, i := range idx {
-			p += i * strides[d]
-		}
-		pos = append(pos, p)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return pos
-}
-
 func init() {
-	// The view's flat positions are static (attributes), so the emitter
-	// flattens input, scatters src's elements at a constant index list and
+	// The emitter flattens input, scatters src's elements at the flat
+	// positions the view selects (the index as_strided's gather uses) and
 	// reshapes back.
 	DefStableHLO("as_strided_scatter", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
-		pos := stridedPositions(a.Ints("shape"), a.Ints("strides"), a.Int("offset"))
-		if len(pos) == 0 {
+		l := Layout{Shape: a.Ints("shape"), Strides: a.Ints("strides"), Offset: a.Int("offset")}
+		m := Numel(l.Shape)
+		if m == 0 {
 			return in[0], nil
 		}
 		n := Numel(in[0].Type.Shape)
 		x := b.reshape(in[0], []int{n})
-		src := b.reshape(in[1], []int{len(pos)})
-		idx := b.ints("i64", []int{len(pos), 1}, pos)
+		src := b.reshape(in[1], []int{m})
+		idx := b.reshape(stridedIndex(b, l), []int{m, 1})
 		res := b.scatter(x, idx, src, scatterDims{InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}, nil)
 		return b.reshape(res, out.Shape), nil
 	}))
