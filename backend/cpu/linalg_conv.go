@@ -50,6 +50,10 @@ func convolutionKernel(c *Call) error {
 				toT: widen32, fromT: narrow32, plain: true})
 			break
 		}
+		if isHighest(prec) && convFastOK(p) {
+			runConvFast(c, p)
+			break
+		}
 		if isHighest(prec) {
 			id := []func(float32) float32{idF32}
 			runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id, toT: idF32, fromT: idF32, plain: true, tile: t})

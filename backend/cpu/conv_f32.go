@@ -1,0 +1,388 @@
+package cpu
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gotpu/gotpu/op"
+)
+
+// The fast f32 convolution (precision highest, register-tiled level): an
+// implicit im2col packed straight into the GEMM micro-kernel's B panels.
+//
+// A convolution of one group is the product
+//
+//	C[co, (n, o)] = sum over k = (ci, kh, kw) of W[co, k] * X[n, ci, o*s + kk*d - pad]
+//
+// with M = Cout/groups rows, K = Cin/groups*KH*KW, and columns (image,
+// output position) over all images at once: a 56x56 image gives thousands
+// of columns, and the weight gradient's convolution (see op's
+// convWeightGrad: a 56x56 "kernel", 3x3 outputs, the batch as channels)
+// still gets hundreds by batching its images. The input is first copied
+// once into a zero-padded buffer (skipped when there is no padding), so a
+// B element is src[kOff[k] + colOff[j]]: separable offsets, no per-element
+// bounds logic. For stride 1 along W the columns run over a "wide" grid —
+// every padded input column of an output row, the last (KW-1)*DW of them
+// discarded — so the 16 columns of a B panel are one contiguous run of the
+// padded input and packing a k step is a 64-byte copy; otherwise a panel
+// is gathered through its column offsets.
+//
+// The weights (A) are packed once per call into 6-row panels. Work units
+// are (group, block of columns); each thread packs its unit's B block one
+// k block at a time and runs the 6x16 assembly kernel into a private C
+// block, the full M rows tall (padded rows and columns included, so there
+// are no edge tiles), then scatters the valid columns into NCHW output
+// adding the bias. Each output element is one FMA chain over k in (ci, kh,
+// kw) order followed by the bias: bit for bit the generic im2col path
+// (runConv), which tests rely on.
+//
+// A stride-1 transposed convolution (the input gradient of a stride-1
+// convolution) is the forward convolution of its input with the flipped,
+// in/out-swapped weight and padding effK-1-pad; strided transposed
+// convolutions keep the generic path.
+
+// convGeom is a 2-d convolution (1-d ones have H = KH = OH = 1) in the
+// forward form the fast path computes: weights [Cout, Cin/groups, KH, KW].
+type convGeom struct {
+	n, cin, cout, groups   int
+	h, w, kh, kw, oh, ow   int
+	sh, sw, dh, dw         int
+	padT, padL             int // rows/columns of zeros before the input (may be negative: cropped)
+	cinG, coutG, kdim, lin int // lin = h*w
+}
+
+// convFastOK reports whether the fast path takes p (f32 at highest is the
+// caller's check): 1-d or 2-d, and not a strided transposed convolution.
+func convFastOK(p op.ConvParams) bool {
+	if tileF32() != asmTileF32 || asmTileF32 == nil || len(p.In) < 1 || len(p.In) > 2 {
+		return false
+	}
+	if p.Transposed {
+		for _, s := range p.Stride {
+			if s != 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// geomOf converts resolved parameters to the forward 2-d geometry.
+func geomOf(p op.ConvParams) convGeom {
+	two := func(v []int, i int) (int, int) {
+		if len(v) == 1 {
+			return i, v[0]
+		}
+		return v[0], v[1]
+	}
+	g := convGeom{n: p.N, cin: p.Cin, cout: p.Cout, groups: p.Groups}
+	g.h, g.w = two(p.In, 1)
+	g.kh, g.kw = two(p.Kernel, 1)
+	g.oh, g.ow = two(p.Out, 1)
+	g.sh, g.sw = two(p.Stride, 1)
+	g.dh, g.dw = two(p.Dilation, 1)
+	lo, lw := two(p.PadLo, 0)
+	if p.Transposed {
+		// Forward form of a stride-1 transposed convolution: low padding
+		// effK-1-pad.
+		lo = g.dh*(g.kh-1) - lo
+		lw = g.dw*(g.kw-1) - lw
+	}
+	g.padT, g.padL = lo, lw
+	g.cinG, g.coutG = g.cin/g.groups, g.cout/g.groups
+	g.kdim = g.cinG * g.kh * g.kw
+	g.lin = g.h * g.w
+	return g
+}
+
+// flipTransposedWeight returns the forward-form weight of a stride-1
+// transposed convolution: wf[g*coutG+co, ci, a, b] = w[g*cinG+ci, co, KH-1-a, KW-1-b].
+func flipTransposedWeight(dst, w []float32, g convGeom) {
+	kp := g.kh * g.kw
+	for gi := 0; gi < g.groups; gi++ {
+		for co := 0; co < g.coutG; co++ {
+			for ci := 0; ci < g.cinG; ci++ {
+				d := dst[((gi*g.coutG+co)*g.cinG+ci)*kp:][:kp]
+				s := w[((gi*g.cinG+ci)*g.coutG+co)*kp:][:kp]
+				for t := range d {
+					d[t] = s[kp-1-t]
+				}
+			}
+		}
+	}
+}
+
+// convF32 runs the fast path: out = conv(x, w) + bias for the forward-form
+// geometry g (bias may be nil). x, w and out start at their first element.
+func convF32(x, w, bias, out []float32, g convGeom) {
+	L := g.oh * g.ow
+	if g.n == 0 || g.cout == 0 || L == 0 {
+		return
+	}
+	if g.kdim == 0 {
+		for i := 0; i < g.n*g.cout; i++ {
+			var b float32
+			if bias != nil {
+				b = bias[i%g.cout]
+			}
+			o := out[i*L : (i+1)*L]
+			for j := range o {
+				o[j] = b
+			}
+		}
+		return
+	}
+	t := asmTileF32
+	const mr, nr = 6, 16
+	effH, effW := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
+	// Extent of the input the outputs read, in padded coordinates.
+	hp, wp := (g.oh-1)*g.sh+effH, (g.ow-1)*g.sw+effW
+	src := x
+	rs, ps := g.w, g.lin // row and plane strides of src
+	var pbuf *[]byte
+	if g.padT != 0 || g.padL != 0 || hp > g.h || wp > g.w {
+		ps, rs = hp*wp, wp
+		pbuf = getScratch((g.n*g.cin*ps + 16) * 4)
+		src = as[float32](*pbuf)[: g.n*g.cin*ps : g.n*g.cin*ps]
+		padPlanes(src, x, g, hp, wp)
+	}
+	defer func() {
+		if pbuf != nil {
+			putScratch(pbuf)
+		}
+	}()
+	// Columns: (image, position) on the wide grid (stride 1 along W, little
+	// waste) or the compact one.
+	wide := g.sw == 1 && (rs-g.ow)*8 <= rs
+	lc := L
+	if wide {
+		lc = (g.oh-1)*rs + g.ow
+	}
+	ncols := g.n * lc
+	colOff := make([]int, ncols)
+	outIdx := make([]int, ncols) // -1: a wide column past the row's end
+	img := g.cin * ps
+	for n := 0; n < g.n; n++ {
+		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
+		for o := range co {
+			var r, c int
+			if wide {
+				r, c = o/rs, o%rs
+			} else {
+				r, c = o/g.ow, o%g.ow
+			}
+			co[o] = n*img + r*g.sh*rs + c*g.sw
+			oi[o] = -1
+			if c < g.ow {
+				oi[o] = n*g.cout*L + r*g.ow + c
+			}
+		}
+	}
+	kp := g.kh * g.kw
+	kOff := make([]int, g.kdim)
+	for ci := 0; ci < g.cinG; ci++ {
+		for a := 0; a < g.kh; a++ {
+			for b := 0; b < g.kw; b++ {
+				kOff[ci*kp+a*g.kw+b] = ci*ps + a*g.dh*rs + b*g.dw
+			}
+		}
+	}
+	// K blocks of at most the tile's kc, balanced.
+	nkb := ceilDiv(g.kdim, t.kc)
+	kcb := ceilDiv(g.kdim, nkb)
+	mpad := roundUp(g.coutG, mr)
+	// Pack A (all groups): block kb of group gi at (gi*nkb+kb)*mpad*kcb,
+	// panel i at +i*mr*kc, element (k, r) at +k*mr+r.
+	asz := g.groups * nkb * mpad * kcb
+	// Columns per unit: up to 16 panels, fewer when that leaves the
+	// threads too few units.
+	cost := g.n * g.cout * L * g.kdim
+	nw := gemmWorkers(cost)
+	npan := ceilDiv(ncols, nr)
+	ppu := min(16, max(1, ceilDiv(npan*g.groups, 4*nw)))
+	ncb := ppu * nr
+	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
+	bsz, csz := kcb*ncb, mpad*ldc
+	abuf := getScratch((asz + 16) * 4)
+	defer putScratch(abuf)
+	apack := alignF32(as[float32](*abuf), asz)
+	packConvA(apack, w, g, nkb, kcb, mpad)
+	ublk := ceilDiv(ncols, ncb)
+	units := g.groups * ublk
+	tbuf := getScratch((nw*(bsz+csz+32) + 16) * 4)
+	defer putScratch(tbuf)
+	tall := as[float32](*tbuf)
+	var next atomic.Int64
+	gemmParallel(min(nw, units), nil, func(tid, _ int) {
+		off := tid * (bsz + csz + 32)
+		bb := alignF32(tall[off:], bsz)
+		cb := alignF32(tall[off+bsz+16:], csz)
+		for {
+			u := int(next.Add(1) - 1)
+			if u >= units {
+				return
+			}
+			gi, j0 := u/ublk, (u%ublk)*ncb
+			nc := min(ncb, ncols-j0)
+			pn := ceilDiv(nc, nr)
+			base := gi * g.cinG * ps
+			for kb := 0; kb < nkb; kb++ {
+				k0 := kb * kcb
+				kc := min(kcb, g.kdim-k0)
+				for q := 0; q < pn; q++ {
+					packConvB(bb[q*nr*kc:(q+1)*nr*kc], src, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)])
+				}
+				ab := apack[(gi*nkb+kb)*mpad*kcb:]
+				load := 0
+				if kb > 0 {
+					load = 1
+				}
+				for q := 0; q < pn; q++ {
+					bp := &bb[q*nr*kc]
+					for ir := 0; ir < mpad; ir += mr {
+						c := &cb[ir*ldc+q*nr]
+						pf := c
+						if ir+mr < mpad {
+							pf = &cb[(ir+mr)*ldc+q*nr]
+						}
+						t.kern(kc, &ab[ir*kc], bp, c, ldc, pf, load)
+					}
+				}
+			}
+			// Scatter the valid columns into the output, adding the bias.
+			oidx := outIdx[j0 : j0+nc]
+			for co := 0; co < g.coutG; co++ {
+				oc := gi*g.coutG + co
+				var bv float32
+				if bias != nil {
+					bv = bias[oc]
+				}
+				row := cb[co*ldc : co*ldc+nc]
+				ch := oc * L
+				for j, v := range row {
+					if o := oidx[j]; o >= 0 {
+						out[o+ch] = v + bv
+					}
+				}
+			}
+		}
+	})
+}
+
+// alignF32 returns n elements of buf starting at the first 64-byte
+// boundary (buf must have 15 elements of slack).
+func alignF32(buf []float32, n int) []float32 {
+	off := 0
+	if r := uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % gemmAlign; r != 0 {
+		off = int(gemmAlign-r) / 4
+	}
+	return buf[off : off+n : off+n]
+}
+
+// padPlanes copies every (image, channel) plane of x into dst as an hp x
+// wp plane with g.padT rows and g.padL columns of zeros before it (either
+// negative: that many input rows or columns dropped) and zeros after.
+func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
+	planes := g.n * g.cin
+	parallelFor(planes, planes*hp*wp, func(lo, hi int) {
+		// Destination columns [c0, c1) hold input columns [c0-padL, c1-padL).
+		c0, c1 := max(0, g.padL), min(wp, g.w+g.padL)
+		for pl := lo; pl < hi; pl++ {
+			d := dst[pl*hp*wp : (pl+1)*hp*wp]
+			s := x[pl*g.lin : (pl+1)*g.lin]
+			for r := 0; r < hp; r++ {
+				row := d[r*wp : (r+1)*wp]
+				i := r - g.padT
+				if i < 0 || i >= g.h || c0 >= c1 {
+					clear(row)
+					continue
+				}
+				clear(row[:c0])
+				copy(row[c0:c1], s[i*g.w+c0-g.padL:i*g.w+c1-g.padL])
+				clear(row[c1:])
+			}
+		}
+	})
+}
+
+// packConvA packs the weights, per group and k block, into 6-row panels
+// (rows past coutG zero).
+func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int) {
+	const mr = 6
+	for gi := 0; gi < g.groups; gi++ {
+		for kb := 0; kb < nkb; kb++ {
+			k0 := kb * kcb
+			kc := min(kcb, g.kdim-k0)
+			blk := dst[(gi*nkb+kb)*mpad*kcb:]
+			for ir := 0; ir < mpad; ir += mr {
+				panel := blk[ir*kc : (ir+mr)*kc]
+				for r := 0; r < mr; r++ {
+					co := ir + r
+					if co >= g.coutG {
+						for k := 0; k < kc; k++ {
+							panel[k*mr+r] = 0
+						}
+						continue
+					}
+					src := w[(gi*g.coutG+co)*g.kdim+k0:][:kc]
+					for k, v := range src {
+						panel[k*mr+r] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// packConvB packs one 16-column B panel: step k holds src[base+kOff[k]+
+// cols[q]] for the panel's columns q, zero past len(cols). A panel whose
+// columns are one contiguous run is copied 64 bytes per step.
+func packConvB(dst, src []float32, base int, kOff, cols []int) {
+	const nr = 16
+	contig := len(cols) == nr
+	for q := 1; q < len(cols) && contig; q++ {
+		contig = cols[q] == cols[0]+q
+	}
+	if contig {
+		o := base + cols[0]
+		for k, ko := range kOff {
+			*(*[nr]float32)(dst[k*nr : k*nr+nr]) = *(*[nr]float32)(src[o+ko : o+ko+nr])
+		}
+		return
+	}
+	var c [nr]int
+	nc := copy(c[:], cols)
+	for q := range nc {
+		c[q] += base
+	}
+	for k, ko := range kOff {
+		d := (*[nr]float32)(dst[k*nr : k*nr+nr])
+		for q := 0; q < nc; q++ {
+			d[q] = src[ko+c[q]]
+		}
+		for q := nc; q < nr; q++ {
+			d[q] = 0
+		}
+	}
+}
+
+// runConvFast is the convolution kernel's fast f32 path (convFastOK(p)).
+func runConvFast(c *Call, p op.ConvParams) {
+	x := as[float32](c.InB[0][c.In[0].Offset*4:])
+	w := as[float32](c.InB[1][c.In[1].Offset*4:])
+	out := as[float32](c.OutB[0][c.Out[0].Offset*4:])
+	var bias []float32
+	if c.In[2].Buf != nil {
+		bias = as[float32](c.InB[2][c.In[2].Offset*4:])
+	}
+	g := geomOf(p)
+	if p.Transposed {
+		n := g.cout * g.kdim
+		wb := getScratch(n * 4)
+		defer putScratch(wb)
+		wf := as[float32](*wb)[:n]
+		flipTransposedWeight(wf, w, g)
+		w = wf
+	}
+	convF32(x, w, bias, out, g)
+}

@@ -1,0 +1,290 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// convCase is one convolution of the fast-path tests (1-d when len(in) == 1).
+type convCase struct {
+	n, cin, cout, groups int
+	in, k                []int
+	stride, dil          []int
+	padLo, padHi, outPad []int
+	transposed, bias     bool
+}
+
+func (c convCase) String() string {
+	t := ""
+	if c.transposed {
+		t = "T"
+	}
+	return fmt.Sprintf("%sn%d_c%d_o%d_g%d_in%v_k%v_s%v_d%v_p%v-%v_op%v_b%v", t, c.n, c.cin, c.cout, c.groups, c.in, c.k, c.stride, c.dil, c.padLo, c.padHi, c.outPad, c.bias)
+}
+
+// convTestBuf is a device.Buffer standing in for a present optional input.
+type convTestBuf int
+
+func (b convTestBuf) Size() int { return int(b) }
+
+// convRun runs the convolution kernel on c, through the fast path or (old)
+// the generic im2col path, returning the output and its shape.
+func convRun(t *testing.T, c convCase, x, w, b []float32, old bool) ([]float32, op.ConvParams) {
+	t.Helper()
+	a := op.Attrs{"stride": c.stride, "padding": c.padLo, "padding_high": c.padHi, "dilation": c.dil,
+		"groups": c.groups, "transposed": c.transposed, "precision": op.PrecisionHighest}
+	if c.transposed {
+		a["output_padding"] = c.outPad
+	}
+	na, err := op.MustLookup("convolution").Normalize(a)
+	if err != nil {
+		t.Fatalf("%v: normalize: %v", c, err)
+	}
+	xs := append([]int{c.n, c.cin}, c.in...)
+	ws := append([]int{c.cout, c.cin / c.groups}, c.k...)
+	if c.transposed {
+		ws = append([]int{c.cin, c.cout / c.groups}, c.k...)
+	}
+	var bs []int
+	if c.bias {
+		bs = []int{c.cout}
+	}
+	p, err := op.ResolveConv(xs, ws, bs, na)
+	if err != nil {
+		t.Fatalf("%v: resolve: %v", c, err)
+	}
+	out := make([]float32, max(op.Numel(p.Shape()), 1))
+	bop := device.Operand{DType: dtype.F32}
+	bb := []byte{}
+	if c.bias {
+		bop = device.Operand{Buf: convTestBuf(4 * len(b)), DType: dtype.F32, Layout: op.Contiguous(bs)}
+		bb = bytesOf(b)
+	}
+	call := &Call{
+		Launch: &device.Launch{Attrs: na,
+			In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous(xs)}, {DType: dtype.F32, Layout: op.Contiguous(ws)}, bop},
+			Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous(p.Shape())}},
+		},
+		InB:  [][]byte{bytesOf(x), bytesOf(w), bb},
+		OutB: [][]byte{bytesOf(out)},
+	}
+	if old {
+		id := []func(float32) float32{idF32}
+		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
+			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+	} else if err := convolutionKernel(call); err != nil {
+		t.Fatalf("%v: %v", c, err)
+	}
+	return out[:op.Numel(p.Shape())], p
+}
+
+// convNaive is a direct float64 loop (2-d form; 1-d has H = 1): the
+// output and the sum of the absolute values of its terms.
+func convNaive(p op.ConvParams, x, w, b []float32) (ref, mag []float64) {
+	two := func(v []int, d int) (int, int) {
+		if len(v) == 1 {
+			return d, v[0]
+		}
+		return v[0], v[1]
+	}
+	H, W := two(p.In, 1)
+	KH, KW := two(p.Kernel, 1)
+	OH, OW := two(p.Out, 1)
+	SH, SW := two(p.Stride, 1)
+	DH, DW := two(p.Dilation, 1)
+	PH, PW := two(p.PadLo, 0)
+	cinG, coutG := p.Cin/p.Groups, p.Cout/p.Groups
+	ref = make([]float64, p.N*p.Cout*OH*OW)
+	mag = make([]float64, len(ref))
+	for n := 0; n < p.N; n++ {
+		for g := 0; g < p.Groups; g++ {
+			for ci := 0; ci < cinG; ci++ {
+				for co := 0; co < coutG; co++ {
+					for a := 0; a < KH; a++ {
+						for bb := 0; bb < KW; bb++ {
+							var wv float64
+							if p.Transposed {
+								wv = float64(w[(((g*cinG+ci)*coutG+co)*KH+a)*KW+bb])
+							} else {
+								wv = float64(w[(((g*coutG+co)*cinG+ci)*KH+a)*KW+bb])
+							}
+							if p.Transposed {
+								for i := 0; i < H; i++ {
+									for j := 0; j < W; j++ {
+										oi, oj := i*SH-PH+a*DH, j*SW-PW+bb*DW
+										if oi < 0 || oi >= OH || oj < 0 || oj >= OW {
+											continue
+										}
+										v := float64(x[((n*p.Cin+g*cinG+ci)*H+i)*W+j]) * wv
+										o := ((n*p.Cout+g*coutG+co)*OH+oi)*OW + oj
+										ref[o] += v
+										mag[o] += math.Abs(v)
+									}
+								}
+								continue
+							}
+							for oi := 0; oi < OH; oi++ {
+								for oj := 0; oj < OW; oj++ {
+									i, j := oi*SH-PH+a*DH, oj*SW-PW+bb*DW
+									if i < 0 || i >= H || j < 0 || j >= W {
+										continue
+									}
+									v := float64(x[((n*p.Cin+g*cinG+ci)*H+i)*W+j]) * wv
+									o := ((n*p.Cout+g*coutG+co)*OH+oi)*OW + oj
+									ref[o] += v
+									mag[o] += math.Abs(v)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if b != nil {
+		for i := range ref {
+			ref[i] += float64(b[i/(OH*OW)%p.Cout])
+			mag[i] += math.Abs(float64(b[i/(OH*OW)%p.Cout]))
+		}
+	}
+	return ref, mag
+}
+
+func convRand(r *rand.Rand, n int) []float32 {
+	s := make([]float32, max(n, 1))
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s[:n]
+}
+
+// convCases is the table: sizes 1, 7, 15, 16, 17, 33 and ragged shapes,
+// strides 1-2, padding 0-2 (asymmetric too), dilation 1-2, groups 1, 2
+// and depthwise, 1-d and 2-d, forward and transposed (the input
+// gradient's form) and the weight gradient's form (a large kernel, a
+// small output, the batch as channels).
+func convCases() []convCase {
+	l := func(v ...int) []int { return v }
+	var cs []convCase
+	for _, sz := range []int{1, 7, 15, 16, 17, 33} {
+		for _, st := range []int{1, 2} {
+			for _, pd := range []int{0, 1, 2} {
+				for _, dl := range []int{1, 2} {
+					k := 3
+					if sz+2*pd < dl*(k-1)+1 {
+						k = 1
+					}
+					co := []int{1, 7, 16, 17}[(sz+pd+st)%4]
+					cs = append(cs,
+						convCase{n: 2, cin: 3, cout: co, groups: 1, in: l(sz, sz+3), k: l(k, 2), stride: l(st), dil: l(dl), padLo: l(pd), padHi: l(pd), bias: pd == 1},
+						convCase{n: 1, cin: 4, cout: 6, groups: 2, in: l(sz + 2), k: l(k), stride: l(st), dil: l(dl), padLo: l(pd), padHi: l(pd), bias: true},
+					)
+					if st == 1 {
+						// Transposed (stride 1: the fast path's form; output
+						// size (in-1) - padLo - padHi + effK must be positive).
+						for _, tc := range []convCase{
+							{n: 2, cin: 5, cout: co, groups: 1, in: l(sz, sz+1), k: l(k, 3), stride: l(1), dil: l(dl), padLo: l(min(pd, dl*(k-1))), padHi: l(min(pd, 2*dl)), transposed: true, bias: sz == 7},
+							{n: 1, cin: 4, cout: 2, groups: 2, in: l(sz), k: l(k), stride: l(1), dil: l(dl), padLo: l(pd), padHi: l(0), transposed: true},
+						} {
+							if sz-1-tc.padLo[0]-tc.padHi[0]+dl*(k-1)+1 >= 1 {
+								cs = append(cs, tc)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	cs = append(cs,
+		// Depthwise, asymmetric padding, ragged.
+		convCase{n: 3, cin: 8, cout: 8, groups: 8, in: l(9, 13), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1, 0), padHi: l(2, 1), bias: true},
+		convCase{n: 2, cin: 6, cout: 12, groups: 6, in: l(10, 7), k: l(3, 2), stride: l(2, 1), dil: l(1, 2), padLo: l(1), padHi: l(1)},
+		convCase{n: 2, cin: 8, cout: 8, groups: 8, in: l(15, 15), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), transposed: true, bias: true},
+		// 1x1, stride 1 and 2.
+		convCase{n: 3, cin: 33, cout: 17, groups: 1, in: l(7, 9), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
+		convCase{n: 2, cin: 16, cout: 32, groups: 1, in: l(15, 16), k: l(1, 1), stride: l(2), dil: l(1), padLo: l(0), padHi: l(0)},
+		// The weight gradient's convolution: X [Cx, N, H, W], G [Cg, N, OH, OW] as the kernel.
+		convCase{n: 16, cin: 2, cout: 17, groups: 1, in: l(17, 17), k: l(17, 17), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
+		convCase{n: 7, cin: 4, cout: 6, groups: 2, in: l(15, 16), k: l(8, 8), stride: l(2), dil: l(2), padLo: l(1), padHi: l(1)},
+		convCase{n: 5, cin: 3, cout: 9, groups: 1, in: l(33), k: l(31), stride: l(1), dil: l(1), padLo: l(2), padHi: l(2)},
+		// Transposed with output padding and more channels than one k block.
+		convCase{n: 2, cin: 300, cout: 20, groups: 1, in: l(6, 5), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true, bias: true},
+		// Transposed padding beyond effK-1: the forward form crops the input.
+		convCase{n: 2, cin: 3, cout: 4, groups: 1, in: l(9, 11), k: l(3, 2), stride: l(1), dil: l(1), padLo: l(3, 2), padHi: l(1, 0), transposed: true, bias: true},
+		convCase{n: 1, cin: 2, cout: 3, groups: 1, in: l(12), k: l(2), stride: l(1), dil: l(2), padLo: l(4), padHi: l(0), transposed: true},
+		// Empty channels: bias only.
+		convCase{n: 2, cin: 0, cout: 3, groups: 1, in: l(5, 5), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
+	)
+	return cs
+}
+
+// TestConvFastMatches checks the fast f32 path against the generic path
+// (forward: bit for bit, the same FMA chains) and a float64 direct loop
+// (all: within f32 rounding of the terms' magnitude), NaN positions
+// included.
+func TestConvFastMatches(t *testing.T) {
+	if tileF32() == nil {
+		t.Skip("no register-tiled f32 kernel at this CPU level")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range convCases() {
+		for _, withNaN := range []bool{false, true} {
+			name := c.String()
+			if withNaN {
+				name += "_nan"
+			}
+			t.Run(name, func(t *testing.T) {
+				xs := c.n * c.cin
+				for _, v := range c.in {
+					xs *= v
+				}
+				ws := c.cout * max(c.cin/c.groups, 0)
+				for _, v := range c.k {
+					ws *= v
+				}
+				x, w, b := convRand(r, xs), convRand(r, ws), convRand(r, c.cout)
+				if !c.bias {
+					b = nil
+				}
+				if withNaN {
+					if len(x) == 0 {
+						t.Skip("no input elements")
+					}
+					x[r.IntN(len(x))] = float32(math.NaN())
+				}
+				got, p := convRun(t, c, x, w, b, false)
+				if !convFastOK(p) && p.Transposed {
+					t.Fatalf("fast path does not take %v", c)
+				}
+				ref, mag := convNaive(p, x, w, b)
+				for i := range got {
+					g, want := float64(got[i]), ref[i]
+					if math.IsNaN(want) != math.IsNaN(g) {
+						t.Fatalf("out[%d] = %v, want %v (NaN mismatch)", i, g, want)
+					}
+					if math.IsNaN(want) {
+						continue
+					}
+					if tol := 1e-5*mag[i] + 1e-30; math.Abs(g-want) > tol {
+						t.Fatalf("out[%d] = %v, want %v (|diff| %g > %g)", i, g, want, math.Abs(g-want), tol)
+					}
+				}
+				if p.Transposed {
+					return
+				}
+				old, _ := convRun(t, c, x, w, b, true)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(old[i]) && !(got[i] != got[i] && old[i] != old[i]) {
+						t.Fatalf("out[%d] = %v, generic path %v: not bit-identical", i, got[i], old[i])
+					}
+				}
+			})
+		}
+	}
+}
