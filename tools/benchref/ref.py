@@ -4,7 +4,7 @@
     /usr/bin/python3 tools/benchref/ref.py CASE --impl numpy|torch
         [--dtype f32|bf16|medium] [--size N] [--threads N] [--reps N]
         [--warmup N] [--k K] [--batch N] [--channels C] [--cout C]
-        [--kernel K] [--pad P]
+        [--kernel K] [--pad P] [--heads H] [--dim E] [--causal]
 
 Cases and what --size means (the same as `gotpu bench`):
   gemm       n x n @ n x n                  (size n, default 1024)
@@ -15,6 +15,10 @@ Cases and what --size means (the same as `gotpu bench`):
   conv       conv2d x [batch, channels, size, size], w [cout, channels,
              kernel, kernel], padding pad, no bias; forward ("torch") and
              backward to input and weight ("torch.backward")
+  sdpa       attention over q, k, v [batch, heads, size, dim] (L = S = size,
+             default 2048; --batch 1 from gotpu bench): the explicit
+             softmax(q @ kᵀ * dim^-0.5) @ v, -inf above the diagonal with
+             --causal (torch 1.13 has no F.scaled_dot_product_attention)
 
 Dtypes: NumPy always computes in f32 (it has no bf16). PyTorch uses float32
 tensors for f32, bfloat16 tensors for bf16, and for medium float32 tensors
@@ -49,9 +53,9 @@ import platform
 import sys
 import time
 
-CASES = ("gemm", "gemv", "eltwise", "softmax", "layernorm", "conv")
+CASES = ("gemm", "gemv", "eltwise", "softmax", "layernorm", "conv", "sdpa")
 DEFAULT_SIZE = {"gemm": 1024, "gemv": 768, "eltwise": 16 << 20, "softmax": 4096,
-                "layernorm": 4096, "conv": 56}
+                "layernorm": 4096, "conv": 56, "sdpa": 2048}
 
 
 class Unavailable(Exception):
@@ -87,6 +91,9 @@ def parse_args(argv):
     p.add_argument("--cout", type=positive, default=64)
     p.add_argument("--kernel", type=positive, default=3)
     p.add_argument("--pad", type=nonneg, default=1)
+    p.add_argument("--heads", type=positive, default=8)
+    p.add_argument("--dim", type=positive, default=64)
+    p.add_argument("--causal", action="store_true")
     p.add_argument("--serve", action="store_true",
                    help='answer "run <impl>" lines on stdin with {"t": seconds}, for interleaved timing')
     a = p.parse_args(argv)
@@ -192,6 +199,16 @@ def run_torch(a):
     elif a.case == "layernorm":
         x, w, b = randn(n, n), randn(n), randn(n)
         fn = lambda: F.layer_norm(x, (n,), w, b, 1e-5)
+    elif a.case == "sdpa":
+        q, k, v = (randn(a.batch, a.heads, n, a.dim) for _ in range(3))
+        scale = a.dim ** -0.5
+        keep = torch.ones(n, n, dtype=torch.bool).tril() if a.causal else None
+
+        def fn():
+            s = (q @ k.transpose(-2, -1)) * scale
+            if keep is not None:
+                s = s.masked_fill(~keep, float("-inf"))
+            return s.softmax(-1) @ v
     else:  # conv
         x = randn(a.batch, a.channels, n, n)
         w = randn(a.cout, a.channels, a.kernel, a.kernel)

@@ -1,0 +1,651 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// The direct f32 kernel of scaled_dot_product_attention: a blocked,
+// flash-style loop that never materialises the L×S score matrix.
+//
+// Work is split into units of (output batch entry, block of sdpaBlockQ
+// query rows), shared by the threads through an atomic counter. A unit
+// streams over blocks of sdpaBlockK keys: the score block Q·Kᵀ (the GEMM
+// micro-kernel on a packed Kᵀ block), scaled, masked (is_causal, bool or
+// float attn_mask broadcast to [..., L, S]), then the online softmax — a
+// running row max m, a running sum l of exp(s - m) (vecExpF32) and an
+// output accumulator O rescaled by exp(m_old - m_new) — and O += P·V (the
+// micro-kernel again, accumulating into O). At the end O is divided by l.
+// Memory beyond the output is O((S + L)·E): K and V packed once per head
+// (shared by all query blocks) and a few blocks per thread.
+//
+// With is_causal, key blocks entirely above the diagonal are skipped
+// (unless that head's V holds a NaN or Inf: the decomposition multiplies
+// those by the zero weights and gets NaN, and so does this kernel).
+//
+// Two cases run the "exact" path instead, which materialises one block of
+// query rows against all keys (O(sdpaBlockQ·S) per thread, still not L×S)
+// and repeats the decomposition's arithmetic step by step — the same
+// micro-kernel FMA chains as dot_general, the same scale multiply, masks,
+// softmax row kernel (softmaxRowF32) and P·V chain — so it equals the
+// decomposition bit for bit:
+//   - dropout_p > 0: the dropout mask is drawn from the same Philox
+//     counters as the decomposition's random_bits (counter per (row of the
+//     [..., L, S] weights, column mod period Ev), stream column / period),
+//     so a seed gives the same dropped weights in every mode;
+//   - S ≤ sdpaBlockK (one key block): the online softmax would be a plain
+//     softmax anyway, and small problems keep their old results exactly.
+//
+// A fully masked row (every key masked out) is NaN, as the decomposition
+// and PyTorch give. S == 0 gives zeros (an empty sum), as the
+// decomposition does. Matmul precision is always full f32 (the op has no
+// precision attribute; the decomposition's matmuls follow the process
+// setting).
+
+func init() {
+	RegisterKernel("scaled_dot_product_attention", Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
+}
+
+// sdpaBlockQ (query rows per unit, a multiple of 6, the micro-kernel's
+// rows) and sdpaBlockK (keys per block, a multiple of 16, its columns).
+// Variables so that tests can shrink them to exercise many blocks.
+var (
+	sdpaBlockQ = 96
+	sdpaBlockK = 128
+)
+
+// sdpaFlashOff makes every call take the exact path (benchmarks and tests
+// compare the two).
+var sdpaFlashOff = false
+
+// sdpaRuns counts the kernel's calls (tests check that it ran).
+var sdpaRuns atomic.Int64
+
+// errSDPAOperand reports operands the kernel cannot read (the runtime
+// promotes query, key and value to f32 and allocates a dense output, so
+// this is a runtime bug).
+var errSDPAOperand = errors.New("cpu: scaled_dot_product_attention operands")
+
+// Mask kinds.
+const (
+	sdpaMaskNone = iota
+	sdpaMaskBool
+	sdpaMaskF32
+	sdpaMaskOther // another float dtype, converted element by element
+)
+
+// sdpaPlan is one call's geometry and operands, shared read-only by the
+// workers.
+type sdpaPlan struct {
+	l, s, e, ev int
+	evp         int // ev rounded up to 16 (the packed V's row length)
+	bq, bk      int // block sizes
+	nqb, nkb    int // query and key blocks
+	nb          int // output batch entries
+	scale       float32
+	causal      bool
+	exact       bool
+
+	q        []float32
+	qsL, qsE int
+	qOff     []int // per output batch entry
+
+	kPack, vPack [][]float32 // per key (value) batch entry of its own
+	vBad         []bool      // the value entry holds a NaN or Inf
+	kIdx, vIdx   []int       // per output batch entry
+
+	maskKind int
+	mb       []byte
+	mf       []float32
+	mdt      dtype.DType
+	mOff     []int // per output batch entry
+	msL, msS int
+
+	dropP    float64
+	keepMul  float32 // the kept weights' factor, 1/(1-p) as the decomposition rounds it
+	rng      rng
+	period   int
+	pIdx     []int // per output batch entry: the weights' batch entry (dropout counters)
+	out      []float32
+	outBatch int // output elements per batch entry (l*ev)
+}
+
+// sdpaKernel is the f32 kernel (see the comment at the top of the file).
+func sdpaKernel(c *Call) error {
+	sdpaRuns.Add(1)
+	p, err := newSDPAPlan(c)
+	if err != nil {
+		return fmt.Errorf("scaled_dot_product_attention: %w", err)
+	}
+	if p == nil { // nothing to compute
+		return nil
+	}
+	p.run()
+	return nil
+}
+
+// sdpaBatchMap returns, for every entry of the output batch shape ob, the
+// flat index of operand batch shape xb (aligned right, size-1 dims
+// broadcast; with rep > 1 the dim gqaDim of xb holds heads that serve rep
+// consecutive output heads each) and the element offset of the entry
+// (base plus coordinates times strides).
+func sdpaBatchMap(ob, xb, strides []int, base, rep, gqaDim int) (idx, off []int) {
+	nb := op.Numel(ob)
+	idx, off = make([]int, nb), make([]int, nb)
+	lead := len(ob) - len(xb)
+	coord := make([]int, len(ob))
+	for b := 0; b < nb; b++ {
+		fi, o := 0, base
+		for d, n := range xb {
+			c := 0
+			if n != 1 {
+				c = coord[d+lead]
+				if d == gqaDim && rep > 1 {
+					c /= rep
+				}
+			}
+			fi = fi*n + c
+			if strides != nil {
+				o += c * strides[d]
+			}
+		}
+		idx[b], off[b] = fi, o
+		for d := len(ob) - 1; d >= 0; d-- {
+			if coord[d]++; coord[d] < ob[d] {
+				break
+			}
+			coord[d] = 0
+		}
+	}
+	return idx, off
+}
+
+// newSDPAPlan reads the call's operands and attributes, and packs K and V.
+// It returns nil (and no error) when the output is empty or was filled
+// directly.
+func newSDPAPlan(c *Call) (*sdpaPlan, error) {
+	if len(c.In) < 3 || len(c.Out) != 1 {
+		return nil, fmt.Errorf("%w: want query, key, value and one output, got %d inputs and %d outputs", errSDPAOperand, len(c.In), len(c.Out))
+	}
+	q, k, v, o := c.In[0], c.In[1], c.In[2], c.Out[0]
+	for i, x := range []device.Operand{q, k, v, o} {
+		if x.DType != dtype.F32 || len(x.Shape) < 2 {
+			return nil, fmt.Errorf("%w: operand %d is %s %v, want f32 with at least 2 dims", errSDPAOperand, i, x.DType, x.Shape)
+		}
+	}
+	rq, rk, rv, ro := len(q.Shape), len(k.Shape), len(v.Shape), len(o.Shape)
+	p := &sdpaPlan{l: q.Shape[rq-2], e: q.Shape[rq-1], s: k.Shape[rk-2], ev: v.Shape[rv-1]}
+	if k.Shape[rk-1] != p.e || v.Shape[rv-2] != p.s || o.Shape[ro-2] != p.l || o.Shape[ro-1] != p.ev {
+		return nil, fmt.Errorf("%w: shapes q %v, k %v, v %v, out %v do not fit", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
+	}
+	n := op.Numel(o.Shape)
+	if n == 0 {
+		return nil, nil
+	}
+	out, _, ok := vecOut(c)
+	if !ok {
+		return nil, fmt.Errorf("%w: the output is not a dense f32 array", errSDPAOperand)
+	}
+	if p.s == 0 { // softmax over no keys, times an empty V: zeros
+		clear(out)
+		return nil, nil
+	}
+	a := c.Attrs
+	scale := 1 / math.Sqrt(float64(p.e))
+	if a.Has("scale") {
+		scale = a.Float("scale")
+	}
+	p.scale = float32(scale)
+	p.causal = a.Has("is_causal") && a.Bool("is_causal")
+	if a.Has("dropout_p") {
+		p.dropP = a.Float("dropout_p")
+	}
+	p.evp = roundUp(max(p.ev, 1), 16)
+	p.bq, p.bk = sdpaBlockQ, sdpaBlockK
+	p.nqb, p.nkb = ceilDiv(p.l, p.bq), ceilDiv(p.s, p.bk)
+	p.exact = sdpaFlashOff || p.dropP > 0 || p.nkb == 1
+	p.out, p.outBatch = out, p.l*p.ev
+
+	ob := o.Shape[:ro-2]
+	p.nb = op.Numel(ob)
+	if len(q.Shape)-2 > len(ob) || rk-2 > len(ob) || rv-2 > len(ob) {
+		return nil, fmt.Errorf("%w: batch dims of q %v, k %v, v %v exceed the output's %v", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
+	}
+	p.q = as[float32](c.InB[0])
+	p.qsL, p.qsE = q.Strides[rq-2], q.Strides[rq-1]
+	_, p.qOff = sdpaBatchMap(ob, q.Shape[:rq-2], q.Strides, q.Offset, 1, -1)
+
+	// enable_gqa: key and value head h serves query heads h*rep..(h+1)*rep-1
+	// (repeat_interleave on dim -3).
+	gqa := a.Has("enable_gqa") && a.Bool("enable_gqa") && rq >= 3
+	repOf := func(x device.Operand) (rep, dim int) {
+		r := len(x.Shape)
+		if !gqa || r < 3 || x.Shape[r-3] == q.Shape[rq-3] || x.Shape[r-3] == 0 {
+			return 1, -1
+		}
+		return q.Shape[rq-3] / x.Shape[r-3], r - 3
+	}
+	krep, kdim := repOf(k)
+	vrep, vdim := repOf(v)
+	var kOffs, vOffs []int
+	p.kIdx, _ = sdpaBatchMap(ob, k.Shape[:rk-2], nil, 0, krep, kdim)
+	_, kOffs = sdpaBatchMap(k.Shape[:rk-2], k.Shape[:rk-2], k.Strides, k.Offset, 1, -1)
+	p.vIdx, _ = sdpaBatchMap(ob, v.Shape[:rv-2], nil, 0, vrep, vdim)
+	_, vOffs = sdpaBatchMap(v.Shape[:rv-2], v.Shape[:rv-2], v.Strides, v.Offset, 1, -1)
+
+	if len(c.In) > 3 && c.In[3].Buf != nil {
+		if err := p.setMask(c.In[3], c.InB[3], ob); err != nil {
+			return nil, err
+		}
+	}
+	if p.dropP > 0 {
+		// The weights' batch shape: q's broadcast with k's (heads repeated).
+		kb := append([]int(nil), k.Shape[:rk-2]...)
+		if kdim >= 0 {
+			kb[kdim] *= krep
+		}
+		pb, err := op.BroadcastShapes("scaled_dot_product_attention", q.Shape[:rq-2], kb)
+		if err != nil {
+			return nil, err
+		}
+		p.pIdx, _ = sdpaBatchMap(ob, pb, nil, 0, 1, -1)
+		p.rng = rngOf(c)
+		p.period = max(p.ev, 1)
+		// keep / (1-p) as the decomposition's f32 division computes it.
+		p.keepMul = float32(1 / float64(float32(1-p.dropP)))
+	}
+	p.pack(as[float32](c.InB[1]), k, kOffs, as[float32](c.InB[2]), v, vOffs)
+	return p, nil
+}
+
+// setMask records attn_mask m (bool or float, broadcast to the output
+// batch shape ob plus [L, S]).
+func (p *sdpaPlan) setMask(m device.Operand, b []byte, ob []int) error {
+	r := len(m.Shape)
+	full := append(append([]int(nil), ob...), p.l, p.s)
+	if r > len(full) {
+		for _, d := range m.Shape[:r-len(full)] {
+			if d != 1 {
+				return fmt.Errorf("%w: attn_mask %v has more batch entries than the output %v", errSDPAOperand, m.Shape, full)
+			}
+		}
+		m.Shape, m.Strides = m.Shape[r-len(full):], m.Strides[r-len(full):]
+		r = len(full)
+	}
+	dimStride := func(d int) int { // stride of mask dim d (from the right: 1 is S, 2 is L), 0 if broadcast
+		if r < d || m.Shape[r-d] == 1 {
+			return 0
+		}
+		return m.Strides[r-d]
+	}
+	p.msS, p.msL = dimStride(1), dimStride(2)
+	mb := m.Shape[:max(r-2, 0)]
+	ms := m.Strides[:max(r-2, 0)]
+	_, p.mOff = sdpaBatchMap(ob, mb, ms, m.Offset, 1, -1)
+	p.mdt = m.DType
+	switch {
+	case m.DType == dtype.Bool:
+		p.maskKind, p.mb = sdpaMaskBool, b
+	case m.DType == dtype.F32:
+		p.maskKind, p.mf = sdpaMaskF32, as[float32](b)
+	case m.DType.IsFloat():
+		p.maskKind, p.mb = sdpaMaskOther, b
+	default:
+		return fmt.Errorf("%w: attn_mask must be bool or float, got %s", errSDPAOperand, m.DType)
+	}
+	return nil
+}
+
+// pack copies every key batch entry into Kᵀ blocks (block kb holds keys
+// kb*bk.. as an E×bk row-major panel, zero beyond S) and every value entry
+// into an S'×evp row-major array (S' = nkb*bk, zero padded), noting the
+// value entries that hold a NaN or Inf.
+func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float32, v device.Operand, vOffs []int) {
+	rk, rv := len(k.Shape), len(v.Shape)
+	ksS, ksE := k.Strides[rk-2], k.Strides[rk-1]
+	vsS, vsE := v.Strides[rv-2], v.Strides[rv-1]
+	sp := p.nkb * p.bk
+	p.kPack, p.vPack, p.vBad = make([][]float32, len(kOffs)), make([][]float32, len(vOffs)), make([]bool, len(vOffs))
+	packK := func(i int) {
+		kt := make([]float32, sp*p.e)
+		base := kOffs[i]
+		for j := 0; j < p.s && p.e > 0; j++ {
+			blk := kt[(j/p.bk)*p.e*p.bk+j%p.bk:]
+			src := base + j*ksS
+			for e := 0; e < p.e; e++ {
+				blk[e*p.bk] = kb[src+e*ksE]
+			}
+		}
+		p.kPack[i] = kt
+	}
+	packV := func(i int) {
+		vp := make([]float32, sp*p.evp)
+		base := vOffs[i]
+		var bad float32
+		for j := 0; j < p.s && p.ev > 0; j++ {
+			row := vp[j*p.evp : j*p.evp+p.ev]
+			src := base + j*vsS
+			if vsE == 1 {
+				copy(row, vb[src:src+p.ev])
+			} else {
+				for c := range row {
+					row[c] = vb[src+c*vsE]
+				}
+			}
+			for _, x := range row {
+				bad += x - x // NaN for a NaN or an Inf, else 0
+			}
+		}
+		p.vPack[i], p.vBad[i] = vp, bad != 0
+	}
+	n := len(kOffs) + len(vOffs)
+	parallelFor(n, n*p.s*max(p.e, p.ev), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i < len(kOffs) {
+				packK(i)
+			} else {
+				packV(i - len(kOffs))
+			}
+		}
+	})
+}
+
+// sdpaScratch is one worker's buffers.
+type sdpaScratch struct {
+	q    []float32 // bq×E query block, zero rows past L
+	s    []float32 // score block: bq×bk (flash) or bq×S' (exact)
+	tmp  []float32 // one score row (exact: softmax input; flash: mask gather)
+	o    []float32 // bq×evp output accumulator
+	m, l []float32 // running max and sum per row (flash)
+}
+
+// run computes every unit over GOMAXPROCS workers.
+func (p *sdpaPlan) run() {
+	units := p.nb * p.nqb
+	cost := p.nb * p.l * p.s * (p.e + p.ev) * 2
+	if p.causal {
+		cost /= 2
+	}
+	workers := 1
+	if cost >= 1<<18 {
+		workers = min(runtime.GOMAXPROCS(0), units)
+	}
+	width := p.bk
+	if p.exact {
+		width = p.nkb * p.bk
+	}
+	var next atomic.Int64
+	work := func() {
+		w := &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
+			o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
+		for {
+			u := int(next.Add(1)) - 1
+			if u >= units {
+				return
+			}
+			// The heaviest (last, under is_causal) query blocks first.
+			qb, b := p.nqb-1-u/p.nb, u%p.nb
+			if p.exact {
+				p.exactUnit(w, b, qb)
+			} else {
+				p.flashUnit(w, b, qb)
+			}
+		}
+	}
+	if workers <= 1 {
+		work()
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+// packQ copies query rows i0..i0+nr of batch entry b into w.q (row length
+// E) and zeroes the rows up to nrp.
+func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int) {
+	e := p.e
+	for r := 0; r < nr && e > 0; r++ {
+		dst := w.q[r*e : (r+1)*e]
+		src := p.qOff[b] + (i0+r)*p.qsL
+		if p.qsE == 1 {
+			copy(dst, p.q[src:src+e])
+		} else {
+			for c := range dst {
+				dst[c] = p.q[src+c*p.qsE]
+			}
+		}
+	}
+	clear(w.q[nr*e : nrp*e])
+}
+
+// scores sets the nrp×ncp block of w.s (row stride lds) at column col0 to
+// the query block times keys j0..j0+ncp of Kᵀ panel kt.
+func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, col0, lds int) {
+	if p.e == 0 {
+		for r := 0; r < nrp; r++ {
+			clear(w.s[r*lds+col0 : r*lds+col0+ncp])
+		}
+		return
+	}
+	for jj := 0; jj < ncp; jj += 16 {
+		j := j0 + jj
+		panel := kt[(j/p.bk)*p.e*p.bk+j%p.bk:]
+		for r := 0; r < nrp; r += 6 {
+			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, p.bk, w.s[r*lds+col0+jj:], lds, 0)
+		}
+	}
+}
+
+// maskRow scales score row x (keys j0..j0+len(x) of query row i of batch
+// entry b) and applies is_causal and attn_mask as the decomposition does:
+// s*scale, then -Inf where masked (bool) or + mask (float).
+func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int) {
+	vecMulScalarF32(x, x, p.scale)
+	ninf := float32(math.Inf(-1))
+	if p.causal {
+		for c := max(i-j0+1, 0); c < len(x); c++ {
+			x[c] = ninf
+		}
+	}
+	if p.maskKind == sdpaMaskNone {
+		return
+	}
+	base := p.mOff[b] + i*p.msL + j0*p.msS
+	switch p.maskKind {
+	case sdpaMaskBool:
+		for c := range x {
+			if p.mb[base+c*p.msS] == 0 {
+				x[c] = ninf
+			}
+		}
+	case sdpaMaskF32:
+		switch p.msS {
+		case 1:
+			vecAddF32(x, x, p.mf[base:base+len(x)])
+		case 0:
+			vecAddScalarF32(x, x, p.mf[base])
+		default:
+			t := w.tmp[:len(x)]
+			for c := range t {
+				t[c] = p.mf[base+c*p.msS]
+			}
+			vecAddF32(x, x, t)
+		}
+	default:
+		t := w.tmp[:len(x)]
+		for c := range t {
+			t[c] = float32(dtype.Float64At(p.mdt, p.mb, base+c*p.msS))
+		}
+		vecAddF32(x, x, t)
+	}
+}
+
+// flashUnit computes query block qb of batch entry b with the online
+// softmax over key blocks.
+func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
+	i0 := qb * p.bq
+	nr := min(p.bq, p.l-i0)
+	nrp := roundUp(nr, 6)
+	p.packQ(w, b, i0, nr, nrp)
+	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
+	ninf := float32(math.Inf(-1))
+	for r := 0; r < nrp; r++ {
+		w.m[r], w.l[r] = ninf, 0
+	}
+	o := w.o[:nrp*p.evp]
+	clear(o)
+	nkb := p.nkb
+	if p.causal && !p.vBad[p.vIdx[b]] {
+		// Blocks past the last row's diagonal are masked out entirely.
+		nkb = min(nkb, (i0+nr-1)/p.bk+1)
+	}
+	for kb := 0; kb < nkb; kb++ {
+		j0 := kb * p.bk
+		nc := min(p.bk, p.s-j0)
+		p.scores(w, kt, j0, nrp, roundUp(nc, 16), 0, p.bk)
+		for r := 0; r < nr; r++ {
+			x := w.s[r*p.bk : r*p.bk+nc]
+			p.maskRow(w, x, b, i0+r, j0)
+			mOld := w.m[r]
+			mNew := max(mOld, vecMaxF32(x)) // NaN stays NaN
+			sub := mNew
+			if sub == ninf { // nothing attended yet: exp(-Inf - 0) = 0
+				sub = 0
+			}
+			vecAddScalarF32(x, x, -sub)
+			vecExpF32(x, x)
+			alpha := float32(math.Exp(float64(mOld - sub)))
+			w.l[r] = w.l[r]*alpha + vecSumF32(x)
+			if alpha != 1 {
+				orow := o[r*p.evp : (r+1)*p.evp]
+				vecMulScalarF32(orow, orow, alpha)
+			}
+			w.m[r] = mNew
+		}
+		// Rows nr..nrp hold raw scores of the zero query rows; their
+		// outputs are dropped.
+		for cc := 0; cc < p.evp; cc += 16 {
+			for r := 0; r < nrp; r += 6 {
+				sdpaTile(nc, w.s[r*p.bk:], p.bk, vp[j0*p.evp+cc:], p.evp, o[r*p.evp+cc:], p.evp, 1)
+			}
+		}
+	}
+	nan := float32(math.NaN())
+	for r := 0; r < nr; r++ {
+		dst := p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev]
+		if w.m[r] == ninf { // every key masked: softmax of -Inf row is NaN
+			for c := range dst {
+				dst[c] = nan
+			}
+			continue
+		}
+		vecMulScalarF32(dst, o[r*p.evp:r*p.evp+p.ev], 1/w.l[r])
+	}
+}
+
+// exactUnit computes query block qb of batch entry b with the
+// decomposition's arithmetic: all S scores of each row, softmaxRowF32,
+// dropout, then one P·V chain over all keys.
+func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
+	i0 := qb * p.bq
+	nr := min(p.bq, p.l-i0)
+	nrp := roundUp(nr, 6)
+	p.packQ(w, b, i0, nr, nrp)
+	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
+	lds := p.nkb * p.bk
+	p.scores(w, kt, 0, nrp, lds, 0, lds)
+	for r := 0; r < nr; r++ {
+		x := w.s[r*lds : r*lds+p.s]
+		p.maskRow(w, x, b, i0+r, 0)
+		t := w.tmp[:p.s]
+		copy(t, x)
+		softmaxRowF32(x, t)
+		if p.dropP > 0 {
+			p.dropout(x, p.pIdx[b], i0+r)
+		}
+	}
+	for r := nr; r < nrp; r++ {
+		clear(w.s[r*lds : r*lds+p.s])
+	}
+	o := w.o[:nrp*p.evp]
+	for cc := 0; cc < p.evp; cc += 16 {
+		for r := 0; r < nrp; r += 6 {
+			sdpaTile(p.s, w.s[r*lds:], lds, vp[cc:], p.evp, o[r*p.evp+cc:], p.evp, 0)
+		}
+	}
+	for r := 0; r < nr; r++ {
+		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
+	}
+}
+
+// dropout multiplies weight row x (row i of weights batch entry pb) by
+// keep/(1-p), keep drawn as the decomposition's random_bits (i64, lane 0,
+// period Ev) & (2^53-1) * 2^-53 < 1-p.
+func (p *sdpaPlan) dropout(x []float32, pb, i int) {
+	if p.dropP >= 1 {
+		vecMulScalarF32(x, x, 0)
+		return
+	}
+	row := uint64((pb*p.l + i) * p.period)
+	per := p.period
+	thr := 1 - p.dropP
+	for j := range x {
+		bits := bits64(block(p.rng.seed, p.rng.offset+row+uint64(j%per), uint64(j/per)), 0)
+		var f float32
+		if float64(bits&(1<<53-1))*0x1p-53 < thr {
+			f = p.keepMul
+		}
+		x[j] *= f
+	}
+}
+
+// sdpaTile sets (load 0) or accumulates into (load 1) the 6×16 tile at c
+// (row stride ldc) the product of a's 6 rows (stride rsa, kc contiguous
+// elements each) and b's kc rows (stride rsb) of 16 columns: one FMA chain
+// per element over k in order, the GEMM micro-kernel's arithmetic (the
+// pure-Go level rounds as the generic GEMM does).
+func sdpaTile(kc int, a []float32, rsa int, b []float32, rsb int, c []float32, ldc int, load int) {
+	if kc == 0 {
+		if load == 0 {
+			for r := 0; r < 6; r++ {
+				clear(c[r*ldc : r*ldc+16])
+			}
+		}
+		return
+	}
+	// Bounds checks for what the assembly reads and writes.
+	_, _, _ = a[5*rsa+kc-1], b[(kc-1)*rsb+15], c[5*ldc+15]
+	if cpuLevel == LevelAVX2 && smallKernF32 != nil {
+		smallKernF32(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
+		return
+	}
+	for r := 0; r < 6; r++ {
+		ar := a[r*rsa : r*rsa+kc]
+		for j := 0; j < 16; j++ {
+			var acc float64
+			if load != 0 {
+				acc = float64(c[r*ldc+j])
+			}
+			for k, x := range ar {
+				acc = float64(float32(float64(x)*float64(b[k*rsb+j]) + acc))
+			}
+			c[r*ldc+j] = float32(acc)
+		}
+	}
+}

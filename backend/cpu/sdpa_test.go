@@ -1,0 +1,445 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"runtime"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// sdpaBuilder runs op calls eagerly through the tensor package, so that a
+// composite's Decompose can be evaluated op by op (the reference the
+// direct kernel is checked against).
+type sdpaBuilder struct{}
+
+func (sdpaBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
+	ts := make([]*tensor.Tensor, len(in))
+	for i, v := range in {
+		if v != nil {
+			ts[i] = v.(*tensor.Tensor)
+		}
+	}
+	res := tensor.Apply(name, ts, a)
+	out := make([]op.Value, len(res))
+	for i, r := range res {
+		out[i] = r
+	}
+	return out
+}
+
+func (sdpaBuilder) Meta(v op.Value) op.Meta {
+	t := v.(*tensor.Tensor)
+	return op.Meta{Shape: t.Shape(), DType: t.DType()}
+}
+
+func (sdpaBuilder) Scalar(v any, _ op.Value) op.Value { return tensor.Scalar(v) }
+
+// sdpaDecomposed evaluates scaled_dot_product_attention's decomposition.
+func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+	t.Helper()
+	d := op.MustLookup("scaled_dot_product_attention")
+	na, err := d.Normalize(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]op.Value, len(in))
+	for i, x := range in {
+		if x != nil {
+			vals[i] = x
+		}
+	}
+	return d.Decompose(sdpaBuilder{}, vals, na)[0].(*tensor.Tensor)
+}
+
+// sdpaDirect runs the op through dispatch (the direct kernel for f32) and
+// fails unless the kernel ran.
+func sdpaDirect(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+	t.Helper()
+	before := sdpaRuns.Load()
+	out := tensor.Apply("scaled_dot_product_attention", in, a)[0]
+	if sdpaRuns.Load() == before {
+		t.Fatalf("the direct kernel did not run")
+	}
+	return out
+}
+
+func sdpaCPU() device.Device { return tensor.MustDevice("cpu") }
+
+func sdpaRand(r *rand.Rand, shape ...int) *tensor.Tensor {
+	v := make([]float32, op.Numel(shape))
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return tensor.FromSlice(sdpaCPU(), v, shape...)
+}
+
+// sdpaClose compares got with want elementwise: NaN where want is NaN,
+// equal infinities, else |got-want| <= atol + rtol*|want|; exact demands
+// equal bits.
+func sdpaClose(t *testing.T, name string, got, want *tensor.Tensor, exact bool, rtol, atol float64) {
+	t.Helper()
+	if fmt.Sprint(got.Shape()) != fmt.Sprint(want.Shape()) {
+		t.Fatalf("%s: shape %v, want %v", name, got.Shape(), want.Shape())
+	}
+	g, w := got.Float32s(), want.Float32s()
+	bad := 0
+	for i := range w {
+		gv, wv := float64(g[i]), float64(w[i])
+		ok := false
+		switch {
+		case exact:
+			ok = math.Float32bits(g[i]) == math.Float32bits(w[i]) || (gv != gv && wv != wv)
+		case wv != wv:
+			ok = gv != gv
+		case math.IsInf(wv, 0):
+			ok = gv == wv
+		default:
+			ok = math.Abs(gv-wv) <= atol+rtol*math.Abs(wv)
+		}
+		if !ok {
+			if bad < 3 {
+				t.Errorf("%s: element %d = %v, want %v (exact %v)", name, i, g[i], w[i], exact)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", name, bad, len(w))
+	}
+}
+
+// withSDPABlocks runs fn with the kernel's block sizes set to bq, bk.
+func withSDPABlocks(bq, bk int, fn func()) {
+	pq, pk := sdpaBlockQ, sdpaBlockK
+	sdpaBlockQ, sdpaBlockK = bq, bk
+	defer func() { sdpaBlockQ, sdpaBlockK = pq, pk }()
+	fn()
+}
+
+// TestSDPAShapes compares the kernel with the decomposition over the
+// sizes of the issue: L, S in {1, 7, 16, 17, 63, 65, 200}, E in {1, 8, 64,
+// 65}, causal or not, at the default block sizes and at small ones (many
+// key blocks, ragged edges). One key block runs the exact path, which
+// must equal the decomposition bit for bit.
+func TestSDPAShapes(t *testing.T) {
+	sizes := []int{1, 7, 16, 17, 63, 65, 200}
+	dims := []int{1, 8, 64, 65}
+	if testing.Short() {
+		sizes = []int{1, 7, 17, 65, 200}
+		dims = []int{1, 8, 65}
+	}
+	r := rand.New(rand.NewSource(1))
+	for _, blocks := range [][2]int{{96, 128}, {12, 32}} {
+		withSDPABlocks(blocks[0], blocks[1], func() {
+			for _, l := range sizes {
+				for _, s := range sizes {
+					for _, e := range dims {
+						ev := e
+						if e == 8 {
+							ev = 5 // a value width unlike the key width
+						}
+						q, k, v := sdpaRand(r, 2, l, e), sdpaRand(r, 2, s, e), sdpaRand(r, 2, s, ev)
+						for _, causal := range []bool{false, true} {
+							a := op.Attrs{"is_causal": causal}
+							name := fmt.Sprintf("blocks%v/L%d/S%d/E%d/causal=%v", blocks, l, s, e, causal)
+							got := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a)
+							want := sdpaDecomposed(t, []*tensor.Tensor{q, k, v, nil}, a)
+							sdpaClose(t, name, got, want, s <= blocks[1], 2e-6, 2e-6)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSDPAMasks covers bool and float masks broadcast from fewer dims, a
+// strided mask, a bf16 mask, GQA, a fully masked row (NaN, as the
+// decomposition and PyTorch give), scale, strided q/k/v and batch
+// broadcasting between q, k and v.
+func TestSDPAMasks(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	const b, h, l, s, e = 2, 4, 37, 70, 16
+	boolMask := func(p float64, shape ...int) *tensor.Tensor {
+		v := make([]bool, op.Numel(shape))
+		for i := range v {
+			v[i] = r.Float64() < p
+		}
+		return tensor.FromSlice(sdpaCPU(), v, shape...)
+	}
+	floatMask := func(shape ...int) *tensor.Tensor {
+		v := make([]float32, op.Numel(shape))
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+			if r.Intn(7) == 0 {
+				v[i] = float32(math.Inf(-1))
+			}
+		}
+		return tensor.FromSlice(sdpaCPU(), v, shape...)
+	}
+	// A [l, s] mask whose row 3 masks every key.
+	dead := func() *tensor.Tensor {
+		v := make([]bool, l*s)
+		for i := range v {
+			v[i] = i/s != 3 && r.Intn(3) > 0
+		}
+		return tensor.FromSlice(sdpaCPU(), v, l, s)
+	}
+	q4, k4, v4 := sdpaRand(r, b, h, l, e), sdpaRand(r, b, h, s, e), sdpaRand(r, b, h, s, 24)
+	cases := []struct {
+		name    string
+		q, k, v *tensor.Tensor
+		mask    *tensor.Tensor
+		a       op.Attrs
+	}{
+		{"bool[L,S]", q4, k4, v4, boolMask(0.7, l, s), nil},
+		{"bool[B,1,L,S]", q4, k4, v4, boolMask(0.5, b, 1, l, s), op.Attrs{"is_causal": true}},
+		{"bool[S]", q4, k4, v4, boolMask(0.8, s), nil},
+		{"bool[H,1,1]", q4, k4, v4, boolMask(0.6, h, 1, 1), nil},
+		{"float[L,S]", q4, k4, v4, floatMask(l, s), nil},
+		{"float[B,H,L,S]", q4, k4, v4, floatMask(b, h, l, s), op.Attrs{"is_causal": true, "scale": 0.3}},
+		{"float[L,1]", q4, k4, v4, floatMask(l, 1), nil},
+		{"float[S,L]ᵀ", q4, k4, v4, floatMask(s, l).Transpose(0, 1), nil},
+		{"bf16[L,S]", q4, k4, v4, tensor.Apply1("convert", []*tensor.Tensor{floatMask(l, s)}, op.Attrs{"dtype": dtype.BF16}), nil},
+		{"dead row", q4, k4, v4, dead(), nil},
+		{"dead row causal", q4, k4, v4, dead(), op.Attrs{"is_causal": true}},
+		{"gqa", q4, sdpaRand(r, b, 2, s, e), sdpaRand(r, b, 1, s, 9), boolMask(0.7, l, s), op.Attrs{"enable_gqa": true}},
+		{"gqa causal", q4, sdpaRand(r, b, 1, s, e), sdpaRand(r, b, 2, s, 9), nil, op.Attrs{"enable_gqa": true, "is_causal": true}},
+		{"strided q,k,v", sdpaRand(r, b, l, h, e).Transpose(1, 2), sdpaRand(r, b, s, h, e).Transpose(1, 2),
+			sdpaRand(r, b, h, 24, s).Transpose(2, 3), nil, op.Attrs{"is_causal": true}},
+		{"broadcast batch", sdpaRand(r, 3, 1, l, e), sdpaRand(r, 1, h, s, e), sdpaRand(r, h, s, 7), floatMask(3, 1, l, s), nil},
+		{"L>S causal", sdpaRand(r, 2, 150, e), sdpaRand(r, 2, 40, e), sdpaRand(r, 2, 40, 3), nil, op.Attrs{"is_causal": true}},
+	}
+	for _, blocks := range [][2]int{{96, 128}, {12, 16}} {
+		withSDPABlocks(blocks[0], blocks[1], func() {
+			for _, c := range cases {
+				a := op.Attrs{}
+				for k, v := range c.a {
+					a[k] = v
+				}
+				in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
+				got := sdpaDirect(t, in, a)
+				want := sdpaDecomposed(t, in, a)
+				sdpaClose(t, fmt.Sprintf("%s/blocks%v", c.name, blocks), got, want, false, 2e-6, 2e-6)
+			}
+		})
+	}
+	// The fully masked row is NaN, the others are not.
+	out := sdpaDirect(t, []*tensor.Tensor{q4, k4, v4, dead()}, op.Attrs{}).Float32s()
+	for i, x := range out {
+		if row := i / 24 % l; (x != x) != (row == 3) {
+			t.Fatalf("dead row: element %d (row %d) = %v", i, row, x)
+		}
+	}
+}
+
+// TestSDPANonFinite puts NaN and Inf in q, k and v: the kernel gives NaN
+// where the decomposition does (a NaN or Inf in V poisons its column for
+// every query row, even rows that mask that key, because the weights
+// multiply it by zero).
+func TestSDPANonFinite(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	const l, s, e = 40, 150, 8
+	set := func(x *tensor.Tensor, i int, v float32) *tensor.Tensor {
+		d := x.Float32s()
+		d[i] = v
+		return tensor.FromSlice(sdpaCPU(), d, x.Shape()...)
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	q, k, v := sdpaRand(r, l, e), sdpaRand(r, s, e), sdpaRand(r, s, e)
+	cases := []struct {
+		name    string
+		q, k, v *tensor.Tensor
+	}{
+		{"q NaN", set(q, 5*e+2, nan), k, v},
+		{"q Inf", set(q, 7*e, inf), k, v},
+		{"q -Inf", set(q, 7*e, -inf), k, v},
+		{"k NaN early", q, set(k, 3*e+1, nan), v},
+		{"k NaN late", q, set(k, 140*e+1, nan), v},
+		{"k Inf late", q, set(k, 130*e, inf), v},
+		{"v NaN late", q, k, set(v, 140*e+3, nan)},
+		{"v Inf early", q, k, set(v, 2*e+4, inf)},
+		{"v -Inf late", q, k, set(v, 149*e, -inf)},
+	}
+	for _, blocks := range [][2]int{{96, 128}, {12, 32}} {
+		withSDPABlocks(blocks[0], blocks[1], func() {
+			for _, c := range cases {
+				for _, causal := range []bool{false, true} {
+					a := op.Attrs{"is_causal": causal}
+					in := []*tensor.Tensor{c.q, c.k, c.v, nil}
+					got := sdpaDirect(t, in, a)
+					want := sdpaDecomposed(t, in, a)
+					sdpaClose(t, fmt.Sprintf("%s/causal=%v/blocks%v", c.name, causal, blocks), got, want, false, 2e-6, 2e-6)
+				}
+			}
+		})
+	}
+}
+
+// TestSDPADropout checks that with dropout_p > 0 the kernel equals the
+// decomposition bit for bit for the same seed (the same dropped weights),
+// and that different seeds differ.
+func TestSDPADropout(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	q, k, v := sdpaRand(r, 2, 3, 50, 16), sdpaRand(r, 2, 3, 300, 16), sdpaRand(r, 2, 3, 300, 10)
+	mask := tensor.FromSlice(sdpaCPU(), []bool{true, false, true}, 3, 1, 1)
+	for _, p := range []float64{0.1, 0.5, 0.9, 1} {
+		for _, causal := range []bool{false, true} {
+			a := op.Attrs{"dropout_p": p, "is_causal": causal, "seed": int64(1234), "offset": int64(56)}
+			in := []*tensor.Tensor{q, k, v, mask}
+			got := sdpaDirect(t, in, a)
+			want := sdpaDecomposed(t, in, a)
+			sdpaClose(t, fmt.Sprintf("p=%v/causal=%v", p, causal), got, want, true, 0, 0)
+		}
+	}
+	a1 := op.Attrs{"dropout_p": 0.5, "seed": int64(1)}
+	a2 := op.Attrs{"dropout_p": 0.5, "seed": int64(2)}
+	x1 := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a1).Float32s()
+	x2 := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a2).Float32s()
+	same := 0
+	for i := range x1 {
+		if x1[i] == x2[i] {
+			same++
+		}
+	}
+	if same == len(x1) {
+		t.Errorf("seeds 1 and 2 gave the same output")
+	}
+}
+
+// TestSDPAExactPath runs every call on the exact path (sdpaFlashOff): it
+// equals the decomposition bit for bit however many key blocks there are.
+func TestSDPAExactPath(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	prev := sdpaFlashOff
+	sdpaFlashOff = true
+	defer func() { sdpaFlashOff = prev }()
+	mask := func() *tensor.Tensor {
+		v := make([]float32, 45*300)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return tensor.FromSlice(sdpaCPU(), v, 45, 300)
+	}()
+	for _, causal := range []bool{false, true} {
+		in := []*tensor.Tensor{sdpaRand(r, 3, 45, 33), sdpaRand(r, 3, 300, 33), sdpaRand(r, 3, 300, 17), mask}
+		a := op.Attrs{"is_causal": causal}
+		sdpaClose(t, fmt.Sprintf("causal=%v", causal), sdpaDirect(t, in, a), sdpaDecomposed(t, in, a), true, 0, 0)
+	}
+}
+
+// TestSDPAEdges covers empty dims and E = 0.
+func TestSDPAEdges(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	for _, c := range []struct{ l, s, e, ev int }{{0, 5, 4, 3}, {5, 0, 4, 3}, {5, 6, 4, 0}, {5, 6, 0, 3}, {5, 300, 0, 3}} {
+		in := []*tensor.Tensor{sdpaRand(r, 2, c.l, c.e), sdpaRand(r, 2, c.s, c.e), sdpaRand(r, 2, c.s, c.ev), nil}
+		got := tensor.Apply("scaled_dot_product_attention", in, nil)[0]
+		want := sdpaDecomposed(t, in, op.Attrs{})
+		sdpaClose(t, fmt.Sprintf("%+v", c), got, want, false, 2e-6, 2e-6)
+	}
+}
+
+// TestSDPAGradUsesDecomposition checks that with gradients required the
+// op runs its decomposition (the kernel has no VJP) and that the gradient
+// flows.
+func TestSDPAGradUsesDecomposition(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	q := sdpaRand(r, 2, 20, 8).SetRequiresGrad(true)
+	k, v := sdpaRand(r, 2, 150, 8), sdpaRand(r, 2, 150, 8)
+	before := sdpaRuns.Load()
+	out := tensor.ScaledDotProductAttention(q, k, v, tensor.SDPAOpts{IsCausal: true})
+	if sdpaRuns.Load() != before {
+		t.Fatalf("the kernel ran although q requires grad")
+	}
+	out.Sum(nil, false).Backward()
+	if q.Grad() == nil {
+		t.Fatalf("no gradient for q")
+	}
+}
+
+// TestSDPAMemory measures L = S = 4096, E = 64, one head: the kernel
+// allocates no device memory beyond its output (the backend's peak counter)
+// and O(S·E) Go memory for its packed K, V and per-thread blocks, where
+// the decomposition's peak holds L×S score matrices.
+func TestSDPAMemory(t *testing.T) {
+	const n, e = 4096, 64
+	be, err := device.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := be.(*Backend)
+	r := rand.New(rand.NewSource(8))
+	q, k, v := sdpaRand(r, 1, n, e), sdpaRand(r, 1, n, e), sdpaRand(r, 1, n, e)
+	in := []*tensor.Tensor{q, k, v, nil}
+	measure := func(run func() *tensor.Tensor) (peak, heap int64) {
+		runtime.GC()
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		cb.ResetPeakMemory(0)
+		base := cb.MemStats(0).Allocated
+		out := run()
+		peak = cb.MemStats(0).PeakAllocated - base
+		runtime.ReadMemStats(&ms1)
+		out.Free()
+		return peak, int64(ms1.TotalAlloc - ms0.TotalAlloc)
+	}
+	for _, causal := range []bool{false, true} {
+		a := op.Attrs{"is_causal": causal}
+		peak, heap := measure(func() *tensor.Tensor { return sdpaDirect(t, in, a) })
+		t.Logf("kernel causal=%v: device peak %d KiB, Go heap allocated %d KiB", causal, peak>>10, heap>>10)
+		outBytes := int64(n * e * 4)
+		if peak > outBytes {
+			t.Errorf("kernel: device peak %d bytes, want at most the output's %d", peak, outBytes)
+		}
+		// K and V packed (2·S·E), per-thread blocks and the output: far
+		// below one L×S f32 matrix (64 MiB).
+		if lim := int64(8*n*e*4) + int64(runtime.GOMAXPROCS(0))<<20; heap > lim {
+			t.Errorf("kernel: %d bytes of Go memory allocated, want at most %d (O(S·E))", heap, lim)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	peak, _ := measure(func() *tensor.Tensor { return sdpaDecomposed(t, in, op.Attrs{}) })
+	t.Logf("decomposition: device peak %d MiB", peak>>20)
+	if peak < int64(n*n*4) {
+		t.Errorf("decomposition peak %d bytes, expected at least one L×S matrix", peak)
+	}
+}
+
+// BenchmarkSDPA times the kernel (flash and exact paths) and the
+// decomposition at L = S in {512, 2048}, E = 64, 8 heads.
+func BenchmarkSDPA(b *testing.B) {
+	r := rand.New(rand.NewSource(9))
+	for _, n := range []int{512, 2048} {
+		q, k, v := sdpaRand(r, 1, 8, n, 64), sdpaRand(r, 1, 8, n, 64), sdpaRand(r, 1, 8, n, 64)
+		in := []*tensor.Tensor{q, k, v, nil}
+		for _, causal := range []bool{false, true} {
+			a := op.Attrs{"is_causal": causal}
+			flops := float64(8*n*n*64*4) / map[bool]float64{false: 1, true: 2}[causal]
+			for _, impl := range []string{"flash", "exact", "decomposed"} {
+				b.Run(fmt.Sprintf("L%d/causal=%v/%s", n, causal, impl), func(b *testing.B) {
+					prev := sdpaFlashOff
+					sdpaFlashOff = impl == "exact"
+					defer func() { sdpaFlashOff = prev }()
+					for i := 0; i < b.N; i++ {
+						var out *tensor.Tensor
+						if impl == "decomposed" {
+							out = sdpaDecomposed(&testing.T{}, in, a)
+						} else {
+							out = tensor.Apply("scaled_dot_product_attention", in, a)[0]
+						}
+						out.Free()
+					}
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
