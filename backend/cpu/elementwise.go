@@ -218,7 +218,14 @@ func registerBinaryKernels() {
 		return nil
 	})
 	cmp := func(name string, ff func(a, b float64) bool, fi func(a, b int64) bool) {
-		reg(name, op.SetAll, func(c *Call) error { cmpBinary(c, ff, fi); return nil })
+		kind := cmpKinds[name]
+		reg(name, op.SetAll, func(c *Call) error {
+			if c.In[0].DType == dtype.F32 && cmpF32(c, kind) {
+				return nil
+			}
+			cmpBinary(c, ff, fi)
+			return nil
+		})
 	}
 	cmp("eq", func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b })
 	cmp("ne", func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b })
