@@ -30,6 +30,24 @@ type RunOptions struct {
 	// Nil keeps the values recorded in the graph. One compiled program so
 	// draws fresh random numbers and takes a new learning rate every step.
 	Dynamic []op.Attrs
+	// Donate lends parameter buffers to the program's outputs (buffer
+	// donation, as XLA's): Donate[i] = k, k >= 0, says the caller will not
+	// read parameter i's buffer after Run and will keep whatever output k
+	// is, so the program may compute output k in that buffer and return
+	// in[i].Buf itself as output k (the caller must then not free it as an
+	// old buffer). It is how an in-place update (an optimizer step writing
+	// its weights) avoids copying each parameter into a fresh output first.
+	// -1, or an index past the slice, lends nothing. A program may ignore
+	// it. If Run fails, the contents of lent buffers are unspecified.
+	Donate []int
+}
+
+// Donated reports the output parameter i is lent to (o.Donate[i]), or -1.
+func (o RunOptions) Donated(i int) int {
+	if i < len(o.Donate) {
+		return o.Donate[i]
+	}
+	return -1
 }
 
 // ProgramStats describes a compiled program.

@@ -625,7 +625,11 @@ func (c *lazyCtx) flushLocked(reason string) {
 		live = append(live, liveSt{p.st, len(outs)})
 		outs = append(outs, p.v)
 	}
-	c.run(reason, outs, func(bufs []device.Buffer) {
+	targets := make([]*Storage, len(outs))
+	for _, l := range live {
+		targets[l.k] = l.st
+	}
+	c.run(reason, outs, targets, func(bufs []device.Buffer) {
 		used := make([]bool, len(bufs))
 		for _, l := range live {
 			if l.st != nil {
@@ -647,7 +651,7 @@ func (c *lazyCtx) flushLocked(reason string) {
 // run compiles the pending graph with outputs outs (through the program
 // provider), runs it with the bound parameters and hands the output buffers
 // to deliver. Errors panic with *Error, as a failing eager op does.
-func (c *lazyCtx) run(reason string, outs []*ir.Value, deliver func([]device.Buffer)) FlushStats {
+func (c *lazyCtx) run(reason string, outs []*ir.Value, targets []*Storage, deliver func([]device.Buffer)) FlushStats {
 	g := c.g
 	g.SetOutputs(outs...)
 	if len(outs) == 0 {
@@ -658,12 +662,14 @@ func (c *lazyCtx) run(reason string, outs []*ir.Value, deliver func([]device.Buf
 	if err != nil {
 		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("compiling the %s graph (%d nodes) for %s: %v", reason, len(g.Nodes), c.dev, err), Err: err})
 	}
-	return c.runProgram(reason, prog, info, time.Since(t0), deliver)
+	return c.runProgram(reason, prog, info, time.Since(t0), targets, deliver)
 }
 
 // runProgram runs prog (compiled from c.g) with the bound parameters and
-// hands its output buffers to deliver (c.mu held).
-func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInfo, compile time.Duration, deliver func([]device.Buffer)) FlushStats {
+// hands its output buffers to deliver (c.mu held). targets[k], when not
+// nil, is the storage output k will be attached to in full: a parameter
+// bound to that whole storage is lent to output k (donate).
+func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInfo, compile time.Duration, targets []*Storage, deliver func([]device.Buffer)) FlushStats {
 	g := c.g
 	stats := FlushStats{Reason: reason, Device: c.dev, Nodes: len(g.Nodes), Outputs: len(g.Outputs),
 		Fingerprint: info.Fingerprint, Tier: info.Tier, Compile: compile}
@@ -675,7 +681,7 @@ func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInf
 		in[i] = device.Operand{Buf: b.st.buf, DType: b.dt, Layout: b.l}
 	}
 	t1 := time.Now()
-	bufs, err := prog.Run(context.Background(), c.dev.Index, in, device.RunOptions{Dynamic: c.dyn})
+	bufs, err := prog.Run(context.Background(), c.dev.Index, in, device.RunOptions{Dynamic: c.dyn, Donate: c.donate(targets)})
 	if err != nil {
 		panic(&Error{Op: "fuse", Msg: fmt.Sprintf("running the %s graph (%d nodes, fingerprint %.12s) on %s: %v", reason, len(g.Nodes), info.Fingerprint, c.dev, err), Err: err})
 	}
@@ -692,9 +698,59 @@ func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInf
 	return stats
 }
 
+// donate returns device.RunOptions.Donate for the bound parameters: the
+// buffer of a storage that a program output replaces whole is lent to
+// that output, since the storage releases it after the run anyway. A
+// storage bound more than once, or bound as a partial view, lends nothing.
+func (c *lazyCtx) donate(targets []*Storage) []int {
+	if !donateBuffers {
+		return nil
+	}
+	outOf := map[*Storage]int{}
+	for k, st := range targets {
+		if st != nil {
+			outOf[st] = k
+		}
+	}
+	if len(outOf) == 0 {
+		return nil
+	}
+	var d []int
+	seen := map[*Storage]int{}
+	for i, b := range c.binds {
+		seen[b.st]++
+		k, ok := outOf[b.st]
+		if !ok || b.l.Offset != 0 || !b.l.IsContiguous() || op.Numel(b.l.Shape)*b.dt.Size() != b.st.nbytes {
+			continue
+		}
+		if d == nil {
+			d = make([]int, len(c.binds))
+			for j := range d {
+				d[j] = -1
+			}
+		}
+		d[i] = k
+	}
+	for i, b := range c.binds {
+		if d != nil && seen[b.st] > 1 {
+			d[i] = -1
+		}
+	}
+	return d
+}
+
+// donateBuffers switches buffer donation (tests compare with it off).
+var donateBuffers = true
+
 // attach gives a pending storage its computed buffer (a storage that had a
-// buffer before, and was written, releases the old one).
+// buffer before, and was written, releases the old one). A program that
+// computed the value in the storage's own buffer (a lent parameter)
+// returns that buffer: the storage keeps it.
 func (st *Storage) attach(buf device.Buffer) {
+	if st.handle != nil && st.buf == buf {
+		st.lazy.Store(nil)
+		return
+	}
 	if st.handle != nil {
 		st.handle.release()
 	}

@@ -249,7 +249,19 @@ func (tg *TracedGraph) Run(prog device.Program, info ProgramInfo) []*Tensor {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := make([]*Tensor, tg.NumReturned)
-	c.runProgram("trace-end", prog, info, 0, func(bufs []device.Buffer) {
+	// Outputs replacing whole storages that may be bound as parameters:
+	// those storages' buffers are lent to them (runProgram).
+	targets := make([]*Storage, len(tg.Graph.Outputs))
+	for _, l := range tg.live {
+		switch {
+		case l.st == nil:
+		case l.dst == nil:
+			targets[l.k] = l.st
+		case l.l.Offset == 0 && l.l.IsContiguous() && op.Numel(l.l.Shape) == l.dst.nbytes/l.dt.Size():
+			targets[l.k] = l.dst
+		}
+	}
+	c.runProgram("trace-end", prog, info, 0, targets, func(bufs []device.Buffer) {
 		for i := range res {
 			o := tg.outs[i]
 			if st := tg.retSt[i]; st != nil {

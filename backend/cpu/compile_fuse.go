@@ -125,7 +125,18 @@ type fexec struct {
 }
 
 // scratch holds one thread's registers.
-type fscratch struct{ regs []float32 }
+type fscratch struct {
+	regs []float32
+	list [][]float32 // register slice headers (regList)
+}
+
+// regList returns a reusable list of n register slices.
+func (s *fscratch) regList(n int) [][]float32 {
+	if cap(s.list) < n {
+		s.list = make([][]float32, n)
+	}
+	return s.list[:n]
+}
 
 var fscratchPool sync.Pool
 
@@ -434,7 +445,7 @@ func (e *fexec) runGroup(threads int) {
 	work := func(next *atomic.Int64) {
 		sc := getFScratch(g.nregs * g.block)
 		defer fscratchPool.Put(sc)
-		regs := make([][]float32, g.nregs)
+		regs := sc.regList(g.nregs)
 		for {
 			bi := int(next.Add(1) - 1)
 			if bi >= nblocks {
