@@ -343,11 +343,13 @@ func packConvB(dst, src []float32, base int, kOff, cols []int) {
 	for q := 1; q < len(cols) && contig; q++ {
 		contig = cols[q] == cols[0]+q
 	}
-	if contig {
+	if contig && len(kOff) > 0 {
+		// kOff increases (every stride is positive): the first and last
+		// steps bound the reads.
 		o := base + cols[0]
-		for k, ko := range kOff {
-			*(*[nr]float32)(dst[k*nr : k*nr+nr]) = *(*[nr]float32)(src[o+ko : o+ko+nr])
-		}
+		_ = src[o+kOff[0] : o+kOff[len(kOff)-1]+nr]
+		_ = dst[:len(kOff)*nr]
+		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff))
 		return
 	}
 	var c [nr]int
@@ -355,14 +357,54 @@ func packConvB(dst, src []float32, base int, kOff, cols []int) {
 	for q := range nc {
 		c[q] += base
 	}
-	for k, ko := range kOff {
-		d := (*[nr]float32)(dst[k*nr : k*nr+nr])
-		for q := 0; q < nc; q++ {
-			d[q] = src[ko+c[q]]
+	if nc < nr {
+		for k := range kOff {
+			clear(dst[k*nr+nc : k*nr+nr])
 		}
-		for q := nc; q < nr; q++ {
-			d[q] = 0
+	}
+	for k0 := 0; k0 < len(kOff); {
+		// A run of k steps contiguous in the input (kw at dilation 1, or
+		// the whole kernel row of a weight gradient's convolution) is a
+		// small transpose: each column reads it sequentially.
+		ko := kOff[k0]
+		k1 := k0 + 1
+		for k1 < len(kOff) && kOff[k1] == ko+k1-k0 {
+			k1++
 		}
+		if n := (k1 - k0) &^ 7; n > 0 && nc == nr {
+			var cc [nr]int
+			for q := range cc {
+				cc[q] = ko + c[q]
+				_ = src[cc[q] : cc[q]+n]
+			}
+			convTrans16(&dst[k0*nr], &src[0], &cc, n)
+			if k1-k0 == n {
+				k0 = k1
+				continue
+			}
+			k0 += n
+			ko = kOff[k0]
+		}
+		if k1-k0 >= 4 {
+			n := k1 - k0
+			for q := 0; q < nc; q++ {
+				in := src[ko+c[q] : ko+c[q]+n]
+				out := dst[k0*nr+q : (k1-1)*nr+q+1]
+				for i, v := range in {
+					out[i*nr] = v
+				}
+			}
+			k0 = k1
+			continue
+		}
+		for k := k0; k < k1; k++ {
+			d := (*[nr]float32)(dst[k*nr : k*nr+nr])
+			ko := kOff[k]
+			for q := 0; q < nc; q++ {
+				d[q] = src[ko+c[q]]
+			}
+		}
+		k0 = k1
 	}
 }
 

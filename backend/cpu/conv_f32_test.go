@@ -37,6 +37,21 @@ func (b convTestBuf) Size() int { return int(b) }
 // the generic im2col path, returning the output and its shape.
 func convRun(t *testing.T, c convCase, x, w, b []float32, old bool) ([]float32, op.ConvParams) {
 	t.Helper()
+	call, out, p := convCall(t, c, x, w, b)
+	if old {
+		id := []func(float32) float32{idF32}
+		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
+			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+	} else if err := convolutionKernel(call); err != nil {
+		t.Fatalf("%v: %v", c, err)
+	}
+	return out, p
+}
+
+// convCall builds the convolution kernel's call for c and returns it with
+// its output buffer and resolved parameters.
+func convCall(t testing.TB, c convCase, x, w, b []float32) (*Call, []float32, op.ConvParams) {
+	t.Helper()
 	a := op.Attrs{"stride": c.stride, "padding": c.padLo, "padding_high": c.padHi, "dilation": c.dil,
 		"groups": c.groups, "transposed": c.transposed, "precision": op.PrecisionHighest}
 	if c.transposed {
@@ -68,20 +83,13 @@ func convRun(t *testing.T, c convCase, x, w, b []float32, old bool) ([]float32, 
 	}
 	call := &Call{
 		Launch: &device.Launch{Attrs: na,
-			In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous(xs)}, {DType: dtype.F32, Layout: op.Contiguous(ws)}, bop},
+			In:  []device.Operand{{DType: dtype.F32, Layout: op.Contiguous(xs)}, {DType: dtype.F32, Layout: op.Contiguous(ws)}, bop},
 			Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous(p.Shape())}},
 		},
 		InB:  [][]byte{bytesOf(x), bytesOf(w), bb},
 		OutB: [][]byte{bytesOf(out)},
 	}
-	if old {
-		id := []func(float32) float32{idF32}
-		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
-			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
-	} else if err := convolutionKernel(call); err != nil {
-		t.Fatalf("%v: %v", c, err)
-	}
-	return out[:op.Numel(p.Shape())], p
+	return call, out[:op.Numel(p.Shape())], p
 }
 
 // convNaive is a direct float64 loop (2-d form; 1-d has H = 1): the
@@ -286,5 +294,42 @@ func TestConvFastMatches(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkConvF32 times the three convolutions of a ResNet-like 3x3
+// layer's training step (x [8,64,56,56], w [64,64,3,3], pad 1) as the
+// kernel receives them: the forward, the input gradient (a stride-1
+// transposed convolution) and the weight gradient (op's convWeightGrad: the
+// input as [64, 8, 56, 56] convolved with the output gradient as a
+// [64, 8, 56, 56] kernel, 3x3 outputs).
+func BenchmarkConvF32(b *testing.B) {
+	l := func(v ...int) []int { return v }
+	for _, bc := range []struct {
+		name string
+		c    convCase
+	}{
+		{"forward", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+		{"input_grad", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(0), transposed: true}},
+		{"weight_grad", convCase{n: 64, cin: 8, cout: 64, groups: 1, in: l(56, 56), k: l(56, 56), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := bc.c
+			r := rand.New(rand.NewPCG(1, 2))
+			x := convRand(r, c.n*c.cin*c.in[0]*c.in[1])
+			w := convRand(r, c.cout*c.cin/c.groups*c.k[0]*c.k[1])
+			call, _, p := convCall(b, c, x, w, nil)
+			flops := 2 * float64(op.Numel(p.Shape())) * float64(c.cin/c.groups*c.k[0]*c.k[1])
+			if c.transposed {
+				flops = 2 * float64(c.n*c.cin*c.in[0]*c.in[1]) * float64(c.cout/c.groups*c.k[0]*c.k[1])
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := convolutionKernel(call); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }

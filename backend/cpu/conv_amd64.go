@@ -1,0 +1,15 @@
+//go:build amd64 && !purego
+
+package cpu
+
+// convCopy16 sets dst[16i : 16i+16] = src[koff[i] : koff[i]+16] for i < n
+// (conv_amd64.s). The caller checks the bounds.
+//
+//go:noescape
+func convCopy16(dst, src *float32, koff *int, n int)
+
+// convTrans16 sets dst[16k+q] = src[cols[q]+k] for k < n, a multiple of 8,
+// and q < 16 (conv_amd64.s). The caller checks the bounds.
+//
+//go:noescape
+func convTrans16(dst, src *float32, cols *[16]int, n int)

@@ -1,0 +1,112 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Packing kernels of the fast convolution (conv_f32.go): they fill the
+// 16-column B panels of the 6x16 GEMM micro-kernel from the (padded) input.
+
+// func convCopy16(dst, src *float32, koff *int, n int)
+// dst[16i : 16i+16] = src[koff[i] : koff[i]+16] for i < n: a panel whose 16
+// columns are one contiguous run of the input, one k step per 64-byte copy.
+TEXT ·convCopy16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ koff+16(FP), DX
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JLE  copydone
+
+copyloop:
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $8, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     copyloop
+	VZEROUPPER
+
+copydone:
+	RET
+
+// LOADROWS loads 8 floats of each of 8 columns: column r starts at element
+// cols[off/8 + r] of src (SI already advanced to the current k step).
+#define LOADROWS(off) \
+	MOVQ off+0(R9), AX; VMOVUPS (SI)(AX*4), Y0 \
+	MOVQ off+8(R9), AX; VMOVUPS (SI)(AX*4), Y1 \
+	MOVQ off+16(R9), AX; VMOVUPS (SI)(AX*4), Y2 \
+	MOVQ off+24(R9), AX; VMOVUPS (SI)(AX*4), Y3 \
+	MOVQ off+32(R9), AX; VMOVUPS (SI)(AX*4), Y4 \
+	MOVQ off+40(R9), AX; VMOVUPS (SI)(AX*4), Y5 \
+	MOVQ off+48(R9), AX; VMOVUPS (SI)(AX*4), Y6 \
+	MOVQ off+56(R9), AX; VMOVUPS (SI)(AX*4), Y7
+
+// TRANSPOSE8 transposes the 8x8 block in Y0-Y7 (row r = column r's 8 k
+// steps) into Y8-Y15 (row j = k step j's 8 columns).
+#define TRANSPOSE8 \
+	VUNPCKLPS Y1, Y0, Y8 \
+	VUNPCKHPS Y1, Y0, Y9 \
+	VUNPCKLPS Y3, Y2, Y10 \
+	VUNPCKHPS Y3, Y2, Y11 \
+	VUNPCKLPS Y5, Y4, Y12 \
+	VUNPCKHPS Y5, Y4, Y13 \
+	VUNPCKLPS Y7, Y6, Y14 \
+	VUNPCKHPS Y7, Y6, Y15 \
+	VSHUFPS $0x44, Y10, Y8, Y0 \
+	VSHUFPS $0xEE, Y10, Y8, Y1 \
+	VSHUFPS $0x44, Y11, Y9, Y2 \
+	VSHUFPS $0xEE, Y11, Y9, Y3 \
+	VSHUFPS $0x44, Y14, Y12, Y4 \
+	VSHUFPS $0xEE, Y14, Y12, Y5 \
+	VSHUFPS $0x44, Y15, Y13, Y6 \
+	VSHUFPS $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// STORE8 stores k steps 0-7 (Y8-Y15) at column offset off bytes of their
+// 64-byte panel rows.
+#define STORE8(off) \
+	VMOVUPS Y8, off+0(DI) \
+	VMOVUPS Y9, off+64(DI) \
+	VMOVUPS Y10, off+128(DI) \
+	VMOVUPS Y11, off+192(DI) \
+	VMOVUPS Y12, off+256(DI) \
+	VMOVUPS Y13, off+320(DI) \
+	VMOVUPS Y14, off+384(DI) \
+	VMOVUPS Y15, off+448(DI)
+
+// func convTrans16(dst, src *float32, cols *[16]int, n int)
+// dst[16k + q] = src[cols[q] + k] for k < n (a multiple of 8), q < 16: a
+// panel whose k steps are contiguous in the input for every column (the
+// weight gradient's convolution), as 8x8 transposes.
+TEXT ·convTrans16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ cols+16(FP), R9
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   transdone
+
+transloop:
+	LOADROWS(0)
+	TRANSPOSE8
+	STORE8(0)
+	LOADROWS(64)
+	TRANSPOSE8
+	STORE8(32)
+	ADDQ $32, SI
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  transloop
+	VZEROUPPER
+
+transdone:
+	RET
