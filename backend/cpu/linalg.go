@@ -309,6 +309,12 @@ func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool
 	for pr := 0; pr+6 <= len(row); pr += 6 {
 		panel := dst[(pr/6)*6*kc+p0*6 : (pr/6)*6*kc+(p0+nk)*6]
 		o := base + k[0]
+		if lda := row[pr+1] - row[pr]; lda > 0 && row[pr+2]-row[pr+1] == lda && row[pr+3]-row[pr+2] == lda &&
+			row[pr+4]-row[pr+3] == lda && row[pr+5]-row[pr+4] == lda {
+			// Rows evenly spaced (a matrix): the vector interleave.
+			pack6F32(panel, src[o+row[pr]:], lda, nk)
+			continue
+		}
 		r0 := src[o+row[pr] : o+row[pr]+nk]
 		r1 := src[o+row[pr+1] : o+row[pr+1]+nk]
 		r2 := src[o+row[pr+2] : o+row[pr+2]+nk]

@@ -1,0 +1,29 @@
+//go:build amd64 && !purego
+
+package cpu
+
+// packA6F32AVX2 interleaves six rows: dst[p*6+r] = src[r*lda+p] for
+// p < n (a multiple of 8), writing dst[n*6] and dst[n*6+1] as well (see
+// pack_amd64.s).
+//
+//go:noescape
+func packA6F32AVX2(dst, src *float32, lda, n int)
+
+// pack6F32 is the six-row interleave of packF32Fast for rows lda elements
+// apart starting at src[0]: dst[p*6+r] = src[r*lda+p] for p < n. dst must
+// hold n*6 values and src the six rows.
+func pack6F32(dst, src []float32, lda, n int) {
+	_ = dst[n*6-1]
+	_ = src[5*lda+n-1]
+	done := 0
+	if cpuLevel == LevelAVX2 && haveAVX2() && n > 8 {
+		// The assembly writes two values past each block of eight steps:
+		// keep the last step (at least) for the loop below.
+		done = (n - 1) / 8 * 8
+		packA6F32AVX2(&dst[0], &src[0], lda, done)
+	}
+	for p := done; p < n; p++ {
+		out := dst[p*6 : p*6+6 : p*6+6]
+		out[0], out[1], out[2], out[3], out[4], out[5] = src[p], src[lda+p], src[2*lda+p], src[3*lda+p], src[4*lda+p], src[5*lda+p]
+	}
+}
