@@ -38,8 +38,8 @@ import (
 //
 // A stride-1 transposed convolution (the input gradient of a stride-1
 // convolution) is the forward convolution of its input with the flipped,
-// in/out-swapped weight and padding effK-1-pad; strided transposed
-// convolutions keep the generic path.
+// in/out-swapped weight and padding effK-1-pad; a strided one is a GEMM
+// over the input positions followed by a col2im scatter (convTransF32).
 
 // convGeom is a 2-d convolution (1-d ones have H = KH = OH = 1) in the
 // forward form the fast path computes: weights [Cout, Cin/groups, KH, KW].
@@ -52,19 +52,22 @@ type convGeom struct {
 }
 
 // convFastOK reports whether the fast path takes p (f32 at highest is the
-// caller's check): 1-d or 2-d, and not a strided transposed convolution.
+// caller's check): 1-d or 2-d.
 func convFastOK(p op.ConvParams) bool {
 	if tileF32() != asmTileF32 || asmTileF32 == nil || len(p.In) < 1 || len(p.In) > 2 {
 		return false
 	}
-	if p.Transposed {
-		for _, s := range p.Stride {
-			if s != 1 {
-				return false
-			}
+	return true
+}
+
+// convStrided reports whether any stride of p is above 1.
+func convStrided(p op.ConvParams) bool {
+	for _, s := range p.Stride {
+		if s != 1 {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // geomOf converts resolved parameters to the forward 2-d geometry.
@@ -418,6 +421,16 @@ func runConvFast(c *Call, p op.ConvParams) {
 		bias = as[float32](c.InB[2][c.In[2].Offset*4:])
 	}
 	g := geomOf(p)
+	if p.Transposed && convStrided(p) {
+		// geomOf's forward-form padding is for stride 1: take the
+		// transposed convolution's own.
+		g.padT, g.padL = p.PadLo[0], p.PadLo[len(p.PadLo)-1]
+		if len(p.PadLo) == 1 {
+			g.padT = 0
+		}
+		convTransF32(x, w, bias, out, g)
+		return
+	}
 	if p.Transposed {
 		n := g.cout * g.kdim
 		wb := getScratch(n * 4)
@@ -427,4 +440,171 @@ func runConvFast(c *Call, p op.ConvParams) {
 		w = wf
 	}
 	convF32(x, w, bias, out, g)
+}
+
+// convTransF32 is a strided transposed convolution (the input gradient of
+// a strided convolution) in the GEMM + col2im form: for each image and
+// group, C[(co, kh, kw), (i, j)] = sum over ci of W[ci, co, kh, kw] *
+// X[ci, i, j] (M = Cout/groups*KH*KW, K = Cin/groups, the image's input
+// positions as columns, packed by the same panel copies), each C block
+// scatter-added into out[co, i*s-pad+kh*d, j*s-pad+kw*d] while in cache.
+// Units are (image, group, block of output channels): a unit owns its
+// output rows, so threads never add into the same element. g is the raw
+// transposed geometry (weights [Cin, Cout/groups, KH, KW], padT/padL the
+// transposed convolution's low padding).
+func convTransF32(x, w, bias, out []float32, g convGeom) {
+	L := g.oh * g.ow
+	if g.n == 0 || g.cout == 0 || L == 0 {
+		return
+	}
+	const mr, nr = 6, 16
+	t := asmTileF32
+	kp := g.kh * g.kw
+	K := g.cinG
+	nw := gemmWorkers(g.n * g.cin * g.lin * g.coutG * kp)
+	// Output-channel blocks per (image, group): enough units for the threads.
+	nsplit := 1
+	if ng := g.n * g.groups; ng < 2*nw {
+		nsplit = min(g.coutG, ceilDiv(2*nw, ng))
+	}
+	cbk := ceilDiv(g.coutG, nsplit)
+	nsplit = ceilDiv(g.coutG, cbk)
+	units := g.n * g.groups * nsplit
+	rows := cbk * kp
+	rpad := roundUp(rows, mr)
+	nkb := max(1, ceilDiv(K, t.kc))
+	kcb := max(1, ceilDiv(K, nkb))
+	ncb := min(256, roundUp(g.lin, nr))
+	ldc := ncb + nr
+	kOff := make([]int, K)
+	for ci := range kOff {
+		kOff[ci] = ci * g.lin
+	}
+	colOff := make([]int, g.lin)
+	for j := range colOff {
+		colOff[j] = j
+	}
+	asz, bsz, csz := rpad*max(K, 1), kcb*ncb, rpad*ldc
+	per := asz + bsz + csz + 48
+	tbuf := getScratch((min(nw, units)*per + 16) * 4)
+	defer putScratch(tbuf)
+	tall := as[float32](*tbuf)
+	var next atomic.Int64
+	gemmParallel(min(nw, units), nil, func(tid, _ int) {
+		off := tid * per
+		ap := alignF32(tall[off:], asz)
+		bb := alignF32(tall[off+asz+16:], bsz)
+		cb := alignF32(tall[off+asz+bsz+32:], csz)
+		for {
+			u := int(next.Add(1) - 1)
+			if u >= units {
+				return
+			}
+			n, gi, blk := u/(g.groups*nsplit), u/nsplit%g.groups, u%nsplit
+			c0 := blk * cbk
+			c1 := min(g.coutG, c0+cbk)
+			nrow := (c1 - c0) * kp
+			// This unit's output rows start at zero.
+			orow := out[(n*g.cout+gi*g.coutG+c0)*L : (n*g.cout+gi*g.coutG+c1)*L]
+			clear(orow)
+			if K > 0 {
+				// A: rows (co, kh, kw) of the unit, k = ci, in 6-row panels per k block.
+				for kb := 0; kb < nkb; kb++ {
+					k0 := kb * kcb
+					kc := min(kcb, K-k0)
+					blkA := ap[k0*rpad:]
+					for ir := 0; ir < rpad; ir += mr {
+						panel := blkA[ir*kc : (ir+mr)*kc]
+						for r := 0; r < mr; r++ {
+							if ir+r >= nrow {
+								for k := 0; k < kc; k++ {
+									panel[k*mr+r] = 0
+								}
+								continue
+							}
+							wo := (gi*g.cinG+k0)*g.coutG*kp + c0*kp + ir + r
+							for k := 0; k < kc; k++ {
+								panel[k*mr+r] = w[wo+k*g.coutG*kp]
+							}
+						}
+					}
+				}
+				base := (n*g.cin + gi*g.cinG) * g.lin
+				for j0 := 0; j0 < g.lin; j0 += ncb {
+					nc := min(ncb, g.lin-j0)
+					pn := ceilDiv(nc, nr)
+					for kb := 0; kb < nkb; kb++ {
+						k0 := kb * kcb
+						kc := min(kcb, K-k0)
+						for q := 0; q < pn; q++ {
+							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)])
+						}
+						ab := ap[k0*rpad:]
+						load := 0
+						if kb > 0 {
+							load = 1
+						}
+						for q := 0; q < pn; q++ {
+							bp := &bb[q*nr*kc]
+							for ir := 0; ir < rpad; ir += mr {
+								c := &cb[ir*ldc+q*nr]
+								t.kern(kc, &ab[ir*kc], bp, c, ldc, c, load)
+							}
+						}
+					}
+					col2imBlock(orow, cb, ldc, nrow, j0, nc, g)
+				}
+			}
+			for oc := gi*g.coutG + c0; oc < gi*g.coutG+c1; oc++ {
+				if bias == nil {
+					break
+				}
+				o := out[(n*g.cout+oc)*L : (n*g.cout+oc+1)*L]
+				bv := bias[oc]
+				for j := range o {
+					o[j] += bv
+				}
+			}
+		}
+	})
+}
+
+// col2imBlock adds the C block (rows (co, kh, kw) from the unit's first
+// channel, columns the input positions j0..j0+nc) into the unit's output
+// rows: input (i, j) with tap (kh, kw) lands on (i*sh-padT+kh*dh,
+// j*sw-padL+kw*dw) when that is inside the output.
+func col2imBlock(orow, cb []float32, ldc, nrow, j0, nc int, g convGeom) {
+	L := g.oh * g.ow
+	kp := g.kh * g.kw
+	for r := 0; r < nrow; r++ {
+		co, tp := r/kp, r%kp
+		a, b := tp/g.kw, tp%g.kw
+		dst := orow[co*L : (co+1)*L]
+		src := cb[r*ldc : r*ldc+nc]
+		// Walk the columns row segment by row segment of the input.
+		for q := 0; q < nc; {
+			pos := j0 + q
+			i, j := pos/g.w, pos%g.w
+			seg := min(nc-q, g.w-j)
+			oi := i*g.sh - g.padT + a*g.dh
+			if oi >= 0 && oi < g.oh {
+				drow := dst[oi*g.ow : (oi+1)*g.ow]
+				oj := j*g.sw - g.padL + b*g.dw
+				s := src[q : q+seg]
+				// First in-range column of the segment and the count.
+				first := 0
+				if oj < 0 {
+					first = ceilDiv(-oj, g.sw)
+				}
+				for e := first; e < seg; e++ {
+					x := oj + e*g.sw
+					if x >= g.ow {
+						break
+					}
+					drow[x] += s[e]
+				}
+			}
+			q += seg
+		}
+	}
 }

@@ -193,16 +193,15 @@ func convCases() []convCase {
 						convCase{n: 2, cin: 3, cout: co, groups: 1, in: l(sz, sz+3), k: l(k, 2), stride: l(st), dil: l(dl), padLo: l(pd), padHi: l(pd), bias: pd == 1},
 						convCase{n: 1, cin: 4, cout: 6, groups: 2, in: l(sz + 2), k: l(k), stride: l(st), dil: l(dl), padLo: l(pd), padHi: l(pd), bias: true},
 					)
-					if st == 1 {
-						// Transposed (stride 1: the fast path's form; output
-						// size (in-1) - padLo - padHi + effK must be positive).
-						for _, tc := range []convCase{
-							{n: 2, cin: 5, cout: co, groups: 1, in: l(sz, sz+1), k: l(k, 3), stride: l(1), dil: l(dl), padLo: l(min(pd, dl*(k-1))), padHi: l(min(pd, 2*dl)), transposed: true, bias: sz == 7},
-							{n: 1, cin: 4, cout: 2, groups: 2, in: l(sz), k: l(k), stride: l(1), dil: l(dl), padLo: l(pd), padHi: l(0), transposed: true},
-						} {
-							if sz-1-tc.padLo[0]-tc.padHi[0]+dl*(k-1)+1 >= 1 {
-								cs = append(cs, tc)
-							}
+					// Transposed (stride 1: the flipped forward form; 2: GEMM +
+					// col2im), output size (in-1)*s - padLo - padHi + effK +
+					// outPad positive.
+					for _, tc := range []convCase{
+						{n: 2, cin: 5, cout: co, groups: 1, in: l(sz, sz+1), k: l(k, 3), stride: l(st), dil: l(dl), padLo: l(min(pd, dl*(k-1))), padHi: l(min(pd, 2*dl)), outPad: l(st - 1), transposed: true, bias: sz == 7},
+						{n: 1, cin: 4, cout: 2, groups: 2, in: l(sz), k: l(k), stride: l(st), dil: l(dl), padLo: l(pd), padHi: l(0), outPad: l(0), transposed: true},
+					} {
+						if (sz-1)*st-tc.padLo[0]-tc.padHi[0]+dl*(k-1)+1+tc.outPad[0] >= 1 {
+							cs = append(cs, tc)
 						}
 					}
 				}
@@ -223,6 +222,11 @@ func convCases() []convCase {
 		convCase{n: 5, cin: 3, cout: 9, groups: 1, in: l(33), k: l(31), stride: l(1), dil: l(1), padLo: l(2), padHi: l(2)},
 		// Transposed with output padding and more channels than one k block.
 		convCase{n: 2, cin: 300, cout: 20, groups: 1, in: l(6, 5), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true, bias: true},
+		// Strided transposed: ragged, asymmetric stride, depthwise, more
+		// channels than one k block.
+		convCase{n: 3, cin: 6, cout: 9, groups: 3, in: l(7, 5), k: l(3, 2), stride: l(2, 3), dil: l(1, 2), padLo: l(1, 0), padHi: l(1, 0), outPad: l(1, 2), transposed: true, bias: true},
+		convCase{n: 1, cin: 4, cout: 4, groups: 4, in: l(9, 9), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true},
+		convCase{n: 2, cin: 300, cout: 7, groups: 1, in: l(5, 4), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(2), padHi: l(0), outPad: l(0), transposed: true, bias: true},
 		// Transposed padding beyond effK-1: the forward form crops the input.
 		convCase{n: 2, cin: 3, cout: 4, groups: 1, in: l(9, 11), k: l(3, 2), stride: l(1), dil: l(1), padLo: l(3, 2), padHi: l(1, 0), transposed: true, bias: true},
 		convCase{n: 1, cin: 2, cout: 3, groups: 1, in: l(12), k: l(2), stride: l(1), dil: l(2), padLo: l(4), padHi: l(0), transposed: true},
@@ -267,7 +271,7 @@ func TestConvFastMatches(t *testing.T) {
 					x[r.IntN(len(x))] = float32(math.NaN())
 				}
 				got, p := convRun(t, c, x, w, b, false)
-				if !convFastOK(p) && p.Transposed {
+				if !convFastOK(p) {
 					t.Fatalf("fast path does not take %v", c)
 				}
 				ref, mag := convNaive(p, x, w, b)
