@@ -171,8 +171,9 @@ func vecTanhF32(dst, a []float32) {
 }
 
 // vecErfF32 sets dst[i] = erf(a[i]). Max error 2 ulp (avx2: x*P(x^2) below
-// |x| = 0.875, 1 - exp(-x^2) R(w)/|x| above, polynomials fitted by
-// tools/vecfit).
+// |x| = 0.875, 1 - exp(L(|x|)) above with L a polynomial approximating
+// log(erfc(|x|)) on [0.875, 3.95], whose error costs erf only erfc(|x|)
+// times as much; polynomials fitted by tools/vecfit).
 func vecErfF32(dst, a []float32) {
 	a = a[:len(dst)]
 	if vecUnaryAsm(vecOpErf, dst, a) {
@@ -197,11 +198,13 @@ func vecSigmoidF32(dst, a []float32) {
 }
 
 // vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i]. Max error 3
-// ulp for normal results, subnormal ones within 1e-42 (avx2: erf's small
-// polynomial where 1+erf does not cancel, a fitted x*erfc(|x|/sqrt2)/2 for
-// -1.2374 < x <= -0.7071, and erfc's exp(-x^2/2) R(w) form beyond |x| =
-// 1.2374, so negative tails keep their relative accuracy where PyTorch's
-// 1+erf loses it entirely). gelu(-Inf) is NaN as in PyTorch.
+// ulp for normal results, subnormal ones within 1e-42 (avx2: x/2 + s G(s),
+// s = x^2/2, below |x| = 1/sqrt2, where 1+erf does not cancel much; beyond,
+// x - y for x > 0 and -y for x < 0 with y = exp(-x^2/2) N(|x|) = |x|
+// erfc(|x|/sqrt2)/2, N a polynomial in t = (|x|-1.5)/(|x|+1.5) and x^2/2
+// carried as a float32 pair into exp, so negative tails keep their relative
+// accuracy where PyTorch's 1+erf loses it entirely). gelu(-Inf) is NaN as in
+// PyTorch.
 func vecGeluF32(dst, a []float32) {
 	a = a[:len(dst)]
 	if vecUnaryAsm(vecOpGelu, dst, a) {

@@ -101,12 +101,6 @@ VCONST(vtanhP3, $0x3e088393)
 VCONST(vtanhP4, $0xbeaaaa99)
 // verfT: 0.875 (erf: x*P(x^2) below)
 VCONST(verfT, $0x3f600000)
-// verfHi: 10.5 (erfc(x) = 0 in float32 beyond)
-VCONST(verfHi, $0x41280000)
-// vrsqrt2: 0.7071067690849304 (1/sqrt(2))
-VCONST(vrsqrt2, $0x3f3504f3)
-// vgeluXHi: 15.0
-VCONST(vgeluXHi, $0x41700000)
 // vgeluK2: 1.5957691669464111 (2*sqrt(2/pi))
 VCONST(vgeluK2, $0x3fcc422a)
 // vgeluC: 0.044714998453855515
@@ -123,90 +117,75 @@ VCONST(verfP3, $0x3de7108d)
 VCONST(verfP4, $0xbec09386)
 // verfP5: 0x3f906eba
 VCONST(verfP5, $0x3f906eba)
-// verfA: 0x3ff45d17 (w = A/x + B maps x in [0.875, 10.5] to [-1, 1])
-VCONST(verfA, $0x3ff45d17)
-// verfB: 0xbf9745d1
-VCONST(verfB, $0xbf9745d1)
-// verfR0: 0xb805060b (erfc(x) = exp(-x^2) R(w)/x, fitted)
-VCONST(verfR0, $0xb805060b)
-// verfR1: 0x3826f870
-VCONST(verfR1, $0x3826f870)
-// verfR2: 0x38b218bc
-VCONST(verfR2, $0x38b218bc)
-// verfR3: 0xb95ed432
-VCONST(verfR3, $0xb95ed432)
-// verfR4: 0x39834671
-VCONST(verfR4, $0x39834671)
-// verfR5: 0xb9826f70
-VCONST(verfR5, $0xb9826f70)
-// verfR6: 0xb93d5125
-VCONST(verfR6, $0xb93d5125)
-// verfR7: 0x3b004f2c
-VCONST(verfR7, $0x3b004f2c)
-// verfR8: 0xbbc43169
-VCONST(verfR8, $0xbbc43169)
-// verfR9: 0x3c2e3896
-VCONST(verfR9, $0x3c2e3896)
-// verfR10: 0xba3ae812
-VCONST(verfR10, $0xba3ae812)
-// verfR11: 0xbdb80bbc
-VCONST(verfR11, $0xbdb80bbc)
-// verfR12: 0x3efb28db
-VCONST(verfR12, $0x3efb28db)
-// vgeluR0: 0xb7bc1fb0 (R(w)/sqrt2 (gelu's x/2 erfc(x/sqrt2)))
-VCONST(vgeluR0, $0xb7bc1fb0)
-// vgeluR1: 0x37ec21c4
-VCONST(vgeluR1, $0x37ec21c4)
-// vgeluR2: 0x387bdddd
-VCONST(vgeluR2, $0x387bdddd)
-// vgeluR3: 0xb91d9056
-VCONST(vgeluR3, $0xb91d9056)
-// vgeluR4: 0x3939a6b0
-VCONST(vgeluR4, $0x3939a6b0)
-// vgeluR5: 0xb938769f
-VCONST(vgeluR5, $0xb938769f)
-// vgeluR6: 0xb905de08
-VCONST(vgeluR6, $0xb905de08)
-// vgeluR7: 0x3ab574eb
-VCONST(vgeluR7, $0x3ab574eb)
-// vgeluR8: 0xbb8ababb
-VCONST(vgeluR8, $0xbb8ababb)
-// vgeluR9: 0x3bf662c1
-VCONST(vgeluR9, $0x3bf662c1)
-// vgeluR10: 0xba0429b2
-VCONST(vgeluR10, $0xba0429b2)
-// vgeluR11: 0xbd8223db
-VCONST(vgeluR11, $0xbd8223db)
-// vgeluR12: 0x3eb198be
-VCONST(vgeluR12, $0x3eb198be)
-// vgeluLo: 0x3f9e6455 (0.875*sqrt2)
-VCONST(vgeluLo, $0x3f9e6455)
-// vgeluHi: 0x416d967f (10.5*sqrt2)
-VCONST(vgeluHi, $0x416d967f)
-// vsqrt2: 0x3fb504f3 (sqrt2)
-VCONST(vsqrt2, $0x3fb504f3)
-// vgeluMLo: 0x3f3504f3 (gelu: x G(|x|) for -1.2374 < x <= -0.7071)
-VCONST(vgeluMLo, $0x3f3504f3)
-// vgeluMA: 0x40715bee (w = A|x| + B in [-1, 1] there)
-VCONST(vgeluMA, $0x40715bee)
-// vgeluMB: 0xc06aaaaa
-VCONST(vgeluMB, $0xc06aaaaa)
-// vgeluM0: 0xb390bffe (G(w) = erfc(|x|/sqrt2)/2, fitted)
-VCONST(vgeluM0, $0xb390bffe)
-// vgeluM1: 0x3547f73c
-VCONST(vgeluM1, $0x3547f73c)
-// vgeluM2: 0x36a21999
-VCONST(vgeluM2, $0x36a21999)
-// vgeluM3: 0xb8d69a8e
-VCONST(vgeluM3, $0xb8d69a8e)
-// vgeluM4: 0x38313f7c
-VCONST(vgeluM4, $0x38313f7c)
-// vgeluM5: 0x3c0b445b
-VCONST(vgeluM5, $0x3c0b445b)
-// vgeluM6: 0xbd870bfb
-VCONST(vgeluM6, $0xbd870bfb)
-// vgeluM7: 0x3e296dbc
-VCONST(vgeluM7, $0x3e296dbc)
+
+// vmagic: 12582912.0 (1.5*2^23: adding it rounds to an integer held in the low mantissa bits)
+VCONST(vmagic, $0x4b400000)
+// vmagic64: 12582976.0 (1.5*2^23 + 64: the same, the integer biased by 64)
+VCONST(vmagic64, $0x4b400040)
+// vexpE6: 0.0013813161058351398 (exp(r) = 1 + r + r^2 E(r), |r| <= ln2/2, fitted (tools/vecfit))
+VCONST(vexpE6, $0x3ab50d47)
+// vexpE5: 0.008369410410523415
+VCONST(vexpE5, $0x3c091fda)
+// vexpE4: 0.04166845604777336
+VCONST(vexpE4, $0x3d2aac8b)
+// vexpE3: 0.16666515171527863
+VCONST(vexpE3, $0x3e2aaa45)
+// vexpE2: 0.4999999403953552
+VCONST(vexpE2, $0x3efffffe)
+// vgeluT: 0.7071067690849304 (gelu: x/2 + s G(s) below |x| = 1/sqrt2)
+VCONST(vgeluT, $0x3f3504f3)
+// vgeluHi: 14.5 (gelu: |x| clamped to it; gelu is -0 beyond -14.5, x beyond 14.5)
+VCONST(vgeluHi, $0x41680000)
+// vgeluK: 1.5 (K)
+VCONST(vgeluK, $0x3fc00000)
+// vgeluS4: 0.00333612272515893 (G(s) = erf(sqrt(s))/sqrt(2s), s = x^2/2, fitted)
+VCONST(vgeluS4, $0x3b5aa2da)
+// vgeluS3: -0.018920186907052994
+VCONST(vgeluS3, $0xbc9afe82)
+// vgeluS2: 0.07978160679340363
+VCONST(vgeluS2, $0x3da3648a)
+// vgeluS1: -0.26596131920814514
+VCONST(vgeluS1, $0xbe882c15)
+// vgeluS0: 0.7978845834732056
+VCONST(vgeluS0, $0x3f4c422a)
+// vgeluN10: 6.859557671833585e-23 (N(|x|) = |x| exp(x^2/2) erfc(|x|/sqrt2)/2 as a polynomial in t = (|x|-K)/(|x|+K), times 2^-64, fitted (tools/vecfit))
+VCONST(vgeluN10, $0x1aa5da9b)
+// vgeluN9: -5.0190514632774243e-23
+VCONST(vgeluN9, $0x9a72b4d9)
+// vgeluN8: -1.117155531457195e-22
+VCONST(vgeluN8, $0x9b070e4a)
+// vgeluN7: -1.2833338143074326e-22
+VCONST(vgeluN7, $0x9b1b2542)
+// vgeluN6: 4.240713962532061e-23
+VCONST(vgeluN6, $0x1a4d117f)
+// vgeluN5: 5.847561085574696e-22
+VCONST(vgeluN5, $0x1c30bb50)
+// vgeluN4: 9.632649499634636e-22
+VCONST(vgeluN4, $0x1c919082)
+// vgeluN3: -1.0732458421548128e-21
+VCONST(vgeluN3, $0x9ca22f30)
+// vgeluN2: -6.846602202876253e-21
+VCONST(vgeluN2, $0x9e015423)
+// vgeluN1: 1.1444904882613503e-20
+VCONST(vgeluN1, $0x1e58302a)
+// vgeluN0: 1.673308831012348e-20
+VCONST(vgeluN0, $0x1e9e0a20)
+// verfHi2: 3.95 (erf: 1 in float32 beyond)
+VCONST(verfHi2, $0x407ccccd)
+// verfL6: 0.000199901478481479 (erf = 1 - exp(L(|x|)) above 0.875, L ~ log erfc, fitted)
+VCONST(verfL6, $0x39519ca5)
+// verfL5: -0.00308199692517519
+VCONST(verfL5, $0xbb49fb54)
+// verfL4: 0.02238103374838829
+VCONST(verfL4, $0x3cb7586e)
+// verfL3: -0.10425020754337311
+VCONST(verfL3, $0xbdd58122)
+// verfL2: -0.6368206739425659
+VCONST(verfL2, $0xbf2306ae)
+// verfL1: -1.1278893947601318
+VCONST(verfL1, $0xbf905eae)
+// verfL0: -0.00014421046944335103
+VCONST(verfL0, $0xb9173734)
 
 // func vecAddF32AVX2(dst, a, b *float32, n int)
 // dst = a add b, lane by lane (VADDPS).
@@ -751,158 +730,241 @@ done:
 	VZEROUPPER
 	RET
 
-// ERFSMALL sets Y5 = x*P(x^2) for x in Y6 (erf below 0.875); clobbers Y1.
-#define ERFSMALL \
-	VMULPS      Y6, Y6, Y1; \
-	VMOVUPS     verfP0<>(SB), Y5; \
-	VFMADD213PS verfP1<>(SB), Y1, Y5; \
-	VFMADD213PS verfP2<>(SB), Y1, Y5; \
-	VFMADD213PS verfP3<>(SB), Y1, Y5; \
-	VFMADD213PS verfP4<>(SB), Y1, Y5; \
-	VFMADD213PS verfP5<>(SB), Y1, Y5; \
-	VMULPS      Y6, Y5, Y5
+// The erf and gelu kernels work on two vectors per iteration, A in Y0-Y7
+// and B in Y8-Y15, their steps interleaved so that the out-of-order core
+// overlaps the two latency chains; constants are memory operands. PAIRHEAD
+// and PAIRNEXT run the loop over n/8 vectors: B is the vector after A, or, for an odd last
+// vector, A's own lanes again (BX = 0; both load before either stores, so
+// dst may alias a).
+#define PAIRHEAD \
+	MOVQ dst+0(FP), DI; \
+	MOVQ a+8(FP), SI; \
+	MOVQ n+16(FP), CX; \
+	SHRQ $3, CX; \
+	JZ   done; \
+	MOVQ $32, BX
 
-// ERFCR sets Y10 = R(w), w = A*u + B, for u = Y9 = 1/a (a in [0.875, 10.5]),
-// so that erfc(a) = exp(-a^2) R(w) u; the R(w)/sqrt2 variant is ERFCRG.
-// Clobbers Y9.
-#define ERFCR \
-	VMOVUPS      verfB<>(SB), Y10; \
-	VFMADD132PS  verfA<>(SB), Y10, Y9; \
-	VMOVUPS      verfR0<>(SB), Y10; \
-	VFMADD213PS  verfR1<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR2<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR3<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR4<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR5<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR6<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR7<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR8<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR9<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR10<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR11<>(SB), Y9, Y10; \
-	VFMADD213PS  verfR12<>(SB), Y9, Y10
+// PAIRNEXT advances past the pair (or the last vector) and loops.
+#define PAIRNEXT \
+	LEAQ 32(SI)(BX*1), SI; \
+	LEAQ 32(DI)(BX*1), DI; \
+	SUBQ $2, CX; \
+	JG   loop
 
-#define ERFCRG \
-	VMOVUPS      verfB<>(SB), Y10; \
-	VFMADD132PS  verfA<>(SB), Y10, Y9; \
-	VMOVUPS      vgeluR0<>(SB), Y10; \
-	VFMADD213PS  vgeluR1<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR2<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR3<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR4<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR5<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR6<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR7<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR8<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR9<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR10<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR11<>(SB), Y9, Y10; \
-	VFMADD213PS  vgeluR12<>(SB), Y9, Y10
+// EXPNEG reduces exp(-(S + T)) = exp(r)*2^k, k = round(-S*log2e): S = r =
+// -S - k*ln2 - T, H = k+o in the exponent field (MAGIC is vmagic for o = 0
+// or vmagic64 for o = 64). Clobbers U.
+#define EXPNEG(MAGIC, S, T, H, U) \
+	VMOVUPS      MAGIC<>(SB), H; \
+	VFNMADD231PS vlog2e<>(SB), S, H; \
+	VSUBPS       MAGIC<>(SB), H, U; \
+	VPSLLD       $23, H, H; \
+	VFNMSUB231PS vln2hi<>(SB), U, S; \
+	VFNMADD231PS vln2lo<>(SB), U, S; \
+	VSUBPS       T, S, S
 
-// EXPNEGSQ sets Y0 = exp(-(s+t)) for s = Y11 (a float32 square) and its
-// rounding error t = Y4, to first order: exp(-s) - exp(-s)*t.
-#define EXPNEGSQ \
-	VXORPS       vsign<>(SB), Y11, Y0; \
-	EXP; \
-	VFNMADD231PS Y4, Y0, Y0
+// EXPQ sets P = q = r + r^2 E(r) for r in S (exp(r) = 1 + q). Clobbers T.
+#define EXPQ(S, T, P) \
+	VMULPS      S, S, T; \
+	VMOVUPS     vexpE6<>(SB), P; \
+	VFMADD213PS vexpE5<>(SB), S, P; \
+	VFMADD213PS vexpE4<>(SB), S, P; \
+	VFMADD213PS vexpE3<>(SB), S, P; \
+	VFMADD213PS vexpE2<>(SB), S, P; \
+	VFMADD213PS S, T, P
+
+// EXPPOLY sets P = 1 + r + r^2 E(r) for r in S, then P = P*2^(k+o) (H, from
+// EXPNEG) by an integer add to its exponent. Clobbers T.
+#define EXPPOLY(S, T, H, P) \
+	VMULPS      S, S, T; \
+	VMOVUPS     vexpE6<>(SB), P; \
+	VFMADD213PS vexpE5<>(SB), S, P; \
+	VFMADD213PS vexpE4<>(SB), S, P; \
+	VFMADD213PS vexpE3<>(SB), S, P; \
+	VFMADD213PS vexpE2<>(SB), S, P; \
+	VFMADD213PS S, T, P; \
+	VADDPS      vone<>(SB), P, P; \
+	VPADDD      H, P, P
+
+// ERF1 (x in X): A = |x|, P = x*P(x^2) (erf's small branch), S = |x|
+// clamped to 3.95 (NaN gives 3.95; erf patches NaN at the end), A = the
+// small-branch mask |x| < 0.875.
+#define ERF1(X, A, S, P) \
+	VANDPS      vabs<>(SB), X, A; \
+	VMULPS      X, X, S; \
+	VMOVUPS     verfP0<>(SB), P; \
+	VFMADD213PS verfP1<>(SB), S, P; \
+	VFMADD213PS verfP2<>(SB), S, P; \
+	VFMADD213PS verfP3<>(SB), S, P; \
+	VFMADD213PS verfP4<>(SB), S, P; \
+	VFMADD213PS verfP5<>(SB), S, P; \
+	VMULPS      X, P, P; \
+	VMINPS      verfHi2<>(SB), A, S; \
+	VCMPPS      $1, verfT<>(SB), A, A
+
+// ERF2: L = L(a) ~ log(erfc(a)) for a = S.
+#define ERF2(S, L) \
+	VMOVUPS     verfL6<>(SB), L; \
+	VFMADD213PS verfL5<>(SB), S, L; \
+	VFMADD213PS verfL4<>(SB), S, L; \
+	VFMADD213PS verfL3<>(SB), S, L; \
+	VFMADD213PS verfL2<>(SB), S, L; \
+	VFMADD213PS verfL1<>(SB), S, L; \
+	VFMADD213PS verfL0<>(SB), S, L
+
+// ERF3: L = r, H = k in the exponent field, for exp(L) = (1 + r + ...)*2^k.
+#define ERF3(L, H, U) \
+	VMOVUPS      vmagic<>(SB), H; \
+	VFMADD231PS  vlog2e<>(SB), L, H; \
+	VSUBPS       vmagic<>(SB), H, U; \
+	VPSLLD       $23, H, H; \
+	VFNMADD231PS vln2hi<>(SB), U, L; \
+	VFNMADD231PS vln2lo<>(SB), U, L
+
+// ERF4: T = erf(x): 1 - exp(L) with x's sign, or the small branch P where A
+// is set; NaN where x is NaN.
+#define ERF4(X, A, P, U, T) \
+	VMOVUPS   vone<>(SB), T; \
+	VSUBPS    U, T, T; \
+	VANDPS    vsign<>(SB), X, U; \
+	VORPS     U, T, T; \
+	VBLENDVPS A, P, T, T; \
+	VCMPPS    $3, X, X, U; \
+	VORPS     U, T, T
+
+#define ERFBODY \
+	ERF1(Y0, Y1, Y2, Y3); \
+	ERF1(Y8, Y9, Y10, Y11); \
+	ERF2(Y2, Y4); \
+	ERF2(Y10, Y12); \
+	ERF3(Y4, Y5, Y6); \
+	ERF3(Y12, Y13, Y14); \
+	EXPPOLY(Y4, Y2, Y5, Y6); \
+	EXPPOLY(Y12, Y10, Y13, Y14); \
+	ERF4(Y0, Y1, Y3, Y6, Y7); \
+	ERF4(Y8, Y9, Y11, Y14, Y15); \
+	VMOVUPS Y7, (DI); \
+	VMOVUPS Y15, (DI)(BX*1)
 
 // func vecErfF32AVX2(dst, a *float32, n int)
-// |x| < 0.875: x*P(x^2); above: 1 - exp(-x^2) R(w)/|x| with x's sign, x^2
-// carried as a float32 pair (FMA) so exp sees it exactly, |x| clamped to
-// [0.875, 10.5] (Y12, Y13; erfc is 0 in float32 beyond).
+// |x| < 0.875: x*P(x^2); above: 1 - exp(L(|x|)) with x's sign, L a fitted
+// polynomial approximating log(erfc(|x|)) on [0.875, 3.95] (|x| clamped
+// there; erf is 1 in float32 beyond), whose absolute error costs erf at
+// most erfc(|x|) times as much: exp needs no extra precision.
 TEXT ·vecErfF32AVX2(SB), NOSPLIT, $0-24
-	UNARYHEAD
-	EXPCONSTS
-	VMOVUPS verfT<>(SB), Y12
-	VMOVUPS verfHi<>(SB), Y13
+	PAIRHEAD
 
 loop:
-	VMOVUPS      (SI), Y6
-	VANDPS       vabs<>(SB), Y6, Y7
-	ERFSMALL
-	VMAXPS       Y7, Y12, Y8                // clamp, NaN kept
-	VMINPS       Y8, Y13, Y8
-	VMOVUPS      vone<>(SB), Y9
-	VDIVPS       Y8, Y9, Y9                 // u = 1/a
-	VMOVUPS      Y9, Y2
-	ERFCR
-	VMOVUPS      Y2, Y9
-	VMULPS       Y8, Y8, Y11
-	VMOVUPS      Y11, Y4
-	VFMSUB231PS  Y8, Y8, Y4                 // t = a*a - s exactly
-	EXPNEGSQ
-	VMULPS       Y10, Y0, Y0
-	VMULPS       Y9, Y0, Y0                 // erfc(a)
-	VMOVUPS      vone<>(SB), Y1
-	VSUBPS       Y0, Y1, Y0
-	VANDPS       vsign<>(SB), Y6, Y1
-	VORPS        Y1, Y0, Y0
-	VCMPPS       $1, Y12, Y7, Y1
-	VBLENDVPS    Y1, Y5, Y0, Y0
-	VMOVUPS      Y0, (DI)
-	UNARYNEXT
+	CMPQ CX, $2
+	JAE  body
+	XORQ BX, BX
+
+body:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y8
+	ERFBODY
+	PAIRNEXT
 
 done:
 	VZEROUPPER
 	RET
 
+// GELU1 (x in X): A = min(|x|, 14.5) (NaN gives 14.5; gelu patches NaN at
+// the end), H = A/2, S + T = A*A/2 exactly (S rounded, T its error).
+#define GELU1(X, A, H, S, T) \
+	VANDPS      vabs<>(SB), X, A; \
+	VMINPS      vgeluHi<>(SB), A, A; \
+	VMULPS      vhalf<>(SB), A, H; \
+	VMULPS      H, A, S; \
+	VMOVUPS     S, T; \
+	VFMSUB231PS H, A, T
+
+// GELU2: U = t = (A-K)/(A+K) (the division starts early), A = (|x| <
+// 1/sqrt2).
+#define GELU2(A, U, Q) \
+	VSUBPS  vgeluK<>(SB), A, U; \
+	VADDPS  vgeluK<>(SB), A, Q; \
+	VDIVPS  Q, U, U; \
+	VCMPPS  $1, vgeluT<>(SB), A, A
+
+// GELU3: P = x/2 + S G(S), the small branch (x/2 = H with x's sign).
+#define GELU3(X, H, S, P, Q) \
+	VANDPS      vsign<>(SB), X, Q; \
+	VORPS       H, Q, Q; \
+	VMOVUPS     vgeluS4<>(SB), P; \
+	VFMADD213PS vgeluS3<>(SB), S, P; \
+	VFMADD213PS vgeluS2<>(SB), S, P; \
+	VFMADD213PS vgeluS1<>(SB), S, P; \
+	VFMADD213PS vgeluS0<>(SB), S, P; \
+	VFMADD213PS Q, S, P
+
+// GELU4: Q = N(|x|)*2^-64 from U = t.
+#define GELU4(U, Q) \
+	VMOVUPS     vgeluN10<>(SB), Q; \
+	VFMADD213PS vgeluN9<>(SB), U, Q; \
+	VFMADD213PS vgeluN8<>(SB), U, Q; \
+	VFMADD213PS vgeluN7<>(SB), U, Q; \
+	VFMADD213PS vgeluN6<>(SB), U, Q; \
+	VFMADD213PS vgeluN5<>(SB), U, Q; \
+	VFMADD213PS vgeluN4<>(SB), U, Q; \
+	VFMADD213PS vgeluN3<>(SB), U, Q; \
+	VFMADD213PS vgeluN2<>(SB), U, Q; \
+	VFMADD213PS vgeluN1<>(SB), U, Q; \
+	VFMADD213PS vgeluN0<>(SB), U, Q
+
+// GELU5: T = gelu(x): the small branch P where A is set, else y =
+// exp(-x^2/2) N(|x|) = M + M*q (M = Q*2^(k+64) from H, U = q: exp's
+// 1 + q rounds only inside the FMA) as max(x, -0) - y; NaN where x is NaN
+// or -Inf.
+#define GELU5(X, A, P, Q, U, H, T) \
+	VPADDD    vone<>(SB), H, H; \
+	VMULPS    H, Q, Q; \
+	VFMADD213PS Q, Q, U; \
+	VMAXPS    vsign<>(SB), X, T; \
+	VSUBPS    U, T, T; \
+	VCMPPS    $10, vninf<>(SB), X, Q; \
+	VORPS     Q, T, T; \
+	VBLENDVPS A, P, T, T
+
+#define GELUBODY \
+	GELU1(Y0, Y1, Y2, Y3, Y4); \
+	GELU1(Y8, Y9, Y10, Y11, Y12); \
+	GELU2(Y1, Y5, Y7); \
+	GELU2(Y9, Y13, Y15); \
+	GELU3(Y0, Y2, Y3, Y6, Y7); \
+	GELU3(Y8, Y10, Y11, Y14, Y15); \
+	GELU4(Y5, Y7); \
+	GELU4(Y13, Y15); \
+	EXPNEG(vmagic64, Y3, Y4, Y2, Y5); \
+	EXPNEG(vmagic64, Y11, Y12, Y10, Y13); \
+	EXPQ(Y3, Y4, Y5); \
+	EXPQ(Y11, Y12, Y13); \
+	GELU5(Y0, Y1, Y6, Y7, Y5, Y2, Y4); \
+	GELU5(Y8, Y9, Y14, Y15, Y13, Y10, Y12); \
+	VMOVUPS Y4, (DI); \
+	VMOVUPS Y12, (DI)(BX*1)
+
 // func vecGeluF32AVX2(dst, a *float32, n int)
-// gelu(x) = x/2 (1 + erf(z)), z = x/sqrt2: |z| < 0.875 as erf's small
-// branch, except x G(|x|) for -0.875 < z <= -0.5 where 1 + erf cancels
-// (G = erfc(|x|/sqrt2)/2 fitted there); above, from x/2 erfc(|z|) = exp(-x^2/2) R(w)/sqrt2 (u = sqrt2/|x|)
-// without cancellation: x - that for x > 0, minus it for x < 0; x^2 is a
-// float32 pair and |x| is clamped to [0.875, 10.5]*sqrt2 (Y12, Y13); -Inf
-// gives NaN as PyTorch's -Inf*0.
+// gelu(x) = x/2 (1 + erf(x/sqrt2)): below |x| = 1/sqrt2 as x/2 + s G(s),
+// s = x^2/2 (G fitted); above, from x Q(|x|) = -sign(x) exp(-x^2/2) N(|x|),
+// Q(a) = erfc(a/sqrt2)/2 and N fitted as a polynomial in t = (|x|-3)/(|x|+3):
+// x - y for x > 0, -y for x < 0 (y = exp(-x^2/2) N), so the negative tail
+// keeps its relative accuracy where PyTorch's 1+erf loses it entirely. x^2/2
+// is a float32 pair (FMA) folded into exp's reduced argument; |x| is clamped
+// to 14.5; -Inf gives NaN as PyTorch's -Inf*0.
 TEXT ·vecGeluF32AVX2(SB), NOSPLIT, $0-24
-	UNARYHEAD
-	EXPCONSTS
-	VMOVUPS vgeluLo<>(SB), Y12
-	VMOVUPS vgeluHi<>(SB), Y13
+	PAIRHEAD
 
 loop:
-	VMOVUPS      (SI), Y6
-	VMULPS       vrsqrt2<>(SB), Y6, Y6      // z
-	ERFSMALL                                // Y5 = erf(z), small branch
-	VMOVUPS      (SI), Y6                   // x
-	VANDPS       vabs<>(SB), Y6, Y7         // |x|
-	VMULPS       vhalf<>(SB), Y6, Y1        // x/2
-	VFMADD213PS  Y1, Y1, Y5                 // small = x/2 erf + x/2
-	VMAXPS       Y7, Y12, Y8
-	VMINPS       Y8, Y13, Y8
-	VMOVUPS      vsqrt2<>(SB), Y9
-	VDIVPS       Y8, Y9, Y9                 // u = sqrt2/|x|
-	ERFCRG
-	VMULPS       Y8, Y8, Y11
-	VMOVUPS      Y11, Y4
-	VFMSUB231PS  Y8, Y8, Y4
-	VMULPS       vhalf<>(SB), Y11, Y11      // z^2 = (s + t)/2
-	VMULPS       vhalf<>(SB), Y4, Y4
-	EXPNEGSQ
-	VMULPS       Y10, Y0, Y0                // x/2 erfc(|z|) for x < 0, minus
-	VSUBPS       Y0, Y6, Y2                 // x > 0: x - |x|/2 erfc(z)
-	VXORPS       vsign<>(SB), Y0, Y0
-	VBLENDVPS    Y6, Y0, Y2, Y0             // by x's sign
-	VCMPPS       $0, vninf<>(SB), Y6, Y1
-	VBLENDVPS    Y1, vnan<>(SB), Y0, Y0
-	VMOVUPS      vgeluMB<>(SB), Y1          // mid: x G(|x|), -1.2374 < x <= -0.7071
-	VMOVUPS      Y7, Y2
-	VFMADD132PS  vgeluMA<>(SB), Y1, Y2
-	VMOVUPS      vgeluM0<>(SB), Y3
-	VFMADD213PS  vgeluM1<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM2<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM3<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM4<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM5<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM6<>(SB), Y2, Y3
-	VFMADD213PS  vgeluM7<>(SB), Y2, Y3
-	VMULPS       Y6, Y3, Y3
-	VCMPPS       $13, vgeluMLo<>(SB), Y7, Y8 // |x| >= 0.7071 ...
-	VANDPS       Y6, Y8, Y8                 // ... and x < 0
-	VBLENDVPS    Y8, Y3, Y5, Y5
-	VCMPPS       $1, Y12, Y7, Y1
-	VBLENDVPS    Y1, Y5, Y0, Y0
-	VMOVUPS      Y0, (DI)
-	UNARYNEXT
+	CMPQ CX, $2
+	JAE  body
+	XORQ BX, BX
+
+body:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y8
+	GELUBODY
+	PAIRNEXT
 
 done:
 	VZEROUPPER

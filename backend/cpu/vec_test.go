@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -424,6 +429,82 @@ func TestVecNoAlloc(t *testing.T) {
 			if n := testing.AllocsPerRun(10, func() { vecSumF32(a); vecMaxF32(a) }); n != 0 {
 				t.Errorf("%s sum/max: %v allocations", level, n)
 			}
+		})
+	}
+}
+
+// TestVecExhaustive checks the avx2 kernels named in GOTPU_VEC_EXHAUSTIVE
+// (comma-separated, or "all") over all 2^32 float32 inputs against
+// vecUnaryCases' bounds, and logs each one's largest error. It takes
+// minutes per kernel, so it runs only when asked (never in -short mode):
+//
+//	GOTPU_VEC_EXHAUSTIVE=gelu,erf go test -run VecExhaustive -timeout 2h ./backend/cpu/
+func TestVecExhaustive(t *testing.T) {
+	want := os.Getenv("GOTPU_VEC_EXHAUSTIVE")
+	if testing.Short() || want == "" {
+		t.Skip("set GOTPU_VEC_EXHAUSTIVE=name,... or all (not in -short mode)")
+	}
+	if !haveAVX2() {
+		t.Skip("no AVX2")
+	}
+	names := strings.Split(want, ",")
+	for _, tc := range vecUnaryCases {
+		if want != "all" && !slices.Contains(names, tc.name) {
+			continue
+		}
+		withVecLevel(LevelAVX2, func() {
+			const chunk = 1 << 20
+			workers := runtime.GOMAXPROCS(0)
+			type result struct {
+				worst  int64
+				worstX float32
+				fails  int
+				first  string
+			}
+			res := make([]result, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					xs := make([]float32, chunk)
+					got := make([]float32, chunk)
+					r := &res[w]
+					for base := uint64(w) * chunk; base < 1<<32; base += uint64(workers) * chunk {
+						for i := range xs {
+							xs[i] = math.Float32frombits(uint32(base + uint64(i)))
+						}
+						tc.f(got, xs)
+						for i, x := range xs {
+							if msg := tc.check(x, got[i]); msg != "" {
+								if r.fails++; r.fails == 1 {
+									r.first = msg
+								}
+								continue
+							}
+							want := float32(tc.ref(float64(x)))
+							if d := ulpDist(got[i], want); d > r.worst && math.Abs(float64(want)) >= max(tc.tiny, minNormal) {
+								r.worst, r.worstX = d, x
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			var all result
+			for _, r := range res {
+				if r.fails > 0 && all.fails == 0 {
+					all.first = r.first
+				}
+				all.fails += r.fails
+				if r.worst > all.worst {
+					all.worst, all.worstX = r.worst, r.worstX
+				}
+			}
+			if all.fails > 0 {
+				t.Errorf("%s: %d failures over 2^32 inputs, first: %s", tc.name, all.fails, all.first)
+			}
+			t.Logf("%-9s avx2 max %d ulp (at %g) over all 2^32 inputs, %d failures", tc.name, all.worst, all.worstX, all.fails)
 		})
 	}
 }
