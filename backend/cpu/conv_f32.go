@@ -98,26 +98,11 @@ func geomOf(p op.ConvParams) convGeom {
 	return g
 }
 
-// flipTransposedWeight returns the forward-form weight of a stride-1
-// transposed convolution: wf[g*coutG+co, ci, a, b] = w[g*cinG+ci, co, KH-1-a, KW-1-b].
-func flipTransposedWeight(dst, w []float32, g convGeom) {
-	kp := g.kh * g.kw
-	for gi := 0; gi < g.groups; gi++ {
-		for co := 0; co < g.coutG; co++ {
-			for ci := 0; ci < g.cinG; ci++ {
-				d := dst[((gi*g.coutG+co)*g.cinG+ci)*kp:][:kp]
-				s := w[((gi*g.cinG+ci)*g.coutG+co)*kp:][:kp]
-				for t := range d {
-					d[t] = s[kp-1-t]
-				}
-			}
-		}
-	}
-}
-
 // convF32 runs the fast path: out = conv(x, w) + bias for the forward-form
 // geometry g (bias may be nil). x, w and out start at their first element.
-func convF32(x, w, bias, out []float32, g convGeom) {
+// flip says w is a stride-1 transposed convolution's weight, [Cin,
+// Cout/groups, KH, KW], read as the forward form (flipTransposedWeight).
+func convF32(x, w, bias, out []float32, g convGeom, flip bool) {
 	L := g.oh * g.ow
 	if g.n == 0 || g.cout == 0 || L == 0 {
 		return
@@ -142,18 +127,10 @@ func convF32(x, w, bias, out []float32, g convGeom) {
 	hp, wp := (g.oh-1)*g.sh+effH, (g.ow-1)*g.sw+effW
 	src := x
 	rs, ps := g.w, g.lin // row and plane strides of src
-	var pbuf *[]byte
-	if g.padT != 0 || g.padL != 0 || hp > g.h || wp > g.w {
+	pad := g.padT != 0 || g.padL != 0 || hp > g.h || wp > g.w
+	if pad {
 		ps, rs = hp*wp, wp
-		pbuf = getScratch((g.n*g.cin*ps + 16) * 4)
-		src = as[float32](*pbuf)[: g.n*g.cin*ps : g.n*g.cin*ps]
-		padPlanes(src, x, g, hp, wp)
 	}
-	defer func() {
-		if pbuf != nil {
-			putScratch(pbuf)
-		}
-	}()
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
 	wide := g.sw == 1 && (rs-g.ow)*8 <= rs
@@ -162,8 +139,52 @@ func convF32(x, w, bias, out []float32, g convGeom) {
 		lc = (g.oh-1)*rs + g.ow
 	}
 	ncols := g.n * lc
-	colOff := make([]int, ncols)
-	outIdx := make([]int, ncols) // -1: a wide column past the row's end
+	kp := g.kh * g.kw
+	// K blocks of at most the tile's kc, balanced.
+	nkb := ceilDiv(g.kdim, t.kc)
+	kcb := ceilDiv(g.kdim, nkb)
+	mpad := roundUp(g.coutG, mr)
+	// Packed A (all groups): block kb of group gi at (gi*nkb+kb)*mpad*kcb,
+	// panel i at +i*mr*kc, element (k, r) at +k*mr+r.
+	asz := g.groups * nkb * mpad * kcb
+	// Columns per unit: up to 16 panels, fewer when that leaves the
+	// threads too few units.
+	cost := g.n * g.cout * L * g.kdim
+	nw := gemmWorkers(cost)
+	npan := ceilDiv(ncols, nr)
+	ppu := min(16, max(1, ceilDiv(npan*g.groups, 4*nw)))
+	ncb := ppu * nr
+	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
+	bsz, csz := kcb*ncb, mpad*ldc
+	ublk := ceilDiv(ncols, ncb)
+	units := g.groups * ublk
+	nw = min(nw, units)
+	// One scratch buffer per call (the pool keeps a few; several per call
+	// would evict each other): the offset tables (ints), the padded input,
+	// the packed A, and per thread a B block and a C block.
+	nint := 2*ncols + g.kdim
+	psz := 0
+	if pad {
+		psz = g.n * g.cin * ps
+	}
+	per := bsz + csz + 32
+	total := 2*nint + psz + asz + nw*per + 64
+	buf := getScratch(total * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	itab := as[int](unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(all))), nint*8))
+	colOff := itab[:ncols:ncols]
+	outIdx := itab[ncols : 2*ncols : 2*ncols] // -1: a wide column past the row's end
+	kOff := itab[2*ncols : nint : nint]
+	off := 2 * nint
+	if pad {
+		src = all[off : off+psz : off+psz]
+		off += psz
+		padPlanes(src, x, g, hp, wp)
+	}
+	apack := alignF32(all[off:], asz)
+	off += asz + 16
+	tall := all[off:]
 	img := g.cin * ps
 	for n := 0; n < g.n; n++ {
 		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
@@ -181,8 +202,6 @@ func convF32(x, w, bias, out []float32, g convGeom) {
 			}
 		}
 	}
-	kp := g.kh * g.kw
-	kOff := make([]int, g.kdim)
 	for ci := 0; ci < g.cinG; ci++ {
 		for a := 0; a < g.kh; a++ {
 			for b := 0; b < g.kw; b++ {
@@ -190,34 +209,10 @@ func convF32(x, w, bias, out []float32, g convGeom) {
 			}
 		}
 	}
-	// K blocks of at most the tile's kc, balanced.
-	nkb := ceilDiv(g.kdim, t.kc)
-	kcb := ceilDiv(g.kdim, nkb)
-	mpad := roundUp(g.coutG, mr)
-	// Pack A (all groups): block kb of group gi at (gi*nkb+kb)*mpad*kcb,
-	// panel i at +i*mr*kc, element (k, r) at +k*mr+r.
-	asz := g.groups * nkb * mpad * kcb
-	// Columns per unit: up to 16 panels, fewer when that leaves the
-	// threads too few units.
-	cost := g.n * g.cout * L * g.kdim
-	nw := gemmWorkers(cost)
-	npan := ceilDiv(ncols, nr)
-	ppu := min(16, max(1, ceilDiv(npan*g.groups, 4*nw)))
-	ncb := ppu * nr
-	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
-	bsz, csz := kcb*ncb, mpad*ldc
-	abuf := getScratch((asz + 16) * 4)
-	defer putScratch(abuf)
-	apack := alignF32(as[float32](*abuf), asz)
-	packConvA(apack, w, g, nkb, kcb, mpad)
-	ublk := ceilDiv(ncols, ncb)
-	units := g.groups * ublk
-	tbuf := getScratch((nw*(bsz+csz+32) + 16) * 4)
-	defer putScratch(tbuf)
-	tall := as[float32](*tbuf)
+	packConvA(apack, w, g, nkb, kcb, mpad, flip)
 	var next atomic.Int64
-	gemmParallel(min(nw, units), nil, func(tid, _ int) {
-		off := tid * (bsz + csz + 32)
+	gemmParallel(nw, nil, func(tid, _ int) {
+		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
 		for {
@@ -309,9 +304,12 @@ func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
 }
 
 // packConvA packs the weights, per group and k block, into 6-row panels
-// (rows past coutG zero).
-func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int) {
+// (rows past coutG zero). flip reads a stride-1 transposed convolution's
+// weight as its forward form: row co, k = (ci, t) is w[g*cinG+ci, co,
+// KH*KW-1-t].
+func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool) {
 	const mr = 6
+	kp := g.kh * g.kw
 	for gi := 0; gi < g.groups; gi++ {
 		for kb := 0; kb < nkb; kb++ {
 			k0 := kb * kcb
@@ -321,15 +319,21 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int) {
 				panel := blk[ir*kc : (ir+mr)*kc]
 				for r := 0; r < mr; r++ {
 					co := ir + r
-					if co >= g.coutG {
+					switch {
+					case co >= g.coutG:
 						for k := 0; k < kc; k++ {
 							panel[k*mr+r] = 0
 						}
-						continue
-					}
-					src := w[(gi*g.coutG+co)*g.kdim+k0:][:kc]
-					for k, v := range src {
-						panel[k*mr+r] = v
+					case flip:
+						for k := 0; k < kc; k++ {
+							ci, t := (k0+k)/kp, (k0+k)%kp
+							panel[k*mr+r] = w[((gi*g.cinG+ci)*g.coutG+co)*kp+kp-1-t]
+						}
+					default:
+						src := w[(gi*g.coutG+co)*g.kdim+k0:][:kc]
+						for k, v := range src {
+							panel[k*mr+r] = v
+						}
 					}
 				}
 			}
@@ -431,15 +435,7 @@ func runConvFast(c *Call, p op.ConvParams) {
 		convTransF32(x, w, bias, out, g)
 		return
 	}
-	if p.Transposed {
-		n := g.cout * g.kdim
-		wb := getScratch(n * 4)
-		defer putScratch(wb)
-		wf := as[float32](*wb)[:n]
-		flipTransposedWeight(wf, w, g)
-		w = wf
-	}
-	convF32(x, w, bias, out, g)
+	convF32(x, w, bias, out, g, p.Transposed)
 }
 
 // convTransF32 is a strided transposed convolution (the input gradient of

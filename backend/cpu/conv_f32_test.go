@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
@@ -316,19 +317,37 @@ func BenchmarkConvF32(b *testing.B) {
 		{"forward", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
 		{"input_grad", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(0), transposed: true}},
 		{"weight_grad", convCase{n: 64, cin: 8, cout: 64, groups: 1, in: l(56, 56), k: l(56, 56), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+		// A stride-2 downsampling layer (x [8,64,56,56], w [128,64,3,3]):
+		// forward and input gradient.
+		{"s2_forward", convCase{n: 8, cin: 64, cout: 128, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1)}},
+		{"s2_input_grad", convCase{n: 8, cin: 128, cout: 64, groups: 1, in: l(28, 28), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true}},
+		{"pointwise", convCase{n: 8, cin: 256, cout: 64, groups: 1, in: l(28, 28), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
+		{"depthwise", convCase{n: 8, cin: 64, cout: 64, groups: 64, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+		{"conv1d", convCase{n: 8, cin: 128, cout: 128, groups: 1, in: l(1000), k: l(5), stride: l(1), dil: l(2), padLo: l(4), padHi: l(4)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := bc.c
 			r := rand.New(rand.NewPCG(1, 2))
-			x := convRand(r, c.n*c.cin*c.in[0]*c.in[1])
-			w := convRand(r, c.cout*c.cin/c.groups*c.k[0]*c.k[1])
-			call, _, p := convCall(b, c, x, w, nil)
-			flops := 2 * float64(op.Numel(p.Shape())) * float64(c.cin/c.groups*c.k[0]*c.k[1])
-			if c.transposed {
-				flops = 2 * float64(c.n*c.cin*c.in[0]*c.in[1]) * float64(c.cout/c.groups*c.k[0]*c.k[1])
+			xs, ws := c.n*c.cin, c.cout*c.cin/c.groups
+			for i := range c.in {
+				xs, ws = xs*c.in[i], ws*c.k[i]
 			}
+			x, w := convRand(r, xs), convRand(r, ws)
+			call, _, p := convCall(b, c, x, w, nil)
+			flops := 2 * float64(op.Numel(p.Shape())) * float64(ws/c.cout)
+			if c.transposed {
+				flops = 2 * float64(xs) * float64(ws/c.cin)
+			}
+			id := []func(float32) float32{idF32}
+			generic := os.Getenv("GOTPU_CONV_BENCH_GENERIC") != ""
 			b.ResetTimer()
 			for range b.N {
+				if generic {
+					// The generic im2col path, for comparison.
+					runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
+						toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+					continue
+				}
 				if err := convolutionKernel(call); err != nil {
 					b.Fatal(err)
 				}
