@@ -101,8 +101,11 @@ func geomOf(p op.ConvParams) convGeom {
 // convF32 runs the fast path: out = conv(x, w) + bias for the forward-form
 // geometry g (bias may be nil). x, w and out start at their first element.
 // flip says w is a stride-1 transposed convolution's weight, [Cin,
-// Cout/groups, KH, KW], read as the forward form (flipTransposedWeight).
-func convF32(x, w, bias, out []float32, g convGeom, flip bool) {
+// Cout/groups, KH, KW], read as its forward form. rounds, when not nil, are
+// the bf16 precision passes (bf16Rounds: medium one, high three) of the A
+// and B sides: k runs over pass-major (pass, ci, kh, kw) and each packed
+// panel is rounded in place, as the generic path's packing does.
+func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8) {
 	L := g.oh * g.ow
 	if g.n == 0 || g.cout == 0 || L == 0 {
 		return
@@ -141,8 +144,12 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool) {
 	ncols := g.n * lc
 	kp := g.kh * g.kw
 	// K blocks of at most the tile's kc, balanced.
-	nkb := ceilDiv(g.kdim, t.kc)
-	kcb := ceilDiv(g.kdim, nkb)
+	kall := g.kdim // k steps over all passes
+	if rounds[0] != nil {
+		kall *= len(rounds[0])
+	}
+	nkb := ceilDiv(kall, t.kc)
+	kcb := ceilDiv(kall, nkb)
 	mpad := roundUp(g.coutG, mr)
 	// Packed A (all groups): block kb of group gi at (gi*nkb+kb)*mpad*kcb,
 	// panel i at +i*mr*kc, element (k, r) at +k*mr+r.
@@ -209,7 +216,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool) {
 			}
 		}
 	}
-	packConvA(apack, w, g, nkb, kcb, mpad, flip)
+	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
 	gemmParallel(nw, nil, func(tid, _ int) {
 		off := tid * per
@@ -226,9 +233,18 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool) {
 			base := gi * g.cinG * ps
 			for kb := 0; kb < nkb; kb++ {
 				k0 := kb * kcb
-				kc := min(kcb, g.kdim-k0)
+				kc := min(kcb, kall-k0)
 				for q := 0; q < pn; q++ {
-					packConvB(bb[q*nr*kc:(q+1)*nr*kc], src, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)])
+					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
+					if rounds[1] == nil {
+						packConvB(panel, src, base, kOff[k0:k0+kc], cols)
+						continue
+					}
+					forPassSegments(k0, kc, g.kdim, func(s, kk, n, pass int) {
+						seg := panel[s*nr : (s+n)*nr]
+						packConvB(seg, src, base, kOff[kk:kk+n], cols)
+						roundPass(seg, rounds[1][pass])
+					})
 				}
 				ab := apack[(gi*nkb+kb)*mpad*kcb:]
 				load := 0
@@ -306,14 +322,16 @@ func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
 // packConvA packs the weights, per group and k block, into 6-row panels
 // (rows past coutG zero). flip reads a stride-1 transposed convolution's
 // weight as its forward form: row co, k = (ci, t) is w[g*cinG+ci, co,
-// KH*KW-1-t].
-func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool) {
+// KH*KW-1-t]. rounds, when not nil, are the precision passes (k then runs
+// over (pass, ci, t) and each pass's steps are rounded).
+func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, rounds []int8) {
 	const mr = 6
 	kp := g.kh * g.kw
+	kall := g.kdim * max(1, len(rounds))
 	for gi := 0; gi < g.groups; gi++ {
 		for kb := 0; kb < nkb; kb++ {
 			k0 := kb * kcb
-			kc := min(kcb, g.kdim-k0)
+			kc := min(kcb, kall-k0)
 			blk := dst[(gi*nkb+kb)*mpad*kcb:]
 			for ir := 0; ir < mpad; ir += mr {
 				panel := blk[ir*kc : (ir+mr)*kc]
@@ -326,18 +344,46 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool) {
 						}
 					case flip:
 						for k := 0; k < kc; k++ {
-							ci, t := (k0+k)/kp, (k0+k)%kp
+							kk := (k0 + k) % g.kdim
+							ci, t := kk/kp, kk%kp
 							panel[k*mr+r] = w[((gi*g.cinG+ci)*g.coutG+co)*kp+kp-1-t]
 						}
 					default:
-						src := w[(gi*g.coutG+co)*g.kdim+k0:][:kc]
-						for k, v := range src {
-							panel[k*mr+r] = v
+						row := w[(gi*g.coutG+co)*g.kdim:][:g.kdim]
+						for k := 0; k < kc; k++ {
+							panel[k*mr+r] = row[(k0+k)%g.kdim]
 						}
 					}
 				}
+				if rounds != nil {
+					forPassSegments(k0, kc, g.kdim, func(s, _, n, pass int) {
+						roundPass(panel[s*mr:(s+n)*mr], rounds[pass])
+					})
+				}
 			}
 		}
+	}
+}
+
+// forPassSegments splits the k steps [k0, k0+kc) of a pass-major k range
+// (passes of kdim steps) into per-pass segments: fn(s, kk, n, pass) for
+// block steps [s, s+n), which are steps [kk, kk+n) of pass pass.
+func forPassSegments(k0, kc, kdim int, fn func(s, kk, n, pass int)) {
+	for s := 0; s < kc; {
+		gk := k0 + s
+		pass, kk := gk/kdim, gk%kdim
+		n := min(kc-s, kdim-kk)
+		fn(s, kk, n, pass)
+		s += n
+	}
+}
+
+// roundPass rounds packed values in place to the bf16 part a pass takes.
+func roundPass(x []float32, r int8) {
+	if r == roundLo {
+		roundBF16Lo(x)
+	} else {
+		roundBF16Hi(x)
 	}
 }
 
@@ -415,7 +461,8 @@ func packConvB(dst, src []float32, base int, kOff, cols []int) {
 	}
 }
 
-// runConvFast is the convolution kernel's fast f32 path (convFastOK(p)).
+// runConvFast is the convolution kernel's fast f32 path (convFastOK(p);
+// at precision medium or high, not for strided transposed convolutions).
 func runConvFast(c *Call, p op.ConvParams) {
 	x := as[float32](c.InB[0][c.In[0].Offset*4:])
 	w := as[float32](c.InB[1][c.In[1].Offset*4:])
@@ -435,7 +482,11 @@ func runConvFast(c *Call, p op.ConvParams) {
 		convTransF32(x, w, bias, out, g)
 		return
 	}
-	convF32(x, w, bias, out, g, p.Transposed)
+	var rounds [2][]int8
+	if prec := c.Attrs.String("precision"); !isHighest(prec) {
+		rounds = bf16Rounds(prec)
+	}
+	convF32(x, w, bias, out, g, p.Transposed, rounds)
 }
 
 // convTransF32 is a strided transposed convolution (the input gradient of

@@ -19,6 +19,7 @@ type convCase struct {
 	stride, dil          []int
 	padLo, padHi, outPad []int
 	transposed, bias     bool
+	prec                 string // "" is highest
 }
 
 func (c convCase) String() string {
@@ -26,7 +27,7 @@ func (c convCase) String() string {
 	if c.transposed {
 		t = "T"
 	}
-	return fmt.Sprintf("%sn%d_c%d_o%d_g%d_in%v_k%v_s%v_d%v_p%v-%v_op%v_b%v", t, c.n, c.cin, c.cout, c.groups, c.in, c.k, c.stride, c.dil, c.padLo, c.padHi, c.outPad, c.bias)
+	return fmt.Sprintf("%sn%d_c%d_o%d_g%d_in%v_k%v_s%v_d%v_p%v-%v_op%v_b%v%s", t, c.n, c.cin, c.cout, c.groups, c.in, c.k, c.stride, c.dil, c.padLo, c.padHi, c.outPad, c.bias, c.prec)
 }
 
 // convTestBuf is a device.Buffer standing in for a present optional input.
@@ -40,13 +41,25 @@ func convRun(t *testing.T, c convCase, x, w, b []float32, old bool) ([]float32, 
 	t.Helper()
 	call, out, p := convCall(t, c, x, w, b)
 	if old {
-		id := []func(float32) float32{idF32}
-		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
-			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+		runConvGeneric(call, p, c.prec)
 	} else if err := convolutionKernel(call); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
 	return out, p
+}
+
+// runConvGeneric runs the generic im2col path (what convolutionKernel ran
+// before the fast path) at precision prec ("" is highest).
+func runConvGeneric(call *Call, p op.ConvParams, prec string) {
+	if prec == "" || isHighest(prec) {
+		id := []func(float32) float32{idF32}
+		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
+			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+		return
+	}
+	pa, pb := bf16Passes(prec)
+	runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb,
+		toT: idF32, fromT: idF32, tile: tileF32()})
 }
 
 // convCall builds the convolution kernel's call for c and returns it with
@@ -55,6 +68,9 @@ func convCall(t testing.TB, c convCase, x, w, b []float32) (*Call, []float32, op
 	t.Helper()
 	a := op.Attrs{"stride": c.stride, "padding": c.padLo, "padding_high": c.padHi, "dilation": c.dil,
 		"groups": c.groups, "transposed": c.transposed, "precision": op.PrecisionHighest}
+	if c.prec != "" {
+		a["precision"] = c.prec
+	}
 	if c.transposed {
 		a["output_padding"] = c.outPad
 	}
@@ -165,6 +181,15 @@ func convNaive(p op.ConvParams, x, w, b []float32) (ref, mag []float64) {
 	return ref, mag
 }
 
+// bf16Round returns x rounded elementwise to bfloat16.
+func bf16Round(x []float32) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = dtype.RoundBF16(v)
+	}
+	return out
+}
+
 func convRand(r *rand.Rand, n int) []float32 {
 	s := make([]float32, max(n, 1))
 	for i := range s {
@@ -246,7 +271,16 @@ func TestConvFastMatches(t *testing.T) {
 		t.Skip("no register-tiled f32 kernel at this CPU level")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, c := range convCases() {
+	var cases []convCase
+	for i, c := range convCases() {
+		cases = append(cases, c)
+		if i%4 == 0 {
+			// The bf16 precisions on a quarter of the table.
+			c.prec = []string{op.PrecisionMedium, op.PrecisionHigh}[i/4%2]
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
 		for _, withNaN := range []bool{false, true} {
 			name := c.String()
 			if withNaN {
@@ -275,7 +309,16 @@ func TestConvFastMatches(t *testing.T) {
 				if !convFastOK(p) {
 					t.Fatalf("fast path does not take %v", c)
 				}
-				ref, mag := convNaive(p, x, w, b)
+				xr, wr, tolRel := x, w, 1e-5
+				switch c.prec {
+				case op.PrecisionMedium:
+					// One pass over bf16-rounded inputs, f32 sums.
+					xr, wr = bf16Round(x), bf16Round(w)
+				case op.PrecisionHigh:
+					// Three passes: each product within 2^-16 of exact.
+					tolRel = 1e-4
+				}
+				ref, mag := convNaive(p, xr, wr, b)
 				for i := range got {
 					g, want := float64(got[i]), ref[i]
 					if math.IsNaN(want) != math.IsNaN(g) {
@@ -284,11 +327,11 @@ func TestConvFastMatches(t *testing.T) {
 					if math.IsNaN(want) {
 						continue
 					}
-					if tol := 1e-5*mag[i] + 1e-30; math.Abs(g-want) > tol {
+					if tol := tolRel*mag[i] + 1e-30; math.Abs(g-want) > tol {
 						t.Fatalf("out[%d] = %v, want %v (|diff| %g > %g)", i, g, want, math.Abs(g-want), tol)
 					}
 				}
-				if p.Transposed {
+				if p.Transposed || c.prec != "" && !convFastOK(p) {
 					return
 				}
 				old, _ := convRun(t, c, x, w, b, true)

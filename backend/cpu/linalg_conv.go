@@ -59,6 +59,10 @@ func convolutionKernel(c *Call) error {
 			runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id, toT: idF32, fromT: idF32, plain: true, tile: t})
 			break
 		}
+		if convFastOK(p) && !(p.Transposed && convStrided(p)) {
+			runConvFast(c, p)
+			break
+		}
 		pa, pb := bf16Passes(prec)
 		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32, tile: t})
 	case dtype.F64:
