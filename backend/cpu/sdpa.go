@@ -57,17 +57,23 @@ func init() {
 // sdpaBlockQ (query rows per unit, a multiple of 6, the micro-kernel's
 // rows) and sdpaBlockK (keys per block, a multiple of 16, its columns).
 // Variables so that tests can shrink them to exercise many blocks.
+// Measured at L = S = 2048, E = 64, 8 heads, one thread (GFLOP/s, best of
+// 5): 96×128 47.4, 192×128 50.3, 144×256 50.4, 192×192 52.2, 288×128
+// 52.7, 192×256 53.5 (the micro-kernel alone runs at about 75). A call
+// with fewer than two units per thread halves the query block (down to
+// 24 rows) to keep the threads busy.
 var (
-	sdpaBlockQ = 96
-	sdpaBlockK = 128
+	sdpaBlockQ = 192
+	sdpaBlockK = 256
 )
 
 // sdpaFlashOff makes every call take the exact path (benchmarks and tests
 // compare the two).
 var sdpaFlashOff = false
 
-// sdpaRuns counts the kernel's calls (tests check that it ran).
-var sdpaRuns atomic.Int64
+// sdpaRuns counts the kernel's calls and sdpaRowRuns those on the row
+// path (tests check which ran).
+var sdpaRuns, sdpaRowRuns atomic.Int64
 
 // errSDPAOperand reports operands the kernel cannot read (the runtime
 // promotes query, key and value to f32 and allocates a dense output, so
@@ -97,6 +103,14 @@ type sdpaPlan struct {
 	q        []float32
 	qsL, qsE int
 	qOff     []int // per output batch entry
+
+	// The row path (few query rows: no packing; gemv kernels on K and V
+	// where they are).
+	rows           bool
+	kb, vb         []float32 // key and value buffers
+	ksS, ksE       int
+	vsS, vsE       int
+	kOffs, vOffs   []int // per key (value) batch entry
 
 	kPack, vPack [][]float32 // per key (value) batch entry of its own
 	vBad         []bool      // the value entry holds a NaN or Inf
@@ -209,13 +223,16 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 		p.dropP = a.Float("dropout_p")
 	}
 	p.evp = roundUp(max(p.ev, 1), 16)
-	p.bq, p.bk = sdpaBlockQ, sdpaBlockK
+	ob := o.Shape[:ro-2]
+	p.nb = op.Numel(ob)
+	p.bq, p.bk = min(sdpaBlockQ, roundUp(p.l, 6)), sdpaBlockK
+	for p.bq > 24 && p.nb*ceilDiv(p.l, p.bq) < 2*runtime.GOMAXPROCS(0) {
+		p.bq = roundUp(p.bq/2, 6)
+	}
 	p.nqb, p.nkb = ceilDiv(p.l, p.bq), ceilDiv(p.s, p.bk)
 	p.exact = sdpaFlashOff || p.dropP > 0 || p.nkb == 1
 	p.out, p.outBatch = out, p.l*p.ev
 
-	ob := o.Shape[:ro-2]
-	p.nb = op.Numel(ob)
 	if len(q.Shape)-2 > len(ob) || rk-2 > len(ob) || rv-2 > len(ob) {
 		return nil, fmt.Errorf("%w: batch dims of q %v, k %v, v %v exceed the output's %v", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
 	}
@@ -262,8 +279,30 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 		// keep / (1-p) as the decomposition's f32 division computes it.
 		p.keepMul = float32(1 / float64(float32(1-p.dropP)))
 	}
-	p.pack(as[float32](c.InB[1]), k, kOffs, as[float32](c.InB[2]), v, vOffs)
+	p.kb, p.vb, p.kOffs, p.vOffs = as[float32](c.InB[1]), as[float32](c.InB[2]), kOffs, vOffs
+	p.ksS, p.ksE, p.vsS, p.vsE = k.Strides[rk-2], k.Strides[rk-1], v.Strides[rv-2], v.Strides[rv-1]
+	if p.rowPath() {
+		p.rows, p.exact = true, true
+		sdpaRowRuns.Add(1)
+		return p, nil
+	}
+	p.pack(p.kb, k, kOffs, p.vb, v, vOffs)
 	return p, nil
+}
+
+// sdpaRowMaxL is the largest L the row path takes: below it packing K
+// and V costs more than the tile path saves (measured, one decode step
+// L = 1, S = 4096, 32 heads, E = 128: tiles with packing 115 ms, the
+// decomposition's gemv 20 ms).
+const sdpaRowMaxL = 8
+
+// rowPath reports whether the call takes the row path: few query rows,
+// the AVX2 gemv kernels, and K and V each contiguous along one axis.
+func (p *sdpaPlan) rowPath() bool {
+	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || cpuLevel != LevelAVX2 {
+		return false
+	}
+	return (p.ksE == 1 || p.ksS == 1) && (p.vsE == 1 || p.vsS == 1)
 }
 
 // setMask records attn_mask m (bool or float, broadcast to the output
@@ -370,6 +409,9 @@ type sdpaScratch struct {
 // run computes every unit over GOMAXPROCS workers.
 func (p *sdpaPlan) run() {
 	units := p.nb * p.nqb
+	if p.rows {
+		units = p.nb * p.l
+	}
 	cost := p.nb * p.l * p.s * (p.e + p.ev) * 2
 	if p.causal {
 		cost /= 2
@@ -380,16 +422,26 @@ func (p *sdpaPlan) run() {
 	}
 	width := p.bk
 	if p.exact {
-		width = p.nkb * p.bk
+		width = roundUp(p.s, 16)
 	}
 	var next atomic.Int64
 	work := func() {
-		w := &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
-			o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
+		var w *sdpaScratch
+		if p.rows {
+			w = &sdpaScratch{q: make([]float32, 8*p.e+p.e), s: make([]float32, width), tmp: make([]float32, width),
+				o: make([]float32, roundUp(p.ev, 16))}
+		} else {
+			w = &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
+				o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
+		}
 		for {
 			u := int(next.Add(1)) - 1
 			if u >= units {
 				return
+			}
+			if p.rows {
+				p.rowUnit(w, u%p.nb, u/p.nb)
+				continue
 			}
 			// The heaviest (last, under is_causal) query blocks first.
 			qb, b := p.nqb-1-u/p.nb, u%p.nb
@@ -417,8 +469,8 @@ func (p *sdpaPlan) run() {
 }
 
 // packQ copies query rows i0..i0+nr of batch entry b into w.q (row length
-// E) and zeroes the rows up to nrp.
-func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int) {
+// E), times the scale when prescale is set, and zeroes the rows up to nrp.
+func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int, prescale bool) {
 	e := p.e
 	for r := 0; r < nr && e > 0; r++ {
 		dst := w.q[r*e : (r+1)*e]
@@ -430,16 +482,19 @@ func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int) {
 				dst[c] = p.q[src+c*p.qsE]
 			}
 		}
+		if prescale {
+			vecMulScalarF32(dst, dst, p.scale)
+		}
 	}
 	clear(w.q[nr*e : nrp*e])
 }
 
-// scores sets the nrp×ncp block of w.s (row stride lds) at column col0 to
-// the query block times keys j0..j0+ncp of Kᵀ panel kt.
-func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, col0, lds int) {
+// scores sets the nrp×ncp block of w.s (row stride lds) to the query
+// block times keys j0..j0+ncp of the packed Kᵀ kt.
+func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, lds int) {
 	if p.e == 0 {
 		for r := 0; r < nrp; r++ {
-			clear(w.s[r*lds+col0 : r*lds+col0+ncp])
+			clear(w.s[r*lds : r*lds+ncp])
 		}
 		return
 	}
@@ -447,16 +502,19 @@ func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, col0, lds 
 		j := j0 + jj
 		panel := kt[(j/p.bk)*p.e*p.bk+j%p.bk:]
 		for r := 0; r < nrp; r += 6 {
-			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, p.bk, w.s[r*lds+col0+jj:], lds, 0)
+			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, p.bk, w.s[r*lds+jj:], lds, 0)
 		}
 	}
 }
 
 // maskRow scales score row x (keys j0..j0+len(x) of query row i of batch
-// entry b) and applies is_causal and attn_mask as the decomposition does:
-// s*scale, then -Inf where masked (bool) or + mask (float).
-func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int) {
-	vecMulScalarF32(x, x, p.scale)
+// entry b) unless the queries were prescaled, and applies is_causal and
+// attn_mask as the decomposition does: s*scale, then -Inf where masked
+// (bool) or + mask (float).
+func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled bool) {
+	if !scaled {
+		vecMulScalarF32(x, x, p.scale)
+	}
 	ninf := float32(math.Inf(-1))
 	if p.causal {
 		for c := max(i-j0+1, 0); c < len(x); c++ {
@@ -497,12 +555,15 @@ func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int) {
 }
 
 // flashUnit computes query block qb of batch entry b with the online
-// softmax over key blocks.
+// softmax over key blocks. The queries are prescaled (q·scale)·k instead
+// of the decomposition's (q·k)·scale: the same for power-of-two scales
+// such as E = 64's, else within a rounding of the scores.
 func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	i0 := qb * p.bq
 	nr := min(p.bq, p.l-i0)
 	nrp := roundUp(nr, 6)
-	p.packQ(w, b, i0, nr, nrp)
+	scaled := p.e > 0 // E = 0: no products to prescale, the scale applies to the zero scores
+	p.packQ(w, b, i0, nr, nrp, scaled)
 	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
 	ninf := float32(math.Inf(-1))
 	for r := 0; r < nrp; r++ {
@@ -518,10 +579,10 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	for kb := 0; kb < nkb; kb++ {
 		j0 := kb * p.bk
 		nc := min(p.bk, p.s-j0)
-		p.scores(w, kt, j0, nrp, roundUp(nc, 16), 0, p.bk)
+		p.scores(w, kt, j0, nrp, roundUp(nc, 16), p.bk)
 		for r := 0; r < nr; r++ {
 			x := w.s[r*p.bk : r*p.bk+nc]
-			p.maskRow(w, x, b, i0+r, j0)
+			p.maskRow(w, x, b, i0+r, j0, scaled)
 			mOld := w.m[r]
 			mNew := max(mOld, vecMaxF32(x)) // NaN stays NaN
 			sub := mNew
@@ -529,14 +590,24 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 				sub = 0
 			}
 			vecAddScalarF32(x, x, -sub)
-			vecExpF32(x, x)
-			alpha := float32(math.Exp(float64(mOld - sub)))
-			w.l[r] = w.l[r]*alpha + vecSumF32(x)
-			if alpha != 1 {
+			alpha := float32(1)
+			if mOld != sub {
+				alpha = float32(math.Exp(float64(mOld - sub)))
 				orow := o[r*p.evp : (r+1)*p.evp]
 				vecMulScalarF32(orow, orow, alpha)
 			}
+			w.l[r] *= alpha
 			w.m[r] = mNew
+		}
+		if nc == p.bk {
+			vecExpF32(w.s[:nr*p.bk], w.s[:nr*p.bk])
+		}
+		for r := 0; r < nr; r++ {
+			x := w.s[r*p.bk : r*p.bk+nc]
+			if nc != p.bk {
+				vecExpF32(x, x)
+			}
+			w.l[r] += vecSumF32(x)
 		}
 		// Rows nr..nrp hold raw scores of the zero query rows; their
 		// outputs are dropped.
@@ -566,13 +637,13 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	i0 := qb * p.bq
 	nr := min(p.bq, p.l-i0)
 	nrp := roundUp(nr, 6)
-	p.packQ(w, b, i0, nr, nrp)
+	p.packQ(w, b, i0, nr, nrp, false)
 	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
-	lds := p.nkb * p.bk
-	p.scores(w, kt, 0, nrp, lds, 0, lds)
+	lds := roundUp(p.s, 16)
+	p.scores(w, kt, 0, nrp, lds, lds)
 	for r := 0; r < nr; r++ {
 		x := w.s[r*lds : r*lds+p.s]
-		p.maskRow(w, x, b, i0+r, 0)
+		p.maskRow(w, x, b, i0+r, 0, false)
 		t := w.tmp[:p.s]
 		copy(t, x)
 		softmaxRowF32(x, t)
@@ -591,6 +662,87 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	}
 	for r := 0; r < nr; r++ {
 		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
+	}
+}
+
+// rowUnit computes query row i of batch entry b on the row path, with
+// the exact path's (the decomposition's) arithmetic: the scores are the
+// gemv kernels' FMA chains over E in order (dot form on K's rows, or axpy
+// form when K is contiguous along S), the weights softmaxRowF32's, and
+// the output the chain over S in order (axpy form on V's rows, or dot
+// form when V is contiguous along S).
+func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
+	kr := gemvAsmF32
+	e := p.e
+	qr, pad := w.q[:e], w.q[e:]
+	src := p.qOff[b] + i*p.qsL
+	for c := range qr {
+		qr[c] = p.q[src+c*p.qsE]
+	}
+	x := w.s[:p.s]
+	kbase := p.kOffs[p.kIdx[b]]
+	if p.ksE == 1 {
+		sdpaDots(kr, p.kb, kbase, p.ksS, p.s, e, qr, x, pad)
+	} else {
+		sdpaAxpy(kr, p.kb, kbase, p.ksE, e, qr, x, p.s)
+	}
+	p.maskRow(w, x, b, i, 0, false)
+	t := w.tmp[:p.s]
+	copy(t, x)
+	softmaxRowF32(x, t)
+	if p.dropP > 0 {
+		p.dropout(x, p.pIdx[b], i)
+	}
+	dst := p.out[b*p.outBatch+i*p.ev:][:p.ev]
+	vbase := p.vOffs[p.vIdx[b]]
+	if p.vsE == 1 {
+		sdpaAxpy(kr, p.vb, vbase, p.vsS, p.s, x, dst, p.ev)
+	} else {
+		sdpaDots(kr, p.vb, vbase, p.vsE, p.ev, p.s, x, w.o[:p.ev], w.tmp[:0])
+		copy(dst, w.o[:p.ev])
+	}
+}
+
+// sdpaDots sets y[r] (r < n) to the FMA chain over p < k of
+// m[base+r*ld+p]*x[p] (the gemv dot form), sixteen rows at a time, the
+// last rows through pad (8*k zero-padded scratch, grown if short).
+func sdpaDots(kr *gemvKernelsF32, m []float32, base, ld, n, k int, x, y, pad []float32) {
+	var tail [16]float32
+	r := 0
+	for ; r+16 <= n; r += 16 {
+		_ = m[base+(r+15)*ld+k-1]
+		kr.dot16(k, &m[base+r*ld], ld, &x[0], &y[r])
+	}
+	if r+8 <= n {
+		_ = m[base+(r+7)*ld+k-1]
+		kr.dot8(k, &m[base+r*ld], ld, &x[0], &y[r])
+		r += 8
+	}
+	if h := n - r; h > 0 {
+		if len(pad) < 8*k {
+			pad = make([]float32, 8*k)
+		}
+		pad = pad[:8*k]
+		clear(pad)
+		for j := 0; j < h; j++ {
+			o := base + (r+j)*ld
+			copy(pad[j*k:(j+1)*k], m[o:o+k])
+		}
+		kr.dot8(k, &pad[0], k, &x[0], &tail[0])
+		copy(y[r:n], tail[:h])
+	}
+}
+
+// sdpaAxpy sets y[j] (j < n) to the FMA chain over p < k of
+// x[p]*m[base+p*ld+j] (the gemv axpy form), gemvKB rows at a time.
+func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, n int) {
+	_ = m[base+(k-1)*ld+n-1]
+	for kb := 0; kb < k; kb += gemvKB {
+		load := 0
+		if kb > 0 {
+			load = 1
+		}
+		kr.axpy(min(gemvKB, k-kb), &x[kb], &m[base+kb*ld], ld, &y[0], n, &gemvMask[8-n%8], load)
 	}
 }
 

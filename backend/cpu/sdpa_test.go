@@ -135,7 +135,7 @@ func TestSDPAShapes(t *testing.T) {
 		dims = []int{1, 8, 65}
 	}
 	r := rand.New(rand.NewSource(1))
-	for _, blocks := range [][2]int{{96, 128}, {12, 32}} {
+	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
 			for _, l := range sizes {
 				for _, s := range sizes {
@@ -216,7 +216,7 @@ func TestSDPAMasks(t *testing.T) {
 		{"broadcast batch", sdpaRand(r, 3, 1, l, e), sdpaRand(r, 1, h, s, e), sdpaRand(r, h, s, 7), floatMask(3, 1, l, s), nil},
 		{"L>S causal", sdpaRand(r, 2, 150, e), sdpaRand(r, 2, 40, e), sdpaRand(r, 2, 40, 3), nil, op.Attrs{"is_causal": true}},
 	}
-	for _, blocks := range [][2]int{{96, 128}, {12, 16}} {
+	for _, blocks := range [][2]int{{192, 256}, {12, 16}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
 			for _, c := range cases {
 				a := op.Attrs{}
@@ -267,7 +267,7 @@ func TestSDPANonFinite(t *testing.T) {
 		{"v Inf early", q, k, set(v, 2*e+4, inf)},
 		{"v -Inf late", q, k, set(v, 149*e, -inf)},
 	}
-	for _, blocks := range [][2]int{{96, 128}, {12, 32}} {
+	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
 			for _, c := range cases {
 				for _, causal := range []bool{false, true} {
@@ -331,6 +331,51 @@ func TestSDPAExactPath(t *testing.T) {
 		in := []*tensor.Tensor{sdpaRand(r, 3, 45, 33), sdpaRand(r, 3, 300, 33), sdpaRand(r, 3, 300, 17), mask}
 		a := op.Attrs{"is_causal": causal}
 		sdpaClose(t, fmt.Sprintf("causal=%v", causal), sdpaDirect(t, in, a), sdpaDecomposed(t, in, a), true, 0, 0)
+	}
+}
+
+// TestSDPARowPath checks the row path (at most sdpaRowMaxL query rows,
+// the decode shapes) against the decomposition bit for bit: K and V
+// row-major or contiguous along S, masks, causal, GQA, dropout.
+func TestSDPARowPath(t *testing.T) {
+	if gemvAsmF32 == nil || cpuLevel != LevelAVX2 {
+		t.Skip("no gemv kernels at this CPU level")
+	}
+	r := rand.New(rand.NewSource(10))
+	for _, l := range []int{1, 3, sdpaRowMaxL} {
+		for _, s := range []int{1, 7, 16, 17, 300, 600} {
+			for _, e := range []int{1, 8, 65, 128} {
+				mask := func() *tensor.Tensor {
+					v := make([]bool, l*s)
+					for i := range v {
+						v[i] = r.Intn(4) > 0 || i%s == 0
+					}
+					return tensor.FromSlice(sdpaCPU(), v, l, s)
+				}()
+				cases := []struct {
+					name    string
+					q, k, v *tensor.Tensor
+					mask    *tensor.Tensor
+					a       op.Attrs
+				}{
+					{"plain", sdpaRand(r, 2, 3, l, e), sdpaRand(r, 2, 3, s, e), sdpaRand(r, 2, 3, s, 20), nil, op.Attrs{}},
+					{"causal mask", sdpaRand(r, 2, l, e), sdpaRand(r, 2, s, e), sdpaRand(r, 2, s, 9), mask, op.Attrs{"is_causal": true}},
+					{"kᵀ vᵀ", sdpaRand(r, 2, l, e), sdpaRand(r, 2, e, s).Transpose(1, 2), sdpaRand(r, 2, 17, s).Transpose(1, 2), nil, op.Attrs{"scale": 0.7}},
+					{"gqa", sdpaRand(r, 1, 4, l, e), sdpaRand(r, 1, 2, s, e), sdpaRand(r, 1, 2, s, 8), nil, op.Attrs{"enable_gqa": true}},
+					{"dropout", sdpaRand(r, 2, l, e), sdpaRand(r, 2, s, e), sdpaRand(r, 2, s, 8), mask,
+						op.Attrs{"dropout_p": 0.3, "seed": int64(9), "offset": int64(3)}},
+				}
+				for _, c := range cases {
+					in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
+					before := sdpaRowRuns.Load()
+					got := sdpaDirect(t, in, c.a)
+					if sdpaRowRuns.Load() == before {
+						t.Fatalf("L%d S%d E%d %s: the row path did not run", l, s, e, c.name)
+					}
+					sdpaClose(t, fmt.Sprintf("L%d/S%d/E%d/%s", l, s, e, c.name), got, sdpaDecomposed(t, in, c.a), true, 0, 0)
+				}
+			}
+		}
 	}
 }
 
