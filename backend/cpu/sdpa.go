@@ -106,11 +106,11 @@ type sdpaPlan struct {
 
 	// The row path (few query rows: no packing; gemv kernels on K and V
 	// where they are).
-	rows           bool
-	kb, vb         []float32 // key and value buffers
-	ksS, ksE       int
-	vsS, vsE       int
-	kOffs, vOffs   []int // per key (value) batch entry
+	rows         bool
+	kb, vb       []float32 // key and value buffers
+	ksS, ksE     int
+	vsS, vsE     int
+	kOffs, vOffs []int // per key (value) batch entry
 
 	kPack, vPack [][]float32 // per key (value) batch entry of its own
 	vBad         []bool      // the value entry holds a NaN or Inf
