@@ -134,6 +134,10 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	if pad {
 		ps, rs = hp*wp, wp
 	}
+	if g.cinG == 1 && g.coutG < mr && g.sw == 1 && rounds[0] == nil && gemvAsmF32 != nil {
+		convDepthwiseF32(x, w, bias, out, g, flip, pad, hp, rs, ps)
+		return
+	}
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
 	wide := g.sw == 1 && (rs-g.ow)*8 <= rs
@@ -654,4 +658,102 @@ func col2imBlock(orow, cb []float32, ldc, nrow, j0, nc int, g convGeom) {
 			q += seg
 		}
 	}
+}
+
+// convDepthwiseF32 is the fast path's depthwise form (one input channel per
+// group, fewer output channels per group than a GEMM panel has rows, unit
+// stride along W): a GEMM would waste most of each 6-row tile on an M of 1,
+// so each output plane is instead KH runs of the matrix-vector kernel
+// (gemvAxpyF32): kernel row a adds sum over kw of w[a, kw] * the padded
+// input shifted by (a*DH, kw*DW), over the whole plane on the wide grid
+// when the H stride is 1 (one long run; the padded columns past each
+// output row are dropped when copying out), else row by row. Each output
+// element is the same FMA chain over (kh, kw) as the GEMM paths, then the
+// bias. The input is padded as for convF32 (pad, hp, rs, ps: whether, the
+// padded height, and the row and plane strides of the source).
+func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp, rs, ps int) {
+	L := g.oh * g.ow
+	kp := g.kh * g.kw
+	planes := g.n * g.cout
+	nwide := (g.oh-1)*rs + g.ow
+	nw := min(planes, gemmWorkers(planes*L*kp))
+	psz := 0
+	if pad {
+		psz = g.n * g.cin * ps
+	}
+	tsz := 0
+	if g.sh == 1 {
+		tsz = nwide + 16
+	}
+	wsz := 0
+	if flip {
+		wsz = g.cout * kp
+	}
+	buf := getScratch((psz + wsz + nw*tsz + 16) * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	src := x
+	if pad {
+		src = all[:psz:psz]
+		padPlanes(src, x, g, hp, rs)
+	}
+	if flip {
+		// The forward form of a transposed weight [Cin, Cout/groups, KH, KW]
+		// with one input channel per group: taps reversed.
+		wf := all[psz : psz+wsz : psz+wsz]
+		for oc := 0; oc < g.cout; oc++ {
+			for t := 0; t < kp; t++ {
+				wf[oc*kp+t] = w[oc*kp+kp-1-t]
+			}
+		}
+		w = wf
+	}
+	tall := all[psz+wsz:]
+	kr := gemvAsmF32
+	var next atomic.Int64
+	gemmParallel(nw, nil, func(tid, _ int) {
+		var tmp []float32
+		if tsz > 0 {
+			tmp = tall[tid*tsz : tid*tsz+nwide]
+		}
+		for {
+			u := int(next.Add(1) - 1)
+			if u >= planes {
+				return
+			}
+			n, oc := u/g.cout, u%g.cout
+			in := src[(n*g.cin+oc/g.coutG)*ps:][:ps]
+			wo := w[oc*kp : (oc+1)*kp]
+			dst := out[u*L : (u+1)*L]
+			var bv float32
+			if bias != nil {
+				bv = bias[oc]
+			}
+			if g.sh == 1 {
+				for a := 0; a < g.kh; a++ {
+					b := in[a*g.dh*rs:]
+					_ = b[(g.kw-1)*g.dw+nwide-1]
+					kr.axpy(g.kw, &wo[a*g.kw], &b[0], g.dw, &tmp[0], nwide, &gemvMask[8-nwide%8], min(a, 1))
+				}
+				for r := 0; r < g.oh; r++ {
+					d, t := dst[r*g.ow:(r+1)*g.ow], tmp[r*rs:r*rs+g.ow]
+					for j, v := range t {
+						d[j] = v + bv
+					}
+				}
+				continue
+			}
+			for r := 0; r < g.oh; r++ {
+				d := dst[r*g.ow : (r+1)*g.ow]
+				for a := 0; a < g.kh; a++ {
+					b := in[(r*g.sh+a*g.dh)*rs:]
+					_ = b[(g.kw-1)*g.dw+g.ow-1]
+					kr.axpy(g.kw, &wo[a*g.kw], &b[0], g.dw, &d[0], g.ow, &gemvMask[8-g.ow%8], min(a, 1))
+				}
+				for j := range d {
+					d[j] += bv
+				}
+			}
+		}
+	})
 }

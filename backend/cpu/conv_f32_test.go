@@ -384,6 +384,7 @@ func BenchmarkConvF32(b *testing.B) {
 			id := []func(float32) float32{idF32}
 			generic := os.Getenv("GOTPU_CONV_BENCH_GENERIC") != ""
 			b.ResetTimer()
+			cpu0 := convCPUTime()
 			for range b.N {
 				if generic {
 					// The generic im2col path, for comparison.
@@ -396,6 +397,11 @@ func BenchmarkConvF32(b *testing.B) {
 				}
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			if cpu := convCPUTime() - cpu0; cpu > 0 {
+				// Per core-second of CPU time the process got: with
+				// GOMAXPROCS=1, the kernel's rate free of other processes.
+				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+			}
 		})
 	}
 }
