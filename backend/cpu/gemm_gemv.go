@@ -3,6 +3,8 @@ package cpu
 import (
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // The matrix-vector path (m == 1 or n == 1, the batch-1 decode shapes) on
@@ -48,6 +50,12 @@ var gemvMask = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
 func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
 	if g.m != 1 && g.n != 1 {
 		return false
+	}
+	if p, ok := any(g).(*gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]); ok {
+		if gemvAsmBF16 == nil || cpuLevel != LevelAVX2 || p.dst != nil || p.store == nil {
+			return false
+		}
+		return gemvBF16(p, gemvAsmBF16)
 	}
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
 	if !ok || gemvAsmF32 == nil || cpuLevel != LevelAVX2 || p.dst == nil {

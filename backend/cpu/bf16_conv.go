@@ -1,0 +1,65 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/gotpu/gotpu/dtype"
+)
+
+// Block conversions between bfloat16 and float32, the first and last step
+// of every bf16 fast path here (elementwise ops, softmax, norms, GEMV):
+// PyTorch computes bf16 ops in float32 and rounds each result to bf16
+// once, so a bf16 kernel is a widen, the float32 kernel, and a narrow. At
+// CPU level avx2 the bulk of a block runs in assembly (bf16_amd64.s, and
+// the rounding of gemm_round_amd64.s); the generic level and the last
+// len%8 elements run the Go loops, which give the same bits.
+
+// The assembly block conversions (bf16_amd64.go), nil where there are none.
+var (
+	bf16WidenAsm func(dst *float32, src *uint16, n int)
+	bf16PackAsm  func(dst *uint16, src *float32, n int)
+)
+
+// bf16Widen sets dst[i] to the float32 value of src[i] (exact) for i <
+// len(dst); src must be at least as long.
+func bf16Widen(dst []float32, src []dtype.BFloat16) {
+	n := len(dst)
+	src = src[:n]
+	i := 0
+	if n8 := n &^ 7; n8 > 0 && bf16WidenAsm != nil && cpuLevel == LevelAVX2 {
+		bf16WidenAsm(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), n8)
+		i = n8
+	}
+	for ; i < n; i++ {
+		dst[i] = src[i].F32()
+	}
+}
+
+// bf16Narrow sets dst[i] to dtype.BF16FromF32(src[i]) (round to nearest
+// even, NaN kept with its quiet bit set) for i < len(src); dst must be at
+// least as long. src is scratch: it is left rounded to bf16 in place.
+func bf16Narrow(dst []dtype.BFloat16, src []float32) {
+	n := len(src)
+	dst = dst[:n]
+	i := 0
+	if n8 := n &^ 7; n8 > 0 && bf16PackAsm != nil && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+		roundBF16Vec(&src[0], n8, 0)
+		bf16PackAsm((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
+		i = n8
+	}
+	for ; i < n; i++ {
+		dst[i] = dtype.BF16FromF32(src[i])
+	}
+}
+
+// bf16Block is the number of elements the bf16 elementwise paths convert
+// at a time: blocks of it stay in L1 between the widen, the float32
+// kernel and the narrow.
+const bf16Block = 2048
+
+// bf16Scratch returns pooled scratch of n float32 values (putScratch
+// returns it).
+func bf16Scratch(n int) (*[]byte, []float32) {
+	p := getScratch(4 * n)
+	return p, as[float32](*p)[:n:n]
+}

@@ -1,0 +1,180 @@
+package cpu
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gotpu/gotpu/dtype"
+)
+
+// The bf16 matrix-vector path: gemvF32's two forms for bf16 operands with
+// f32 accumulation, on the kernels of bf16_amd64.s. The vector is widened
+// to float32 once (exact); the matrix is read in place, its bf16 values
+// widened in registers, so a product moves half the bytes of f32. Every
+// output is one f32 FMA chain over k in order from zero — the arithmetic
+// of the blocked GEMM's bf16 path, whose packing widens to f32 — so a
+// batch-1 product equals the corresponding row of a batched one bit for
+// bit. (The Go loops below, which finish the last k steps or columns,
+// use fmaF32 (optim.go), an exactly rounded float32 FMA: a product of two bf16 values
+// is exact in float32 unless it overflows or underflows, and there only
+// the FMA gives the kernels' bits.) The f32 tile goes out through the problem's
+// store, which rounds it to bf16 once.
+
+// gemvKernelsBF16 are the bf16 matrix-vector kernels of a CPU level.
+type gemvKernelsBF16 struct {
+	dot16 func(k int, a *uint16, lda int, x, y *float32)
+	axpy  func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+}
+
+// gemvAsmBF16 is set by the amd64 kernels' init; nil elsewhere.
+var gemvAsmBF16 *gemvKernelsBF16
+
+// gemvBF16 runs a bf16 matrix-vector problem in store mode on kr,
+// reporting whether it did (false for layouts the kernels do not read).
+func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvKernelsBF16) bool {
+	mat, vec := &g.a, &g.b
+	rows, rowsAreM := g.m, true
+	if g.n != 1 {
+		mat, vec = &g.b, &g.a
+		rows, rowsAreM = g.n, false
+	}
+	if !mat.plain || !vec.plain || len(mat.conv) != 1 || len(vec.conv) != 1 {
+		return false
+	}
+	k := g.k
+	rs, ok1 := uniformStride(mat.row)
+	ks, ok2 := uniformStride(mat.k)
+	if !ok1 || !ok2 {
+		return false
+	}
+	dot := ks == 1 || k == 1
+	if !dot && !(rs == 1 || rows == 1) {
+		return false
+	}
+	if rows == 1 {
+		rs = 0
+	}
+	if k == 1 {
+		ks = 1
+	}
+	store := func(b, r0, n int, y []float32) {
+		if rowsAreM {
+			g.store(b, r0, 0, n, 1, y[:n])
+		} else {
+			g.store(b, 0, r0, 1, n, y[:n])
+		}
+	}
+	cost := g.nb * rows * max(k, 1)
+	nw := gemmWorkers(cost)
+	step := 16
+	if !dot {
+		step = max(64, roundUp(ceilDiv(rows, nw), 64))
+	}
+	// Scratch (float32 units): the widened vectors, then per thread an
+	// output strip and a zero-padded 16-row bf16 block (8k float32s) for
+	// the dot form's last rows.
+	xsz := g.nb * k
+	tsz := step + 8*k + 16
+	buf := getScratch((xsz + nw*tsz) * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	xs := all[:xsz]
+	for b := 0; b < g.nb; b++ {
+		o := vec.batchOff(b) + vec.row[0]
+		if vs, ok := uniformStride(vec.k); ok && (vs == 1 || k <= 1) {
+			if k > 0 {
+				bf16Widen(xs[b*k:(b+1)*k], vec.src[o+vec.k[0]:])
+			}
+			continue
+		}
+		for p, ko := range vec.k {
+			xs[b*k+p] = vec.src[o+ko].F32()
+		}
+	}
+	per := ceilDiv(rows, step)
+	total := g.nb * per
+	chunk := max(1, total/(nw*4))
+	if !dot {
+		chunk = 1
+	}
+	k8 := k &^ 7
+	var next atomic.Int64
+	gemmParallel(nw, nil, func(tid, _ int) {
+		tb := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
+		y := tb[:step]
+		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k)
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= total {
+				return
+			}
+			for u := u0; u < min(u0+chunk, total); u++ {
+				b, r0 := u/per, u%per*step
+				n := min(step, rows-r0)
+				x := xs[b*k : (b+1)*k]
+				base := mat.batchOff(b) + mat.row[0]
+				if k > 0 {
+					base += mat.k[0]
+				}
+				src := mat.src
+				switch {
+				case k == 0:
+					clear(y[:n])
+				case !dot:
+					gemvAxpyBF16Strip(kr, x, src[base+r0:], ks, y[:n])
+				default:
+					a, lda := src[base+r0*rs:], rs
+					if n < 16 {
+						clear(pad)
+						for r := 0; r < n; r++ {
+							o := base + (r0+r)*rs
+							copy(pad[r*k:(r+1)*k], src[o:o+k])
+						}
+						a, lda = pad, k
+					}
+					if k8 > 0 {
+						kr.dot16(k8, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0])
+					} else {
+						clear(y[:16])
+					}
+					for r := 0; r < min(n, 16); r++ {
+						acc := y[r]
+						row := a[r*lda:]
+						for p := k8; p < k; p++ {
+							acc = fmaF32(row[p].F32(), x[p], acc)
+						}
+						y[r] = acc
+					}
+				}
+				store(b, r0, n, y)
+			}
+		}
+	})
+	gemvHits.Add(1)
+	return true
+}
+
+// gemvAxpyBF16Strip sets y[j] to the chain over p < len(x) of
+// x[p]*b[p*ldb+j]: the multiples of 8 columns on the kernel, gemvKB
+// matrix rows at a time, the last len(y)%8 columns in Go.
+func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb int, y []float32) {
+	k, n := len(x), len(y)
+	n8 := n &^ 7
+	if n8 > 0 {
+		for kb := 0; kb < k; kb += gemvKB {
+			load := 0
+			if kb > 0 {
+				load = 1
+			}
+			kr.axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n8, load)
+		}
+	}
+	for j := n8; j < n; j++ {
+		var acc float32
+		for p, xv := range x {
+			acc = fmaF32(xv, b[p*ldb+j].F32(), acc)
+		}
+		y[j] = acc
+	}
+}
+
