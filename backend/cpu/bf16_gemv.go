@@ -177,4 +177,3 @@ func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb
 		y[j] = acc
 	}
 }
-
