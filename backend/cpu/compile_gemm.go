@@ -108,6 +108,13 @@ func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	x := as[float32](c.InB[0])[l.Offset:]
 	w := as[float32](c.InB[1])[r.Offset:]
 	out := as[float32](c.OutB[0])[o.Offset : o.Offset+m*n]
+	var sfin func(i0, j0, mc, nc int)
+	if fin != nil {
+		sfin = func(i0, j0, mc, nc int) { fin(0, i0, j0, mc, nc, m, n) }
+	}
+	if gemmStreamXWt(m, n, k, x, k, w, r.Strides[0], out, n, sfin) {
+		return true
+	}
 	buf := getScratch(m * n * 4)
 	defer putScratch(buf)
 	ct := as[float32](*buf)[: m*n : m*n]

@@ -1,0 +1,124 @@
+package cpu
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// The streaming path for x·Wᵀ with few activation rows (a Linear layer at
+// a small batch). With m ≤ gemmStreamMaxM rows of x, each element of the
+// weight W [n, k] is used only m times, so packing W into panels — one
+// more read and a write of the largest operand — costs about as much as
+// the arithmetic (measured: the six-row pack took half the micro-kernel's
+// time on a 64×1024·(4096×1024)ᵀ product). Here W is read in place by the
+// strided micro-kernel, six rows at a time, once: x is transposed into
+// 16-column panels (small: m·k), and for each six-row panel of W the
+// kernel runs against every x panel while that W panel is in L1/L2
+// (k blocked by gemmStreamKB so the x panels' blocks stay in L2). Each
+// 6×16 tile of Cᵀ is transposed into C. Every element is one f32 FMA
+// chain over k in order from zero, the products' factors swapped — the
+// bits of dot_general, as the other paths.
+
+const (
+	// gemmStreamMaxM is the largest m the streaming path takes.
+	gemmStreamMaxM = 96
+	// gemmStreamKB is its k block (16·96·1024·4 bytes of x panels = 6 MiB
+	// at the largest m; 256 KiB per 16 rows).
+	gemmStreamKB = 1024
+	// gemmStreamChunk is the number of six-row W panels a thread takes at
+	// a time (and the epilogue's tile width: 48 columns of C).
+	gemmStreamChunk = 8
+)
+
+// gemmStreamOff disables the path (benchmarks compare with it).
+var gemmStreamOff bool
+
+// gemmStreamXWt sets out[i*ldo+j] = sum over p of x[i*ldx+p]*w[j*ldw+p]
+// for i < m, j < n, calling fin (if not nil) on every finished block of
+// C — rows i0..i0+mc, columns j0..j0+nc — possibly from several
+// goroutines for disjoint blocks. It reports false, having done nothing,
+// when the path does not apply.
+func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int)) bool {
+	if gemmStreamOff || smallKernF32 == nil || cpuLevel != LevelAVX2 || m < 1 || m > gemmStreamMaxM || n < 6 || k < 1 {
+		return false
+	}
+	const mr, nr = 6, 16
+	nq := ceilDiv(m, nr)
+	wq := nq * nr // width of the tile row (all x panels)
+	xsz := wq * k
+	tsz := roundUp(mr*min(k, gemmStreamKB)+mr*wq, 16)
+	nw := gemmWorkers(m * n * k)
+	buf := getScratch((xsz + nw*tsz) * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	xt := all[:xsz:xsz]
+	rows := seqShared(m, ldx)
+	ks := seqShared(k, 1)
+	npan := ceilDiv(n, mr)
+	nchunk := ceilDiv(npan, gemmStreamChunk)
+	var packNext, next atomic.Int64
+	job := func(tid, nw int) {
+		// Transpose x into the panels (a share each), then wait for all.
+		for {
+			q := int(packNext.Add(1) - 1)
+			if q >= nq {
+				break
+			}
+			packPlainAt(xt[q*nr*k:(q+1)*nr*k], x, 0, rows[q*nr:min(q*nr+nr, m)], ks, nr, k, 0)
+		}
+		// Each thread's failing take above comes after its last panel:
+		// when all nw have failed, x is packed.
+		for packNext.Load() < int64(nq+nw) {
+			runtime.Gosched()
+		}
+		mine := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
+		apad := mine[:mr*min(k, gemmStreamKB)]
+		tile := mine[len(apad) : len(apad)+mr*wq]
+		for {
+			ch := int(next.Add(1) - 1)
+			if ch >= nchunk {
+				return
+			}
+			p0, p1 := ch*gemmStreamChunk, min((ch+1)*gemmStreamChunk, npan)
+			for pi := p0; pi < p1; pi++ {
+				j0 := pi * mr
+				h := min(mr, n-j0)
+				for kb := 0; kb < k; kb += gemmStreamKB {
+					kc := min(gemmStreamKB, k-kb)
+					a, rsa := &w[j0*ldw+kb], ldw
+					if h < mr {
+						for r := 0; r < mr; r++ {
+							d := apad[r*kc : (r+1)*kc]
+							if r < h {
+								copy(d, w[(j0+r)*ldw+kb:(j0+r)*ldw+kb+kc])
+							} else {
+								clear(d)
+							}
+						}
+						a, rsa = &apad[0], kc
+					}
+					load := 0
+					if kb > 0 {
+						load = 1
+					}
+					for q := 0; q < nq; q++ {
+						smallKernF32(kc, a, rsa, 1, &xt[q*nr*k+kb*nr], nr, &tile[q*nr], wq, load)
+					}
+				}
+				// Tile row r is column j0+r of C.
+				for r := 0; r < h; r++ {
+					src := tile[r*wq : r*wq+m]
+					for i, v := range src {
+						out[i*ldo+j0+r] = v
+					}
+				}
+			}
+			if fin != nil {
+				c0 := p0 * mr
+				fin(0, c0, m, min(p1*mr, n)-c0)
+			}
+		}
+	}
+	gemmParallel(nw, nil, job)
+	return true
+}
