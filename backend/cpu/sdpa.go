@@ -18,8 +18,8 @@ import (
 //
 // Work is split into units of (output batch entry, block of sdpaBlockQ
 // query rows), shared by the threads through an atomic counter. A unit
-// streams over blocks of sdpaBlockK keys: the score block Q·Kᵀ (the GEMM
-// micro-kernel on a packed Kᵀ block), scaled, masked (is_causal, bool or
+// streams over blocks of sdpaBlockK keys: the score block (Q·scale)·Kᵀ
+// (the GEMM micro-kernel on a packed Kᵀ block), masked (is_causal, bool or
 // float attn_mask broadcast to [..., L, S]), then the online softmax — a
 // running row max m, a running sum l of exp(s - m) (vecExpF32) and an
 // output accumulator O rescaled by exp(m_old - m_new) — and O += P·V (the
@@ -43,6 +43,11 @@ import (
 //     so a seed gives the same dropped weights in every mode;
 //   - S ≤ sdpaBlockK (one key block): the online softmax would be a plain
 //     softmax anyway, and small problems keep their old results exactly.
+//
+// Calls with at most sdpaRowMaxL query rows (decode steps against a KV
+// cache) take the row path: the exact path's arithmetic one query row at
+// a time on the gemv kernels, reading K and V where they are (no packing,
+// which would cost as much as the whole computation there).
 //
 // A fully masked row (every key masked out) is NaN, as the decomposition
 // and PyTorch give. S == 0 gives zeros (an empty sum), as the
