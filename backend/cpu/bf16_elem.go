@@ -1,0 +1,134 @@
+package cpu
+
+import (
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// bf16 elementwise fast paths: dense bf16 operands (the second operand of
+// a binary op may be a broadcast scalar) run block by block — widen a
+// block to float32, run the f32 vec kernel on it in place, round it to
+// bf16 — so each op is one pass over memory, with the conversions in
+// assembly at level avx2 (bf16_conv.go). Results are the f32 kernel's
+// rounded to bf16 once, as PyTorch's bf16 arithmetic; for +, -, * and /
+// that equals the generic kernels bit for bit (one float64 operation on
+// two bf16 values rounds to the same float32).
+
+// bf16Dense returns operand o's n elements (or its single element, scalar
+// true, when every dimension larger than 1 is broadcast) when it is a
+// bf16 array laid out densely in row-major order.
+func bf16Dense(o device.Operand, b []byte, n int) (s []dtype.BFloat16, scalar, ok bool) {
+	if o.DType != dtype.BF16 {
+		return nil, false, false
+	}
+	all := as[dtype.BFloat16](b)
+	off, scalar, ok := vecDense(o, len(all), n)
+	switch {
+	case !ok:
+		return nil, false, false
+	case scalar:
+		return all[off : off+1], true, true
+	}
+	return all[off : off+n], false, true
+}
+
+// bf16Out returns c's output as a dense bf16 slice of n > 0 elements.
+func bf16Out(c *Call) ([]dtype.BFloat16, int, bool) {
+	n := op.Numel(c.Out[0].Shape)
+	d, scalar, ok := bf16Dense(c.Out[0], c.OutB[0], n)
+	if !ok || scalar && n > 1 {
+		return nil, 0, false
+	}
+	return d, n, true
+}
+
+// bf16RunUnary runs f over c's dense bf16 input into its dense bf16
+// output and reports whether it did.
+func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
+	dst, n, ok := bf16Out(c)
+	if !ok {
+		return false
+	}
+	src, scalar, ok := bf16Dense(c.In[0], c.InB[0], n)
+	if !ok || scalar && n > 1 {
+		return false
+	}
+	vecParallel(n, func(lo, hi int) {
+		p, b := bf16Scratch(bf16Block)
+		defer putScratch(p)
+		for i := lo; i < hi; i += bf16Block {
+			m := min(bf16Block, hi-i)
+			bf16Widen(b[:m], src[i:i+m])
+			f(b[:m], b[:m])
+			bf16Narrow(dst[i:i+m], b[:m])
+		}
+	})
+	return true
+}
+
+// bf16RunBinary runs binary kernel k (vecOpAdd, vecOpSub, vecOpMul or
+// vecOpDiv) over c's bf16 inputs into its output when all are dense, or
+// the second input is a broadcast scalar, and reports whether it did.
+func bf16RunBinary(c *Call, k vecOp) bool {
+	dst, n, ok := bf16Out(c)
+	if !ok {
+		return false
+	}
+	x, xs, ok := bf16Dense(c.In[0], c.InB[0], n)
+	if !ok || xs && n > 1 {
+		return false
+	}
+	y, ys, ok := bf16Dense(c.In[1], c.InB[1], n)
+	if !ok {
+		return false
+	}
+	ys = ys && n > 1
+	var f func(dst, a, b []float32)
+	switch k {
+	case vecOpAdd:
+		f = vecAddF32
+	case vecOpSub:
+		f = vecSubF32
+	case vecOpMul:
+		f = vecMulF32
+	case vecOpDiv:
+		f = vecDivF32
+	default:
+		return false
+	}
+	vecParallel(n, func(lo, hi int) {
+		p, buf := bf16Scratch(2 * bf16Block)
+		defer putScratch(p)
+		a, b := buf[:bf16Block], buf[bf16Block:]
+		var s float32
+		if ys {
+			s = y[0].F32()
+			if k == vecOpDiv {
+				for i := range b {
+					b[i] = s
+				}
+			}
+		}
+		for i := lo; i < hi; i += bf16Block {
+			m := min(bf16Block, hi-i)
+			bf16Widen(a[:m], x[i:i+m])
+			switch {
+			case !ys:
+				bf16Widen(b[:m], y[i:i+m])
+				f(a[:m], a[:m], b[:m])
+			case k == vecOpAdd:
+				vecAddScalarF32(a[:m], a[:m], s)
+			case k == vecOpSub:
+				// x - s == x + (-s) exactly, signed zeros included.
+				vecAddScalarF32(a[:m], a[:m], -s)
+			case k == vecOpMul:
+				vecMulScalarF32(a[:m], a[:m], s)
+			default:
+				f(a[:m], a[:m], b[:m])
+			}
+			bf16Narrow(dst[i:i+m], a[:m])
+		}
+	})
+	return true
+}
