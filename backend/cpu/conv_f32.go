@@ -7,8 +7,9 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// The fast f32 convolution (precision highest, register-tiled level): an
-// implicit im2col packed straight into the GEMM micro-kernel's B panels.
+// The fast f32 convolution (register-tiled level; precision highest, and
+// medium/high by rounding the packed panels): an implicit im2col packed
+// straight into the GEMM micro-kernel's B panels.
 //
 // A convolution of one group is the product
 //
@@ -21,11 +22,15 @@ import (
 // still gets hundreds by batching its images. The input is first copied
 // once into a zero-padded buffer (skipped when there is no padding), so a
 // B element is src[kOff[k] + colOff[j]]: separable offsets, no per-element
-// bounds logic. For stride 1 along W the columns run over a "wide" grid —
-// every padded input column of an output row, the last (KW-1)*DW of them
-// discarded — so the 16 columns of a B panel are one contiguous run of the
-// padded input and packing a k step is a 64-byte copy; otherwise a panel
-// is gathered through its column offsets.
+// bounds logic. A strided convolution's input is copied split into its
+// stride phases instead (padPhases), which makes it a stride-1 convolution
+// over the phase planes. The columns then run over a "wide" grid — every
+// padded column of an output row, the last few discarded — so the 16
+// columns of a B panel are one contiguous run of the input and packing a k
+// step is a 64-byte copy (convCopy16). Other panels (few columns per
+// image, as in the weight gradient's convolution) are filled from runs of
+// k steps contiguous in the input by 8x8 register transposes
+// (convTrans16), or gathered.
 //
 // The weights (A) are packed once per call into 6-row panels. Work units
 // are (group, block of columns); each thread packs its unit's B block one
@@ -33,13 +38,15 @@ import (
 // block, the full M rows tall (padded rows and columns included, so there
 // are no edge tiles), then scatters the valid columns into NCHW output
 // adding the bias. Each output element is one FMA chain over k in (ci, kh,
-// kw) order followed by the bias: bit for bit the generic im2col path
-// (runConv), which tests rely on.
+// kw) order (pass-major at the bf16 precisions) followed by the bias: bit
+// for bit the generic im2col path (runConv), which tests rely on.
 //
 // A stride-1 transposed convolution (the input gradient of a stride-1
 // convolution) is the forward convolution of its input with the flipped,
 // in/out-swapped weight and padding effK-1-pad; a strided one is a GEMM
 // over the input positions followed by a col2im scatter (convTransF32).
+// Depthwise convolutions run on the matrix-vector kernel instead
+// (convDepthwiseF32).
 
 // convGeom is a 2-d convolution (1-d ones have H = KH = OH = 1) in the
 // forward form the fast path computes: weights [Cout, Cin/groups, KH, KW].
@@ -138,9 +145,23 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		convDepthwiseF32(x, w, bias, out, g, flip, pad, hp, rs, ps)
 		return
 	}
+	// A strided convolution reads the input through its stride phases:
+	// split into sh*sw phase planes (plane (ra, rb) holds padded rows ra,
+	// ra+sh, ... and columns rb, rb+sw, ...), tap (a, b) reads phase plane
+	// ((a*dh)%sh, (b*dw)%sw) shifted by ((a*dh)/sh, (b*dw)/sw) at stride 1,
+	// so its columns run on a stride-1 (wide) grid too and pack by copies.
+	csh, csw := g.sh, g.sw // output step in source rows and columns
+	hph, wph := hp, wp     // phase plane size
+	phased := g.sh > 1 || g.sw > 1
+	if phased {
+		pad = true
+		hph, wph = ceilDiv(hp, g.sh), ceilDiv(wp, g.sw)
+		rs, ps = wph, g.sh*g.sw*hph*wph
+		csh, csw = 1, 1
+	}
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
-	wide := g.sw == 1 && (rs-g.ow)*8 <= rs
+	wide := csw == 1 && (rs-g.ow)*8 <= rs
 	lc := L
 	if wide {
 		lc = (g.oh-1)*rs + g.ow
@@ -191,7 +212,11 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	if pad {
 		src = all[off : off+psz : off+psz]
 		off += psz
-		padPlanes(src, x, g, hp, wp)
+		if phased {
+			padPhases(src, x, g, hph, wph)
+		} else {
+			padPlanes(src, x, g, hp, wp)
+		}
 	}
 	apack := alignF32(all[off:], asz)
 	off += asz + 16
@@ -206,7 +231,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			} else {
 				r, c = o/g.ow, o%g.ow
 			}
-			co[o] = n*img + r*g.sh*rs + c*g.sw
+			co[o] = n*img + r*csh*rs + c*csw
 			oi[o] = -1
 			if c < g.ow {
 				oi[o] = n*g.cout*L + r*g.ow + c
@@ -216,9 +241,16 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	for ci := 0; ci < g.cinG; ci++ {
 		for a := 0; a < g.kh; a++ {
 			for b := 0; b < g.kw; b++ {
-				kOff[ci*kp+a*g.kw+b] = ci*ps + a*g.dh*rs + b*g.dw
+				ra, rb := a*g.dh, b*g.dw
+				// Phase plane and shift (plain padded: plane 0, shift ra, rb).
+				ph := (ra%g.sh*g.sw + rb%g.sw) * hph * wph
+				kOff[ci*kp+a*g.kw+b] = ci*ps + ph + ra/g.sh*rs + rb/g.sw
 			}
 		}
+	}
+	kmin, kmax := kOff[0], kOff[0]
+	for _, v := range kOff {
+		kmin, kmax = min(kmin, v), max(kmax, v)
 	}
 	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
@@ -241,12 +273,12 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				for q := 0; q < pn; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
 					if rounds[1] == nil {
-						packConvB(panel, src, base, kOff[k0:k0+kc], cols)
+						packConvB(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax)
 						continue
 					}
 					forPassSegments(k0, kc, g.kdim, func(s, kk, n, pass int) {
 						seg := panel[s*nr : (s+n)*nr]
-						packConvB(seg, src, base, kOff[kk:kk+n], cols)
+						packConvB(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax)
 						roundPass(seg, rounds[1][pass])
 					})
 				}
@@ -323,6 +355,45 @@ func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
 	})
 }
 
+// padPhases is padPlanes for a strided convolution: each (image, channel)
+// plane becomes sh*sw phase planes of hph x wph, phase (ra, rb) element
+// (i, j) holding padded input (i*sh+ra, j*sw+rb), that is input
+// (i*sh+ra-padT, j*sw+rb-padL), or zero outside the input.
+func padPhases(dst, x []float32, g convGeom, hph, wph int) {
+	planes := g.n * g.cin
+	php := hph * wph
+	ps := g.sh * g.sw * php
+	parallelFor(planes, planes*ps, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			s := x[pl*g.lin : (pl+1)*g.lin]
+			for ra := 0; ra < g.sh; ra++ {
+				for rb := 0; rb < g.sw; rb++ {
+					d := dst[pl*ps+(ra*g.sw+rb)*php : pl*ps+(ra*g.sw+rb+1)*php]
+					// Phase columns [j0, j1) map to input columns j*sw+rb-padL in [0, w).
+					j0 := max(0, ceilDiv(g.padL-rb, g.sw))
+					j1 := min(wph, max(j0, ceilDiv(g.w+g.padL-rb, g.sw)))
+					for i := 0; i < hph; i++ {
+						row := d[i*wph : (i+1)*wph]
+						in := i*g.sh + ra - g.padT
+						if in < 0 || in >= g.h || j0 >= j1 {
+							clear(row)
+							continue
+						}
+						clear(row[:j0])
+						srow := s[in*g.w : (in+1)*g.w]
+						c := j0*g.sw + rb - g.padL
+						for j := j0; j < j1; j++ {
+							row[j] = srow[c]
+							c += g.sw
+						}
+						clear(row[j1:])
+					}
+				}
+			}
+		}
+	})
+}
+
 // packConvA packs the weights, per group and k block, into 6-row panels
 // (rows past coutG zero). flip reads a stride-1 transposed convolution's
 // weight as its forward form: row co, k = (ci, t) is w[g*cinG+ci, co,
@@ -393,18 +464,18 @@ func roundPass(x []float32, r int8) {
 
 // packConvB packs one 16-column B panel: step k holds src[base+kOff[k]+
 // cols[q]] for the panel's columns q, zero past len(cols). A panel whose
-// columns are one contiguous run is copied 64 bytes per step.
-func packConvB(dst, src []float32, base int, kOff, cols []int) {
+// columns are one contiguous run is copied 64 bytes per step. kmin and
+// kmax bound the values in kOff (the reads of the assembly copy are
+// checked against them).
+func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	const nr = 16
 	contig := len(cols) == nr
 	for q := 1; q < len(cols) && contig; q++ {
 		contig = cols[q] == cols[0]+q
 	}
 	if contig && len(kOff) > 0 {
-		// kOff increases (every stride is positive): the first and last
-		// steps bound the reads.
 		o := base + cols[0]
-		_ = src[o+kOff[0] : o+kOff[len(kOff)-1]+nr]
+		_ = src[o+kmin : o+kmax+nr]
 		_ = dst[:len(kOff)*nr]
 		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff))
 		return
@@ -588,7 +659,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 						k0 := kb * kcb
 						kc := min(kcb, K-k0)
 						for q := 0; q < pn; q++ {
-							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)])
+							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin)
 						}
 						ab := ap[k0*rpad:]
 						load := 0
