@@ -239,6 +239,10 @@ func convCases() []convCase {
 		convCase{n: 3, cin: 8, cout: 8, groups: 8, in: l(9, 13), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1, 0), padHi: l(2, 1), bias: true},
 		convCase{n: 2, cin: 6, cout: 12, groups: 6, in: l(10, 7), k: l(3, 2), stride: l(2, 1), dil: l(1, 2), padLo: l(1), padHi: l(1)},
 		convCase{n: 2, cin: 8, cout: 8, groups: 8, in: l(15, 15), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), transposed: true, bias: true},
+		// Asymmetric strides (the phase split) with dilation and padding.
+		convCase{n: 2, cin: 5, cout: 7, groups: 1, in: l(17, 15), k: l(3, 4), stride: l(3, 2), dil: l(2, 1), padLo: l(2, 0), padHi: l(1, 3), bias: true},
+		convCase{n: 3, cin: 4, cout: 6, groups: 2, in: l(33), k: l(5), stride: l(3), dil: l(2), padLo: l(1), padHi: l(2)},
+		convCase{n: 2, cin: 3, cout: 8, groups: 1, in: l(16, 16), k: l(2, 2), stride: l(1, 4), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
 		// 1x1, stride 1 and 2.
 		convCase{n: 3, cin: 33, cout: 17, groups: 1, in: l(7, 9), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
 		convCase{n: 2, cin: 16, cout: 32, groups: 1, in: l(15, 16), k: l(1, 1), stride: l(2), dil: l(1), padLo: l(0), padHi: l(0)},
