@@ -313,6 +313,26 @@ func TestSDPADropout(t *testing.T) {
 	}
 }
 
+// TestSDPAFlashLong compares the flash path with the exact path (the
+// decomposition's arithmetic) over long sequences, where the online
+// softmax rescales the accumulator across many key blocks.
+func TestSDPAFlashLong(t *testing.T) {
+	n := 2048
+	if testing.Short() {
+		n = 1024
+	}
+	r := rand.New(rand.NewSource(11))
+	in := []*tensor.Tensor{sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), nil}
+	for _, causal := range []bool{false, true} {
+		a := op.Attrs{"is_causal": causal}
+		got := sdpaDirect(t, in, a)
+		sdpaFlashOff = true
+		want := sdpaDirect(t, in, a)
+		sdpaFlashOff = false
+		sdpaClose(t, fmt.Sprintf("L=S=%d/causal=%v", n, causal), got, want, false, 2e-6, 2e-6)
+	}
+}
+
 // TestSDPAExactPath runs every call on the exact path (sdpaFlashOff): it
 // equals the decomposition bit for bit however many key blocks there are.
 func TestSDPAExactPath(t *testing.T) {
