@@ -368,6 +368,7 @@ func BenchmarkConvF32(b *testing.B) {
 		// forward and input gradient.
 		{"s2_forward", convCase{n: 8, cin: 64, cout: 128, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1)}},
 		{"s2_input_grad", convCase{n: 8, cin: 128, cout: 64, groups: 1, in: l(28, 28), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true}},
+		{"s2_weight_grad", convCase{n: 64, cin: 8, cout: 128, groups: 1, in: l(56, 56), k: l(28, 28), stride: l(1), dil: l(2), padLo: l(1), padHi: l(0)}},
 		{"pointwise", convCase{n: 8, cin: 256, cout: 64, groups: 1, in: l(28, 28), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
 		{"depthwise", convCase{n: 8, cin: 64, cout: 64, groups: 64, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
 		{"conv1d", convCase{n: 8, cin: 128, cout: 128, groups: 1, in: l(1000), k: l(5), stride: l(1), dil: l(2), padLo: l(4), padHi: l(4)}},
