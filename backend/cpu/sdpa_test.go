@@ -333,6 +333,20 @@ func TestSDPAFlashLong(t *testing.T) {
 	}
 }
 
+// TestSDPAThreadsInvariant checks that the result does not depend on the
+// thread count (which changes the query blocks, not the key blocks).
+func TestSDPAThreadsInvariant(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	in := []*tensor.Tensor{sdpaRand(r, 3, 700, 40), sdpaRand(r, 3, 900, 40), sdpaRand(r, 3, 900, 24), nil}
+	a := op.Attrs{"is_causal": true}
+	prev := runtime.GOMAXPROCS(1)
+	one := sdpaDirect(t, in, a)
+	runtime.GOMAXPROCS(7)
+	seven := sdpaDirect(t, in, a)
+	runtime.GOMAXPROCS(prev)
+	sdpaClose(t, "GOMAXPROCS 1 vs 7", seven, one, true, 0, 0)
+}
+
 // TestSDPAExactPath runs every call on the exact path (sdpaFlashOff): it
 // equals the decomposition bit for bit however many key blocks there are.
 func TestSDPAExactPath(t *testing.T) {
