@@ -58,13 +58,11 @@ type convGeom struct {
 	cinG, coutG, kdim, lin int // lin = h*w
 }
 
-// convFastOK reports whether the fast path takes p (f32 at highest is the
-// caller's check): 1-d or 2-d.
+// convFastOK reports whether the fast path can take p (the dtype, f32, and
+// the precision are the caller's checks): the assembly GEMM kernel is in
+// use and the convolution is 1-d or 2-d (3-d ones keep the generic path).
 func convFastOK(p op.ConvParams) bool {
-	if tileF32() != asmTileF32 || asmTileF32 == nil || len(p.In) < 1 || len(p.In) > 2 {
-		return false
-	}
-	return true
+	return asmTileF32 != nil && tileF32() == asmTileF32 && len(p.In) >= 1 && len(p.In) <= 2
 }
 
 // convStrided reports whether any stride of p is above 1.
