@@ -20,7 +20,7 @@ import (
 // accumulation of the generic kernels), within f32 tolerances of them.
 
 func init() {
-	RegisterKernel("rms_norm", Kernel{DTypes: 1 << dtype.F32, Run: rmsNormKernel})
+	RegisterKernel("rms_norm", Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: rmsNormKernel})
 }
 
 // errNormLayout reports a norm output that is not a dense f32 array (the
@@ -232,14 +232,18 @@ func fusedLayerNorm(c *Call, d int, eps float64) bool {
 	return true
 }
 
-// rmsNormKernel is the direct f32 rms_norm kernel: dense operands take
-// the fused row kernel, others are gathered into dense copies first.
+// rmsNormKernel is the direct f32 and bf16 rms_norm kernel: dense
+// operands take the fused row kernel, others are gathered into dense
+// copies first; bf16 rows are computed in f32 (bf16_nn.go).
 func rmsNormKernel(c *Call) error {
 	x := c.In[0]
 	n := op.Numel(x.Shape)
 	d := op.Numel(c.Attrs.Ints("normalized_shape"))
 	if n == 0 || d == 0 {
 		return nil
+	}
+	if x.DType == dtype.BF16 {
+		return rmsNormBF16(c, d)
 	}
 	eps := math.Ldexp(1, -23)
 	if c.Attrs.Has("eps") {

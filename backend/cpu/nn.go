@@ -25,7 +25,7 @@ func layerNormKernel(c *Call) error {
 		return nil
 	}
 	eps := c.Attrs.Float("eps")
-	if fusedLayerNorm(c, d, eps) { // dense f32: fusednn.go
+	if fusedLayerNorm(c, d, eps) || fusedLayerNormBF16(c, d, eps) { // dense f32: fusednn.go, bf16: bf16_nn.go
 		return nil
 	}
 	xs := gatherFloat64(x, c.InB[0])

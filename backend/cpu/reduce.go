@@ -783,6 +783,8 @@ func runSoftmax(c *Call, logSM bool) error {
 	case in.DType == dtype.F64 && out.DType == dtype.F64:
 		softmaxRedLanes(l, as[float64](c.InB[0]), as[float64](c.OutB[0]), logSM)
 		return nil
+	case in.DType == dtype.BF16 && fusedSoftmaxBF16(c, ax, logSM): // dense last dim: bf16_nn.go
+		return nil
 	}
 	inB, outB := c.InB[0], c.OutB[0]
 	total := l.outer * l.inner

@@ -1,0 +1,254 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// bf16ULPs returns how many bf16 steps apart a and b are (0 for two
+// NaNs, a large number for a NaN and a number).
+func bf16ULPs(a, b dtype.BFloat16) int {
+	an, bn := a.F32() != a.F32(), b.F32() != b.F32()
+	if an || bn {
+		if an && bn {
+			return 0
+		}
+		return 1 << 20
+	}
+	ord := func(v dtype.BFloat16) int {
+		if v&0x8000 != 0 {
+			return -int(v & 0x7fff)
+		}
+		return int(v)
+	}
+	d := ord(a) - ord(b)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// bf16RowCase is one row layout of the row-kernel tests.
+type bf16RowCase struct{ rows, d int }
+
+func bf16RowCases() []bf16RowCase {
+	var cs []bf16RowCase
+	for _, d := range []int{1, 7, 15, 16, 17, 31, 33, 63, 65, 1000} {
+		cs = append(cs, bf16RowCase{3, d})
+	}
+	return append(cs, bf16RowCase{0, 16}, bf16RowCase{150, 1000}, bf16RowCase{1, 2*bf16Block + 3})
+}
+
+// bf16RowInput returns rows*d values with specials in some rows: a NaN
+// in row 1, an infinity in row 2, subnormals and large values elsewhere.
+func bf16RowInput(r *rand.Rand, rows, d int, scale float64) []float32 {
+	x := make([]float32, rows*d)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * scale)
+	}
+	if rows > 2 {
+		x[1*d+d/2] = float32(math.NaN())
+		x[2*d+d/3] = float32(math.Inf(1))
+	}
+	if rows > 0 && d > 4 {
+		x[0] = math.Float32frombits(0x00010000)
+		x[3] = -math.Float32frombits(0x00400000)
+	}
+	return x
+}
+
+// TestBF16SoftmaxRows checks bf16 softmax and log_softmax over the last
+// dim: bit for bit equal to the f32 row kernel on the widened row rounded
+// once, within one bf16 ulp of the float64 generic kernel, at both
+// levels, into bf16 and f32 outputs.
+func TestBF16SoftmaxRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	for _, tc := range bf16RowCases() {
+		x := bf16RowInput(r, tc.rows, tc.d, 3)
+		for _, name := range []string{"softmax", "log_softmax"} {
+			for _, outDT := range []dtype.DType{dtype.BF16, dtype.F32} {
+				for _, level := range bf16Levels() {
+					sh := []int{tc.rows, tc.d}
+					in := bf16Operand(x, op.Contiguous(sh))
+					xb := as[dtype.BFloat16](in.Buf.(*Buf).b)
+					attrs := op.Attrs{"dim": 1}
+					if outDT == dtype.F32 {
+						attrs["dtype"] = dtype.F32
+					}
+					l := bf16Launch(t, name, attrs, sh, outDT, in)
+					atBF16Level(level, func() { execBF16(t, l) })
+					lg := bf16Launch(t, name, attrs, sh, outDT, in)
+					fusedNN = false
+					execBF16(t, lg)
+					fusedNN = true
+					row := softmaxRowF32
+					if name == "log_softmax" {
+						row = logSoftmaxRowF32
+					}
+					xr, yr := make([]float32, tc.d), make([]float32, tc.d)
+					for i := 0; i < tc.rows; i++ {
+						for j := range xr {
+							xr[j] = xb[i*tc.d+j].F32()
+						}
+						atBF16Level(level, func() { row(yr, xr) })
+						for j := range yr {
+							k := i*tc.d + j
+							what := fmt.Sprintf("%s %s %dx%d -> %s [%d,%d]", level, name, tc.rows, tc.d, outDT, i, j)
+							if outDT == dtype.F32 {
+								got, gen := as[float32](l.Out[0].Buf.(*Buf).b)[k], as[float32](lg.Out[0].Buf.(*Buf).b)[k]
+								if math.Float32bits(got) != math.Float32bits(yr[j]) && !(got != got && yr[j] != yr[j]) {
+									t.Fatalf("%s: %g, want %g", what, got, yr[j])
+								}
+								if !fusedClose(got, float64(gen), 1e-5, 1e-6) {
+									t.Fatalf("%s: %g, generic kernel %g", what, got, gen)
+								}
+								continue
+							}
+							got, gen := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)[k], as[dtype.BFloat16](lg.Out[0].Buf.(*Buf).b)[k]
+							if want := dtype.BF16FromF32(yr[j]); got != want {
+								t.Fatalf("%s: %#04x, want %#04x", what, uint16(got), uint16(want))
+							}
+							if bf16ULPs(got, gen) > 1 {
+								t.Fatalf("%s: %g, generic kernel %g", what, got.F32(), gen.F32())
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBF16Norms checks bf16 layer_norm (with and without weight and bias)
+// and rms_norm: bit for bit equal to the f32 row kernels on the widened
+// row rounded once, within one bf16 ulp of the float64 generic layer_norm
+// kernel (and of the float64 definition for rms_norm), at both levels.
+func TestBF16Norms(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	for _, tc := range bf16RowCases() {
+		x := bf16RowInput(r, tc.rows, tc.d, 2)
+		for i := range x {
+			x[i] += 0.5
+		}
+		w, b := bf16RowInput(r, 1, tc.d, 1), bf16RowInput(r, 1, tc.d, 1)
+		for _, name := range []string{"layer_norm", "rms_norm"} {
+			for _, affine := range []bool{false, true} {
+				for _, level := range bf16Levels() {
+					sh := []int{tc.rows, tc.d}
+					in := bf16Operand(x, op.Contiguous(sh))
+					wo, bo := device.Operand{}, device.Operand{}
+					if affine {
+						wo, bo = bf16Operand(w, op.Contiguous([]int{tc.d})), bf16Operand(b, op.Contiguous([]int{tc.d}))
+					}
+					ins := []device.Operand{in, wo, bo}
+					eps := 1e-5
+					attrs := op.Attrs{"normalized_shape": []int{tc.d}, "eps": eps}
+					if name == "rms_norm" {
+						ins = ins[:2]
+						attrs = op.Attrs{"normalized_shape": []int{tc.d}}
+						eps = math.Ldexp(1, -7)
+					}
+					l := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
+					atBF16Level(level, func() { execBF16(t, l) })
+					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
+					var gen []dtype.BFloat16
+					if name == "layer_norm" {
+						lg := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
+						fusedNN = false
+						execBF16(t, lg)
+						fusedNN = true
+						gen = as[dtype.BFloat16](lg.Out[0].Buf.(*Buf).b)
+					}
+					xb := as[dtype.BFloat16](in.Buf.(*Buf).b)
+					var wf, bf []float32
+					if affine {
+						wf, bf = make([]float32, tc.d), make([]float32, tc.d)
+						for j := range wf {
+							wf[j] = as[dtype.BFloat16](wo.Buf.(*Buf).b)[j].F32()
+							bf[j] = as[dtype.BFloat16](bo.Buf.(*Buf).b)[j].F32()
+						}
+					}
+					xr, yr, tmp := make([]float32, tc.d), make([]float32, tc.d), make([]float32, tc.d)
+					for i := 0; i < tc.rows; i++ {
+						for j := range xr {
+							xr[j] = xb[i*tc.d+j].F32()
+						}
+						atBF16Level(level, func() {
+							if name == "rms_norm" {
+								rmsNormRowF32(yr, xr, wf, tmp, eps)
+							} else {
+								layerNormRowF32(yr, xr, wf, bf, tmp, eps)
+							}
+						})
+						var ref []float64
+						if name == "rms_norm" {
+							ref = make([]float64, tc.d)
+							ms := 0.0
+							for _, v := range xr {
+								ms += float64(v) * float64(v)
+							}
+							rs := 1 / math.Sqrt(ms/float64(tc.d)+eps)
+							for j, v := range xr {
+								ref[j] = float64(v) * rs
+								if affine {
+									ref[j] *= float64(wf[j])
+								}
+							}
+						}
+						for j := range yr {
+							k := i*tc.d + j
+							what := fmt.Sprintf("%s %s affine=%v %dx%d [%d,%d]", level, name, affine, tc.rows, tc.d, i, j)
+							if want := dtype.BF16FromF32(yr[j]); got[k] != want {
+								t.Fatalf("%s: %#04x, want %#04x", what, uint16(got[k]), uint16(want))
+							}
+							want := dtype.BF16FromF32(float32(0))
+							if gen != nil {
+								want = gen[k]
+							} else {
+								want = dtype.BF16FromF32(float32(ref[j]))
+							}
+							if bf16ULPs(got[k], want) > 1 {
+								t.Fatalf("%s: %g, reference %g", what, got[k].F32(), want.F32())
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBF16RMSNormStrided checks rms_norm on a transposed bf16 view (the
+// gather fallback), with and without a weight, equals it on the dense
+// copy.
+func TestBF16RMSNormStrided(t *testing.T) {
+	r := rand.New(rand.NewPCG(65, 66))
+	rows, d := 9, 33
+	x := bf16RowInput(r, d, rows, 1) // stored [d, rows]
+	tr := bf16Operand(x, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}})
+	dense := make([]float32, rows*d)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < d; j++ {
+			dense[i*d+j] = x[j*rows+i]
+		}
+	}
+	attrs := op.Attrs{"normalized_shape": []int{d}}
+	for _, w := range []device.Operand{{}, bf16Operand(bf16RowInput(r, 1, d, 1), op.Contiguous([]int{d}))} {
+		ls := bf16Launch(t, "rms_norm", attrs, []int{rows, d}, dtype.BF16, tr, w)
+		ld := bf16Launch(t, "rms_norm", attrs, []int{rows, d}, dtype.BF16, bf16Operand(dense, op.Contiguous([]int{rows, d})), w)
+		execBF16(t, ls)
+		execBF16(t, ld)
+		gs, gd := as[dtype.BFloat16](ls.Out[0].Buf.(*Buf).b), as[dtype.BFloat16](ld.Out[0].Buf.(*Buf).b)
+		for i := range gd {
+			if gs[i] != gd[i] && !(gs[i].F32() != gs[i].F32() && gd[i].F32() != gd[i].F32()) {
+				t.Fatalf("[%d]: strided %#04x, dense %#04x", i, uint16(gs[i]), uint16(gd[i]))
+			}
+		}
+	}
+}
