@@ -128,6 +128,10 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		}
 		return
 	}
+	if rounds[0] == nil && !flip && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padT == 0 && g.padL == 0 && L == g.lin {
+		conv1x1F32(x, w, bias, out, g)
+		return
+	}
 	t := asmTileF32
 	const mr, nr = 6, 16
 	effH, effW := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
@@ -315,6 +319,34 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			}
 		}
 	})
+}
+
+// conv1x1F32 is a 1x1, stride-1, unpadded convolution: per image and
+// group the plain GEMM out[co, :] = W[co, :] . X[:, :] (gemmF32, the
+// BLIS-style driver writing the NCHW output directly; measured about 10%
+// faster here than the packed-column path, whose output is scattered),
+// the bias added by the epilogue while each tile is in cache. Same FMA
+// chains, then the bias, as the other paths.
+func conv1x1F32(x, w, bias, out []float32, g convGeom) {
+	L := g.lin
+	for n := 0; n < g.n; n++ {
+		for gi := 0; gi < g.groups; gi++ {
+			var epi func(i0, j0, mc, nc int, c []float32, ldc int)
+			if bias != nil {
+				bg := bias[gi*g.coutG : (gi+1)*g.coutG]
+				epi = func(i0, _, mc, nc int, c []float32, ldc int) {
+					for i := 0; i < mc; i++ {
+						row, bv := c[i*ldc:i*ldc+nc], bg[i0+i]
+						for j := range row {
+							row[j] += bv
+						}
+					}
+				}
+			}
+			gemmF32(g.coutG, L, g.cinG, w[gi*g.coutG*g.cinG:], g.cinG, false,
+				x[(n*g.cin+gi*g.cinG)*L:], L, false, out[(n*g.cout+gi*g.coutG)*L:], L, epi)
+		}
+	}
 }
 
 // alignF32 returns n elements of buf starting at the first 64-byte

@@ -246,6 +246,9 @@ func convCases() []convCase {
 		// 1x1, stride 1 and 2.
 		convCase{n: 3, cin: 33, cout: 17, groups: 1, in: l(7, 9), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
 		convCase{n: 2, cin: 16, cout: 32, groups: 1, in: l(15, 16), k: l(1, 1), stride: l(2), dil: l(1), padLo: l(0), padHi: l(0)},
+		convCase{n: 3, cin: 8, cout: 14, groups: 2, in: l(5, 6), k: l(1, 1), stride: l(1), dil: l(2), padLo: l(0), padHi: l(0), bias: true},
+		convCase{n: 2, cin: 7, cout: 1, groups: 1, in: l(40), k: l(1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
+		convCase{n: 1, cin: 300, cout: 20, groups: 1, in: l(17), k: l(1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)},
 		// The weight gradient's convolution: X [Cx, N, H, W], G [Cg, N, OH, OW] as the kernel.
 		convCase{n: 16, cin: 2, cout: 17, groups: 1, in: l(17, 17), k: l(17, 17), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
 		convCase{n: 7, cin: 4, cout: 6, groups: 2, in: l(15, 16), k: l(8, 8), stride: l(2), dil: l(2), padLo: l(1), padHi: l(1)},
