@@ -46,7 +46,8 @@ import (
 // in/out-swapped weight and padding effK-1-pad; a strided one is a GEMM
 // over the input positions followed by a col2im scatter (convTransF32).
 // Depthwise convolutions run on the matrix-vector kernel instead
-// (convDepthwiseF32).
+// (convDepthwiseF32), and 1x1 stride-1 unpadded ones are plain GEMMs
+// (conv1x1F32).
 
 // convGeom is a 2-d convolution (1-d ones have H = KH = OH = 1) in the
 // forward form the fast path computes: weights [Cout, Cin/groups, KH, KW].
