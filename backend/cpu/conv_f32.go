@@ -261,6 +261,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
+		var segs [][3]int // output runs of a block: column, length, output offset
 		for {
 			u := int(next.Add(1) - 1)
 			if u >= units {
@@ -302,8 +303,24 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 					}
 				}
 			}
-			// Scatter the valid columns into the output, adding the bias.
+			// Scatter the valid columns into the output, adding the bias:
+			// runs of columns contiguous in the output (an output row's
+			// part in the block) at a time.
 			oidx := outIdx[j0 : j0+nc]
+			segs = segs[:0]
+			for j := 0; j < nc; {
+				o := oidx[j]
+				if o < 0 {
+					j++
+					continue
+				}
+				e := j + 1
+				for e < nc && oidx[e] == o+e-j {
+					e++
+				}
+				segs = append(segs, [3]int{j, e - j, o})
+				j = e
+			}
 			for co := 0; co < g.coutG; co++ {
 				oc := gi*g.coutG + co
 				var bv float32
@@ -312,9 +329,11 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				}
 				row := cb[co*ldc : co*ldc+nc]
 				ch := oc * L
-				for j, v := range row {
-					if o := oidx[j]; o >= 0 {
-						out[o+ch] = v + bv
+				for _, sg := range segs {
+					src := row[sg[0] : sg[0]+sg[1]]
+					dst := out[sg[2]+ch : sg[2]+ch+sg[1]]
+					for i, v := range src {
+						dst[i] = v + bv
 					}
 				}
 			}
