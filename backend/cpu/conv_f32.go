@@ -460,6 +460,24 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 			blk := dst[(gi*nkb+kb)*mpad*kcb:]
 			for ir := 0; ir < mpad; ir += mr {
 				panel := blk[ir*kc : (ir+mr)*kc]
+				if !flip && ir+mr <= g.coutG && k0+kc <= g.kdim {
+					// Six whole rows, one pass segment: a 6-way interleave.
+					base := (gi*g.coutG+ir)*g.kdim + k0
+					r0 := w[base : base+kc]
+					r1 := w[base+g.kdim : base+g.kdim+kc]
+					r2 := w[base+2*g.kdim : base+2*g.kdim+kc]
+					r3 := w[base+3*g.kdim : base+3*g.kdim+kc]
+					r4 := w[base+4*g.kdim : base+4*g.kdim+kc]
+					r5 := w[base+5*g.kdim : base+5*g.kdim+kc]
+					for k := range r0 {
+						o := panel[k*mr : k*mr+mr : k*mr+mr]
+						o[0], o[1], o[2], o[3], o[4], o[5] = r0[k], r1[k], r2[k], r3[k], r4[k], r5[k]
+					}
+					if rounds != nil {
+						roundPass(panel, rounds[0])
+					}
+					continue
+				}
 				for r := 0; r < mr; r++ {
 					co := ir + r
 					switch {
@@ -475,8 +493,15 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 						}
 					default:
 						row := w[(gi*g.coutG+co)*g.kdim:][:g.kdim]
-						for k := 0; k < kc; k++ {
-							panel[k*mr+r] = row[(k0+k)%g.kdim]
+						// Per pass segment (one segment without passes).
+						for k := 0; k < kc; {
+							kk := (k0 + k) % g.kdim
+							seg := row[kk:min(g.kdim, kk+kc-k)]
+							out := panel[k*mr+r:]
+							for i, v := range seg {
+								out[i*mr] = v
+							}
+							k += len(seg)
 						}
 					}
 				}
