@@ -19,13 +19,14 @@ import (
 // Work is split into units of (output batch entry, block of sdpaBlockQ
 // query rows), shared by the threads through an atomic counter. A unit
 // streams over blocks of sdpaBlockK keys: the score block (Q·scale)·Kᵀ
-// (the GEMM micro-kernel on a packed Kᵀ block), masked (is_causal, bool or
+// (the GEMM micro-kernel on Kᵀ packed in 16-key panels), masked (is_causal, bool or
 // float attn_mask broadcast to [..., L, S]), then the online softmax — a
 // running row max m, a running sum l of exp(s - m) (vecExpF32) and an
 // output accumulator O rescaled by exp(m_old - m_new) — and O += P·V (the
-// micro-kernel again, accumulating into O). At the end O is divided by l.
-// Memory beyond the output is O((S + L)·E): K and V packed once per head
-// (shared by all query blocks) and a few blocks per thread.
+// micro-kernel again, accumulating into O; V is read in place when it is
+// row-major and Ev a multiple of 16, else packed). At the end O is divided
+// by l. Memory beyond the output is O((S + L)·E): K (and V) packed once per
+// head, shared by all query blocks, and a few blocks per thread.
 //
 // With is_causal, key blocks entirely above the diagonal are skipped
 // (unless that head's V holds a NaN or Inf: the decomposition multiplies
@@ -118,7 +119,9 @@ type sdpaPlan struct {
 	kOffs, vOffs []int // per key (value) batch entry
 
 	kPack, vPack [][]float32 // per key (value) batch entry of its own
-	vBad         []bool      // the value entry holds a NaN or Inf
+	vld          int         // row stride of the value packs (or of V in place)
+	vBad         []bool      // the value entry holds a NaN or Inf (noted under is_causal only)
+	scratch      *[]byte     // the packs' memory, from getScratch
 	kIdx, vIdx   []int       // per output batch entry
 
 	maskKind int
@@ -148,6 +151,7 @@ func sdpaKernel(c *Call) error {
 		return nil
 	}
 	p.run()
+	p.release()
 	return nil
 }
 
@@ -295,11 +299,12 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	return p, nil
 }
 
-// sdpaRowMaxL is the largest L the row path takes: below it packing K
-// and V costs more than the tile path saves (measured, one decode step
-// L = 1, S = 4096, 32 heads, E = 128: tiles with packing 115 ms, the
-// decomposition's gemv 20 ms).
-const sdpaRowMaxL = 8
+// sdpaRowMaxL is the largest L the row path takes. Measured at S = 2048,
+// E = 64, 8 heads, 2 threads on a loaded machine (best of 9, ms; tiles
+// with packing / row path / the decomposition): L=1 3.1 / 0.88 / 1.1,
+// L=2 3.5 / 1.5 / 2.9, L=4 3.1 / 2.0 / 2.8, L=8 3.7 / 4.3 / 4.6, L=16
+// 4.4 / 7.9 / 6.5, L=64 11 / 74 / 25. A variable for tests.
+var sdpaRowMaxL = 6
 
 // rowPath reports whether the call takes the row path: few query rows,
 // the AVX2 gemv kernels, and K and V each contiguous along one axis.
@@ -348,47 +353,95 @@ func (p *sdpaPlan) setMask(m device.Operand, b []byte, ob []int) error {
 	return nil
 }
 
-// pack copies every key batch entry into Kᵀ blocks (block kb holds keys
-// kb*bk.. as an E×bk row-major panel, zero beyond S) and every value entry
-// into an S'×evp row-major array (S' = nkb*bk, zero padded), noting the
-// value entries that hold a NaN or Inf.
+// pack copies every key batch entry into Kᵀ panels (panel c holds keys
+// 16c..16c+15 as an E×16 row-major array, zero beyond S) and every value entry
+// that is not already row-major with Ev a multiple of 16 into an S×evp
+// row-major array (zero padded); the others are read in place. Under
+// is_causal it notes the value entries that hold a NaN or Inf. The packs
+// come from the GEMM's scratch pool (release returns them).
 func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float32, v device.Operand, vOffs []int) {
 	rk, rv := len(k.Shape), len(v.Shape)
 	ksS, ksE := k.Strides[rk-2], k.Strides[rk-1]
 	vsS, vsE := v.Strides[rv-2], v.Strides[rv-1]
-	sp := p.nkb * p.bk
+	inPlace := vsE == 1 && p.ev%16 == 0 && vsS >= 0
+	p.vld = p.evp
+	if inPlace {
+		p.vld = vsS
+	}
+	kSize, vSize := roundUp(p.s, 16)*p.e, p.s*p.evp
+	if inPlace {
+		vSize = 0
+	}
+	p.scratch = getScratch(4 * (len(kOffs)*kSize + len(vOffs)*vSize))
+	all := as[float32](*p.scratch)
 	p.kPack, p.vPack, p.vBad = make([][]float32, len(kOffs)), make([][]float32, len(vOffs)), make([]bool, len(vOffs))
 	packK := func(i int) {
-		kt := make([]float32, sp*p.e)
+		kt := all[i*kSize : (i+1)*kSize]
 		base := kOffs[i]
-		for j := 0; j < p.s && p.e > 0; j++ {
-			blk := kt[(j/p.bk)*p.e*p.bk+j%p.bk:]
-			src := base + j*ksS
+		// 16 keys at a time: their rows are copied whole (a sequential read
+		// the prefetcher follows), then transposed from L1 into the
+		// chunk's E×16 panel (a sequential write).
+		rows := make([]float32, 16*p.e)
+		for j0 := 0; j0 < p.s && p.e > 0; j0 += 16 {
+			n := min(16, p.s-j0)
+			for jj := 0; jj < n; jj++ {
+				src := base + (j0+jj)*ksS
+				if ksE == 1 {
+					copy(rows[jj*p.e:(jj+1)*p.e], kb[src:src+p.e])
+				} else {
+					for e := range p.e {
+						rows[jj*p.e+e] = kb[src+e*ksE]
+					}
+				}
+			}
+			panel := kt[j0*p.e : (j0+16)*p.e]
 			for e := 0; e < p.e; e++ {
-				blk[e*p.bk] = kb[src+e*ksE]
+				dst := panel[e*16 : e*16+16]
+				for jj := range dst[:n] {
+					dst[jj] = rows[jj*p.e+e]
+				}
+				clear(dst[n:])
 			}
 		}
 		p.kPack[i] = kt
 	}
 	packV := func(i int) {
-		vp := make([]float32, sp*p.evp)
 		base := vOffs[i]
-		var bad float32
-		for j := 0; j < p.s && p.ev > 0; j++ {
-			row := vp[j*p.evp : j*p.evp+p.ev]
-			src := base + j*vsS
-			if vsE == 1 {
-				copy(row, vb[src:src+p.ev])
-			} else {
-				for c := range row {
-					row[c] = vb[src+c*vsE]
+		if inPlace {
+			p.vPack[i] = vb[base:]
+		} else {
+			vp := all[len(kOffs)*kSize+i*vSize : len(kOffs)*kSize+(i+1)*vSize]
+			for j := 0; j < p.s && p.ev > 0; j++ {
+				row := vp[j*p.evp : (j+1)*p.evp]
+				src := base + j*vsS
+				if vsE == 1 {
+					copy(row, vb[src:src+p.ev])
+				} else {
+					for c := range row[:p.ev] {
+						row[c] = vb[src+c*vsE]
+					}
 				}
+				clear(row[p.ev:])
 			}
-			for _, x := range row {
-				bad += x - x // NaN for a NaN or an Inf, else 0
+			p.vPack[i] = vp
+		}
+		if !p.causal || p.ev == 0 {
+			return
+		}
+		// A NaN or Inf makes the sum NaN or Inf (as does an overflow of
+		// finite values, which only costs the block skipping).
+		vp, ld := p.vPack[i], p.vld
+		if ld == p.ev {
+			sum := vecSumF32(vp[:p.s*p.ev])
+			p.vBad[i] = sum-sum != 0
+			return
+		}
+		for j := 0; j < p.s; j++ {
+			if sum := vecSumF32(vp[j*ld : j*ld+p.ev]); sum-sum != 0 {
+				p.vBad[i] = true
+				return
 			}
 		}
-		p.vPack[i], p.vBad[i] = vp, bad != 0
 	}
 	n := len(kOffs) + len(vOffs)
 	parallelFor(n, n*p.s*max(p.e, p.ev), func(lo, hi int) {
@@ -400,6 +453,14 @@ func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float3
 			}
 		}
 	})
+}
+
+// release returns the packs to the scratch pool.
+func (p *sdpaPlan) release() {
+	if p.scratch != nil {
+		putScratch(p.scratch)
+		p.scratch, p.kPack, p.vPack = nil, nil, nil
+	}
 }
 
 // sdpaScratch is one worker's buffers.
@@ -504,10 +565,9 @@ func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, lds int) {
 		return
 	}
 	for jj := 0; jj < ncp; jj += 16 {
-		j := j0 + jj
-		panel := kt[(j/p.bk)*p.e*p.bk+j%p.bk:]
+		panel := kt[(j0+jj)*p.e:]
 		for r := 0; r < nrp; r += 6 {
-			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, p.bk, w.s[r*lds+jj:], lds, 0)
+			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, 16, w.s[r*lds+jj:], lds, 0)
 		}
 	}
 }
@@ -618,7 +678,7 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 		// outputs are dropped.
 		for cc := 0; cc < p.evp; cc += 16 {
 			for r := 0; r < nrp; r += 6 {
-				sdpaTile(nc, w.s[r*p.bk:], p.bk, vp[j0*p.evp+cc:], p.evp, o[r*p.evp+cc:], p.evp, 1)
+				sdpaTile(nc, w.s[r*p.bk:], p.bk, vp[j0*p.vld+cc:], p.vld, o[r*p.evp+cc:], p.evp, 1)
 			}
 		}
 	}
@@ -662,7 +722,7 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	o := w.o[:nrp*p.evp]
 	for cc := 0; cc < p.evp; cc += 16 {
 		for r := 0; r < nrp; r += 6 {
-			sdpaTile(p.s, w.s[r*lds:], lds, vp[cc:], p.evp, o[r*p.evp+cc:], p.evp, 0)
+			sdpaTile(p.s, w.s[r*lds:], lds, vp[cc:], p.vld, o[r*p.evp+cc:], p.evp, 0)
 		}
 	}
 	for r := 0; r < nr; r++ {

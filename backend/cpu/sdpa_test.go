@@ -140,9 +140,12 @@ func TestSDPAShapes(t *testing.T) {
 			for _, l := range sizes {
 				for _, s := range sizes {
 					for _, e := range dims {
-						ev := e
-						if e == 8 {
-							ev = 5 // a value width unlike the key width
+						ev := e // 64: V read in place (row-major, a multiple of 16 wide)
+						switch e {
+						case 8:
+							ev = 5 // a value width unlike the key width, V packed
+						case 65:
+							ev = 32 // V read in place
 						}
 						q, k, v := sdpaRand(r, 2, l, e), sdpaRand(r, 2, s, e), sdpaRand(r, 2, s, ev)
 						for _, causal := range []bool{false, true} {
@@ -245,14 +248,14 @@ func TestSDPAMasks(t *testing.T) {
 // multiply it by zero).
 func TestSDPANonFinite(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
-	const l, s, e = 40, 150, 8
+	const l, s, e, ev = 40, 150, 8, 16 // V read in place
 	set := func(x *tensor.Tensor, i int, v float32) *tensor.Tensor {
 		d := x.Float32s()
 		d[i] = v
 		return tensor.FromSlice(sdpaCPU(), d, x.Shape()...)
 	}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	q, k, v := sdpaRand(r, l, e), sdpaRand(r, s, e), sdpaRand(r, s, e)
+	q, k, v := sdpaRand(r, l, e), sdpaRand(r, s, e), sdpaRand(r, s, ev)
 	cases := []struct {
 		name    string
 		q, k, v *tensor.Tensor
@@ -263,9 +266,10 @@ func TestSDPANonFinite(t *testing.T) {
 		{"k NaN early", q, set(k, 3*e+1, nan), v},
 		{"k NaN late", q, set(k, 140*e+1, nan), v},
 		{"k Inf late", q, set(k, 130*e, inf), v},
-		{"v NaN late", q, k, set(v, 140*e+3, nan)},
-		{"v Inf early", q, k, set(v, 2*e+4, inf)},
-		{"v -Inf late", q, k, set(v, 149*e, -inf)},
+		{"v NaN late", q, k, set(v, 140*ev+3, nan)},
+		{"v Inf early", q, k, set(v, 2*ev+4, inf)},
+		{"v -Inf late", q, k, set(v, 149*ev, -inf)},
+		{"vᵀ NaN late", q, k, set(v, 140*ev+3, nan).Transpose(0, 1).Contiguous().Transpose(0, 1)},
 	}
 	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
