@@ -86,23 +86,37 @@ packdone:
 	VZEROUPPER
 	RET
 
+// DOTBLOCK runs eight k steps of gemvDotBF16x16 at byte offsets ao of
+// the rows and xo of x: rows r and r+8 are loaded into the two 128-bit
+// lanes (broadcast loads and a blend, no shuffle), two interleave stages
+// leave in each register four rows' values at two k steps, and the
+// interleave with zero that widens bf16 to f32 picks one k step: rows 0-3
+// and 8-11 go to Y14, rows 4-7 and 12-15 to Y15.
 #define DOTBLOCK(ao, xo) \
-	VMOVDQU ao(SI), X0; \
-	VINSERTI128 $1, ao(R13), Y0, Y0; \
-	VMOVDQU ao(SI)(R8*1), X1; \
-	VINSERTI128 $1, ao(R13)(R8*1), Y1, Y1; \
-	VMOVDQU ao(SI)(R8*2), X2; \
-	VINSERTI128 $1, ao(R13)(R8*2), Y2, Y2; \
-	VMOVDQU ao(SI)(R11*1), X3; \
-	VINSERTI128 $1, ao(R13)(R11*1), Y3, Y3; \
-	VMOVDQU ao(R12), X4; \
-	VINSERTI128 $1, ao(R10), Y4, Y4; \
-	VMOVDQU ao(R12)(R8*1), X5; \
-	VINSERTI128 $1, ao(R10)(R8*1), Y5, Y5; \
-	VMOVDQU ao(R12)(R8*2), X6; \
-	VINSERTI128 $1, ao(R10)(R8*2), Y6, Y6; \
-	VMOVDQU ao(R12)(R11*1), X7; \
-	VINSERTI128 $1, ao(R10)(R11*1), Y7, Y7; \
+	VBROADCASTI128 ao(SI), Y0; \
+	VBROADCASTI128 ao(R13), Y8; \
+	VPBLENDD $0xF0, Y8, Y0, Y0; \
+	VBROADCASTI128 ao(SI)(R8*1), Y1; \
+	VBROADCASTI128 ao(R13)(R8*1), Y9; \
+	VPBLENDD $0xF0, Y9, Y1, Y1; \
+	VBROADCASTI128 ao(SI)(R8*2), Y2; \
+	VBROADCASTI128 ao(R13)(R8*2), Y10; \
+	VPBLENDD $0xF0, Y10, Y2, Y2; \
+	VBROADCASTI128 ao(SI)(R11*1), Y3; \
+	VBROADCASTI128 ao(R13)(R11*1), Y11; \
+	VPBLENDD $0xF0, Y11, Y3, Y3; \
+	VBROADCASTI128 ao(R12), Y4; \
+	VBROADCASTI128 ao(R10), Y8; \
+	VPBLENDD $0xF0, Y8, Y4, Y4; \
+	VBROADCASTI128 ao(R12)(R8*1), Y5; \
+	VBROADCASTI128 ao(R10)(R8*1), Y9; \
+	VPBLENDD $0xF0, Y9, Y5, Y5; \
+	VBROADCASTI128 ao(R12)(R8*2), Y6; \
+	VBROADCASTI128 ao(R10)(R8*2), Y10; \
+	VPBLENDD $0xF0, Y10, Y6, Y6; \
+	VBROADCASTI128 ao(R12)(R11*1), Y7; \
+	VBROADCASTI128 ao(R10)(R11*1), Y11; \
+	VPBLENDD $0xF0, Y11, Y7, Y7; \
 	VPUNPCKLWD Y1, Y0, Y8; \
 	VPUNPCKHWD Y1, Y0, Y9; \
 	VPUNPCKLWD Y3, Y2, Y10; \
@@ -119,62 +133,54 @@ packdone:
 	VPUNPCKHDQ Y2, Y0, Y9; \
 	VPUNPCKLDQ Y3, Y1, Y10; \
 	VPUNPCKHDQ Y3, Y1, Y11; \
-	VPUNPCKLQDQ Y8, Y4, Y0; \
-	VPUNPCKHQDQ Y8, Y4, Y1; \
-	VPUNPCKLQDQ Y9, Y5, Y2; \
-	VPUNPCKHQDQ Y9, Y5, Y3; \
-	VPUNPCKLQDQ Y10, Y6, Y4; \
-	VPUNPCKHQDQ Y10, Y6, Y5; \
-	VPUNPCKLQDQ Y11, Y7, Y6; \
-	VPUNPCKHQDQ Y11, Y7, Y7; \
 	VBROADCASTSS xo+0(DI), Y12; \
-	VPUNPCKLWD Y0, Y13, Y8; \
-	VPUNPCKHWD Y0, Y13, Y9; \
-	VFMADD231PS Y12, Y8, Y14; \
-	VFMADD231PS Y12, Y9, Y15; \
+	VPUNPCKLWD Y4, Y13, Y0; \
+	VPUNPCKLWD Y8, Y13, Y1; \
+	VFMADD231PS Y12, Y0, Y14; \
+	VFMADD231PS Y12, Y1, Y15; \
 	VBROADCASTSS xo+4(DI), Y12; \
-	VPUNPCKLWD Y1, Y13, Y10; \
-	VPUNPCKHWD Y1, Y13, Y11; \
-	VFMADD231PS Y12, Y10, Y14; \
-	VFMADD231PS Y12, Y11, Y15; \
+	VPUNPCKHWD Y4, Y13, Y2; \
+	VPUNPCKHWD Y8, Y13, Y3; \
+	VFMADD231PS Y12, Y2, Y14; \
+	VFMADD231PS Y12, Y3, Y15; \
 	VBROADCASTSS xo+8(DI), Y12; \
-	VPUNPCKLWD Y2, Y13, Y8; \
-	VPUNPCKHWD Y2, Y13, Y9; \
-	VFMADD231PS Y12, Y8, Y14; \
-	VFMADD231PS Y12, Y9, Y15; \
+	VPUNPCKLWD Y5, Y13, Y0; \
+	VPUNPCKLWD Y9, Y13, Y1; \
+	VFMADD231PS Y12, Y0, Y14; \
+	VFMADD231PS Y12, Y1, Y15; \
 	VBROADCASTSS xo+12(DI), Y12; \
-	VPUNPCKLWD Y3, Y13, Y10; \
-	VPUNPCKHWD Y3, Y13, Y11; \
-	VFMADD231PS Y12, Y10, Y14; \
-	VFMADD231PS Y12, Y11, Y15; \
+	VPUNPCKHWD Y5, Y13, Y2; \
+	VPUNPCKHWD Y9, Y13, Y3; \
+	VFMADD231PS Y12, Y2, Y14; \
+	VFMADD231PS Y12, Y3, Y15; \
 	VBROADCASTSS xo+16(DI), Y12; \
-	VPUNPCKLWD Y4, Y13, Y8; \
-	VPUNPCKHWD Y4, Y13, Y9; \
-	VFMADD231PS Y12, Y8, Y14; \
-	VFMADD231PS Y12, Y9, Y15; \
+	VPUNPCKLWD Y6, Y13, Y0; \
+	VPUNPCKLWD Y10, Y13, Y1; \
+	VFMADD231PS Y12, Y0, Y14; \
+	VFMADD231PS Y12, Y1, Y15; \
 	VBROADCASTSS xo+20(DI), Y12; \
-	VPUNPCKLWD Y5, Y13, Y10; \
-	VPUNPCKHWD Y5, Y13, Y11; \
-	VFMADD231PS Y12, Y10, Y14; \
-	VFMADD231PS Y12, Y11, Y15; \
+	VPUNPCKHWD Y6, Y13, Y2; \
+	VPUNPCKHWD Y10, Y13, Y3; \
+	VFMADD231PS Y12, Y2, Y14; \
+	VFMADD231PS Y12, Y3, Y15; \
 	VBROADCASTSS xo+24(DI), Y12; \
-	VPUNPCKLWD Y6, Y13, Y8; \
-	VPUNPCKHWD Y6, Y13, Y9; \
-	VFMADD231PS Y12, Y8, Y14; \
-	VFMADD231PS Y12, Y9, Y15; \
+	VPUNPCKLWD Y7, Y13, Y0; \
+	VPUNPCKLWD Y11, Y13, Y1; \
+	VFMADD231PS Y12, Y0, Y14; \
+	VFMADD231PS Y12, Y1, Y15; \
 	VBROADCASTSS xo+28(DI), Y12; \
-	VPUNPCKLWD Y7, Y13, Y10; \
-	VPUNPCKHWD Y7, Y13, Y11; \
-	VFMADD231PS Y12, Y10, Y14; \
-	VFMADD231PS Y12, Y11, Y15;
+	VPUNPCKHWD Y7, Y13, Y2; \
+	VPUNPCKHWD Y11, Y13, Y3; \
+	VFMADD231PS Y12, Y2, Y14; \
+	VFMADD231PS Y12, Y3, Y15;
 
 // func gemvDotBF16x16(k int, a *uint16, lda int, x, y *float32)
 // Sets y[r] (r < 16) to the FMA chain over p < k (a multiple of 8), in
-// order from zero, of float32(a[r*lda+p])*x[p]. Each step loads eight k
-// values of rows r (low 128-bit lane) and r+8 (high lane), transposes the
-// two 8x8 blocks of 16-bit values in their lanes, and widens each k step's
-// words into two f32 vectors: rows 0-3 and 8-11 (Y14), rows 4-7 and
-// 12-15 (Y15), two chains in flight. The main loop takes 32 k steps, a
+// order from zero, of float32(a[r*lda+p])*x[p]. Each step (DOTBLOCK) loads
+// eight k values of rows r (low 128-bit lane) and r+8 (high lane),
+// transposes the two 8x8 blocks of 16-bit values in their lanes, and
+// widens each k step's words into two f32 vectors: rows 0-3 and 8-11
+// (Y14), rows 4-7 and 12-15 (Y15), two chains in flight. The main loop takes 32 k steps, a
 // whole cache line of each row: rows a multiple of 4 KiB apart share L1
 // sets, and lines kept across iterations would be evicted before reuse.
 TEXT ·gemvDotBF16x16(SB), NOSPLIT, $0-40
