@@ -13,3 +13,10 @@ func convCopy16(dst, src *float32, koff *int, n int)
 //
 //go:noescape
 func convTrans16(dst, src *float32, cols *[16]int, n int)
+
+// convTrans16S2 sets dst[16k+q] = src[cols[q]+2k] for k < n, a multiple of
+// 8, and q < 16, reading src up to cols[q]+2n-1 (conv_amd64.s). The caller
+// checks the bounds.
+//
+//go:noescape
+func convTrans16S2(dst, src *float32, cols *[16]int, n int)

@@ -110,3 +110,51 @@ transloop:
 
 transdone:
 	RET
+
+// LOADROWS2 is LOADROWS for runs with element step 2: each column's 8
+// values are the even elements of 16 consecutive ones (two loads, a
+// shuffle of the even lanes and a lane reorder).
+#define LOADROW2(off, R) \
+	MOVQ off(R9), AX \
+	VMOVUPS (SI)(AX*4), Y8 \
+	VMOVUPS 32(SI)(AX*4), Y9 \
+	VSHUFPS $0x88, Y9, Y8, R \
+	VPERMPD $0xD8, R, R
+
+#define LOADROWS2(off) \
+	LOADROW2(off+0, Y0) \
+	LOADROW2(off+8, Y1) \
+	LOADROW2(off+16, Y2) \
+	LOADROW2(off+24, Y3) \
+	LOADROW2(off+32, Y4) \
+	LOADROW2(off+40, Y5) \
+	LOADROW2(off+48, Y6) \
+	LOADROW2(off+56, Y7)
+
+// func convTrans16S2(dst, src *float32, cols *[16]int, n int)
+// dst[16k + q] = src[cols[q] + 2k] for k < n (a multiple of 8), q < 16:
+// convTrans16 for k runs with element step 2 (the weight gradient of a
+// stride-2 convolution). It reads src[cols[q] + 2n - 1] too.
+TEXT ·convTrans16S2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ cols+16(FP), R9
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   trans2done
+
+trans2loop:
+	LOADROWS2(0)
+	TRANSPOSE8
+	STORE8(0)
+	LOADROWS2(64)
+	TRANSPOSE8
+	STORE8(32)
+	ADDQ $64, SI
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  trans2loop
+	VZEROUPPER
+
+trans2done:
+	RET

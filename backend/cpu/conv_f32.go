@@ -588,6 +588,27 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 			k0 += n
 			ko = kOff[k0]
 		}
+		if k1 == k0+1 && nc == nr {
+			// A run with element step 2 (kw at dilation 2: the weight
+			// gradient of a stride-2 convolution).
+			k2 := k0 + 1
+			for k2 < len(kOff) && kOff[k2] == ko+2*(k2-k0) {
+				k2++
+			}
+			if n := (k2 - k0) &^ 7; n > 0 {
+				var cc [nr]int
+				ok := true
+				for q := range cc {
+					cc[q] = ko + c[q]
+					ok = ok && cc[q] >= 0 && cc[q]+2*n <= len(src)
+				}
+				if ok {
+					convTrans16S2(&dst[k0*nr], &src[0], &cc, n)
+					k0 += n
+					continue
+				}
+			}
+		}
 		if k1-k0 >= 4 {
 			n := k1 - k0
 			for q := 0; q < nc; q++ {

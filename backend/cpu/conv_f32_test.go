@@ -253,6 +253,9 @@ func convCases() []convCase {
 		convCase{n: 16, cin: 2, cout: 17, groups: 1, in: l(17, 17), k: l(17, 17), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
 		convCase{n: 7, cin: 4, cout: 6, groups: 2, in: l(15, 16), k: l(8, 8), stride: l(2), dil: l(2), padLo: l(1), padHi: l(1)},
 		convCase{n: 5, cin: 3, cout: 9, groups: 1, in: l(33), k: l(31), stride: l(1), dil: l(1), padLo: l(2), padHi: l(2)},
+		// ... of a stride-2 convolution: kernel runs with element step 2.
+		convCase{n: 9, cin: 3, cout: 5, groups: 1, in: l(20, 21), k: l(9, 10), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), bias: true},
+		convCase{n: 20, cin: 2, cout: 7, groups: 1, in: l(40), k: l(17), stride: l(1), dil: l(2), padLo: l(1), padHi: l(0)},
 		// Transposed with output padding and more channels than one k block.
 		convCase{n: 2, cin: 300, cout: 20, groups: 1, in: l(6, 5), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true, bias: true},
 		// Strided transposed: ragged, asymmetric stride, depthwise, more

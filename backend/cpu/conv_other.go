@@ -25,3 +25,15 @@ func convTrans16(dst, src *float32, cols *[16]int, n int) {
 		}
 	}
 }
+
+// convTrans16S2 is conv_amd64.s's step-2 packing transpose in Go (see
+// convCopy16).
+func convTrans16S2(dst, src *float32, cols *[16]int, n int) {
+	d := unsafe.Slice(dst, 16*n)
+	for q, c := range cols {
+		s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*c)), 2*n)
+		for k := 0; k < n; k++ {
+			d[16*k+q] = s[2*k]
+		}
+	}
+}
