@@ -252,3 +252,47 @@ func TestBF16RMSNormStrided(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16NNAllocs checks the bf16 softmax and layer_norm paths allocate
+// no more in steady state than the f32 paths of the same shape.
+func TestBF16NNAllocs(t *testing.T) {
+	for _, sh := range [][]int{{4, 100}, {64, 4096}} {
+		n := sh[0] * sh[1]
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%100) / 7
+		}
+		for _, name := range []string{"softmax", "layer_norm"} {
+			allocs := func(dt dtype.DType) float64 {
+				operand := func(v []float32, s []int) device.Operand {
+					if dt == dtype.BF16 {
+						return bf16Operand(v, op.Contiguous(s))
+					}
+					return f32Operand(v, op.Contiguous(s))
+				}
+				ins := []device.Operand{operand(x, sh)}
+				attrs := op.Attrs{"dim": 1}
+				if name == "layer_norm" {
+					ins = append(ins, operand(x[:sh[1]], sh[1:]), operand(x[:sh[1]], sh[1:]))
+					attrs = op.Attrs{"normalized_shape": sh[1:]}
+				}
+				l := bf16Launch(t, name, attrs, sh, dt, ins...)
+				c := &Call{Launch: l, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
+				for _, o := range ins {
+					c.InB = append(c.InB, o.Buf.(*Buf).b)
+				}
+				run := kernels[name].Run
+				return testing.AllocsPerRun(10, func() {
+					if err := run(c); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			if b, f := allocs(dtype.BF16), allocs(dtype.F32); b > f {
+				t.Errorf("%s %v: bf16 %v allocations per run, f32 %v", name, sh, b, f)
+			} else {
+				t.Logf("%s %v: bf16 %v, f32 %v allocations per run", name, sh, b, f)
+			}
+		}
+	}
+}
