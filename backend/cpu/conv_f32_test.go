@@ -360,7 +360,10 @@ func TestConvFastMatches(t *testing.T) {
 // kernel receives them: the forward, the input gradient (a stride-1
 // transposed convolution) and the weight gradient (op's convWeightGrad: the
 // input as [64, 8, 56, 56] convolved with the output gradient as a
-// [64, 8, 56, 56] kernel, 3x3 outputs).
+// [64, 8, 56, 56] kernel, 3x3 outputs), and stride-2, 1x1, depthwise and
+// 1-d shapes. GOTPU_CONV_BENCH_GENERIC=1 times the generic im2col path
+// instead. GFLOP/cpu-s divides by the process's CPU time: with
+// GOMAXPROCS=1 it is the kernel's rate whatever else the machine runs.
 func BenchmarkConvF32(b *testing.B) {
 	l := func(v ...int) []int { return v }
 	for _, bc := range []struct {
