@@ -120,8 +120,10 @@ VCONST(verfP5, $0x3f906eba)
 
 // vmagic: 12582912.0 (1.5*2^23: adding it rounds to an integer held in the low mantissa bits)
 VCONST(vmagic, $0x4b400000)
-// vmagic64: 12582976.0 (1.5*2^23 + 64: the same, the integer biased by 64)
-VCONST(vmagic64, $0x4b400040)
+// vmagic191: 12583103.0 (1.5*2^23 + 191: the same, the integer biased by 64+127, an exponent field)
+VCONST(vmagic191, $0x4b4000bf)
+// vhlog2e: 0.7213475108146667 (log2(e)/2)
+VCONST(vhlog2e, $0x3f38aa3b)
 // vexpE6: 0.0013813161058351398 (exp(r) = 1 + r + r^2 E(r), |r| <= ln2/2, fitted (tools/vecfit))
 VCONST(vexpE6, $0x3ab50d47)
 // vexpE5: 0.008369410410523415
@@ -172,20 +174,32 @@ VCONST(vgeluN1, $0x1e58302a)
 VCONST(vgeluN0, $0x1e9e0a20)
 // verfHi2: 3.95 (erf: 1 in float32 beyond)
 VCONST(verfHi2, $0x407ccccd)
-// verfL6: 0.000199901478481479 (erf = 1 - exp(L(|x|)) above 0.875, L ~ log erfc, fitted)
-VCONST(verfL6, $0x39519ca5)
-// verfL5: -0.00308199692517519
-VCONST(verfL5, $0xbb49fb54)
-// verfL4: 0.02238103374838829
-VCONST(verfL4, $0x3cb7586e)
-// verfL3: -0.10425020754337311
-VCONST(verfL3, $0xbdd58122)
-// verfL2: -0.6368206739425659
-VCONST(verfL2, $0xbf2306ae)
-// verfL1: -1.1278893947601318
-VCONST(verfL1, $0xbf905eae)
-// verfL0: -0.00014421046944335103
-VCONST(verfL0, $0xb9173734)
+// verfL6: 0.00028839687001891434 (erf = 1 - 2^L(|x|) above 0.875, L ~ log2 erfc, fitted (tools/vecfit))
+VCONST(verfL6, $0x399733f9)
+// verfL5: -0.004446381703019142
+VCONST(verfL5, $0xbb91b2f4)
+// verfL4: 0.03228900581598282
+VCONST(verfL4, $0x3d04417a)
+// verfL3: -0.1504012495279312
+VCONST(verfL3, $0xbe1a02c9)
+// verfL2: -0.9187380075454712
+VCONST(verfL2, $0xbf6b326a)
+// verfL1: -1.6272004842758179
+VCONST(verfL1, $0xbfd0481b)
+// verfL0: -0.00020805174426641315
+VCONST(verfL0, $0xb95a2877)
+// vexp2P5: 0.00015353361959569156 (2^f = 1 + f P(f), |f| <= 1/2, fitted)
+VCONST(vexp2P5, $0x3920fdde)
+// vexp2P4: 0.0013398875016719103
+VCONST(vexp2P4, $0x3aaf9f2a)
+// vexp2P3: 0.00961843691766262
+VCONST(vexp2P3, $0x3c1d96a6)
+// vexp2P2: 0.055503323674201965
+VCONST(vexp2P2, $0x3d635774)
+// vexp2P1: 0.24022647738456726
+VCONST(vexp2P1, $0x3e75fdee)
+// vexp2P0: 0.6931471824645996
+VCONST(vexp2P0, $0x3f317218)
 
 // func vecAddF32AVX2(dst, a, b *float32, n int)
 // dst = a add b, lane by lane (VADDPS).
@@ -732,10 +746,10 @@ done:
 
 // The erf and gelu kernels work on two vectors per iteration, A in Y0-Y7
 // and B in Y8-Y15, their steps interleaved so that the out-of-order core
-// overlaps the two latency chains; constants are memory operands. PAIRHEAD
-// and PAIRNEXT run the loop over n/8 vectors: B is the vector after A, or, for an odd last
-// vector, A's own lanes again (BX = 0; both load before either stores, so
-// dst may alias a).
+// has two independent dependency chains at hand; constants are memory
+// operands. PAIRHEAD and PAIRNEXT run the loop over n/8 vectors: B is the
+// vector after A, or, for an odd last vector, A's own lanes again (BX = 0;
+// both load before either stores, so dst may alias a).
 #define PAIRHEAD \
 	MOVQ dst+0(FP), DI; \
 	MOVQ a+8(FP), SI; \
@@ -751,44 +765,9 @@ done:
 	SUBQ $2, CX; \
 	JG   loop
 
-// EXPNEG reduces exp(-(S + T)) = exp(r)*2^k, k = round(-S*log2e): S = r =
-// -S - k*ln2 - T, H = k+o in the exponent field (MAGIC is vmagic for o = 0
-// or vmagic64 for o = 64). Clobbers U.
-#define EXPNEG(MAGIC, S, T, H, U) \
-	VMOVUPS      MAGIC<>(SB), H; \
-	VFNMADD231PS vlog2e<>(SB), S, H; \
-	VSUBPS       MAGIC<>(SB), H, U; \
-	VPSLLD       $23, H, H; \
-	VFNMSUB231PS vln2hi<>(SB), U, S; \
-	VFNMADD231PS vln2lo<>(SB), U, S; \
-	VSUBPS       T, S, S
-
-// EXPQ sets P = q = r + r^2 E(r) for r in S (exp(r) = 1 + q). Clobbers T.
-#define EXPQ(S, T, P) \
-	VMULPS      S, S, T; \
-	VMOVUPS     vexpE6<>(SB), P; \
-	VFMADD213PS vexpE5<>(SB), S, P; \
-	VFMADD213PS vexpE4<>(SB), S, P; \
-	VFMADD213PS vexpE3<>(SB), S, P; \
-	VFMADD213PS vexpE2<>(SB), S, P; \
-	VFMADD213PS S, T, P
-
-// EXPPOLY sets P = 1 + r + r^2 E(r) for r in S, then P = P*2^(k+o) (H, from
-// EXPNEG) by an integer add to its exponent. Clobbers T.
-#define EXPPOLY(S, T, H, P) \
-	VMULPS      S, S, T; \
-	VMOVUPS     vexpE6<>(SB), P; \
-	VFMADD213PS vexpE5<>(SB), S, P; \
-	VFMADD213PS vexpE4<>(SB), S, P; \
-	VFMADD213PS vexpE3<>(SB), S, P; \
-	VFMADD213PS vexpE2<>(SB), S, P; \
-	VFMADD213PS S, T, P; \
-	VADDPS      vone<>(SB), P, P; \
-	VPADDD      H, P, P
-
-// ERF1 (x in X): A = |x|, P = x*P(x^2) (erf's small branch), S = |x|
-// clamped to 3.95 (NaN gives 3.95; erf patches NaN at the end), A = the
-// small-branch mask |x| < 0.875.
+// ERF1 (x in X): P = x*P(x^2) (erf's small branch), S = |x| clamped to
+// 3.95 (an integer min of the bits: NaN gives 3.95; erf patches NaN at the
+// end), A = the small-branch mask |x| < 0.875.
 #define ERF1(X, A, S, P) \
 	VANDPS      vabs<>(SB), X, A; \
 	VMULPS      X, X, S; \
@@ -799,29 +778,49 @@ done:
 	VFMADD213PS verfP4<>(SB), S, P; \
 	VFMADD213PS verfP5<>(SB), S, P; \
 	VMULPS      X, P, P; \
-	VMINPS      verfHi2<>(SB), A, S; \
+	VPMINUD     verfHi2<>(SB), A, S; \
 	VCMPPS      $1, verfT<>(SB), A, A
 
-// ERF2: L = L(a) ~ log(erfc(a)) for a = S.
-#define ERF2(S, L) \
-	VMOVUPS     verfL6<>(SB), L; \
-	VFMADD213PS verfL5<>(SB), S, L; \
-	VFMADD213PS verfL4<>(SB), S, L; \
-	VFMADD213PS verfL3<>(SB), S, L; \
+// ERF2: L = L(a) ~ log2(erfc(a)) for a = S, in Estrin's form (c0 + c1 a) +
+// a^2 ((c2 + c3 a) + a^2 (c4 + c5 a + c6 a^2)) for a shorter dependency
+// chain (its rounding costs erf only erfc(a) times as much). Clobbers H, T.
+#define ERF2(S, L, H, T) \
+	VMULPS      S, S, T; \
+	VMOVUPS     verfL5<>(SB), H; \
+	VFMADD213PS verfL4<>(SB), S, H; \
+	VFMADD231PS verfL6<>(SB), T, H; \
+	VMOVUPS     verfL3<>(SB), L; \
 	VFMADD213PS verfL2<>(SB), S, L; \
-	VFMADD213PS verfL1<>(SB), S, L; \
-	VFMADD213PS verfL0<>(SB), S, L
+	VFMADD231PS H, T, L; \
+	VMOVUPS     verfL1<>(SB), H; \
+	VFMADD213PS verfL0<>(SB), S, H; \
+	VFMADD213PS H, T, L
 
-// ERF3: L = r, H = k in the exponent field, for exp(L) = (1 + r + ...)*2^k.
+// ERF3: L = f, H = k in the exponent field, for 2^L = 2^f 2^k, k = L
+// rounded to an integer, f = L - k exactly. Clobbers U.
 #define ERF3(L, H, U) \
-	VMOVUPS      vmagic<>(SB), H; \
-	VFMADD231PS  vlog2e<>(SB), L, H; \
-	VSUBPS       vmagic<>(SB), H, U; \
-	VPSLLD       $23, H, H; \
-	VFNMADD231PS vln2hi<>(SB), U, L; \
-	VFNMADD231PS vln2lo<>(SB), U, L
+	VADDPS vmagic<>(SB), L, H; \
+	VSUBPS vmagic<>(SB), H, U; \
+	VPSLLD $23, H, H; \
+	VSUBPS U, L, L
 
-// ERF4: T = erf(x): 1 - exp(L) with x's sign, or the small branch P where A
+// EXP2POLY sets P = 2^f*2^k for f in F: 1 + f P(f), P in Estrin's form
+// (p0 + p1 f) + f^2 ((p2 + p3 f) + f^2 (p4 + p5 f)), and k (H, from ERF3)
+// added to the exponent. Clobbers T, U.
+#define EXP2POLY(F, T, H, U, P) \
+	VMULPS      F, F, T; \
+	VMOVUPS     vexp2P5<>(SB), U; \
+	VFMADD213PS vexp2P4<>(SB), F, U; \
+	VMOVUPS     vexp2P3<>(SB), P; \
+	VFMADD213PS vexp2P2<>(SB), F, P; \
+	VFMADD231PS U, T, P; \
+	VMOVUPS     vexp2P1<>(SB), U; \
+	VFMADD213PS vexp2P0<>(SB), F, U; \
+	VFMADD231PS P, T, U; \
+	VFMADD213PS vone<>(SB), F, U; \
+	VPADDD      H, U, P
+
+// ERF4: T = erf(x): 1 - 2^L with x's sign, or the small branch P where A
 // is set; NaN where x is NaN.
 #define ERF4(X, A, P, U, T) \
 	VMOVUPS   vone<>(SB), T; \
@@ -835,22 +834,22 @@ done:
 #define ERFBODY \
 	ERF1(Y0, Y1, Y2, Y3); \
 	ERF1(Y8, Y9, Y10, Y11); \
-	ERF2(Y2, Y4); \
-	ERF2(Y10, Y12); \
+	ERF2(Y2, Y4, Y5, Y7); \
+	ERF2(Y10, Y12, Y13, Y15); \
 	ERF3(Y4, Y5, Y6); \
 	ERF3(Y12, Y13, Y14); \
-	EXPPOLY(Y4, Y2, Y5, Y6); \
-	EXPPOLY(Y12, Y10, Y13, Y14); \
+	EXP2POLY(Y4, Y2, Y5, Y7, Y6); \
+	EXP2POLY(Y12, Y10, Y13, Y15, Y14); \
 	ERF4(Y0, Y1, Y3, Y6, Y7); \
 	ERF4(Y8, Y9, Y11, Y14, Y15); \
 	VMOVUPS Y7, (DI); \
 	VMOVUPS Y15, (DI)(BX*1)
 
 // func vecErfF32AVX2(dst, a *float32, n int)
-// |x| < 0.875: x*P(x^2); above: 1 - exp(L(|x|)) with x's sign, L a fitted
-// polynomial approximating log(erfc(|x|)) on [0.875, 3.95] (|x| clamped
+// |x| < 0.875: x*P(x^2); above: 1 - 2^L(|x|) with x's sign, L a fitted
+// polynomial approximating log2(erfc(|x|)) on [0.875, 3.95] (|x| clamped
 // there; erf is 1 in float32 beyond), whose absolute error costs erf at
-// most erfc(|x|) times as much: exp needs no extra precision.
+// most erfc(|x|) ln2 times as much: 2^L needs no extra precision.
 TEXT ·vecErfF32AVX2(SB), NOSPLIT, $0-24
 	PAIRHEAD
 
@@ -869,80 +868,121 @@ done:
 	VZEROUPPER
 	RET
 
-// GELU1 (x in X): A = min(|x|, 14.5) (NaN gives 14.5; gelu patches NaN at
-// the end), H = A/2, S + T = A*A/2 exactly (S rounded, T its error).
+// GELU1 (x in X): A = min(|x|, 14.5) (an integer min of the bits: NaN
+// gives 14.5; gelu patches NaN at the end), H = A/2, S + T = A*A/2 exactly
+// (S rounded, T its error).
 #define GELU1(X, A, H, S, T) \
 	VANDPS      vabs<>(SB), X, A; \
-	VMINPS      vgeluHi<>(SB), A, A; \
+	VPMINUD     vgeluHi<>(SB), A, A; \
 	VMULPS      vhalf<>(SB), A, H; \
 	VMULPS      H, A, S; \
 	VMOVUPS     S, T; \
 	VFMSUB231PS H, A, T
 
-// GELU2: U = t = (A-K)/(A+K) (the division starts early), A = (|x| <
-// 1/sqrt2).
-#define GELU2(A, U, Q) \
-	VSUBPS  vgeluK<>(SB), A, U; \
-	VADDPS  vgeluK<>(SB), A, Q; \
-	VDIVPS  Q, U, U; \
-	VCMPPS  $1, vgeluT<>(SB), A, A
+// GELU2: U = t = (A-K)/(A+K) (the division starts early) and P = kf =
+// 1.5*2^23 + 191 + k, k = round(-A*A/2*log2e), from A directly (a k off by
+// one from S's leaves exp's reduced argument within its fitted range).
+#define GELU2(A, U, Q, P) \
+	VSUBPS       vgeluK<>(SB), A, U; \
+	VADDPS       vgeluK<>(SB), A, Q; \
+	VDIVPS       Q, U, U; \
+	VMULPS       vhlog2e<>(SB), A, Q; \
+	VMOVUPS      vmagic191<>(SB), P; \
+	VFNMADD231PS Q, A, P
 
-// GELU3: P = x/2 + S G(S), the small branch (x/2 = H with x's sign).
-#define GELU3(X, H, S, P, Q) \
+// GELU3: A = x/2 + S G(S), the small branch (x/2 = H with x's sign).
+#define GELU3(X, H, S, A, Q) \
 	VANDPS      vsign<>(SB), X, Q; \
 	VORPS       H, Q, Q; \
-	VMOVUPS     vgeluS4<>(SB), P; \
-	VFMADD213PS vgeluS3<>(SB), S, P; \
-	VFMADD213PS vgeluS2<>(SB), S, P; \
-	VFMADD213PS vgeluS1<>(SB), S, P; \
-	VFMADD213PS vgeluS0<>(SB), S, P; \
-	VFMADD213PS Q, S, P
+	VMOVUPS     vgeluS4<>(SB), A; \
+	VFMADD213PS vgeluS3<>(SB), S, A; \
+	VFMADD213PS vgeluS2<>(SB), S, A; \
+	VFMADD213PS vgeluS1<>(SB), S, A; \
+	VFMADD213PS vgeluS0<>(SB), S, A; \
+	VFMADD213PS Q, S, A
 
-// GELU4: Q = N(|x|)*2^-64 from U = t.
-#define GELU4(U, Q) \
-	VMOVUPS     vgeluN10<>(SB), Q; \
-	VFMADD213PS vgeluN9<>(SB), U, Q; \
-	VFMADD213PS vgeluN8<>(SB), U, Q; \
-	VFMADD213PS vgeluN7<>(SB), U, Q; \
-	VFMADD213PS vgeluN6<>(SB), U, Q; \
-	VFMADD213PS vgeluN5<>(SB), U, Q; \
-	VFMADD213PS vgeluN4<>(SB), U, Q; \
-	VFMADD213PS vgeluN3<>(SB), U, Q; \
-	VFMADD213PS vgeluN2<>(SB), U, Q; \
-	VFMADD213PS vgeluN1<>(SB), U, Q; \
-	VFMADD213PS vgeluN0<>(SB), U, Q
+// GELU4 reduces exp(-(S+T)) = exp(r) 2^k: H = k, P = 2^(k+64) (kf's low
+// bits shifted into the exponent field), S = r = -S - k ln2hi - (T + k
+// ln2lo). Clobbers T.
+#define GELU4(P, H, S, T) \
+	VSUBPS       vmagic191<>(SB), P, H; \
+	VPSLLD       $23, P, P; \
+	VFNMSUB231PS vln2hi<>(SB), H, S; \
+	VFMADD231PS  vln2lo<>(SB), H, T; \
+	VSUBPS       T, S, S
 
-// GELU5: T = gelu(x): the small branch P where A is set, else y =
-// exp(-x^2/2) N(|x|) = M + M*q (M = Q*2^(k+64) from H, U = q: exp's
-// 1 + q rounds only inside the FMA) as max(x, -0) - y; NaN where x is NaN
-// or -Inf.
-#define GELU5(X, A, P, Q, U, H, T) \
-	VPADDD    vone<>(SB), H, H; \
-	VMULPS    H, Q, Q; \
-	VFMADD213PS Q, Q, U; \
-	VMAXPS    vsign<>(SB), X, T; \
-	VSUBPS    U, T, T; \
-	VCMPPS    $10, vninf<>(SB), X, Q; \
-	VORPS     Q, T, T; \
-	VBLENDVPS A, P, T, T
+// GELU5 sets Q = q = r + r^2 E(r) for r in S (exp(r) = 1 + q), as r + r^2
+// (e2 + e3 r) + r^4 (e4 + e5 r + e6 r^2) for a short dependency chain.
+// Clobbers T, H, A.
+#define GELU5(S, T, H, A, Q) \
+	VMULPS      S, S, T; \
+	VMOVUPS     vexpE3<>(SB), Q; \
+	VFMADD213PS vexpE2<>(SB), S, Q; \
+	VMOVUPS     vexpE5<>(SB), H; \
+	VFMADD213PS vexpE4<>(SB), S, H; \
+	VFMADD231PS vexpE6<>(SB), T, H; \
+	VFMADD213PS S, T, Q; \
+	VMULPS      T, T, A; \
+	VFMADD231PS H, A, Q
 
+// GELU6: T = N(|x|)*2^-64 from U = t: c0 + t (c1 + t (c2 + t R)), R =
+// c3 + ... + c10 t^7 in Estrin's form for a shorter dependency chain (its
+// rounding damped by t^3). Clobbers S, H, A.
+#define GELU6(U, S, T, H, A) \
+	VMULPS      U, U, S; \
+	VMOVUPS     vgeluN10<>(SB), H; \
+	VFMADD213PS vgeluN9<>(SB), U, H; \
+	VMOVUPS     vgeluN8<>(SB), T; \
+	VFMADD213PS vgeluN7<>(SB), U, T; \
+	VFMADD213PS T, S, H; \
+	VMOVUPS     vgeluN6<>(SB), T; \
+	VFMADD213PS vgeluN5<>(SB), U, T; \
+	VMOVUPS     vgeluN4<>(SB), A; \
+	VFMADD213PS vgeluN3<>(SB), U, A; \
+	VFMADD213PS A, S, T; \
+	VMULPS      S, S, A; \
+	VFMADD231PS H, A, T; \
+	VFMADD213PS vgeluN2<>(SB), U, T; \
+	VFMADD213PS vgeluN1<>(SB), U, T; \
+	VFMADD213PS vgeluN0<>(SB), U, T
+
+// GELU7: A = the large branch: y = exp(-x^2/2) N(|x|) = M + M q (M = T P:
+// N 2^-64 2^(k+64), rounded once even when subnormal; exp's 1 + q rounds
+// only inside the FMA) as max(x, -0) - y, NaN where x is NaN or -Inf; Q =
+// the small-branch mask |x| < 1/sqrt2.
+#define GELU7(X, P, T, Q, A) \
+	VMULPS      P, T, T; \
+	VFMADD213PS T, T, Q; \
+	VMAXPS      vsign<>(SB), X, A; \
+	VSUBPS      Q, A, A; \
+	VCMPPS      $10, vninf<>(SB), X, Q; \
+	VORPS       Q, A, A; \
+	VANDPS      vabs<>(SB), X, Q; \
+	VCMPPS      $1, vgeluT<>(SB), Q, Q
+
+// GELUBODY keeps each vector's small branch in dst until the blend, for
+// registers.
 #define GELUBODY \
 	GELU1(Y0, Y1, Y2, Y3, Y4); \
 	GELU1(Y8, Y9, Y10, Y11, Y12); \
-	GELU2(Y1, Y5, Y7); \
-	GELU2(Y9, Y13, Y15); \
-	GELU3(Y0, Y2, Y3, Y6, Y7); \
-	GELU3(Y8, Y10, Y11, Y14, Y15); \
-	GELU4(Y5, Y7); \
-	GELU4(Y13, Y15); \
-	EXPNEG(vmagic64, Y3, Y4, Y2, Y5); \
-	EXPNEG(vmagic64, Y11, Y12, Y10, Y13); \
-	EXPQ(Y3, Y4, Y5); \
-	EXPQ(Y11, Y12, Y13); \
-	GELU5(Y0, Y1, Y6, Y7, Y5, Y2, Y4); \
-	GELU5(Y8, Y9, Y14, Y15, Y13, Y10, Y12); \
-	VMOVUPS Y4, (DI); \
-	VMOVUPS Y12, (DI)(BX*1)
+	GELU2(Y1, Y5, Y7, Y6); \
+	GELU2(Y9, Y13, Y15, Y14); \
+	GELU3(Y0, Y2, Y3, Y1, Y7); \
+	GELU3(Y8, Y10, Y11, Y9, Y15); \
+	VMOVUPS Y1, (DI); \
+	VMOVUPS Y9, (DI)(BX*1); \
+	GELU4(Y6, Y2, Y3, Y4); \
+	GELU4(Y14, Y10, Y11, Y12); \
+	GELU5(Y3, Y4, Y2, Y1, Y7); \
+	GELU5(Y11, Y12, Y10, Y9, Y15); \
+	GELU6(Y5, Y3, Y4, Y2, Y1); \
+	GELU6(Y13, Y11, Y12, Y10, Y9); \
+	GELU7(Y0, Y6, Y4, Y7, Y1); \
+	GELU7(Y8, Y14, Y12, Y15, Y9); \
+	VBLENDVPS Y7, (DI), Y1, Y1; \
+	VMOVUPS Y1, (DI); \
+	VBLENDVPS Y15, (DI)(BX*1), Y9, Y9; \
+	VMOVUPS Y9, (DI)(BX*1)
 
 // func vecGeluF32AVX2(dst, a *float32, n int)
 // gelu(x) = x/2 (1 + erf(x/sqrt2)): below |x| = 1/sqrt2 as x/2 + s G(s),
@@ -970,116 +1010,197 @@ done:
 	VZEROUPPER
 	RET
 
-// SIGMOIDEXP sets Y0 = e = exp(-|v|) for v in Y4, with EXPSPLIT's factors
-// left in Y2 and Y1, and Y11 = (|v| > 104), where they were clamped.
-#define SIGMOIDEXP \
-	VANDPS  vabs<>(SB), Y4, Y0; \
-	VXORPS  vsign<>(SB), Y0, Y0; \
-	VCMPPS  $1, Y14, Y0, Y11; \
-	EXPSPLIT; \
-	VMULPS  Y1, Y2, Y0
+// The sigmoid family (sigmoid, silu, gelu-tanh) also works on two vectors
+// per iteration (PAIRHEAD/PAIRNEXT), each in eight registers, with the same
+// arithmetic, operation for operation, as one vector at a time: the
+// results are the same bits.
 
-// XTIMESE sets Y7 + Y12 = x*e (x in Y6) as an unevaluated float32 pair,
-// rounded once even where e is subnormal (from EXPSPLIT's Y2*Y1); where
-// Y11 is set (e underflowed) it is x*e = x*0, so -Inf gives NaN as in
-// PyTorch. Clobbers Y3.
-#define XTIMESE \
-	VMULPS      Y6, Y2, Y7; \
-	VMOVUPS     Y7, Y12; \
-	VFMSUB231PS Y6, Y2, Y12; \
-	VMULPS      Y1, Y7, Y7; \
-	VMULPS      Y1, Y12, Y12; \
-	VMULPS      Y6, Y0, Y3; \
-	VBLENDVPS   Y11, Y3, Y7, Y7; \
-	VXORPS      Y3, Y3, Y3; \
-	VBLENDVPS   Y11, Y3, Y12, Y12
+// EXPSPLITR sets P*K = exp(V) for V <= 0 (Cephes expf's polynomial, p*2^n
+// with P = p*2^n1 and K = 2^n2, n1 = n>>1, so that the product, or x*P*K,
+// rounds once even when subnormal); V is clamped below at -104 (NaN passes
+// through). Clobbers V and T.
+#define EXPSPLITR(V, K, P, T) \
+	VMOVUPS      vexplo<>(SB), T; \
+	VMAXPS       V, T, V; \
+	VMULPS       vlog2e<>(SB), V, K; \
+	VROUNDPS     $0, K, K; \
+	VFNMADD231PS vln2hi<>(SB), K, V; \
+	VFNMADD231PS vln2lo<>(SB), K, V; \
+	VMOVUPS      vexpP0<>(SB), P; \
+	VFMADD213PS  vexpP1<>(SB), V, P; \
+	VFMADD213PS  vexpP2<>(SB), V, P; \
+	VFMADD213PS  vexpP3<>(SB), V, P; \
+	VFMADD213PS  vexpP4<>(SB), V, P; \
+	VFMADD213PS  vexpP5<>(SB), V, P; \
+	VMULPS       V, V, T; \
+	VFMADD213PS  V, T, P; \
+	VADDPS       vone<>(SB), P, P; \
+	VCVTPS2DQ    K, K; \
+	VPSRAD       $1, K, T; \
+	VPSUBD       T, K, K; \
+	VPADDD       v127<>(SB), T, T; \
+	VPSLLD       $23, T, T; \
+	VPADDD       v127<>(SB), K, K; \
+	VPSLLD       $23, K, K; \
+	VMULPS       T, P, P
 
-// DIVONEPLUSE sets Y8 = (Y7 + Y12)/(1 + e), e = Y0 in [0, 1], to about
-// half an ulp: 1+e as a pair (Fast2Sum), the quotient corrected by its
-// exact remainder (FMA) times an approximate reciprocal (no correction
-// where that is NaN: an infinite quotient). Clobbers Y3, Y5, Y9, Y10.
-#define DIVONEPLUSE \
-	VADDPS       vone<>(SB), Y0, Y3; \
-	VMOVUPS      vone<>(SB), Y5; \
-	VSUBPS       Y3, Y5, Y5; \
-	VADDPS       Y0, Y5, Y5; \
-	VDIVPS       Y3, Y7, Y8; \
-	VMOVUPS      Y7, Y9; \
-	VFNMADD231PS Y3, Y8, Y9; \
-	VADDPS       Y12, Y9, Y9; \
-	VFNMADD231PS Y5, Y8, Y9; \
-	VRCPPS       Y3, Y10; \
-	VMULPS       Y10, Y9, Y9; \
-	VCMPPS       $3, Y9, Y9, Y10; \
-	VANDNPS      Y9, Y10, Y9; \
-	VADDPS       Y9, Y8, Y8
+// SIGMOIDEXP sets E = e = exp(-|v|) for v in V, with EXPSPLITR's factors
+// left in P and K, and M = (|v| > 104), where they were clamped. Clobbers
+// V (M may be V) and T.
+#define SIGMOIDEXP(V, E, K, P, T, M) \
+	VANDPS  vabs<>(SB), V, E; \
+	VXORPS  vsign<>(SB), E, E; \
+	VCMPPS  $1, vexplo<>(SB), E, M; \
+	EXPSPLITR(E, K, P, T); \
+	VMULPS  K, P, E
+
+// XTIMESE sets HI + LO = x*e (x in X) as an unevaluated float32 pair,
+// rounded once even where e is subnormal (from EXPSPLITR's P*K); where M is
+// set (e underflowed) it is x*e = x*0, so -Inf gives NaN as in PyTorch.
+// Clobbers T.
+#define XTIMESE(X, E, K, P, M, HI, LO, T) \
+	VMULPS      X, P, HI; \
+	VMOVUPS     HI, LO; \
+	VFMSUB231PS X, P, LO; \
+	VMULPS      K, HI, HI; \
+	VMULPS      K, LO, LO; \
+	VMULPS      X, E, T; \
+	VBLENDVPS   M, T, HI, HI; \
+	VXORPS      T, T, T; \
+	VBLENDVPS   M, T, LO, LO
+
+// DIVONEPLUSE sets A = (HI + LO)/(1 + e), e = E in [0, 1], to about half an
+// ulp: 1+e as a pair (Fast2Sum), the quotient corrected by its exact
+// remainder (FMA) times an approximate reciprocal (no correction where that
+// is NaN: an infinite quotient). Clobbers B, C, D, F.
+#define DIVONEPLUSE(E, HI, LO, A, B, C, D, F) \
+	VADDPS       vone<>(SB), E, B; \
+	VMOVUPS      vone<>(SB), C; \
+	VSUBPS       B, C, C; \
+	VADDPS       E, C, C; \
+	VDIVPS       B, HI, A; \
+	VMOVUPS      HI, D; \
+	VFNMADD231PS B, A, D; \
+	VADDPS       LO, D, D; \
+	VFNMADD231PS C, A, D; \
+	VRCPPS       B, F; \
+	VMULPS       F, D, D; \
+	VCMPPS       $3, D, D, F; \
+	VANDNPS      D, F, D; \
+	VADDPS       D, A, A
+
+// SIGMOID1: e = exp(-|x|) in E, HI = e for x < 0 and 1 otherwise, LO = 0.
+#define SIGMOID1(X, E, K, P, T, M, HI, LO) \
+	VMOVUPS   X, M; \
+	SIGMOIDEXP(M, E, K, P, T, M); \
+	VMOVUPS   vone<>(SB), HI; \
+	VBLENDVPS X, E, HI, HI; \
+	VXORPS    LO, LO, LO
+
+// SILU2: HI + LO = x*e for x < 0 (XTIMESE), x otherwise.
+#define SILU2(X, E, K, P, T, M, HI, LO) \
+	XTIMESE(X, E, K, P, M, HI, LO, T); \
+	VBLENDVPS X, HI, X, HI; \
+	VXORPS    T, T, T; \
+	VBLENDVPS X, LO, T, LO
+
+#define SIGMOIDBODY \
+	SIGMOID1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7); \
+	SIGMOID1(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15); \
+	DIVONEPLUSE(Y1, Y6, Y7, Y2, Y3, Y4, Y5, Y0); \
+	DIVONEPLUSE(Y9, Y14, Y15, Y10, Y11, Y12, Y13, Y8); \
+	VMOVUPS Y2, (DI); \
+	VMOVUPS Y10, (DI)(BX*1)
 
 // func vecSigmoidF32AVX2(dst, a *float32, n int)
 // e = exp(-|x|): 1/(1+e) for x >= 0, e/(1+e) for x < 0 (no cancellation,
 // subnormal results kept), the division corrected to about half an ulp.
 TEXT ·vecSigmoidF32AVX2(SB), NOSPLIT, $0-24
-	UNARYHEAD
-	EXPCONSTS
+	PAIRHEAD
 
 loop:
-	VMOVUPS   (SI), Y6
-	VMOVUPS   Y6, Y4
-	SIGMOIDEXP
-	VMOVUPS   vone<>(SB), Y7
-	VBLENDVPS Y6, Y0, Y7, Y7
-	VXORPS    Y12, Y12, Y12
-	DIVONEPLUSE
-	VMOVUPS   Y8, (DI)
-	UNARYNEXT
+	CMPQ CX, $2
+	JAE  body
+	XORQ BX, BX
+
+body:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y8
+	SIGMOIDBODY
+	PAIRNEXT
 
 done:
 	VZEROUPPER
 	RET
+
+#define SILUBODY \
+	VMOVUPS Y0, Y5; \
+	VMOVUPS Y8, Y13; \
+	SIGMOIDEXP(Y5, Y1, Y2, Y3, Y4, Y5); \
+	SIGMOIDEXP(Y13, Y9, Y10, Y11, Y12, Y13); \
+	SILU2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7); \
+	SILU2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15); \
+	DIVONEPLUSE(Y1, Y6, Y7, Y2, Y3, Y4, Y5, Y0); \
+	DIVONEPLUSE(Y9, Y14, Y15, Y10, Y11, Y12, Y13, Y8); \
+	VMOVUPS Y2, (DI); \
+	VMOVUPS Y10, (DI)(BX*1)
 
 // func vecSiluF32AVX2(dst, a *float32, n int)
 // x/(1+e) for x >= 0, x*e/(1+e) for x < 0, e = exp(-|x|).
 TEXT ·vecSiluF32AVX2(SB), NOSPLIT, $0-24
-	UNARYHEAD
-	EXPCONSTS
+	PAIRHEAD
 
 loop:
-	VMOVUPS   (SI), Y6
-	VMOVUPS   Y6, Y4
-	SIGMOIDEXP
-	XTIMESE
-	VBLENDVPS Y6, Y7, Y6, Y7
-	VXORPS    Y3, Y3, Y3
-	VBLENDVPS Y6, Y12, Y3, Y12
-	DIVONEPLUSE
-	VMOVUPS   Y8, (DI)
-	UNARYNEXT
+	CMPQ CX, $2
+	JAE  body
+	XORQ BX, BX
+
+body:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y8
+	SILUBODY
+	PAIRNEXT
 
 done:
 	VZEROUPPER
 	RET
+
+// GELUTANH1: M = v = 2u = 2 sqrt(2/pi) x (1 + 0.044715 x^2) (x's sign).
+#define GELUTANH1(X, M, LO) \
+	VMULPS      X, X, M; \
+	VMOVUPS     vone<>(SB), LO; \
+	VFMADD231PS vgeluC<>(SB), M, LO; \
+	VMULPS      vgeluK2<>(SB), X, M; \
+	VMULPS      LO, M, M
+
+#define GELUTANHBODY \
+	GELUTANH1(Y0, Y5, Y7); \
+	GELUTANH1(Y8, Y13, Y15); \
+	SIGMOIDEXP(Y5, Y1, Y2, Y3, Y4, Y5); \
+	SIGMOIDEXP(Y13, Y9, Y10, Y11, Y12, Y13); \
+	SILU2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7); \
+	SILU2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15); \
+	DIVONEPLUSE(Y1, Y6, Y7, Y2, Y3, Y4, Y5, Y0); \
+	DIVONEPLUSE(Y9, Y14, Y15, Y10, Y11, Y12, Y13, Y8); \
+	VMOVUPS Y2, (DI); \
+	VMOVUPS Y10, (DI)(BX*1)
 
 // func vecGeluTanhF32AVX2(dst, a *float32, n int)
 // 0.5x(1+tanh(u)) = x*sigmoid(2u), 2u = 2 sqrt(2/pi) x (1 + 0.044715 x^2),
 // computed as silu's x*sigmoid without cancellation for x < 0.
 TEXT ·vecGeluTanhF32AVX2(SB), NOSPLIT, $0-24
-	UNARYHEAD
-	EXPCONSTS
+	PAIRHEAD
 
 loop:
-	VMOVUPS     (SI), Y6
-	VMULPS      Y6, Y6, Y4
-	VMOVUPS     vone<>(SB), Y5
-	VFMADD231PS vgeluC<>(SB), Y4, Y5        // 1 + c x^2
-	VMULPS      vgeluK2<>(SB), Y6, Y4
-	VMULPS      Y5, Y4, Y4                  // v = 2u (x's sign)
-	SIGMOIDEXP
-	XTIMESE
-	VBLENDVPS   Y6, Y7, Y6, Y7
-	VXORPS      Y3, Y3, Y3
-	VBLENDVPS   Y6, Y12, Y3, Y12
-	DIVONEPLUSE
-	VMOVUPS     Y8, (DI)
-	UNARYNEXT
+	CMPQ CX, $2
+	JAE  body
+	XORQ BX, BX
+
+body:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y8
+	GELUTANHBODY
+	PAIRNEXT
 
 done:
 	VZEROUPPER

@@ -64,7 +64,7 @@ def fit_q(t, hi, deg):
     return c[::-1], e
 
 
-if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in ("v2", "v3")):
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in ("v2", "v3", "v4")):
     t = float(sys.argv[1]) if len(sys.argv) > 1 else 0.875
     for deg in range(4, 8):
         c, e = fit_small(t, deg)
@@ -270,3 +270,34 @@ def main_v3(K=3.0, deg=8):
 
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "v3":
     main_v3(float(sys.argv[2]), int(sys.argv[3]))
+
+
+def fit_erf_log2erfc(lo=0.875, hi=3.95, deg=6):
+    # erf(a) = 1 - 2^L2(a) on [lo, hi], L2 ~ log2(erfc(a)); the error of L2
+    # weighted by erfc(a) ln2 (what it costs erf, absolutely).
+    a = (cheb11(3000) + 1) / 2 * (hi - lo) + lo
+    ys = np.array([float(mp.log(mp.erfc(v), 2)) for v in a])
+    w = np.array([float(mp.erfc(v) * mp.log(2)) for v in a])
+    return lawson_pts(a, ys, np.vander(a, deg + 1, increasing=True), w)
+
+
+def fit_exp2f(deg=5, half=0.5):
+    # 2^f = 1 + f P(f) on |f| <= 1/2, P of degree deg; relative error of 2^f.
+    f = cheb11(3000) * half
+    ys = (2.0**f - 1) / f
+    return lawson_pts(f, ys, np.vander(f, deg + 1, increasing=True), f / 2.0**f)
+
+
+def main_v4():
+    c, e = fit_erf_log2erfc()
+    print("// erf large: 1 - 2^L2(a), abs err of erf %.2g" % e)
+    for i in range(len(c) - 1, -1, -1):
+        print(vconst("verfL%d" % i, c[i]))
+    c, e = fit_exp2f()
+    print("// 2^f = 1 + f P(f), |f| <= 1/2, rel err %.2g" % e)
+    for i in range(len(c) - 1, -1, -1):
+        print(vconst("vexp2P%d" % i, c[i]))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "v4":
+    main_v4()
