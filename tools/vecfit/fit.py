@@ -64,7 +64,7 @@ def fit_q(t, hi, deg):
     return c[::-1], e
 
 
-if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in ("v2", "v3", "v4")):
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] != "consts"):
     t = float(sys.argv[1]) if len(sys.argv) > 1 else 0.875
     for deg in range(4, 8):
         c, e = fit_small(t, deg)
@@ -146,8 +146,9 @@ def fit_gmid(lo, hi, deg):
     return c[::-1], A, B, e
 
 
-# --- Fits of the interleaved kernels (gelu, erf, the shared exp). Run
-# `python3 tools/vecfit/fit.py v2` to print them as VCONST lines.
+# --- Fits of the avx2 gelu and erf kernels (vec_amd64.s). Run
+# `/usr/bin/python3 tools/vecfit/fit.py consts` to print their constants as
+# the VCONST lines there (the erf small-branch verfP* are main_coefs' erfP).
 
 def f32hex(v):
     return "0x%08x" % int(np.float32(v).view(np.uint32))
@@ -170,13 +171,12 @@ def lawson_pts(xs, ys, A, w, iters=120):
     return c, err.max()
 
 
-def fit_exp2(deg=4, half=0.35):
+def fit_exp_e(deg=4, half=0.35):
     # exp(r) = 1 + r + r^2 E(r) on |r| <= ln2/2 (a little margin): E of
     # degree deg, relative error of exp.
     r = cheb11(3000) * half
     ys = (np.exp(r) - 1 - r) / r**2
-    c, e = lawson_pts(r, ys, np.vander(r, deg + 1, increasing=True), r**2 / np.exp(r))
-    return c, e
+    return lawson_pts(r, ys, np.vander(r, deg + 1, increasing=True), r**2 / np.exp(r))
 
 
 def fit_gelu_small(t=0.70710677, deg=4):
@@ -187,69 +187,12 @@ def fit_gelu_small(t=0.70710677, deg=4):
     return lawson_pts(s, ys, np.vander(s, deg + 1, increasing=True), 1 / ys)
 
 
-def fit_gelu_n(lo=0.70710677, hi=14.5, K=3.0, deg=8):
+def fit_gelu_nt(lo=0.70710677, hi=14.5, K=1.5, deg=10):
     # N(a) = a exp(a^2/2) Q(a), Q(a) = erfc(a/sqrt2)/2, as a polynomial in
-    # w = C - D/(a+K) (w in [-1, 1] over [lo, hi]; C, D rounded to float32
-    # first), so that gelu(x) = x - exp(-x^2/2) N(|x|) for x > 0 and
-    # -exp(-x^2/2) N(|x|) for x < 0.
-    tlo, thi = (lo - K) / (lo + K), (hi - K) / (hi + K)
-    al = 2 / (thi - tlo)
-    be = -(thi + tlo) / (thi - tlo)
-    C, D = f32(al + be), f32(2 * K * al)
-    wlo, whi = C - D / (lo + K), C - D / (hi + K)
-    w = (cheb11(3000) + 1) / 2 * (whi - wlo) + wlo
-    a = D / (C - w) - K
-
-    def N(v):
-        v = mp.mpf(v)
-        return float(v * mp.exp(v * v / 2) * mp.erfc(v / mp.sqrt(2)) / 2)
-    ys = np.array([N(v) for v in a])
-    c, e = lawson_pts(w, ys, np.vander(w, deg + 1, increasing=True), 1 / ys)
-    return c, C, D, e
-
-
-def fit_erf_logerfc(lo=0.875, hi=3.95, deg=6):
-    # erf(a) = 1 - exp(p(a)) on [lo, hi], p ~ log(erfc(a)); the error of p
-    # weighted by erfc(a) (what it costs erf, absolutely).
-    a = (cheb11(3000) + 1) / 2 * (hi - lo) + lo
-    ys = np.array([float(mp.log(mp.erfc(v))) for v in a])
-    w = np.array([float(mp.erfc(v)) for v in a])
-    return lawson_pts(a, ys, np.vander(a, deg + 1, increasing=True), w)
-
-
-def vconst(name, v, comment=""):
-    return "// %s: %s%s\nVCONST(%s, $%s)" % (name, repr(float(np.float32(v))), comment, name, f32hex(v))
-
-
-def main_v2():
-    c, e = fit_exp2()
-    print("// exp2: exp(r) = 1 + r + r^2 E(r), |r| <= 0.35, rel err %.2g" % e)
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("vexpE%d" % (i + 2), c[i]))
-    c, e = fit_gelu_small()
-    print("// gelu small: x/2 + s G(s), s = x^2/2, rel err %.2g" % e)
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("vgeluS%d" % i, c[i]))
-    c, C, D, e = fit_gelu_n()
-    print("// gelu N(w), w = C - D/(|x|+3), rel err %.2g; coefficients times 2^-64" % e)
-    print(vconst("vgeluNC", C))
-    print(vconst("vgeluND", D))
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("vgeluN%d" % i, c[i] * 2.0**-64))
-    c, e = fit_erf_logerfc()
-    print("// erf large: 1 - exp(p(a)), abs err of erf %.2g" % e)
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("verfL%d" % i, c[i]))
-
-
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "v2":
-    main_v2()
-
-
-def fit_gelu_nt(lo=0.70710677, hi=14.5, K=3.0, deg=8):
-    # N(a) as a polynomial in t = (a-K)/(a+K) (t in about [-0.62, 0.66]):
-    # t is computed to about an ulp, where C - D/(a+K) lost bits to
-    # cancellation.
+    # t = (a-K)/(a+K), so that gelu(x) = x - exp(-x^2/2) N(|x|) for x > 0
+    # and -exp(-x^2/2) N(|x|) for x < 0. With K = 1.5, a - K is exact for a
+    # in [0.5, 3] and t is within about an ulp where N varies fastest; a
+    # variable C - D/(a+K) in [-1, 1] lost bits to cancellation (4 ulp).
     tlo, thi = (lo - K) / (lo + K), (hi - K) / (hi + K)
     t = (cheb11(3000) + 1) / 2 * (thi - tlo) + tlo
     a = K * (1 + t) / (1 - t)
@@ -261,19 +204,8 @@ def fit_gelu_nt(lo=0.70710677, hi=14.5, K=3.0, deg=8):
     return lawson_pts(t, ys, np.vander(t, deg + 1, increasing=True), 1 / ys)
 
 
-def main_v3(K=3.0, deg=8):
-    c, e = fit_gelu_nt(K=K, deg=deg)
-    print("// gelu N(t), t = (|x|-%g)/(|x|+%g), rel err %.2g; coefficients times 2^-64" % (K, K, e))
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("vgeluN%d" % i, c[i] * 2.0**-64))
-
-
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "v3":
-    main_v3(float(sys.argv[2]), int(sys.argv[3]))
-
-
 def fit_erf_log2erfc(lo=0.875, hi=3.95, deg=6):
-    # erf(a) = 1 - 2^L2(a) on [lo, hi], L2 ~ log2(erfc(a)); the error of L2
+    # erf(a) = 1 - 2^L(a) on [lo, hi], L ~ log2(erfc(a)); the error of L
     # weighted by erfc(a) ln2 (what it costs erf, absolutely).
     a = (cheb11(3000) + 1) / 2 * (hi - lo) + lo
     ys = np.array([float(mp.log(mp.erfc(v), 2)) for v in a])
@@ -288,16 +220,23 @@ def fit_exp2f(deg=5, half=0.5):
     return lawson_pts(f, ys, np.vander(f, deg + 1, increasing=True), f / 2.0**f)
 
 
-def main_v4():
-    c, e = fit_erf_log2erfc()
-    print("// erf large: 1 - 2^L2(a), abs err of erf %.2g" % e)
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("verfL%d" % i, c[i]))
-    c, e = fit_exp2f()
-    print("// 2^f = 1 + f P(f), |f| <= 1/2, rel err %.2g" % e)
-    for i in range(len(c) - 1, -1, -1):
-        print(vconst("vexp2P%d" % i, c[i]))
+def vconst(name, v):
+    return "// %s: %r\nVCONST(%s, $%s)" % (name, float(np.float32(v)), name, f32hex(v))
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "v4":
-    main_v4()
+def main_consts():
+    fits = [
+        ("vexpE", 2, 1.0, fit_exp_e(), "exp(r) = 1 + r + r^2 E(r), rel err"),
+        ("vgeluS", 0, 1.0, fit_gelu_small(), "gelu small G(s), rel err"),
+        ("vgeluN", 0, 2.0**-64, fit_gelu_nt(), "gelu N(t) times 2^-64, rel err"),
+        ("verfL", 0, 1.0, fit_erf_log2erfc(), "erf L ~ log2 erfc, abs err of erf"),
+        ("vexp2P", 0, 1.0, fit_exp2f(), "2^f = 1 + f P(f), rel err"),
+    ]
+    for name, first, scale, (c, e), what in fits:
+        print("// %s %.2g" % (what, e))
+        for i in range(len(c) - 1, -1, -1):
+            print(vconst("%s%d" % (name, i + first), c[i] * scale))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "consts":
+    main_consts()
