@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -158,6 +159,61 @@ func TestGEMVBF16Threads(t *testing.T) {
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("procs=%d vecLeft=%v: [%d] = %#04x, want %#04x", procs, vecLeft, i, uint16(got[i]), uint16(want[i]))
+				}
+			}
+		}
+	}
+}
+
+// TestGEMVBF16Batched checks batched bf16 matrix-vector products ([nb,1,k]
+// times [nb,k,n], the matrix stored [nb,k,n] (axpy form) or [nb,n,k] (dot
+// form)) against the per-batch chains at every level.
+func TestGEMVBF16Batched(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	nb, n, k := 3, 77, 131
+	av := make([]dtype.BFloat16, nb*k)
+	bv := make([]dtype.BFloat16, nb*k*n)
+	for i := range av {
+		av[i] = genBF16(r)
+	}
+	for i := range bv {
+		bv[i] = genBF16(r)
+	}
+	for _, level := range levels() {
+		for _, bT := range []bool{false, true} {
+			out := make([]dtype.BFloat16, nb*n)
+			bl, rc := op.Contiguous([]int{nb, k, n}), 1
+			if bT {
+				bl, rc = op.Contiguous([]int{nb, n, k}), 2
+			}
+			c := &Call{
+				Launch: &device.Launch{
+					Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{rc}, "precision": ""},
+					In:    []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{nb, 1, k})}, {DType: dtype.BF16, Layout: bl}},
+					Out:   []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{nb, 1, n})}},
+				},
+				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+			}
+			before := gemvHits.Load()
+			withLevel(level, func() {
+				if err := dotGeneralKernel(c); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if level == LevelAVX2 && gemvHits.Load() == before {
+				t.Fatalf("%s bT=%v: the gemv kernels did not run", level, bT)
+			}
+			for bb := 0; bb < nb; bb++ {
+				a := operand[dtype.BFloat16]{av, op.Layout{Shape: []int{1, k}, Strides: []int{k, 1}, Offset: bb * k}}
+				b := operand[dtype.BFloat16]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{n, 1}, Offset: bb * k * n}}
+				if bT {
+					b.lay.Strides = []int{1, k}
+				}
+				want := gemvBF16Ref(a, b, 1, n, k, level == LevelAVX2)
+				for j := range want {
+					if got := out[bb*n+j]; got != want[j] {
+						t.Fatalf("%s bT=%v batch %d [%d]: %#04x, want %#04x", level, bT, bb, j, uint16(got), uint16(want[j]))
+					}
 				}
 			}
 		}
