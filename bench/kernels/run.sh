@@ -11,7 +11,7 @@
 #   --reps N   timed repetitions per implementation (default 5; median reported)
 #   --threads  threads for gotpu and the references (default: nproc)
 #   --ref      override every case's --ref (default: each row's own list)
-#   --only     run only these cases (gemm,gemv,eltwise,softmax,layernorm,conv)
+#   --only     run only these cases (gemm,gemv,eltwise,softmax,layernorm,conv,sdpa)
 #
 # It builds ./cmd/gotpu into the work directory, or uses $GOTPU_BIN if set.
 # References need /usr/bin/python3 with numpy and torch
@@ -65,6 +65,7 @@ if [[ $quick == 1 ]]; then
     "softmax --dtype f32 --size 512 --ref all"
     "layernorm --dtype f32 --size 512 --ref all"
     "conv --dtype f32 --size 14 --batch 2 --ref all"
+    "sdpa --dtype f32 --size 128 --heads 2 --ref all"
   )
 else
   rows=()
@@ -82,6 +83,7 @@ else
       "layernorm --dtype $dt --size 4096 --ref all")
   done
   rows+=("conv --dtype f32 --size 56 --ref all" "conv --dtype medium --size 56 --ref all")
+  for n in 512 2048; do rows+=("sdpa --dtype f32 --size $n --ref all" "sdpa --dtype f32 --size $n --causal --ref all"); done
 fi
 
 status=0 files=() i=0
