@@ -45,9 +45,9 @@ func gemvBF16Ref(a, b operand[dtype.BFloat16], m, n, k int, fused bool) []dtype.
 func TestGEMVBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	lens := []int{1, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 129}
-	ks := []int{1, 7, 8, 9, 15, 16, 17, 64, 300, 1000}
+	ks := []int{1, 7, 8, 9, 15, 16, 17, 64, 300, 512, 1000}
 	if testing.Short() {
-		ks = []int{1, 7, 8, 17, 300}
+		ks = []int{1, 7, 8, 17, 300, 512}
 	}
 	for _, vecLeft := range []bool{true, false} {
 		for _, ml := range layoutNames {
