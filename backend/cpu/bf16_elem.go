@@ -6,7 +6,7 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// bf16 elementwise fast paths: dense bf16 operands (the second operand of
+// bf16 elementwise fast paths: dense bf16 operands (either operand of
 // a binary op may be a broadcast scalar) run block by block — widen a
 // block to float32, run the f32 vec kernel on it in place, round it to
 // bf16 — so each op is one pass over memory, with the conversions in
@@ -69,21 +69,24 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 
 // bf16RunBinary runs binary kernel k (vecOpAdd, vecOpSub, vecOpMul or
 // vecOpDiv) over c's bf16 inputs into its output when all are dense, or
-// the second input is a broadcast scalar, and reports whether it did.
+// one input is a broadcast scalar, and reports whether it did.
 func bf16RunBinary(c *Call, k vecOp) bool {
 	dst, n, ok := bf16Out(c)
 	if !ok {
 		return false
 	}
 	x, xs, ok := bf16Dense(c.In[0], c.InB[0], n)
-	if !ok || xs && n > 1 {
+	if !ok {
 		return false
 	}
 	y, ys, ok := bf16Dense(c.In[1], c.InB[1], n)
 	if !ok {
 		return false
 	}
-	ys = ys && n > 1
+	xs, ys = xs && n > 1, ys && n > 1
+	if xs && ys {
+		return false
+	}
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
@@ -102,7 +105,15 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		defer putScratch(p)
 		a, b := buf[:bf16Block], buf[bf16Block:]
 		var s float32
-		if ys {
+		switch {
+		case xs:
+			// A scalar first operand: a block of it, in the operands'
+			// order (so NaN payloads propagate as in the generic kernels).
+			s = x[0].F32()
+			for i := range a {
+				a[i] = s
+			}
+		case ys:
 			s = y[0].F32()
 			if k == vecOpDiv {
 				for i := range b {
@@ -112,6 +123,12 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		}
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
+			if xs {
+				bf16Widen(b[:m], y[i:i+m])
+				f(b[:m], a[:m], b[:m])
+				bf16Narrow(dst[i:i+m], b[:m])
+				continue
+			}
 			bf16Widen(a[:m], x[i:i+m])
 			switch {
 			case !ys:

@@ -194,7 +194,7 @@ func TestBF16Unary(t *testing.T) {
 	}
 }
 
-// TestBF16Binary checks dense (and scalar-broadcast second operand) bf16
+// TestBF16Binary checks dense (and either operand a broadcast scalar) bf16
 // add, sub, mul and div bit for bit against the generic kernels' float64
 // operation rounded to bf16, at both levels and every size.
 func TestBF16Binary(t *testing.T) {
@@ -209,25 +209,31 @@ func TestBF16Binary(t *testing.T) {
 	for _, n := range bf16TestSizes {
 		x, y := bf16RandF32(r, n), bf16RandF32(r, n)
 		for _, o := range ops {
-			for _, scalar := range []bool{false, true} {
+			for _, scalar := range []int{0, 1, 2} { // none, second, first
 				for _, level := range bf16Levels() {
-					ylay := op.Contiguous([]int{n})
-					if scalar {
+					xlay, ylay := op.Contiguous([]int{n}), op.Contiguous([]int{n})
+					switch scalar {
+					case 1:
 						ylay = op.Layout{Shape: []int{n}, Strides: []int{0}}
+					case 2:
+						xlay = op.Layout{Shape: []int{n}, Strides: []int{0}}
 					}
-					xo, yo := bf16Operand(x, op.Contiguous([]int{n})), bf16Operand(y, ylay)
+					xo, yo := bf16Operand(x, xlay), bf16Operand(y, ylay)
 					l := bf16Launch(t, o.name, nil, []int{n}, dtype.BF16, xo, yo)
 					atBF16Level(level, func() { execBF16(t, l) })
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](xo.Buf.(*Buf).b), as[dtype.BFloat16](yo.Buf.(*Buf).b)
 					for i := 0; i < n; i++ {
-						yi := yb[i]
-						if scalar {
+						xi, yi := xb[i], yb[i]
+						switch scalar {
+						case 1:
 							yi = yb[0]
+						case 2:
+							xi = xb[0]
 						}
-						want := dtype.BF16FromF32(float32(o.f(float64(xb[i].F32()), float64(yi.F32()))))
+						want := dtype.BF16FromF32(float32(o.f(float64(xi.F32()), float64(yi.F32()))))
 						if got[i] != want {
-							t.Fatalf("%s n=%d %s scalar=%v: [%d] %g, %g -> %#04x, want %#04x", level, n, o.name, scalar, i, xb[i].F32(), yi.F32(), uint16(got[i]), uint16(want))
+							t.Fatalf("%s n=%d %s scalar=%d: [%d] %g, %g -> %#04x, want %#04x", level, n, o.name, scalar, i, xi.F32(), yi.F32(), uint16(got[i]), uint16(want))
 						}
 					}
 				}
@@ -276,7 +282,7 @@ func TestBF16ElemAllocs(t *testing.T) {
 }
 
 // TestBF16Routes checks which layouts the bf16 elementwise paths take:
-// dense operands and a scalar second operand run, a strided view or a
+// dense operands and one scalar operand run, a strided view or a
 // non-bf16 operand is left to the general kernels.
 func TestBF16Routes(t *testing.T) {
 	x := make([]float32, 64)
@@ -303,7 +309,8 @@ func TestBF16Routes(t *testing.T) {
 		{"f32 unary", []device.Operand{f32}, false, false},
 		{"dense binary", []device.Operand{dense, dense}, true, true},
 		{"scalar second", []device.Operand{dense, scalar}, true, true},
-		{"scalar first", []device.Operand{scalar, dense}, true, false},
+		{"scalar first", []device.Operand{scalar, dense}, true, true},
+		{"both scalar", []device.Operand{scalar, scalar}, true, false},
 		{"strided second", []device.Operand{dense, strided}, true, false},
 	} {
 		c := call(tc.ins...)
