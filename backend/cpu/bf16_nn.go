@@ -15,12 +15,14 @@ import (
 // bf16 semantics (statistics accumulated in f32 over the row, one rounding
 // of each output). Rows are spread over goroutines as in the f32 paths.
 
-// fusedSoftmaxBF16 is runSoftmax's fast path for a dense bf16 input over
-// its last dimension, into a dense bf16 or f32 output. It reports whether
-// it ran.
+// fusedSoftmaxBF16 is runSoftmax's fast path for a bf16 input into a
+// bf16 or f32 output: rows of a dense input over its last dimension
+// directly, any other lane (another dim, a strided view) gathered into a
+// dense f32 row and scattered back, so every layout gets the same
+// arithmetic. It reports whether it ran.
 func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 	in, out := c.In[0], c.Out[0]
-	if !fusedNN || in.DType != dtype.BF16 || len(in.Shape) == 0 || ax != len(in.Shape)-1 {
+	if !fusedNN || in.DType != dtype.BF16 || len(in.Shape) == 0 || out.DType != dtype.BF16 && out.DType != dtype.F32 {
 		return false
 	}
 	n := op.Numel(in.Shape)
@@ -28,40 +30,67 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 	if n == 0 || d == 0 {
 		return false
 	}
-	src, scalar, ok := bf16Dense(in, c.InB[0], n)
-	if !ok || scalar && n > 1 {
-		return false
-	}
-	var d16 []dtype.BFloat16
-	var d32 []float32
-	switch out.DType {
-	case dtype.BF16:
-		d16, _, ok = bf16Out(c)
-	case dtype.F32:
-		d32, _, ok = vecOut(c)
-	default:
-		ok = false
-	}
-	if !ok {
-		return false
-	}
 	row := softmaxRowF32
 	if logSM {
 		row = logSoftmaxRowF32
 	}
-	fusedRows(n/d, d, func(lo, hi int) {
+	if ax == len(in.Shape)-1 {
+		src, scalar, ok := bf16Dense(in, c.InB[0], n)
+		var d16 []dtype.BFloat16
+		var d32 []float32
+		dok := false
+		if out.DType == dtype.BF16 {
+			d16, _, dok = bf16Out(c)
+		} else {
+			d32, _, dok = vecOut(c)
+		}
+		if ok && dok && !(scalar && n > 1) {
+			fusedRows(n/d, d, func(lo, hi int) {
+				p, buf := bf16Scratch(2 * d)
+				defer putScratch(p)
+				x, y := buf[:d], buf[d:]
+				for r := lo; r < hi; r++ {
+					bf16Widen(x, src[r*d:(r+1)*d])
+					if d32 != nil {
+						row(d32[r*d:(r+1)*d], x)
+						continue
+					}
+					row(y, x)
+					bf16Narrow(d16[r*d:(r+1)*d], y)
+				}
+			})
+			return true
+		}
+	}
+	src := as[dtype.BFloat16](c.InB[0])
+	var d16 []dtype.BFloat16
+	var d32 []float32
+	if out.DType == dtype.BF16 {
+		d16 = as[dtype.BFloat16](c.OutB[0])
+	} else {
+		d32 = as[float32](c.OutB[0])
+	}
+	l := newRedLanes(in, out, ax)
+	lanes := l.outer * l.inner
+	parallelFor(lanes, lanes*d*16, func(lo, hi int) {
 		p, buf := bf16Scratch(2 * d)
 		defer putScratch(p)
 		x, y := buf[:d], buf[d:]
-		for r := lo; r < hi; r++ {
-			bf16Widen(x, src[r*d:(r+1)*d])
-			if d32 != nil {
-				row(d32[r*d:(r+1)*d], x)
-				continue
+		l.eachRange(lo, hi, func(io, oo, os int) {
+			for i := range x {
+				x[i] = src[io+i*l.inStride].F32()
 			}
 			row(y, x)
-			bf16Narrow(d16[r*d:(r+1)*d], y)
-		}
+			if d32 != nil {
+				for i, v := range y {
+					d32[oo+i*os] = v
+				}
+				return
+			}
+			for i, v := range y {
+				d16[oo+i*os] = dtype.BF16FromF32(v)
+			}
+		})
 	})
 	return true
 }

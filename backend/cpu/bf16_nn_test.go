@@ -296,3 +296,48 @@ func TestBF16NNAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16SoftmaxLayouts checks bf16 softmax and log_softmax give the same
+// bits for a dense input, a transposed view and the transposed storage
+// over dim 0, at both levels, into bf16 and f32.
+func TestBF16SoftmaxLayouts(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 68))
+	const rows, d = 23, 300
+	x := bf16RowInput(r, rows, d, 4)
+	xt := make([]float32, len(x))
+	for i := 0; i < rows; i++ {
+		for j := 0; j < d; j++ {
+			xt[j*rows+i] = x[i*d+j]
+		}
+	}
+	for _, name := range []string{"softmax", "log_softmax"} {
+		for _, outDT := range []dtype.DType{dtype.BF16, dtype.F32} {
+			for _, level := range bf16Levels() {
+				run := func(dim int, sh []int, in device.Operand) *device.Launch {
+					attrs := op.Attrs{"dim": dim}
+					if outDT == dtype.F32 {
+						attrs["dtype"] = dtype.F32
+					}
+					l := bf16Launch(t, name, attrs, sh, outDT, in)
+					atBF16Level(level, func() { execBF16(t, l) })
+					return l
+				}
+				dense := run(-1, []int{rows, d}, bf16Operand(x, op.Contiguous([]int{rows, d})))
+				view := run(-1, []int{rows, d}, bf16Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
+				dim0 := run(0, []int{d, rows}, bf16Operand(xt, op.Contiguous([]int{d, rows})))
+				w := outDT.Size()
+				for i := 0; i < rows; i++ {
+					for j := 0; j < d; j++ {
+						k, kt := i*d+j, j*rows+i
+						a := dense.Out[0].Buf.(*Buf).b[k*w : (k+1)*w]
+						b := view.Out[0].Buf.(*Buf).b[k*w : (k+1)*w]
+						c := dim0.Out[0].Buf.(*Buf).b[kt*w : (kt+1)*w]
+						if string(a) != string(b) || string(a) != string(c) {
+							t.Fatalf("%s %s -> %s [%d,%d]: dense %x, view %x, dim 0 %x", level, name, outDT, i, j, a, b, c)
+						}
+					}
+				}
+			}
+		}
+	}
+}
