@@ -823,7 +823,8 @@ func nnNll(b Builder, x, t, w Value, ignore int, reduction string) Value {
 
 func nnRegisterAttention() {
 	Register(&Def{
-		Name: "scaled_dot_product_attention", Kind: Composite, Group: "nn", Random: true,
+		Name: "scaled_dot_product_attention", Kind: Composite, Group: "nn", Random: true, MatmulInside: true,
+		DrawsWhen: func(a Attrs) bool { return a.Float("dropout_p") > 0 },
 		Doc: "softmax(q kᵀ * scale + mask) v over [..., L, E] queries and [..., S, E] keys (F.scaled_dot_product_attention): attn_mask bool (true attends) or float (added); is_causal masks j > i; " +
 			"scale defaults to 1/sqrt(E); enable_gqa repeats k and v heads (dim -3) to q's; dropout_p drops attention weights (counters per output element, see random_bits period).",
 		Inputs: []string{"query", "key", "value", "attn_mask?"},

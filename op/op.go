@@ -141,6 +141,15 @@ type Def struct {
 	// Random marks ops that draw from a Generator (their seed and offset are
 	// attributes set by the runtime).
 	Random bool
+	// DrawsWhen, when not nil, says whether a Random op draws at all with
+	// these attributes (attention with dropout_p 0 does not). An op that
+	// does not draw may run whole in recorded graphs.
+	DrawsWhen func(Attrs) bool
+	// MatmulInside marks composites whose decomposition has matrix
+	// products at the process-wide matmul precision, while a direct kernel
+	// computes them in full f32: below precision highest the decomposition
+	// runs, so that every mode and backend computes the same thing.
+	MatmulInside bool
 	// NonDeterministicOrder marks ops whose result order is unspecified (for
 	// example nonzero on some backends); tests compare them as sets.
 	NonDeterministicOrder bool

@@ -158,7 +158,8 @@ func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device)
 		}
 	}
 	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil) ||
-		(d.Random && lz != nil) ||
+		(d.Random && lz != nil && (d.DrawsWhen == nil || d.DrawsWhen(na))) ||
+		(d.MatmulInside && belowHighest(MatmulPrecision())) ||
 		// Composites on padded (bounded) dims run their parts, which the
 		// padding rules know (elementwise composites stay whole).
 		(lz != nil && lz.bs != nil && d.Group != "elementwise" && lz.boundedInputs(in)))
@@ -487,3 +488,7 @@ func hasNonFinite(t *Tensor) bool {
 	}
 	return false
 }
+
+// belowHighest reports whether matmul precision p is one of the bf16 ones
+// ("" is the device default: full f32 wherever a direct kernel exists).
+func belowHighest(p string) bool { return p == op.PrecisionMedium || p == op.PrecisionHigh }
