@@ -7,7 +7,8 @@ import (
 )
 
 // bf16 elementwise fast paths: dense bf16 operands (either operand of
-// a binary op may be a broadcast scalar) run block by block — widen a
+// a binary op may be a broadcast scalar, the second a broadcast row) run
+// block by block — widen a
 // block to float32, run the f32 vec kernel on it in place, round it to
 // bf16 — so each op is one pass over memory, with the conversions in
 // assembly at level avx2 (bf16_conv.go). Results are the f32 kernel's
@@ -43,6 +44,37 @@ func bf16Out(c *Call) ([]dtype.BFloat16, int, bool) {
 	return d, n, true
 }
 
+// bf16Periodic returns operand o's values when it is a dense bf16 block
+// of the output's trailing dimensions broadcast over its leading ones (a
+// bias [n] added to [m, n]): element i of the output reads s[i%len(s)].
+func bf16Periodic(o device.Operand, b []byte) (s []dtype.BFloat16, ok bool) {
+	if o.DType != dtype.BF16 || len(o.Strides) != len(o.Shape) || o.Offset < 0 {
+		return nil, false
+	}
+	p, want := 1, 1
+	d := len(o.Shape) - 1
+	for ; d >= 0; d-- {
+		if o.Shape[d] == 1 {
+			continue
+		}
+		if o.Strides[d] != want {
+			break
+		}
+		want *= o.Shape[d]
+		p *= o.Shape[d]
+	}
+	for ; d >= 0; d-- {
+		if o.Shape[d] != 1 && o.Strides[d] != 0 {
+			return nil, false
+		}
+	}
+	all := as[dtype.BFloat16](b)
+	if o.Offset+p > len(all) {
+		return nil, false
+	}
+	return all[o.Offset : o.Offset+p], true
+}
+
 // bf16RunUnary runs f over c's dense bf16 input into its dense bf16
 // output and reports whether it did.
 func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
@@ -69,7 +101,9 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 
 // bf16RunBinary runs binary kernel k (vecOpAdd, vecOpSub, vecOpMul or
 // vecOpDiv) over c's bf16 inputs into its output when all are dense, or
-// one input is a broadcast scalar, and reports whether it did.
+// one input is a broadcast scalar, or the second a dense block of
+// trailing dimensions broadcast over the leading ones (a bias row), and
+// reports whether it did.
 func bf16RunBinary(c *Call, k vecOp) bool {
 	dst, n, ok := bf16Out(c)
 	if !ok {
@@ -80,11 +114,15 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		return false
 	}
 	y, ys, ok := bf16Dense(c.In[1], c.InB[1], n)
+	period := 0 // > 0: y is a block of that many values repeated
 	if !ok {
-		return false
+		if y, ok = bf16Periodic(c.In[1], c.InB[1]); !ok || len(y) == 0 || n%len(y) != 0 {
+			return false
+		}
+		period = len(y)
 	}
 	xs, ys = xs && n > 1, ys && n > 1
-	if xs && ys {
+	if xs && (ys || period > 0) {
 		return false
 	}
 	var f func(dst, a, b []float32)
@@ -131,6 +169,14 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 			}
 			bf16Widen(a[:m], x[i:i+m])
 			switch {
+			case period > 0:
+				for j := 0; j < m; {
+					o := (i + j) % period
+					w := min(m-j, period-o)
+					bf16Widen(b[j:j+w], y[o:o+w])
+					j += w
+				}
+				f(a[:m], a[:m], b[:m])
 			case !ys:
 				bf16Widen(b[:m], y[i:i+m])
 				f(a[:m], a[:m], b[:m])

@@ -312,6 +312,9 @@ func TestBF16Routes(t *testing.T) {
 		{"scalar first", []device.Operand{scalar, dense}, true, true},
 		{"both scalar", []device.Operand{scalar, scalar}, true, false},
 		{"strided second", []device.Operand{dense, strided}, true, false},
+		{"row second", []device.Operand{dense, bf16Operand(x, op.Layout{Shape: []int{8, 4}, Strides: []int{0, 1}})}, true, true},
+		{"column second", []device.Operand{dense, bf16Operand(x, op.Layout{Shape: []int{8, 4}, Strides: []int{1, 0}})}, true, false},
+		{"row first", []device.Operand{bf16Operand(x, op.Layout{Shape: []int{8, 4}, Strides: []int{0, 1}}), dense}, true, false},
 	} {
 		c := call(tc.ins...)
 		var got bool
@@ -322,6 +325,44 @@ func TestBF16Routes(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: ran %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBF16BinaryRowBroadcast checks add, sub, mul and div of a [rows, cols]
+// bf16 tensor and a broadcast row ([cols], or [1, cols] with a stride-0
+// leading dim) bit for bit against the float64 operation rounded to bf16,
+// for ragged sizes at both levels.
+func TestBF16BinaryRowBroadcast(t *testing.T) {
+	r := rand.New(rand.NewPCG(57, 58))
+	ops := map[string]func(a, b float64) float64{
+		"add": func(a, b float64) float64 { return a + b }, "sub": func(a, b float64) float64 { return a - b },
+		"mul": func(a, b float64) float64 { return a * b }, "div": func(a, b float64) float64 { return a / b },
+	}
+	for _, sh := range [][2]int{{3, 7}, {5, 33}, {70, 1000}, {2, 2*bf16Block + 5}} {
+		rows, cols := sh[0], sh[1]
+		x, y := bf16RandF32(r, rows*cols), bf16RandF32(r, cols)
+		for name, f := range ops {
+			for _, level := range bf16Levels() {
+				xo := bf16Operand(x, op.Contiguous([]int{rows, cols}))
+				yo := bf16Operand(y, op.Layout{Shape: []int{rows, cols}, Strides: []int{0, 1}})
+				l := bf16Launch(t, name, nil, []int{rows, cols}, dtype.BF16, xo, yo)
+				c := &Call{Launch: l, InB: [][]byte{xo.Buf.(*Buf).b, yo.Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
+				k := map[string]vecOp{"add": vecOpAdd, "sub": vecOpSub, "mul": vecOpMul, "div": vecOpDiv}[name]
+				var ran bool
+				atBF16Level(level, func() { ran = bf16RunBinary(c, k) })
+				if !ran {
+					t.Fatalf("%s %dx%d: the row-broadcast path did not run", name, rows, cols)
+				}
+				got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
+				xb, yb := as[dtype.BFloat16](xo.Buf.(*Buf).b), as[dtype.BFloat16](yo.Buf.(*Buf).b)
+				for i := 0; i < rows*cols; i++ {
+					want := dtype.BF16FromF32(float32(f(float64(xb[i].F32()), float64(yb[i%cols].F32()))))
+					if got[i] != want {
+						t.Fatalf("%s %s %dx%d [%d]: %#04x, want %#04x", level, name, rows, cols, i, uint16(got[i]), uint16(want))
+					}
+				}
+			}
 		}
 	}
 }
