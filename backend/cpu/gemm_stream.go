@@ -1,9 +1,6 @@
 package cpu
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // The streaming path for x·Wᵀ with few activation rows (a Linear layer at
 // a small batch). With m ≤ gemmStreamMaxM rows of x, each element of the
@@ -25,8 +22,8 @@ const (
 	// gemmStreamKB is its k block (16·96·1024·4 bytes of x panels = 6 MiB
 	// at the largest m; 256 KiB per 16 rows).
 	gemmStreamKB = 1024
-	// gemmStreamChunk is the number of six-row W panels a thread takes at
-	// a time (and the epilogue's tile width: 48 columns of C).
+	// gemmStreamChunk is the most six-row W panels a thread takes at a
+	// time (and the epilogue's widest tile: 48 columns of C).
 	gemmStreamChunk = 8
 )
 
@@ -55,22 +52,17 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	rows := seqShared(m, ldx)
 	ks := seqShared(k, 1)
 	npan := ceilDiv(n, mr)
-	nchunk := ceilDiv(npan, gemmStreamChunk)
-	var packNext, next atomic.Int64
+	// Chunks small enough to balance the threads (8 per thread at least),
+	// at most gemmStreamChunk panels.
+	cp := max(1, min(gemmStreamChunk, npan/(8*nw)))
+	nchunk := ceilDiv(npan, cp)
+	// x is small (m·k): packed up front by the caller, so that the
+	// threads need no barrier and a late one simply takes fewer chunks.
+	for q := 0; q < nq; q++ {
+		packPlainAt(xt[q*nr*k:(q+1)*nr*k], x, 0, rows[q*nr:min(q*nr+nr, m)], ks, nr, k, 0)
+	}
+	var next atomic.Int64
 	job := func(tid, nw int) {
-		// Transpose x into the panels (a share each), then wait for all.
-		for {
-			q := int(packNext.Add(1) - 1)
-			if q >= nq {
-				break
-			}
-			packPlainAt(xt[q*nr*k:(q+1)*nr*k], x, 0, rows[q*nr:min(q*nr+nr, m)], ks, nr, k, 0)
-		}
-		// Each thread's failing take above comes after its last panel:
-		// when all nw have failed, x is packed.
-		for packNext.Load() < int64(nq+nw) {
-			runtime.Gosched()
-		}
 		mine := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		apad := mine[:mr*min(k, gemmStreamKB)]
 		tile := mine[len(apad) : len(apad)+mr*wq]
@@ -79,7 +71,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 			if ch >= nchunk {
 				return
 			}
-			p0, p1 := ch*gemmStreamChunk, min((ch+1)*gemmStreamChunk, npan)
+			p0, p1 := ch*cp, min((ch+1)*cp, npan)
 			for pi := p0; pi < p1; pi++ {
 				j0 := pi * mr
 				h := min(mr, n-j0)

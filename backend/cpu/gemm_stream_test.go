@@ -68,7 +68,7 @@ func TestGEMMStream(t *testing.T) {
 // BenchmarkGEMMStream compares x·Wᵀ at the shapes of an MNIST MLP and a
 // transformer MLP block (batch 64) on the streaming path and without it.
 func BenchmarkGEMMStream(b *testing.B) {
-	for _, s := range [][3]int{{64, 512, 784}, {64, 4096, 1024}, {64, 1024, 4096}} {
+	for _, s := range [][3]int{{64, 512, 784}, {64, 256, 512}, {64, 4096, 1024}, {64, 1024, 4096}, {32, 3072, 768}} {
 		m, n, k := s[0], s[1], s[2]
 		x := make([]float32, m*k)
 		w := make([]float32, n*k)
