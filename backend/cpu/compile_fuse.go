@@ -310,15 +310,7 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = s
 		}
 	case fWhere:
-		c := regs[ins.c][:len(d)]
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			if c[i] != 0 {
-				d[i] = a[i]
-			} else {
-				d[i] = b[i]
-			}
-		}
+		vecWhereF32(d, regs[ins.c], a, b)
 	case fCopy:
 		copy(d, a)
 	}
