@@ -201,173 +201,99 @@ VCONST(vexp2P1, $0x3e75fdee)
 // vexp2P0: 0.6931471824645996
 VCONST(vexp2P0, $0x3f317218)
 
+// VECBINARY(OP) is the body of a lane-by-lane binary kernel
+// func(dst, a, b *float32, n int): dst = a OP b, 32 lanes a step while 32
+// remain, then 8 (n is a multiple of 8).
+#define VECBINARY(OP) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+	XORQ AX, AX; \
+	SHLQ $2, CX; \
+loop32: \
+	LEAQ 128(AX), R8; \
+	CMPQ R8, CX; \
+	JA   loop8; \
+	VMOVUPS 0(SI)(AX*1), Y0; \
+	VMOVUPS 32(SI)(AX*1), Y1; \
+	VMOVUPS 64(SI)(AX*1), Y2; \
+	VMOVUPS 96(SI)(AX*1), Y3; \
+	OP 0(DX)(AX*1), Y0, Y0; \
+	OP 32(DX)(AX*1), Y1, Y1; \
+	OP 64(DX)(AX*1), Y2, Y2; \
+	OP 96(DX)(AX*1), Y3, Y3; \
+	VMOVUPS Y0, 0(DI)(AX*1); \
+	VMOVUPS Y1, 32(DI)(AX*1); \
+	VMOVUPS Y2, 64(DI)(AX*1); \
+	VMOVUPS Y3, 96(DI)(AX*1); \
+	MOVQ R8, AX; \
+	JMP  loop32; \
+loop8: \
+	CMPQ AX, CX; \
+	JAE  done; \
+	VMOVUPS (SI)(AX*1), Y0; \
+	OP (DX)(AX*1), Y0, Y0; \
+	VMOVUPS Y0, (DI)(AX*1); \
+	ADDQ $32, AX; \
+	JMP  loop8; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// VECSCALAR(OP) is the body of func(dst, a *float32, n int, s float32):
+// dst = a OP s, as VECBINARY.
+#define VECSCALAR(OP) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ a+8(FP), SI; \
+	MOVQ n+16(FP), CX; \
+	VBROADCASTSS s+24(FP), Y8; \
+	XORQ AX, AX; \
+	SHLQ $2, CX; \
+loop32: \
+	LEAQ 128(AX), R8; \
+	CMPQ R8, CX; \
+	JA   loop8; \
+	OP 0(SI)(AX*1), Y8, Y0; \
+	OP 32(SI)(AX*1), Y8, Y1; \
+	OP 64(SI)(AX*1), Y8, Y2; \
+	OP 96(SI)(AX*1), Y8, Y3; \
+	VMOVUPS Y0, 0(DI)(AX*1); \
+	VMOVUPS Y1, 32(DI)(AX*1); \
+	VMOVUPS Y2, 64(DI)(AX*1); \
+	VMOVUPS Y3, 96(DI)(AX*1); \
+	MOVQ R8, AX; \
+	JMP  loop32; \
+loop8: \
+	CMPQ AX, CX; \
+	JAE  done; \
+	OP (SI)(AX*1), Y8, Y0; \
+	VMOVUPS Y0, (DI)(AX*1); \
+	ADDQ $32, AX; \
+	JMP  loop8; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func vecAddF32AVX2(dst, a, b *float32, n int)
 // dst = a add b, lane by lane (VADDPS).
 TEXT ·vecAddF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VMOVUPS 0(SI)(AX*1), Y0
-	VMOVUPS 32(SI)(AX*1), Y1
-	VMOVUPS 64(SI)(AX*1), Y2
-	VMOVUPS 96(SI)(AX*1), Y3
-	VADDPS 0(DX)(AX*1), Y0, Y0
-	VADDPS 32(DX)(AX*1), Y1, Y1
-	VADDPS 64(DX)(AX*1), Y2, Y2
-	VADDPS 96(DX)(AX*1), Y3, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VMOVUPS (SI)(AX*1), Y0
-	VADDPS (DX)(AX*1), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECBINARY(VADDPS)
 
 // func vecSubF32AVX2(dst, a, b *float32, n int)
 // dst = a sub b, lane by lane (VSUBPS).
 TEXT ·vecSubF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VMOVUPS 0(SI)(AX*1), Y0
-	VMOVUPS 32(SI)(AX*1), Y1
-	VMOVUPS 64(SI)(AX*1), Y2
-	VMOVUPS 96(SI)(AX*1), Y3
-	VSUBPS 0(DX)(AX*1), Y0, Y0
-	VSUBPS 32(DX)(AX*1), Y1, Y1
-	VSUBPS 64(DX)(AX*1), Y2, Y2
-	VSUBPS 96(DX)(AX*1), Y3, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VMOVUPS (SI)(AX*1), Y0
-	VSUBPS (DX)(AX*1), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECBINARY(VSUBPS)
 
 // func vecMulF32AVX2(dst, a, b *float32, n int)
 // dst = a mul b, lane by lane (VMULPS).
 TEXT ·vecMulF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VMOVUPS 0(SI)(AX*1), Y0
-	VMOVUPS 32(SI)(AX*1), Y1
-	VMOVUPS 64(SI)(AX*1), Y2
-	VMOVUPS 96(SI)(AX*1), Y3
-	VMULPS 0(DX)(AX*1), Y0, Y0
-	VMULPS 32(DX)(AX*1), Y1, Y1
-	VMULPS 64(DX)(AX*1), Y2, Y2
-	VMULPS 96(DX)(AX*1), Y3, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VMOVUPS (SI)(AX*1), Y0
-	VMULPS (DX)(AX*1), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECBINARY(VMULPS)
 
 // func vecDivF32AVX2(dst, a, b *float32, n int)
 // dst = a div b, lane by lane (VDIVPS).
 TEXT ·vecDivF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VMOVUPS 0(SI)(AX*1), Y0
-	VMOVUPS 32(SI)(AX*1), Y1
-	VMOVUPS 64(SI)(AX*1), Y2
-	VMOVUPS 96(SI)(AX*1), Y3
-	VDIVPS 0(DX)(AX*1), Y0, Y0
-	VDIVPS 32(DX)(AX*1), Y1, Y1
-	VDIVPS 64(DX)(AX*1), Y2, Y2
-	VDIVPS 96(DX)(AX*1), Y3, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VMOVUPS (SI)(AX*1), Y0
-	VDIVPS (DX)(AX*1), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECBINARY(VDIVPS)
 
 // func vecMaximumF32AVX2(dst, a, b *float32, n int)
 // torch.maximum: b > a ? b : a (a when a is NaN), then all-ones NaN where b is NaN.
@@ -477,76 +403,12 @@ done:
 // func vecAddScalarF32AVX2(dst, a *float32, n int, s float32)
 // dst = a + s.
 TEXT ·vecAddScalarF32AVX2(SB), NOSPLIT, $0-28
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y8
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VADDPS 0(SI)(AX*1), Y8, Y0
-	VADDPS 32(SI)(AX*1), Y8, Y1
-	VADDPS 64(SI)(AX*1), Y8, Y2
-	VADDPS 96(SI)(AX*1), Y8, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VADDPS (SI)(AX*1), Y8, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECSCALAR(VADDPS)
 
 // func vecMulScalarF32AVX2(dst, a *float32, n int, s float32)
 // dst = a * s.
 TEXT ·vecMulScalarF32AVX2(SB), NOSPLIT, $0-28
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y8
-	XORQ AX, AX
-	SHLQ $2, CX // bytes
-
-loop32:
-	LEAQ 128(AX), R8
-	CMPQ R8, CX
-	JA   loop8
-	VMULPS 0(SI)(AX*1), Y8, Y0
-	VMULPS 32(SI)(AX*1), Y8, Y1
-	VMULPS 64(SI)(AX*1), Y8, Y2
-	VMULPS 96(SI)(AX*1), Y8, Y3
-	VMOVUPS Y0, 0(DI)(AX*1)
-	VMOVUPS Y1, 32(DI)(AX*1)
-	VMOVUPS Y2, 64(DI)(AX*1)
-	VMOVUPS Y3, 96(DI)(AX*1)
-	MOVQ R8, AX
-	JMP  loop32
-
-loop8:
-	CMPQ AX, CX
-	JAE  done
-	VMULPS (SI)(AX*1), Y8, Y0
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	JMP  loop8
-
-done:
-	VZEROUPPER
-	RET
+	VECSCALAR(VMULPS)
 
 // func vecReluF32AVX2(dst, a *float32, n int)
 // torch.relu: 0 > x ? 0 : x (NaN and -0 pass through).
