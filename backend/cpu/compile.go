@@ -1346,14 +1346,8 @@ func (r *crun) step(s *pstep) error {
 			id := s.out[k]
 			l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
 		}
-		if s.nOut == 1 && n.Op.Name == "dot_general" {
-			if planTransposed(l.Out[0].Layout) {
-				l = swappedDot(l)
-			}
-			c := &Call{Launch: l, InB: [][]byte{l.In[0].Buf.(*Buf).b, l.In[1].Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
-			if dotF32Swapped(c, nil) {
-				return nil
-			}
+		if s.nOut == 1 && n.Op.Name == "dot_general" && planTransposed(l.Out[0].Layout) {
+			l = swappedDot(l)
 		}
 		return Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b })
 	case stFused:
@@ -1465,11 +1459,10 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	if op.Numel(l.Out[0].Shape) > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) {
 		return nil
 	}
-	// No fused path for this problem: the plain kernel, then the group.
-	if !dotF32Swapped(c, nil) {
-		if err := dotGeneralKernel(c); err != nil {
-			return err
-		}
+	// No fused path for this problem: the plain kernel (which takes the
+	// swapped product itself where it pays), then the group.
+	if err := dotGeneralKernel(c); err != nil {
+		return err
 	}
 	e.runGroup(r.threads)
 	return nil
