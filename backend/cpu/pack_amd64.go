@@ -22,8 +22,5 @@ func pack6F32(dst, src []float32, lda, n int) {
 		done = (n - 1) / 8 * 8
 		packA6F32AVX2(&dst[0], &src[0], lda, done)
 	}
-	for p := done; p < n; p++ {
-		out := dst[p*6 : p*6+6 : p*6+6]
-		out[0], out[1], out[2], out[3], out[4], out[5] = src[p], src[lda+p], src[2*lda+p], src[3*lda+p], src[4*lda+p], src[5*lda+p]
-	}
+	pack6F32Go(dst[done*6:], src[done:], lda, n-done)
 }
