@@ -73,7 +73,7 @@ func registerUnaryKernels() {
 	fl := func(name string, f func(float64) float64) {
 		v := vecUnaryFor(name) // dense f32: vec.go
 		reg(name, op.SetFloats, func(c *Call) error {
-			if v == nil || !(bf16RunUnary(c, v) || vecRunUnary(c, v)) { // dense bf16: bf16_elem.go
+			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
@@ -163,7 +163,7 @@ func registerBinaryKernels() {
 		case dtype.F64:
 			arith[float64](c, '*')
 		default:
-			if bf16RunBinary(c, vecOpMul) || vecRunBinaryBF16(c, vecOpMul) { // bf16_elem.go, vec.go
+			if bf16RunBinary(c, vecOpMul) { // bf16_elem.go
 				return nil
 			}
 			numBinary(c, func(a, b float64) float64 { return a * b }, func(a, b int64) int64 { return a * b })
@@ -370,8 +370,8 @@ func addSub(c *Call, sign float64) error {
 			arith[float64](c, '-')
 		case dt == dtype.F64:
 			binaryLoop(c, func(a, b float64) float64 { return math.FMA(alpha, b, a) })
-		case dt == dtype.BF16 && alpha == 1 && (bf16RunBinary(c, vecOpAdd) || vecRunBinaryBF16(c, vecOpAdd)): // bf16_elem.go, vec.go
-		case dt == dtype.BF16 && alpha == -1 && (bf16RunBinary(c, vecOpSub) || vecRunBinaryBF16(c, vecOpSub)):
+		case dt == dtype.BF16 && alpha == 1 && bf16RunBinary(c, vecOpAdd): // bf16_elem.go
+		case dt == dtype.BF16 && alpha == -1 && bf16RunBinary(c, vecOpSub):
 		default:
 			floatBinary(c, func(a, b float64) float64 { return a + alpha*b })
 		}
@@ -420,7 +420,7 @@ func divKernel(c *Call) error {
 			case dtype.F64:
 				arith[float64](c, '/')
 			default:
-				if bf16RunBinary(c, vecOpDiv) || vecRunBinaryBF16(c, vecOpDiv) { // bf16_elem.go, vec.go
+				if bf16RunBinary(c, vecOpDiv) { // bf16_elem.go
 					return nil
 				}
 				floatBinary(c, func(a, b float64) float64 { return a / b })
@@ -512,7 +512,7 @@ func registerCompositeKernels() {
 	fl := func(name string, f func(float64) float64) {
 		v := vecUnaryFor(name) // dense f32: vec.go
 		reg(name, op.SetFloats, func(c *Call) error {
-			if v == nil || !(bf16RunUnary(c, v) || vecRunUnary(c, v)) { // dense bf16: bf16_elem.go
+			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
@@ -565,7 +565,7 @@ func registerCompositeKernels() {
 	})
 	reg("gelu", op.SetFloats, func(c *Call) error {
 		if c.Attrs.String("approximate") == "tanh" {
-			if bf16RunUnary(c, vecGeluTanhF32) || vecRunUnary(c, vecGeluTanhF32) {
+			if vecRunUnary(c, vecGeluTanhF32) {
 				return nil
 			}
 			k := math.Sqrt(2 / math.Pi)
@@ -574,7 +574,7 @@ func registerCompositeKernels() {
 			})
 			return nil
 		}
-		if bf16RunUnary(c, vecGeluF32) || vecRunUnary(c, vecGeluF32) {
+		if vecRunUnary(c, vecGeluF32) {
 			return nil
 		}
 		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })

@@ -395,45 +395,9 @@ func vecDense(o device.Operand, size, n int) (off int, scalar, ok bool) {
 	return 0, false, false
 }
 
-// vecBlock is the number of elements vecRunUnaryBF16 widens to float32 at
-// a time (on the stack).
+// vecBlock is the number of elements the strided paths gather into
+// float32 at a time (on the stack).
 const vecBlock = 1024
-
-// vecRunUnaryBF16 runs f over c's bf16 input and output when both are
-// dense: blocks are widened to float32 (exact), computed, and rounded to
-// bfloat16 once, as PyTorch computes bf16 math in float32. It reports
-// whether it ran.
-func vecRunUnaryBF16(c *Call, f func(dst, a []float32)) bool {
-	in, out := c.In[0], c.Out[0]
-	if in.DType != dtype.BF16 || out.DType != dtype.BF16 {
-		return false
-	}
-	n := op.Numel(out.Shape)
-	src, dst := as[dtype.BFloat16](c.InB[0]), as[dtype.BFloat16](c.OutB[0])
-	io, is, ok := vecDense(in, len(src), n)
-	if !ok || is && n > 1 {
-		return false
-	}
-	oo, os, ok := vecDense(out, len(dst), n)
-	if !ok || os && n > 1 {
-		return false
-	}
-	src, dst = src[io:io+n], dst[oo:oo+n]
-	vecParallel(n, func(lo, hi int) {
-		var buf [vecBlock]float32
-		for i := lo; i < hi; i += vecBlock {
-			b := buf[:min(vecBlock, hi-i)]
-			for k, v := range src[i : i+len(b)] {
-				b[k] = v.F32()
-			}
-			f(b, b)
-			for k, v := range b {
-				dst[i+k] = dtype.BF16FromF32(v)
-			}
-		}
-	})
-	return true
-}
 
 // vecRunUnaryStrided runs f over c's f32 or bf16 input of any layout (a
 // view, a broadcast) into its output, run by run, gathering each run into
@@ -482,69 +446,6 @@ func vecRunUnaryStrided(c *Call, f func(dst, a []float32)) bool {
 	return true
 }
 
-// vecRunBinaryBF16 is vecRunBinary for dense bf16 operands (the second
-// may be a broadcast scalar): blocks are widened to float32 (exact), the
-// f32 kernel runs, and results round to bfloat16 once, as PyTorch's bf16
-// arithmetic (and the generic kernels, whose float64 result of one +, -,
-// * or / rounds to the same float32) do.
-func vecRunBinaryBF16(c *Call, k vecOp) bool {
-	x, y, out := c.In[0], c.In[1], c.Out[0]
-	if x.DType != dtype.BF16 || y.DType != dtype.BF16 || out.DType != dtype.BF16 {
-		return false
-	}
-	n := op.Numel(out.Shape)
-	xs, ys, ds := as[dtype.BFloat16](c.InB[0]), as[dtype.BFloat16](c.InB[1]), as[dtype.BFloat16](c.OutB[0])
-	xo, xsc, ok := vecDense(x, len(xs), n)
-	if !ok || xsc && n > 1 {
-		return false
-	}
-	yo, ysc, ok := vecDense(y, len(ys), n)
-	if !ok {
-		return false
-	}
-	do, dsc, ok := vecDense(out, len(ds), n)
-	if !ok || dsc && n > 1 {
-		return false
-	}
-	var f func(dst, a, b []float32)
-	switch k {
-	case vecOpAdd:
-		f = vecAddF32
-	case vecOpSub:
-		f = vecSubF32
-	case vecOpMul:
-		f = vecMulF32
-	case vecOpDiv:
-		f = vecDivF32
-	default:
-		return false
-	}
-	xs, ds = xs[xo:xo+n], ds[do:do+n]
-	ystep := 1
-	if ysc {
-		ys, ystep = ys[yo:yo+1], 0
-	} else {
-		ys = ys[yo : yo+n]
-	}
-	vecParallel(n, func(lo, hi int) {
-		var ba, bb [vecBlock]float32
-		for i := lo; i < hi; i += vecBlock {
-			m := min(vecBlock, hi-i)
-			for k, v := range xs[i : i+m] {
-				ba[k] = v.F32()
-			}
-			for k := range bb[:m] {
-				bb[k] = ys[(i+k)*ystep].F32()
-			}
-			f(ba[:m], ba[:m], bb[:m])
-			for k, v := range ba[:m] {
-				ds[i+k] = dtype.BF16FromF32(v)
-			}
-		}
-	})
-	return true
-}
-
 // vecOut returns c's output as a dense f32 slice of n elements.
 func vecOut(c *Call) ([]float32, int, bool) {
 	out := c.Out[0]
@@ -558,12 +459,12 @@ func vecOut(c *Call) ([]float32, int, bool) {
 
 // vecRunUnary runs f over c's f32 (or bf16) input into its output and
 // reports whether it did (false for other dtypes): dense operands in
-// chunks over goroutines (vecRunUnaryBF16 for bf16), any other layout run
+// chunks over goroutines (bf16RunUnary for bf16), any other layout run
 // by run (vecRunUnaryStrided), so every f32 and bf16 layout gets the same
 // arithmetic.
 func vecRunUnary(c *Call, f func(dst, a []float32)) bool {
 	if c.In[0].DType == dtype.BF16 {
-		return vecRunUnaryBF16(c, f) || vecRunUnaryStrided(c, f)
+		return bf16RunUnary(c, f) || vecRunUnaryStrided(c, f)
 	}
 	dst, n, ok := vecOut(c)
 	if !ok {
