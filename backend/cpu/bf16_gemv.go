@@ -34,31 +34,12 @@ var gemvAsmBF16 *gemvKernelsBF16
 // gemvBF16 runs a bf16 matrix-vector problem in store mode on kr,
 // reporting whether it did (false for layouts the kernels do not read).
 func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvKernelsBF16) bool {
-	mat, vec := &g.a, &g.b
-	rows, rowsAreM := g.m, true
-	if g.n != 1 {
-		mat, vec = &g.b, &g.a
-		rows, rowsAreM = g.n, false
-	}
-	if !mat.plain || !vec.plain || len(mat.conv) != 1 || len(vec.conv) != 1 {
+	l, ok := gemvLayoutOf(g)
+	if !ok {
 		return false
 	}
+	mat, vec, rows, rowsAreM, rs, ks, dot := l.mat, l.vec, l.rows, l.rowsAreM, l.rs, l.ks, l.dot
 	k := g.k
-	rs, ok1 := uniformStride(mat.row)
-	ks, ok2 := uniformStride(mat.k)
-	if !ok1 || !ok2 {
-		return false
-	}
-	dot := ks == 1 || k == 1
-	if !dot && !(rs == 1 || rows == 1) {
-		return false
-	}
-	if rows == 1 {
-		rs = 0
-	}
-	if k == 1 {
-		ks = 1
-	}
 	store := func(b, r0, n int, y []float32) {
 		if rowsAreM {
 			g.store(b, r0, 0, n, 1, y[:n])

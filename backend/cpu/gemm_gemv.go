@@ -79,36 +79,64 @@ func uniformStride(offs []int) (int, bool) {
 	return s, true
 }
 
-func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool {
-	// The matrix side, its row count, and where output r goes.
-	mat, vec := &g.a, &g.b
-	rows, ostride := g.m, g.ldc
+// gemvLayout is how the matrix-vector kernels read a problem with one
+// output column (or row): the matrix and vector sides, the matrix's row
+// count, whether its rows are C's rows (the matrix is A), their stride rs
+// and k stride ks (normalised: rs 0 for one row, ks 1 for k = 1), and the
+// form — dot (rows contiguous along k) or axpy (rows adjacent).
+type gemvLayout[S any, T gemmNum] struct {
+	mat, vec *gemmSide[S, T]
+	rows     int
+	rowsAreM bool
+	rs, ks   int
+	dot      bool
+}
+
+// gemvLayoutOf classifies g for the matrix-vector kernels, reporting false
+// for layouts they do not read.
+func gemvLayoutOf[S any, T gemmNum](g *gemmProblem[S, S, T]) (gemvLayout[S, T], bool) {
+	l := gemvLayout[S, T]{mat: &g.a, vec: &g.b, rows: g.m, rowsAreM: true}
 	if g.n != 1 {
-		mat, vec = &g.b, &g.a
-		rows, ostride = g.n, 1
+		l.mat, l.vec, l.rows, l.rowsAreM = &g.b, &g.a, g.n, false
 	}
+	mat, vec := l.mat, l.vec
 	if !mat.plain || !vec.plain || len(mat.conv) != 1 || len(vec.conv) != 1 {
-		return false
+		return l, false
 	}
-	k := g.k
-	rs, ok1 := uniformStride(mat.row)
-	ks, ok2 := uniformStride(mat.k)
+	var ok1, ok2 bool
+	l.rs, ok1 = uniformStride(mat.row)
+	l.ks, ok2 = uniformStride(mat.k)
 	if !ok1 || !ok2 {
+		return l, false
+	}
+	l.dot = l.ks == 1 || g.k == 1
+	if !l.dot && !(l.rs == 1 || l.rows == 1) {
+		return l, false
+	}
+	if l.rows == 1 {
+		l.rs = 0
+	}
+	if g.k == 1 {
+		l.ks = 1
+	}
+	return l, true
+}
+
+func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool {
+	l, ok := gemvLayoutOf(g)
+	if !ok {
 		return false
 	}
-	dot := ks == 1 || k == 1
-	if !dot && !(rs == 1 || rows == 1) {
-		return false
+	// The matrix side, its row count, and where output r goes.
+	mat, vec, rows, rs, ks, dot := l.mat, l.vec, l.rows, l.rs, l.ks, l.dot
+	ostride := g.ldc
+	if !l.rowsAreM {
+		ostride = 1
 	}
 	if !dot && ostride != 1 && rows > 1 {
 		return false
 	}
-	if rows == 1 {
-		rs = 0
-	}
-	if k == 1 {
-		ks = 1
-	}
+	k := g.k
 	vs, vok := uniformStride(vec.k)
 	contig := vok && (vs == 1 || k <= 1)
 	// Scratch: gathered vectors (when not contiguous) and, per thread, a
