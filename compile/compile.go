@@ -18,14 +18,20 @@
 // state are the program's parameters, and what f writes into them
 // (gradients, updated weights, moments) is written back when it runs.
 //
-// Tracing is cheap (no kernel runs) and is repeated on every call, so that
-// Go-side state (a learning-rate schedule, a step counter, optimizer state
-// created on the first step) is always current; programs are cached by the
-// graph's structure, and run-time values such as learning rates and seeds
-// are program inputs (op.Def.DynamicAttrs), so a training loop compiles
-// once or twice. Every new program is logged with its reason under
+// By default f is traced again on every call, so that Go-side state (a
+// learning-rate schedule, a step counter, optimizer state created on the
+// first step, Go control flow) is always current; programs are cached by
+// the graph's structure, and run-time values such as learning rates and
+// seeds are program inputs (op.Def.DynamicAttrs), so a training loop
+// compiles once or twice. Every new program is logged with its reason under
 // GOTPU_LOG=recompile; past a limit (default 8) a call fails with an error
 // that says to declare bounded dimensions (Bound).
+//
+// A trace costs about what running f op by op costs in dispatch. With
+// TraceOnce, f is traced only until its trace stops changing for an input
+// signature, and later calls replay the program without running f (as a
+// jitted function or a captured graph does elsewhere): the per-call cost no
+// longer grows with the number of ops.
 package compile
 
 import (
@@ -56,6 +62,7 @@ type options struct {
 	limit     int
 	precision string
 	bounds    []Bounded
+	traceOnce bool
 }
 
 // Option configures Fn.
@@ -76,6 +83,24 @@ func RecompileLimit(n int) Option { return func(o *options) { o.limit = n } }
 // ("highest", "high", "medium"); it is part of the cache key.
 func Precision(p string) Option { return func(o *options) { o.precision = p } }
 
+// TraceOnce makes the function replay its program instead of tracing f
+// again, once two traces in a row with the same input signature recorded
+// the same program over the same tensors (the first call of a training
+// step creates optimizer state, so a step replays from its third call).
+// A replay does not run f: f must be a step over its inputs and the
+// tensors it reads (weights, gradients, optimizer state — the same tensors
+// every call, which f and the program update in place), with Go control
+// flow that does not change from call to call. gotpu's optimizers stand in
+// for their Go-side per-step work (the step count advances, the learning
+// rate is read at each call, so schedulers outside f work); a trace with
+// Go-side values nothing stands in for — a random op's seed, a scheduler
+// stepped inside f, an optimizer without a fused update, bounded
+// dimensions — is traced on every call as without TraceOnce (logged once
+// under GOTPU_LOG=recompile). A tensor the function reads that was freed
+// since, an input with another layout, or an optimizer whose state was
+// replaced makes that call trace again.
+func TraceOnce() Option { return func(o *options) { o.traceOnce = true } }
+
 // Function is a compiled function; see Fn. It is safe for concurrent use
 // (calls are serialized).
 type Function struct {
@@ -86,13 +111,26 @@ type Function struct {
 	live     tensor.LiveMemo
 	programs map[string]string // fingerprint -> input signature it was first seen with
 	sigs     map[string]bool
+	replays  map[string]*replayEntry // input signature -> its latest trace (TraceOnce)
 	stats    Stats
+}
+
+// replayEntry is the latest trace of one input signature, under TraceOnce.
+type replayEntry struct {
+	fp     string
+	rep    *tensor.Replay // nil: that trace cannot be replayed
+	stable bool           // the trace before it was the same program on the same tensors
+	prog   device.Program
+	info   tensor.ProgramInfo
 }
 
 // Stats counts what a Function did.
 type Stats struct {
-	// Calls is the number of calls that ran.
-	Calls int `json:"calls"`
+	// Calls is the number of calls that ran; Traces of them traced f,
+	// Replays ran the program without it (TraceOnce).
+	Calls   int `json:"calls"`
+	Traces  int `json:"traces"`
+	Replays int `json:"replays"`
 	// Programs is the number of distinct programs the function needed.
 	Programs int `json:"programs"`
 	// Tiers counts where each call's program came from: "memory" (already
@@ -112,7 +150,7 @@ func Fn(f func(in ...*tensor.Tensor) []*tensor.Tensor, opts ...Option) *Function
 		op(&o)
 	}
 	return &Function{f: f, opts: o, programs: map[string]string{}, sigs: map[string]bool{},
-		stats: Stats{Tiers: map[string]int{}}}
+		replays: map[string]*replayEntry{}, stats: Stats{Tiers: map[string]int{}}}
 }
 
 // Stats returns a copy of the function's counters.
@@ -185,6 +223,13 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 	if err != nil {
 		return nil, err
 	}
+	var sig string
+	if c.opts.traceOnce {
+		sig = signature(in)
+		if out, ok, err := c.replay(sig, in); ok || err != nil {
+			return out, err
+		}
+	}
 	t0 := time.Now()
 	tg, err := c.trace(dev, in, length)
 	if err != nil {
@@ -194,7 +239,9 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 	c.stats.TraceTime += t1.Sub(t0)
 	g := tg.Graph
 	fp := g.Fingerprint()
-	sig := signature(in)
+	if sig == "" {
+		sig = signature(in)
+	}
 	if _, seen := c.programs[fp]; !seen {
 		if len(c.programs) >= c.opts.limit {
 			return nil, fmt.Errorf("%w: %s needed a %d-th program (limit %d) for inputs %s; "+
@@ -231,7 +278,52 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 		return nil, fmt.Errorf("compile: running %s: %w", c.opts.name, err)
 	}
 	c.stats.Calls++
+	c.stats.Traces++
+	if c.opts.traceOnce {
+		c.keepForReplay(sig, fp, tg, prog, info)
+	}
 	return unpad(out, tg.Padded, length), nil
+}
+
+// replay runs the program of signature sig's latest trace without tracing,
+// when that trace is stable (TraceOnce). ok false with a nil error: trace.
+func (c *Function) replay(sig string, in []*tensor.Tensor) (out []*tensor.Tensor, ok bool, err error) {
+	e := c.replays[sig]
+	if e == nil || !e.stable {
+		return nil, false, nil
+	}
+	t0 := time.Now()
+	out, err = e.rep.Run(e.prog, e.info, in)
+	if errors.Is(err, tensor.ErrNoReplay) {
+		tensor.Logf("recompile", "%s: tracing again (inputs %s): %v", c.opts.name, sig, err)
+		delete(c.replays, sig)
+		return nil, false, nil
+	}
+	c.stats.RunTime += time.Since(t0)
+	if err != nil {
+		return nil, false, fmt.Errorf("compile: running %s: %w", c.opts.name, err)
+	}
+	c.stats.Calls++
+	c.stats.Replays++
+	c.stats.Tiers["memory"]++
+	return out, true, nil
+}
+
+// keepForReplay records a finished trace of signature sig as the one later
+// calls replay (TraceOnce), stable when the trace before it recorded the
+// same program over the same tensors.
+func (c *Function) keepForReplay(sig, fp string, tg *tensor.TracedGraph, prog device.Program, info tensor.ProgramInfo) {
+	prev := c.replays[sig]
+	rep, err := tg.Replay()
+	if err != nil {
+		if prev == nil || prev.rep != nil {
+			tensor.Logf("recompile", "%s: traced on every call (inputs %s): %v", c.opts.name, sig, err)
+		}
+		c.replays[sig] = &replayEntry{fp: fp}
+		return
+	}
+	stable := prev != nil && prev.rep != nil && prev.fp == fp && prev.rep.SameBindings(rep)
+	c.replays[sig] = &replayEntry{fp: fp, rep: rep, stable: stable, prog: prog, info: info}
 }
 
 // MustCall is Call for code that treats a failure as a bug: it panics with

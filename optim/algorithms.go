@@ -20,10 +20,11 @@ func NewSGD(groups []*Group, lr float64) *SGD {
 // Step implements Optimizer.
 func (o *SGD) Step() {
 	o.each(func(i int, g *Group, p, grad *tensor.Tensor) {
-		if o.sgdFused(i, g.Options, p, grad) {
+		if o.sgdFused(i, g, p, grad) {
 			o.steps[i]++
 			return
 		}
+		tensor.NoReplay(opByOp)
 		op := g.Options
 		d := grad
 		if wd := op["weight_decay"]; wd != 0 {
@@ -47,6 +48,11 @@ func (o *SGD) Step() {
 		o.steps[i]++
 	})
 }
+
+// opByOp is why a compiled function whose optimizer updates a parameter
+// op by op cannot be replayed: the update bakes the step's Go-side values
+// (learning rate, bias corrections) into the program as constants.
+const opByOp = "an optimizer updated a parameter op by op (no fused kernel): its per-step values are constants of the program"
 
 // Adam is torch.optim.Adam (with amsgrad); AdamW decouples weight decay.
 type Adam struct {
@@ -78,9 +84,10 @@ func (o *Adam) Step() {
 			st["max_exp_avg_sq"] = zerosLike(p)
 		}
 		o.steps[i]++
-		if o.adamFused(i, op, p, grad) {
+		if o.adamFused(i, g, p, grad) {
 			return
 		}
+		tensor.NoReplay(opByOp)
 		param := p
 		if o.decoupled {
 			param = scale(p, 1-lr*wd)
@@ -112,6 +119,7 @@ func NewRMSprop(groups []*Group, lr float64) *RMSprop {
 // Step implements Optimizer.
 func (o *RMSprop) Step() {
 	o.each(func(i int, g *Group, p, grad *tensor.Tensor) {
+		tensor.NoReplay(opByOp)
 		op := g.Options
 		st := o.state[i]
 		if _, ok := st["square_avg"]; !ok {
@@ -157,6 +165,7 @@ func NewAdagrad(groups []*Group, lr float64) *Adagrad {
 // Step implements Optimizer.
 func (o *Adagrad) Step() {
 	o.each(func(i int, g *Group, p, grad *tensor.Tensor) {
+		tensor.NoReplay(opByOp)
 		op := g.Options
 		st := o.state[i]
 		if _, ok := st["sum"]; !ok {

@@ -49,9 +49,10 @@ func fusedFor(name string, p *tensor.Tensor, others ...*tensor.Tensor) bool {
 	return be.Supports(d, p.DType())
 }
 
-// sgdFused runs one sgd_step on p with options o, creating the momentum
-// buffer on the first step.
-func (s *SGD) sgdFused(i int, o map[string]float64, p, grad *tensor.Tensor) bool {
+// sgdFused runs one sgd_step on p with the options of group g, creating
+// the momentum buffer on the first step.
+func (s *SGD) sgdFused(i int, g *Group, p, grad *tensor.Tensor) bool {
+	o := g.Options
 	mom := o["momentum"]
 	var buf *tensor.Tensor
 	first := false
@@ -68,16 +69,52 @@ func (s *SGD) sgdFused(i int, o map[string]float64, p, grad *tensor.Tensor) bool
 		buf = tensor.EmptyLike(p)
 		s.state[i]["momentum_buffer"] = buf
 	}
-	tensor.Apply("sgd_step", []*tensor.Tensor{p, grad, buf}, op.Attrs{
+	traced := replayedOptionsOf(o, "lr")
+	tensor.ApplyReplayable("sgd_step", []*tensor.Tensor{p, grad, buf}, op.Attrs{
 		"lr": o["lr"], "momentum": mom, "dampening": o["dampening"], "weight_decay": o["weight_decay"],
 		"nesterov": o["nesterov"] != 0, "first": first,
+	}, tensor.ReplayStep{
+		Valid: func() bool {
+			b, ok := s.state[i]["momentum_buffer"]
+			return !first && (ok || mom == 0) && b == buf && traced.same(g.Options)
+		},
+		// A replay counts the step as Step does after this call.
+		Dynamic: func() op.Attrs {
+			s.steps[i]++
+			return op.Attrs{"lr": g.Options["lr"]}
+		},
 	})
 	return true
 }
 
-// adamFused runs one adam_step on p with options o (state already
-// initialised, step already counted).
-func (a *Adam) adamFused(i int, o map[string]float64, p, grad *tensor.Tensor) bool {
+// replayedOptions is a copy of a group's options at a traced step, less the
+// dynamic ones (read again at each replay).
+type replayedOptions map[string]float64
+
+func replayedOptionsOf(o map[string]float64, dynamic ...string) replayedOptions {
+	r := replayedOptions{}
+	for k, v := range o {
+		if !slices.Contains(dynamic, k) {
+			r[k] = v
+		}
+	}
+	return r
+}
+
+// same reports whether o still has the traced values.
+func (r replayedOptions) same(o map[string]float64) bool {
+	for k, v := range r {
+		if w, ok := o[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// adamFused runs one adam_step on p with the options of group g (state
+// already initialised, step already counted).
+func (a *Adam) adamFused(i int, g *Group, p, grad *tensor.Tensor) bool {
+	o := g.Options
 	st := a.state[i]
 	ams := o["amsgrad"] != 0
 	var mx *tensor.Tensor
@@ -87,9 +124,21 @@ func (a *Adam) adamFused(i int, o map[string]float64, p, grad *tensor.Tensor) bo
 	if !fusedFor("adam_step", p, grad, st["exp_avg"], st["exp_avg_sq"], mx) {
 		return false
 	}
-	tensor.Apply("adam_step", []*tensor.Tensor{p, grad, st["exp_avg"], st["exp_avg_sq"], mx}, op.Attrs{
+	traced := replayedOptionsOf(o, "lr")
+	ea, eas := st["exp_avg"], st["exp_avg_sq"]
+	tensor.ApplyReplayable("adam_step", []*tensor.Tensor{p, grad, ea, eas, mx}, op.Attrs{
 		"lr": o["lr"], "beta1": o["betas0"], "beta2": o["betas1"], "eps": o["eps"], "weight_decay": o["weight_decay"],
 		"step": int(a.steps[i]), "decoupled": a.decoupled, "amsgrad": ams,
+	}, tensor.ReplayStep{
+		Valid: func() bool {
+			s := a.state[i]
+			return s["exp_avg"] == ea && s["exp_avg_sq"] == eas && s["max_exp_avg_sq"] == mx && traced.same(g.Options)
+		},
+		// A replay counts the step as Step does before this call.
+		Dynamic: func() op.Attrs {
+			a.steps[i]++
+			return op.Attrs{"lr": g.Options["lr"], "step": int(a.steps[i])}
+		},
 	})
 	return true
 }

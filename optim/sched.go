@@ -1,6 +1,10 @@
 package optim
 
-import "math"
+import (
+	"math"
+
+	"github.com/gotpu/gotpu/tensor"
+)
 
 // Scheduler sets the learning rate of an optimizer's groups from the number
 // of Step calls so far (PyTorch's LRScheduler: construct it, then call Step
@@ -38,6 +42,7 @@ func newFuncSched(opt Optimizer, f lrFunc) *funcSched {
 }
 
 func (s *funcSched) apply() {
+	tensor.NoReplay("a learning-rate scheduler stepped inside the function (step it outside: the optimizer reads the rate at each replay)")
 	s.last = s.last[:0]
 	for i, g := range s.opt.Groups() {
 		lr := s.f(s.base[i], s.n)

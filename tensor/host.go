@@ -119,8 +119,17 @@ func FromBytes(dev device.Device, dt dtype.DType, shape []int, raw []byte) *Tens
 			panic(&Error{Op: "from_bytes", Msg: err.Error(), Err: err})
 		}
 	}
+	if len(raw) <= maxTraceConst && tracesActive.Load() > 0 {
+		if tr := currentTrace(); tr != nil && tr.ctx.dev == dev {
+			t.st.konst = string(raw)
+		}
+	}
 	return t
 }
+
+// maxTraceConst is the largest host upload inside a trace that is kept as
+// a constant of the trace (Storage.konst).
+const maxTraceConst = 4096
 
 // Scalar wraps a Go value (float64, float32, int, int64, bool) as a 0-d tensor
 // that promotes like a Python number: t.Add(Scalar(2)) keeps t's dtype.

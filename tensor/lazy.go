@@ -50,6 +50,9 @@ type binding struct {
 	st *Storage
 	l  op.Layout
 	dt dtype.DType
+	// konst is the storage's Storage.konst when it was bound (a constant
+	// the trace made from host data).
+	konst string
 }
 
 type paramKey struct {
@@ -79,10 +82,15 @@ type lazyCtx struct {
 	pendBytes int64
 	// dyn holds, per recorded node with dynamic attributes (in node order),
 	// the values this graph's run uses; the graph itself records zeros.
-	dyn     []op.Attrs
-	seq     seqDetector
-	flushes int64
-	closed  bool
+	dyn []op.Attrs
+	// dynSteps holds, per entry of dyn, what a replay of a trace calls to
+	// get that node's values (nil: nothing, and the trace cannot be
+	// replayed); noReplay says why a trace cannot be replayed otherwise.
+	dynSteps []*ReplayStep
+	noReplay string
+	seq      seqDetector
+	flushes  int64
+	closed   bool
 	// failed is the panic value of the flush that failed, for the
 	// poisoned tensors it left behind.
 	failed any
@@ -106,6 +114,8 @@ func (c *lazyCtx) reset() {
 	c.last = nil
 	c.pendSet = map[weak.Pointer[Storage]]int{}
 	c.dyn = nil
+	c.dynSteps = nil
+	c.noReplay = ""
 	c.seq.reset()
 }
 
@@ -233,7 +243,7 @@ func (c *lazyCtx) valueOf(t *Tensor) *ir.Value {
 		return v
 	}
 	v := c.g.Param(op.Meta{Shape: slices.Clone(t.l.Shape), DType: t.dt})
-	c.binds = append(c.binds, binding{st: st, l: t.l, dt: t.dt})
+	c.binds = append(c.binds, binding{st: st, l: t.l, dt: t.dt, konst: st.konst})
 	c.paramOf[key] = v
 	return v
 }
@@ -340,6 +350,7 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 			}
 		}
 		c.dyn = append(c.dyn, dv)
+		c.dynSteps = append(c.dynSteps, nil)
 		// The placeholders keep the attributes normalized (an int attribute
 		// drawn as int64 by the runtime is an int again).
 		if nn, err := d.Normalize(na); err == nil {

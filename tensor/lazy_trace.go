@@ -156,6 +156,7 @@ type liveStorage struct {
 	dst *Storage // for a written input: the caller's storage
 	l   op.Layout
 	dt  dtype.DType
+	in  int // for a written input: its index, else -1
 }
 
 // End stops recording and builds the graph whose outputs are outs (which
@@ -219,14 +220,14 @@ func (tr *Trace) End(outs []*Tensor) *TracedGraph {
 		if p.st != nil && slices.Contains(tg.retSt, p.st) {
 			continue
 		}
-		ls := liveStorage{st: p.st, k: add(p.v)}
+		ls := liveStorage{st: p.st, k: add(p.v), in: -1}
 		if p.st == nil {
 			tg.live = append(tg.live, ls) // computed, then freed
 			continue
 		}
 		if i, ok := symOf[p.st]; ok {
 			// A written input: the caller's tensor gets the new value.
-			ls.dst, ls.l, ls.dt = tr.inputs[i].st, tr.inputs[i].l, tr.inputs[i].dt
+			ls.dst, ls.l, ls.dt, ls.in = tr.inputs[i].st, tr.inputs[i].l, tr.inputs[i].dt, i
 		}
 		tg.live = append(tg.live, ls)
 	}
@@ -257,7 +258,7 @@ func (tg *TracedGraph) Run(prog device.Program, info ProgramInfo) []*Tensor {
 		case l.st == nil:
 		case l.dst == nil:
 			targets[l.k] = l.st
-		case l.l.Offset == 0 && l.l.IsContiguous() && op.Numel(l.l.Shape) == l.dst.nbytes/l.dt.Size():
+		case coversStorage(l.l, l.dt, l.dst):
 			targets[l.k] = l.dst
 		}
 	}
@@ -286,16 +287,7 @@ func (tg *TracedGraph) Run(prog device.Program, info ProgramInfo) []*Tensor {
 				l.st.attach(bufs[l.k])
 				continue
 			}
-			full := l.l.Offset == 0 && l.l.IsContiguous() && op.Numel(l.l.Shape) == l.dst.nbytes/l.dt.Size()
-			if full {
-				l.dst.attach(bufs[l.k])
-				l.dst.version.Add(1)
-			} else {
-				v := &Tensor{st: &Storage{dev: c.dev, be: c.be, nbytes: l.st.nbytes}, dt: l.dt, l: op.Contiguous(slices.Clone(l.l.Shape))}
-				v.st.attach(bufs[l.k])
-				dst := &Tensor{st: l.dst, dt: v.dt, l: l.l}
-				NoGrad(func() { apply("trace", "copy_", []*Tensor{dst, v}, nil) })
-			}
+			c.writeBack(l.dst, l.l, l.dt, bufs[l.k])
 			l.st.lazy.Store(nil)
 		}
 		for k, u := range used {
@@ -307,4 +299,26 @@ func (tg *TracedGraph) Run(prog device.Program, info ProgramInfo) []*Tensor {
 	// Storages of the trace nobody received stay pending forever: using
 	// one panics (the context is closed).
 	return res
+}
+
+// coversStorage reports whether a view of st with layout l and dtype dt is
+// the whole storage, row-major from element 0.
+func coversStorage(l op.Layout, dt dtype.DType, st *Storage) bool {
+	return l.Offset == 0 && l.IsContiguous() && op.Numel(l.Shape) == st.nbytes/dt.Size()
+}
+
+// writeBack gives the caller's storage dst, viewed with layout l and dtype
+// dt, the value a program computed into buf (contiguous, l's shape): the
+// buffer itself when the view is the whole storage, else a copy into the
+// view.
+func (c *lazyCtx) writeBack(dst *Storage, l op.Layout, dt dtype.DType, buf device.Buffer) {
+	if coversStorage(l, dt, dst) {
+		dst.attach(buf)
+		dst.version.Add(1)
+		return
+	}
+	v := &Tensor{st: &Storage{dev: c.dev, be: c.be, nbytes: op.Numel(l.Shape) * dt.Size()}, dt: dt, l: op.Contiguous(slices.Clone(l.Shape))}
+	v.st.attach(buf)
+	d := &Tensor{st: dst, dt: dt, l: l}
+	NoGrad(func() { apply("trace", "copy_", []*Tensor{d, v}, nil) })
 }

@@ -55,6 +55,10 @@ type Storage struct {
 	// lazy is the pending value of the storage in Fused mode or a trace
 	// (nil once computed); buf is nil until then for a new storage.
 	lazy atomic.Pointer[lazyVal]
+	// konst holds the bytes of a small tensor made from host data inside a
+	// trace (a Go scalar placed for one op, a backward seed): a constant
+	// the trace's program reads, made anew by every trace.
+	konst string
 }
 
 // freeHandle is what the GC cleanup of a Storage holds; it must not point back
