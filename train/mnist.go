@@ -56,7 +56,8 @@ type Config struct {
 	// Mode is how each training step runs: "strict" (default: op by op),
 	// "fused" (the Fused eager mode: ops recorded and run as cached
 	// programs) or "compiled" (the whole step — forward, backward,
-	// optimizer — under compile.Fn, one program per step).
+	// optimizer — under compile.Fn with compile.TraceOnce, one program
+	// per step, replayed without tracing once it stops changing).
 	Mode string `json:"mode,omitempty"`
 }
 
@@ -154,7 +155,12 @@ type Result struct {
 	// each cache tier instead ("memory", "disk", "remote").
 	ProgramsCompiled int            `json:"programs_compiled"`
 	CacheHits        map[string]int `json:"cache_hits"`
-	Losses           []float64      `json:"-"` // loss of every step run in this process
+	// Traces and Replays count the compiled mode's steps that traced the
+	// step function and those that replayed its program without tracing
+	// (compile.TraceOnce).
+	Traces  int       `json:"traces"`
+	Replays int       `json:"replays"`
+	Losses  []float64 `json:"-"` // loss of every step run in this process
 }
 
 // Model is a classifier over [B, 1, 28, 28] images.
@@ -393,7 +399,7 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 			loss.Backward()
 			opt.Step()
 			return []*tensor.Tensor{loss}
-		}, compile.Name("mnist-step"))
+		}, compile.Name("mnist-step"), compile.TraceOnce())
 		return func(b batch) float64 {
 				out, err := fn.Call(b.x, b.y)
 				if err != nil {
@@ -401,7 +407,9 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 				}
 				return out[0].Item()
 			}, func() {
-				for tier, n := range fn.Stats().Tiers {
+				st := fn.Stats()
+				res.Traces, res.Replays = st.Traces, st.Replays
+				for tier, n := range st.Tiers {
 					for range n {
 						count(tier)
 					}

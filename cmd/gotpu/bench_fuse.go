@@ -28,14 +28,19 @@ type fuseReport struct {
 	Threads int `json:"threads"`
 	Reps    int `json:"reps"`
 	// Results are the timings: part ("chain", "mlp_block", "mnist_step")
-	// and impl ("strict", "fused", "compiled", "torch").
+	// and impl ("strict", "fused", "compiled", "compiled_retrace",
+	// "gemms_only", "torch").
 	Results []fuseResult `json:"results"`
 	// Ratios are speed-ups at the median times (above 1: the first named
 	// is faster): chain_fused_over_strict, chain_fused_over_torch,
-	// mlp_fused_over_strict, mnist_compiled_over_strict,
-	// mnist_fused_over_strict; mlp_peak_fused_over_strict is a ratio of
-	// peak memory (below 1: Fused uses less); warm_start_speedup is a cold
-	// compile of the MNIST step over loading its serialized program.
+	// mlp_fused_over_strict, mnist_compiled_over_strict (compile.TraceOnce:
+	// the step replayed without tracing), mnist_compiled_retrace_over_strict
+	// (traced on every call), mnist_fused_over_strict;
+	// mlp_fusion_bound is the Strict block over its two products alone
+	// (the most any fusion that keeps those products can gain);
+	// mlp_peak_fused_over_strict is a ratio of peak memory (below 1: Fused
+	// uses less); warm_start_speedup is a cold compile of the MNIST step
+	// over loading its serialized program.
 	Ratios map[string]float64 `json:"ratios"`
 	// PeakBytes is the peak of intermediate memory per part and impl
 	// ("mlp_block.strict"), above what was allocated before.
@@ -66,14 +71,19 @@ by rep in one process:
   chain       gelu(x*a+b)*c over --chain-size f32 elements (four tensors):
               Strict, Fused, and PyTorch eager (tools/benchref/ref.py, /usr/bin/python3)
   mlp_block   layer_norm -> linear(1024->4096) -> gelu -> linear(4096->1024) -> residual
-              add at 64x1024: Strict and Fused time and peak intermediate memory
+              add at 64x1024: Strict and Fused time and peak intermediate memory; and
+              gemms_only, the block's two products alone in Strict (mlp_fusion_bound =
+              Strict block / gemms_only bounds what fusing the rest can gain)
   mnist_step  one MNIST MLP (784-512-256-10, AdamW) training step, batch 64:
-              Strict, Fused and compiled (compile.Fn); plus the step program's cold
-              compile time against loading its serialized form (the cache's warm start)
+              Strict, Fused, compiled (compile.Fn with TraceOnce: replayed without
+              tracing) and compiled_retrace (compile.Fn tracing every call); plus the
+              step program's cold compile time against loading its serialized form
+              (the cache's warm start)
 --json keys: threads, reps, results [{part, impl, median_s, min_s, times_s}],
 ratios {chain_fused_over_strict, chain_fused_over_torch, mlp_fused_over_strict,
-mlp_peak_fused_over_strict, mnist_compiled_over_strict, mnist_fused_over_strict,
-warm_start_speedup}, peak_bytes {"<part>.<impl>"}, compile_s, load_s, skipped.`,
+mlp_fusion_bound, mlp_peak_fused_over_strict, mnist_compiled_over_strict,
+mnist_compiled_retrace_over_strict, mnist_fused_over_strict, warm_start_speedup},
+peak_bytes {"<part>.<impl>"}, compile_s, load_s, skipped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if threads < 1 || reps < 1 || warmup < 0 || chainN < 1 {
@@ -112,10 +122,10 @@ func printFuse(cmd *cobra.Command, rep *fuseReport) error {
 		fmt.Fprintf(w, "%s\t%s\t%.2f\t%.2f\n", r.Part, r.Impl, r.MedianS*1e3, r.MinS*1e3)
 	}
 	w.Flush()
-	for _, k := range []string{"chain_fused_over_strict", "chain_fused_over_torch", "mlp_fused_over_strict", "mlp_peak_fused_over_strict",
-		"mnist_fused_over_strict", "mnist_compiled_over_strict", "warm_start_speedup"} {
+	for _, k := range []string{"chain_fused_over_strict", "chain_fused_over_torch", "mlp_fused_over_strict", "mlp_fusion_bound", "mlp_peak_fused_over_strict",
+		"mnist_fused_over_strict", "mnist_compiled_over_strict", "mnist_compiled_retrace_over_strict", "warm_start_speedup"} {
 		if v, ok := rep.Ratios[k]; ok {
-			fmt.Fprintf(cmd.OutOrStdout(), "%-28s %.2f\n", k, v)
+			fmt.Fprintf(cmd.OutOrStdout(), "%-34s %.2f\n", k, v)
 		}
 	}
 	for _, s := range rep.Skipped {
@@ -178,9 +188,19 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 		h = tensor.Linear(tensor.Linear(h, w1, b1).Gelu(), w2, b2)
 		return xb.Add(h)
 	}
+	// The block's two products alone, on the inputs they see in the block.
+	hln := tensor.LayerNorm(xb, []int{model}, lnW, lnB, 1e-5)
+	act := tensor.Linear(hln, w1, b1).Gelu()
+	gemms := func() *tensor.Tensor {
+		a := tensor.Linear(hln, w1, nil)
+		b := tensor.Linear(act, w2, nil)
+		runtime.KeepAlive(a)
+		return b
+	}
 	steps = append(steps,
 		inMode("mlp_block", "strict", tensor.Strict, dev, block),
-		inMode("mlp_block", "fused", tensor.Fused, dev, block))
+		inMode("mlp_block", "fused", tensor.Fused, dev, block),
+		inMode("mlp_block", "gemms_only", tensor.Strict, dev, gemms))
 
 	// mnist_step
 	mk := func() func(in ...*tensor.Tensor) []*tensor.Tensor { return mnistStep(dev, nil) }
@@ -191,18 +211,23 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 	}
 	yt := tensor.FromSlice(dev, ys, 64)
 	strictStep, fusedStep := mk(), mk()
-	compiled := compile.Fn(mk(), compile.Name("bench-mnist-step"))
-	steps = append(steps,
-		inMode("mnist_step", "strict", tensor.Strict, dev, func() *tensor.Tensor { l := strictStep(xs, yt)[0]; _ = l.Item(); return l }),
-		inMode("mnist_step", "fused", tensor.Fused, dev, func() *tensor.Tensor { l := fusedStep(xs, yt)[0]; _ = l.Item(); return l }),
-		&kernels.Stepper{Impl: "mnist_step/compiled", DType: "f32", Run: func() error {
-			out, err := compiled.Call(xs, yt)
+	compiled := compile.Fn(mk(), compile.Name("bench-mnist-step"), compile.TraceOnce())
+	retrace := compile.Fn(mk(), compile.Name("bench-mnist-step-retrace"))
+	callStep := func(fn *compile.Function) func() error {
+		return func() error {
+			out, err := fn.Call(xs, yt)
 			if err != nil {
 				return err
 			}
 			_ = out[0].Item()
 			return nil
-		}})
+		}
+	}
+	steps = append(steps,
+		inMode("mnist_step", "strict", tensor.Strict, dev, func() *tensor.Tensor { l := strictStep(xs, yt)[0]; _ = l.Item(); return l }),
+		inMode("mnist_step", "fused", tensor.Fused, dev, func() *tensor.Tensor { l := fusedStep(xs, yt)[0]; _ = l.Item(); return l }),
+		&kernels.Stepper{Impl: "mnist_step/compiled", DType: "f32", Run: callStep(compiled)},
+		&kernels.Stepper{Impl: "mnist_step/compiled_retrace", DType: "f32", Run: callStep(retrace)})
 
 	res, skipped, err := kernels.Interleave(ctx, tm, steps)
 	if err != nil {
@@ -227,6 +252,8 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 	ratio("mlp_fused_over_strict", "mlp_block/fused", "mlp_block/strict")
 	ratio("mnist_fused_over_strict", "mnist_step/fused", "mnist_step/strict")
 	ratio("mnist_compiled_over_strict", "mnist_step/compiled", "mnist_step/strict")
+	ratio("mnist_compiled_retrace_over_strict", "mnist_step/compiled_retrace", "mnist_step/strict")
+	ratio("mlp_fusion_bound", "mlp_block/gemms_only", "mlp_block/strict")
 
 	// Peak intermediate memory of the MLP block.
 	for _, m := range []struct {

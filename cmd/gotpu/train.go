@@ -74,7 +74,9 @@ stable keys: model, device, epochs, batch_size, lr, optimizer, seed, steps,
 resumed_from_step, train_loss, test_loss, test_accuracy, wall_seconds,
 train_seconds, examples_per_second, parameters, checkpoint, mode,
 programs_compiled (programs this process compiled in fused or compiled
-mode) and cache_hits (programs served per cache tier: memory, disk, remote).
+mode), cache_hits (programs served per cache tier: memory, disk, remote),
+traces and replays (compiled mode: steps that traced the step function,
+and steps that replayed its program without tracing — compile.TraceOnce).
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
@@ -112,6 +114,9 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 			fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
 			if res.Mode != "strict" {
 				fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
+			}
+			if res.Mode == "compiled" {
+				fmt.Fprintf(w, "steps traced %d, replayed without tracing %d\n", res.Traces, res.Replays)
 			}
 			if res.Checkpoint != "" {
 				fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
