@@ -246,6 +246,8 @@ func fullLike(t *Tensor, v float64) *Tensor {
 }
 
 func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradMeta]*Tensor) {
+	backwardsRunning.Add(1)
+	defer backwardsRunning.Add(-1)
 	// Leaf gradients are summed over all their contributions first, so that
 	// hooks see the total once (as PyTorch runs AccumulateGrad once).
 	var leaves []*autogradMeta

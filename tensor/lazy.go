@@ -409,11 +409,18 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		st.version.Add(1)
 		out = append(out, t)
 	}
-	if c.trace == nil && c.seq.shouldCut() {
+	if c.trace == nil && backwardsRunning.Load() == 0 && c.seq.shouldCut() {
 		c.flushLocked("repeat")
 	}
 	return out
 }
+
+// backwardsRunning counts the Backward (and Grad) calls running. The Fused
+// mode does not cut a repeated sequence inside one: the cut would find the
+// backward pass's own locals (the gradients it is summing) still
+// referenced and materialise them; the end of Backward is a flush point
+// anyway, where they are dead.
+var backwardsRunning atomic.Int64
 
 // zeroLike is the placeholder a dynamic attribute has in a recorded graph.
 func zeroLike(v any) any {

@@ -214,6 +214,44 @@ func TestFusedRepeatsReuseProgram(t *testing.T) {
 	}
 }
 
+// TestFusedStepCutAfterBackward: a training loop whose steps repeat is cut
+// at the end of Backward, not inside it (where the backward pass's partial
+// gradients are still referenced and would become outputs): each step's
+// program outputs just the new weights and the loss's graph values.
+func TestFusedStepCutAfterBackward(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	inMode(t, tensor.Fused)
+	log := watchFlushes(t)
+	w1 := randT(dev, 1, 256, 512).Detach()
+	w2 := randT(dev, 2, 512, 64).Detach()
+	w1.SetRequiresGrad(true)
+	w2.SetRequiresGrad(true)
+	x := randT(dev, 3, 256, 256)
+	for range 12 {
+		w1.SetGrad(nil)
+		w2.SetGrad(nil)
+		loss := x.Matmul(w1).Relu().Matmul(w2).Square().Mean(nil, false)
+		loss.Backward()
+		tensor.NoGrad(func() {
+			w1.SubInPlace(w1.Grad().Mul(tensor.Scalar(0.1)))
+			w2.SubInPlace(w2.Grad().Mul(tensor.Scalar(0.1)))
+		})
+	}
+	_ = w1.Float32s()
+	log.mu.Lock()
+	steady := slices.Clone(log.fs[len(log.fs)-4 : len(log.fs)-1])
+	log.mu.Unlock()
+	for _, f := range steady {
+		if f.Reason != "backward" || f.Tier != "memory" {
+			t.Fatalf("steady-state flushes %v: want each step's program cut at the end of Backward and reused", log.reasons())
+		}
+		// Live at the cut: w1, w2 (updated) and their two gradients.
+		if f.Outputs != 4 {
+			t.Fatalf("a step's program has %d outputs, want 4 (the weights and their gradients): %+v", f.Outputs, f)
+		}
+	}
+}
+
 // TestFusedOnlyLiveValues: values nobody holds at a flush are not outputs.
 func TestFusedOnlyLiveValues(t *testing.T) {
 	dev := tensor.MustDevice("cpu")
