@@ -297,6 +297,11 @@ func scatterReduceKernel(c *Call) error {
 	}
 	reduce, self := c.Attrs.String("reduce"), c.Attrs.Bool("include_self")
 	castLoop(x, c.InB[0], out, c.OutB[0])
+	if !slowPools {
+		if ok, err := scatterSumFast(c, ax); ok {
+			return err
+		}
+	}
 	dt := out.DType
 	ob := c.OutB[0]
 	numel := op.Numel(out.Shape)

@@ -277,6 +277,16 @@ func reduceWindowKernel(c *Call) error {
 	isMax := c.Attrs.String("kind") == "max"
 	dt := in.DType
 	src, dst := c.InB[0], c.OutB[0]
+	if planeWindow(in.Shape, w) && !slowPools {
+		switch dt {
+		case dtype.F32:
+			reduceWindowPlanes(in.Shape, w, isMax, as[float32](src), in.Offset, as[float32](dst), o.Offset)
+			return nil
+		case dtype.F64:
+			reduceWindowPlanes(in.Shape, w, isMax, as[float64](src), in.Offset, as[float64](dst), o.Offset)
+			return nil
+		}
+	}
 	if dt.IsFloat() {
 		load, store := floatAccess(dt)
 		windowLoop(in.Shape, in.Offset, o.Offset, w, func(dstI int, idx []int) {
@@ -404,10 +414,20 @@ func maxPool2dIndicesKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	load, store := floatAccess(in.DType)
 	src, vals := c.InB[0], c.OutB[0]
 	idxs := as[int64](c.OutB[1])
 	planes := op.Numel(in.Shape[:len(in.Shape)-2])
+	if !slowPools {
+		switch in.DType {
+		case dtype.F32:
+			maxPool2dIndicesTyped(p, planes, in.Offset, as[float32](src), as[float32](vals), idxs)
+			return nil
+		case dtype.F64:
+			maxPool2dIndicesTyped(p, planes, in.Offset, as[float64](src), as[float64](vals), idxs)
+			return nil
+		}
+	}
+	load, store := floatAccess(in.DType)
 	plane, oplane := p.H*p.W, p.OH*p.OW
 	parallelFor(planes, planes*oplane*p.KH*p.KW, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
