@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"weak"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -381,14 +382,18 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 // root gradient), no user code saw it (hooks, retain_grad), and exactly one
 // leaf's gradient views it at the end, when every node's incoming
 // gradients have been consumed.
+//
+// The sets hold weak pointers: an intermediate gradient's storage is freed
+// (or, in Fused mode, not materialised) as soon as the pass drops it, as
+// before.
 type gradOwnership struct {
-	fresh   map[*Storage]bool // allocated by this pass's own ops
-	escaped map[*Storage]bool // seen by user code or kept elsewhere
-	holders map[*Storage]int  // leaf gradients viewing the storage
+	fresh   map[weak.Pointer[Storage]]bool // allocated by this pass's own ops
+	escaped map[weak.Pointer[Storage]]bool // seen by user code or kept elsewhere
+	holders map[weak.Pointer[Storage]]int  // leaf gradients viewing the storage
 }
 
 func newGradOwnership() *gradOwnership {
-	return &gradOwnership{fresh: map[*Storage]bool{}, escaped: map[*Storage]bool{}, holders: map[*Storage]int{}}
+	return &gradOwnership{fresh: map[weak.Pointer[Storage]]bool{}, escaped: map[weak.Pointer[Storage]]bool{}, holders: map[weak.Pointer[Storage]]int{}}
 }
 
 // made records the storages of an op's results that none of its inputs
@@ -407,7 +412,7 @@ func (o *gradOwnership) made(in []*Tensor, out ...*Tensor) {
 			}
 		}
 		if mine {
-			o.fresh[t.st] = true
+			o.fresh[weak.Make(t.st)] = true
 		}
 	}
 }
@@ -415,14 +420,14 @@ func (o *gradOwnership) made(in []*Tensor, out ...*Tensor) {
 // escape marks t's storage as visible outside this pass.
 func (o *gradOwnership) escape(t *Tensor) {
 	if t != nil && t.st != nil {
-		o.escaped[t.st] = true
+		o.escaped[weak.Make(t.st)] = true
 	}
 }
 
 // hold counts a leaf gradient as a holder of its storage.
 func (o *gradOwnership) hold(t *Tensor) {
 	if t != nil && t.st != nil {
-		o.holders[t.st]++
+		o.holders[weak.Make(t.st)]++
 	}
 }
 
@@ -455,7 +460,8 @@ func (o *gradOwnership) adoptable(m *autogradMeta, g *Tensor) bool {
 		return false
 	}
 	st := g.st
-	if !o.fresh[st] || o.escaped[st] || o.holders[st] != 1 {
+	w := weak.Make(st)
+	if !o.fresh[w] || o.escaped[w] || o.holders[w] != 1 {
 		return false
 	}
 	if g.l.Offset != 0 || op.Numel(g.l.Shape)*g.dt.Size() != st.nbytes {
