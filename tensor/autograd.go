@@ -1,7 +1,9 @@
 package tensor
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"weak"
@@ -623,10 +625,41 @@ func accumulateLeaf(m *autogradMeta, g *Tensor, own *gradOwnership) {
 			return
 		}
 		leafGradCopies.Add(1)
-		m.grad = Apply1("copy", []*Tensor{g}, nil)
+		m.grad = copyInLayout(g, m)
 		return
 	}
 	m.grad = Apply1("add", []*Tensor{m.grad, g}, nil)
+}
+
+// copyInLayout copies g into a new tensor with the layout PyTorch's
+// gradient layout contract gives leaf m's gradient: the leaf's strides
+// when it is dense and non-overlapping (a permuted contiguous tensor:
+// copied as the permutation into memory order, made contiguous, and
+// permuted back), contiguous otherwise.
+func copyInLayout(g *Tensor, m *autogradMeta) *Tensor {
+	p := m.leafLayout
+	if !m.hasLayout || p.IsContiguous() || !denseNonOverlapping(p) || !slices.Equal(p.Shape, g.l.Shape) {
+		return Apply1("copy", []*Tensor{g}, nil)
+	}
+	// perm lists the axes from the largest stride to the smallest; size-1
+	// axes, whose strides do not matter, go first.
+	key := func(ax int) int {
+		if p.Shape[ax] == 1 {
+			return math.MaxInt
+		}
+		return p.Strides[ax]
+	}
+	perm := make([]int, len(p.Shape))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return cmp.Compare(key(b), key(a)) })
+	inv := make([]int, len(perm))
+	for i, ax := range perm {
+		inv[ax] = i
+	}
+	c := Apply1("copy", []*Tensor{Apply1("permute", []*Tensor{g}, op.Attrs{"dims": perm})}, nil)
+	return Apply1("permute", []*Tensor{c}, op.Attrs{"dims": inv})
 }
 
 // leafGradCopies counts the first leaf gradients accumulateLeaf copied

@@ -168,6 +168,21 @@ func stealCases() []stealCase {
 			a.Mul(c).SumAll().Backward()
 			return stealResult{params: []*Tensor{a}, want: [][]float64{c6}, visible: []*Tensor{c}, copies: 1}
 		}},
+		{"permuted leaf with a size-1 axis", func(dev devT) stealResult {
+			v := make([]float64, 24)
+			for i := range v {
+				v[i] = float64(i)
+			}
+			base := f32s(dev, v, 4, 1, 3, 2)
+			a := Apply1("permute", []*Tensor{base}, op.Attrs{"dims": []int{3, 1, 0, 2}}).Detach().SetRequiresGrad(true)
+			cv := make([]float64, 24)
+			for i := range cv {
+				cv[i] = float64(i%7) - 3
+			}
+			c := f32s(dev, cv, 2, 1, 4, 3)
+			a.Mul(c).SumAll().Backward()
+			return stealResult{params: []*Tensor{a}, want: [][]float64{cv}, visible: []*Tensor{c, base}, copies: 1}
+		}},
 		{"linear layer", func(dev devT) stealResult {
 			x := f32s(dev, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
 			w := leafOf(dev, []float64{1, 0, -1, 2, 1, 0, 0, 1, 1, -1, 2, 0}, 4, 3)
@@ -222,8 +237,19 @@ func checkAdopted(t *testing.T, r stealResult) {
 		if !slices.Equal(grads[i].Shape(), p.Shape()) {
 			t.Fatalf("param %d grad shape %v, want %v", i, grads[i].Shape(), p.Shape())
 		}
-		if p.IsContiguous() && !grads[i].IsContiguous() {
-			t.Errorf("param %d is contiguous, its grad is not (strides %v)", i, grads[i].Strides())
+		// PyTorch's gradient layout contract: a dense parameter's
+		// gradient has its strides (contiguous for a contiguous one).
+		if pl := p.l; pl.IsContiguous() {
+			if !grads[i].IsContiguous() {
+				t.Errorf("param %d is contiguous, its grad is not (strides %v)", i, grads[i].Strides())
+			}
+		} else if denseNonOverlapping(pl) {
+			for ax, n := range pl.Shape {
+				if n > 1 && grads[i].l.Strides[ax] != pl.Strides[ax] {
+					t.Errorf("param %d has strides %v, its grad %v", i, pl.Strides, grads[i].Strides())
+					break
+				}
+			}
 		}
 	}
 	others := slices.Clone(r.visible)
