@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/gotpu/gotpu/device"
+import (
+	"unsafe"
+
+	"github.com/gotpu/gotpu/device"
+)
 
 // A cache-blocked transposing copy for 2-byte and 4-byte elements: the
 // copy kernel's path for a matrix whose source and destination disagree on
@@ -97,11 +101,16 @@ func transposeCopy(s device.Operand, srcB []byte, d device.Operand, dstB []byte)
 }
 
 // transpose2D sets b[j*ldb+i] = a[i*lda+j] for i < rows, j < cols, in
-// tiles of transposeTile B rows split over the worker goroutines. strip is
-// the assembly kernel for eight A rows of whole 8x8 blocks, used when
-// haveTransposeAsm.
-func transpose2D[T uint16 | uint32](a []T, lda, rows, cols int, b []T, ldb int, strip func(a []T, lda int, b []T, ldb int, nblk int)) {
+// tiles of transposeTile B rows split over the worker goroutines. Within a
+// tile, A is taken in groups of 8*ngrp rows, ngrp chosen so that each B row
+// gets one whole 64-byte cache line per 8-column block (with power-of-two
+// strides, B's rows share a few cache sets, and half-written lines would
+// be evicted before their other half came). strip is the assembly kernel,
+// used when haveTransposeAsm.
+func transpose2D[T uint16 | uint32](a []T, lda, rows, cols int, b []T, ldb int, strip func(a []T, lda int, b []T, ldb int, nblk, ngrp int)) {
 	asm := haveTransposeAsm()
+	var z T
+	line := 64 / (8 * int(unsafe.Sizeof(z))) // 8-row groups per B cache line
 	tiles := ceilDiv(cols, transposeTile)
 	parallelFor(tiles, rows*cols, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
@@ -109,37 +118,42 @@ func transpose2D[T uint16 | uint32](a []T, lda, rows, cols int, b []T, ldb int, 
 			j1 := min(j0+transposeTile, cols)
 			jb := j0 + (j1-j0)/8*8 // end of the whole 8-column blocks
 			i := 0
-			for ; i+8 <= rows; i += 8 {
+			for i+8 <= rows {
+				ngrp := min(line, (rows-i)/8)
 				if jb > j0 {
 					if asm {
-						strip(a[i*lda+j0:], lda, b[j0*ldb+i:], ldb, (jb-j0)/8)
+						strip(a[i*lda+j0:], lda, b[j0*ldb+i:], ldb, (jb-j0)/8, ngrp)
 					} else {
-						transposeBlocks(a[i*lda+j0:], lda, b[j0*ldb+i:], ldb, (jb-j0)/8)
+						transposeBlocks(a[i*lda+j0:], lda, b[j0*ldb+i:], ldb, (jb-j0)/8, ngrp)
 					}
 				}
-				transposeEdge(a, lda, i, i+8, jb, j1, b, ldb)
+				transposeEdge(a, lda, i, i+8*ngrp, jb, j1, b, ldb)
+				i += 8 * ngrp
 			}
 			transposeEdge(a, lda, i, rows, j0, j1, b, ldb)
 		}
 	})
 }
 
-// transposeBlocks is the portable strip kernel: nblk 8x8 blocks, B[8k+j][i]
-// = A[i][8k+j], each block read row by row and written row by row.
-func transposeBlocks[T uint16 | uint32](a []T, lda int, b []T, ldb int, nblk int) {
+// transposeBlocks is the portable strip kernel: B[8k+j][8g+i] =
+// A[8g+i][8k+j] for k < nblk, g < ngrp, i, j < 8, a block column at a
+// time, each block read row by row and written row by row.
+func transposeBlocks[T uint16 | uint32](a []T, lda int, b []T, ldb int, nblk, ngrp int) {
 	for k := 0; k < nblk; k++ {
-		a0 := a[8*k:]
-		b0 := b[8*k*ldb:]
-		for j := 0; j < 8; j++ {
-			row := b0[j*ldb : j*ldb+8 : j*ldb+8]
-			row[0] = a0[j]
-			row[1] = a0[lda+j]
-			row[2] = a0[2*lda+j]
-			row[3] = a0[3*lda+j]
-			row[4] = a0[4*lda+j]
-			row[5] = a0[5*lda+j]
-			row[6] = a0[6*lda+j]
-			row[7] = a0[7*lda+j]
+		for g := 0; g < ngrp; g++ {
+			a0 := a[8*g*lda+8*k:]
+			b0 := b[8*k*ldb+8*g:]
+			for j := 0; j < 8; j++ {
+				row := b0[j*ldb : j*ldb+8 : j*ldb+8]
+				row[0] = a0[j]
+				row[1] = a0[lda+j]
+				row[2] = a0[2*lda+j]
+				row[3] = a0[3*lda+j]
+				row[4] = a0[4*lda+j]
+				row[5] = a0[5*lda+j]
+				row[6] = a0[6*lda+j]
+				row[7] = a0[7*lda+j]
+			}
 		}
 	}
 }

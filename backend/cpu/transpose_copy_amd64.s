@@ -2,11 +2,13 @@
 
 #include "textflag.h"
 
-// func transposeStrip32AVX2(a *uint32, lda int, b *uint32, ldb int, nblk int)
-// For k < nblk, transposes the 8x8 block of A at rows 0..7, columns
-// 8k..8k+7 into B's rows 8k..8k+7, columns 0..7: B[8k+j][i] = A[i][8k+j].
-// lda and ldb are row strides in elements.
-TEXT ·transposeStrip32AVX2(SB), NOSPLIT, $0-40
+// func transposeStrip32AVX2(a *uint32, lda int, b *uint32, ldb int, nblk int, ngrp int)
+// For k < nblk and g < ngrp, transposes the 8x8 block of A at rows
+// 8g..8g+7, columns 8k..8k+7 into B's rows 8k..8k+7, columns 8g..8g+7:
+// B[8k+j][8g+i] = A[8g+i][8k+j]. lda and ldb are row strides in elements.
+// The groups of one block column are done together, so that each B row
+// gets 32*ngrp consecutive bytes at once (whole cache lines for ngrp 2).
+TEXT ·transposeStrip32AVX2(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R8
 	MOVQ b+16(FP), DI
@@ -22,12 +24,16 @@ TEXT ·transposeStrip32AVX2(SB), NOSPLIT, $0-40
 loop32:
 	TESTQ CX, CX
 	JEQ   done32
-	LEAQ  (SI)(R8*4), R10    // row 4 of A
+	MOVQ  SI, AX             // A: rows 8g.., columns 8k..
+	MOVQ  ngrp+40(FP), BX    // DI walks B's columns 8g.. (restored below)
+
+grp32:
+	LEAQ  (AX)(R8*4), R10    // row 4 of A
 	LEAQ  (DI)(R11*4), R13   // row 4 of B
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R8*1), Y1
-	VMOVUPS (SI)(R8*2), Y2
-	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(R8*1), Y1
+	VMOVUPS (AX)(R8*2), Y2
+	VMOVUPS (AX)(R9*1), Y3
 	VMOVUPS (R10), Y4
 	VMOVUPS (R10)(R8*1), Y5
 	VMOVUPS (R10)(R8*2), Y6
@@ -72,6 +78,14 @@ loop32:
 	VMOVUPS Y14, (R13)(R11*2)
 	VMOVUPS Y15, (R13)(R12*1)
 
+	LEAQ (AX)(R8*8), AX      // next 8 A rows
+	ADDQ $32, DI             // next 8 B columns
+	DECQ BX
+	JNZ  grp32
+
+	MOVQ ngrp+40(FP), BX
+	SHLQ $5, BX
+	SUBQ BX, DI              // back to B's column 0
 	ADDQ $32, SI
 	ADDQ DX, DI
 	DECQ CX
@@ -81,9 +95,10 @@ done32:
 	VZEROUPPER
 	RET
 
-// func transposeStrip16AVX(a *uint16, lda int, b *uint16, ldb int, nblk int)
-// transposeStrip32AVX2 for 2-byte elements (8x8 blocks of 16-byte rows).
-TEXT ·transposeStrip16AVX(SB), NOSPLIT, $0-40
+// func transposeStrip16AVX(a *uint16, lda int, b *uint16, ldb int, nblk int, ngrp int)
+// transposeStrip32AVX2 for 2-byte elements (8x8 blocks of 16-byte rows;
+// whole cache lines of B for ngrp 4).
+TEXT ·transposeStrip16AVX(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R8
 	MOVQ b+16(FP), DI
@@ -99,12 +114,16 @@ TEXT ·transposeStrip16AVX(SB), NOSPLIT, $0-40
 loop16:
 	TESTQ CX, CX
 	JEQ   done16
-	LEAQ  (SI)(R8*4), R10
+	MOVQ  SI, AX
+	MOVQ  ngrp+40(FP), BX
+
+grp16:
+	LEAQ  (AX)(R8*4), R10
 	LEAQ  (DI)(R11*4), R13
-	VMOVDQU (SI), X0
-	VMOVDQU (SI)(R8*1), X1
-	VMOVDQU (SI)(R8*2), X2
-	VMOVDQU (SI)(R9*1), X3
+	VMOVDQU (AX), X0
+	VMOVDQU (AX)(R8*1), X1
+	VMOVDQU (AX)(R8*2), X2
+	VMOVDQU (AX)(R9*1), X3
 	VMOVDQU (R10), X4
 	VMOVDQU (R10)(R8*1), X5
 	VMOVDQU (R10)(R8*2), X6
@@ -149,6 +168,14 @@ loop16:
 	VMOVDQU X14, (R13)(R11*2)
 	VMOVDQU X15, (R13)(R12*1)
 
+	LEAQ (AX)(R8*8), AX
+	ADDQ $16, DI
+	DECQ BX
+	JNZ  grp16
+
+	MOVQ ngrp+40(FP), BX
+	SHLQ $4, BX
+	SUBQ BX, DI
 	ADDQ $16, SI
 	ADDQ DX, DI
 	DECQ CX
