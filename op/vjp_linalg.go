@@ -59,44 +59,92 @@ func dotGeneralVJP(b Builder, in, out, g []Value, a Attrs) []Value {
 
 // dotGrad is the lhs gradient of a dot_general with dims d: g[batch, lf, rf]
 // contracted with y[rb, rc, rf] over rf gives [batch, lf, y's rc in axis
-// order], permuted into the lhs's axis order.
+// order], permuted into the lhs's axis order. When that permutation moves
+// axes and the swapped product y·g, [batch, rc, lf], is already in the
+// lhs's axis order, the swapped product is computed instead, so the
+// gradient comes out in the operand's own layout rather than as a permuted
+// view (see swapKeepsBits).
 func dotGrad(b Builder, gy, y Value, d DotDims, rankX int, prec any) Value {
 	nb, nlf, nrf := len(d.LhsBatch), len(d.LhsFree), len(d.RhsFree)
 	gb := laIota(0, nb)
-	rx := laDot(b, gy, y, gb, slices.Clone(d.RhsBatch), laIota(nb+nlf, nb+nlf+nrf), slices.Clone(d.RhsFree), prec)
+	gf := laIota(nb+nlf, nb+nlf+nrf)
 	rc := slices.Sorted(slices.Values(d.RhsContract))
-	px := make([]int, rankX)
+	px, ps := make([]int, rankX), make([]int, rankX)
 	for i, ax := range d.LhsBatch {
-		px[ax] = i
+		px[ax], ps[ax] = i, i
 	}
 	for j, ax := range d.LhsFree {
-		px[ax] = nb + j
+		px[ax], ps[ax] = nb+j, nb+len(rc)+j
 	}
 	for k, ax := range d.LhsContract {
-		px[ax] = nb + nlf + slices.Index(rc, d.RhsContract[k])
+		c := slices.Index(rc, d.RhsContract[k])
+		px[ax], ps[ax] = nb+nlf+c, nb+c
 	}
+	if !isIdentity(px) && isIdentity(ps) && swapKeepsBits(b, gy, prec) {
+		return laDot(b, y, gy, slices.Clone(d.RhsBatch), gb, slices.Clone(d.RhsFree), gf, prec)
+	}
+	rx := laDot(b, gy, y, gb, slices.Clone(d.RhsBatch), gf, slices.Clone(d.RhsFree), prec)
 	return laPermute(b, rx, px)
 }
 
 // dotGradRHS is the rhs gradient: x[lb, lc, lf] contracted with
-// g[batch, lf, rf] over lf gives [batch, x's lc in axis order, rf].
+// g[batch, lf, rf] over lf gives [batch, x's lc in axis order, rf]. As in
+// dotGrad, the swapped product g·x, [batch, rf, lc], is computed instead
+// when it is in the rhs's axis order and the other is not: for linear's
+// weight, dW[out, in] comes out contiguous instead of as the transpose of
+// a contiguous [in, out].
 func dotGradRHS(b Builder, x, gy Value, d DotDims, rankY int, prec any) Value {
-	nb, nlf := len(d.LhsBatch), len(d.LhsFree)
+	nb, nlf, nrf := len(d.LhsBatch), len(d.LhsFree), len(d.RhsFree)
 	gb := laIota(0, nb)
-	ry := laDot(b, x, gy, slices.Clone(d.LhsBatch), gb, slices.Clone(d.LhsFree), laIota(nb, nb+nlf), prec)
+	gf := laIota(nb, nb+nlf)
 	lc := slices.Sorted(slices.Values(d.LhsContract))
 	nc := len(lc)
-	py := make([]int, rankY)
+	py, ps := make([]int, rankY), make([]int, rankY)
 	for i, ax := range d.RhsBatch {
-		py[ax] = i
+		py[ax], ps[ax] = i, i
 	}
 	for j, ax := range d.RhsFree {
-		py[ax] = nb + nc + j
+		py[ax], ps[ax] = nb+nc+j, nb+j
 	}
 	for k, ax := range d.RhsContract {
-		py[ax] = nb + slices.Index(lc, d.LhsContract[k])
+		c := slices.Index(lc, d.LhsContract[k])
+		py[ax], ps[ax] = nb+c, nb+nrf+c
 	}
+	if !isIdentity(py) && isIdentity(ps) && swapKeepsBits(b, gy, prec) {
+		return laDot(b, gy, x, gb, slices.Clone(d.LhsBatch), gf, slices.Clone(d.LhsFree), prec)
+	}
+	ry := laDot(b, x, gy, slices.Clone(d.LhsBatch), gb, slices.Clone(d.LhsFree), gf, prec)
 	return laPermute(b, ry, py)
+}
+
+func isIdentity(perm []int) bool {
+	for i, p := range perm {
+		if p != i {
+			return false
+		}
+	}
+	return true
+}
+
+// swapKeepsBits reports whether a dot_general gives the same bits with its
+// operands swapped (and its output axes reordered to match). Each output
+// element is a sum over the contraction in its multi-index order, which
+// the swap keeps; what could change is the products' order within one
+// step. At precision highest, and for every dtype but f32 (for which
+// precision is ignored), each step is one product a*b == b*a (backends
+// compute every element as one FMA chain over k, or a widened exact
+// equivalent); at medium, one exact product of bf16-rounded operands. At
+// high, the three bf16 passes hi*hi + hi*lo + lo*hi would add the cross
+// terms in the other order, so the swap is not made. The default precision
+// ("") is the device's (highest on cpu, medium on tpu), or the compile
+// options' in a compiled program: high there gives a result equally
+// accurate, not necessarily with the same bits.
+func swapKeepsBits(b Builder, v Value, prec any) bool {
+	if b.Meta(v).DType != dtype.F32 {
+		return true
+	}
+	p, _ := prec.(string)
+	return p != PrecisionHigh
 }
 
 // convolutionVJP: the input gradient of a convolution is a transposed

@@ -1,8 +1,12 @@
 package tensor
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"sync/atomic"
+	"weak"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -21,6 +25,11 @@ type autogradMeta struct {
 	outIndex     int
 	retainGrad   bool
 	hooks        []func(*Tensor) *Tensor
+	// leafLayout is the layout of the leaf tensor this meta belongs to
+	// (set when an op records an edge to it): the layout its accumulated
+	// gradient must have to be adopted without a copy (accumulateLeaf).
+	leafLayout op.Layout
+	hasLayout  bool
 }
 
 // edge points at where a gradient flows: an output of a node, or a leaf.
@@ -147,6 +156,7 @@ func record(d *op.Def, a op.Attrs, in, out []*Tensor) {
 				n.next[i] = edge{node: m.node, outIndex: m.outIndex}
 			} else {
 				n.next[i] = edge{leaf: m}
+				m.leafLayout, m.hasLayout = t.l, true
 			}
 		}
 	}
@@ -248,6 +258,10 @@ func fullLike(t *Tensor, v float64) *Tensor {
 func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradMeta]*Tensor) {
 	backwardsRunning.Add(1)
 	defer backwardsRunning.Add(-1)
+	// own records which storages this pass allocated and which of them user
+	// code saw, so that accumulateLeaf can adopt a gradient nothing else
+	// can reach instead of copying it.
+	own := newGradOwnership()
 	// Leaf gradients are summed over all their contributions first, so that
 	// hooks see the total once (as PyTorch runs AccumulateGrad once).
 	var leaves []*autogradMeta
@@ -261,7 +275,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		if _, ok := leafGrads[m]; !ok {
 			leaves = append(leaves, m)
 		}
-		leafGrads[m] = accumulate(leafGrads[m], g)
+		leafGrads[m] = own.accumulate(leafGrads[m], g)
 	}
 	// Topological order by DFS from the roots' nodes.
 	var order []*node
@@ -283,6 +297,9 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 	for i, r := range roots {
 		m := r.grad
 		if m.node == nil {
+			if !m.hasLayout {
+				m.leafLayout, m.hasLayout = r.l, true
+			}
 			leaf(m, rootGrads[i])
 			continue
 		}
@@ -290,7 +307,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		if grads[m.node] == nil {
 			grads[m.node] = make([]*Tensor, len(m.node.outMeta))
 		}
-		grads[m.node][m.outIndex] = accumulate(grads[m.node][m.outIndex], rootGrads[i])
+		grads[m.node][m.outIndex] = own.accumulate(grads[m.node][m.outIndex], rootGrads[i])
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
@@ -311,6 +328,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			has = true
 			if tm := n.tensorMeta[k]; tm != nil {
 				for _, h := range tm.hooks {
+					own.escape(gk) // the hook may keep it
 					if r := h(gk); r != nil {
 						gk = r
 					}
@@ -318,13 +336,14 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 				gs[k] = gk
 				if tm.retainGrad {
 					tm.grad = accumulate(tm.grad, gk)
+					own.escape(tm.grad)
 				}
 			}
 		}
 		if !has {
 			continue
 		}
-		ing := callVJP(n, gs)
+		ing := callVJP(n, gs, own)
 		if !retain {
 			n.release()
 		}
@@ -332,7 +351,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			if j >= len(ing) || ing[j] == nil || (e.node == nil && e.leaf == nil) {
 				continue
 			}
-			gj := fitGrad(n, j, ing[j])
+			gj := own.fitGrad(n, j, ing[j])
 			if e.leaf != nil {
 				leaf(e.leaf, gj)
 				continue
@@ -340,16 +359,165 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			if grads[e.node] == nil {
 				grads[e.node] = make([]*Tensor, len(e.node.outMeta))
 			}
-			grads[e.node][e.outIndex] = accumulate(grads[e.node][e.outIndex], gj)
+			grads[e.node][e.outIndex] = own.accumulate(grads[e.node][e.outIndex], gj)
 		}
+	}
+	if capture != nil {
+		for _, m := range leaves {
+			capture[m] = leafGrads[m]
+		}
+		return
+	}
+	// Every node's gradients are consumed by now: the leaves' sums are the
+	// only places this pass still holds its tensors.
+	for _, m := range leaves {
+		own.hold(leafGrads[m])
 	}
 	for _, m := range leaves {
-		if capture != nil {
-			capture[m] = leafGrads[m]
-		} else {
-			accumulateLeaf(m, leafGrads[m])
+		accumulateLeaf(m, leafGrads[m], own)
+	}
+}
+
+// gradOwnership is what one Backward knows about the storages of the
+// gradients it computes, for AccumulateGrad's decision to adopt ("steal") a
+// gradient instead of copying it. Go has no reference counts, so ownership
+// is proved rather than counted: a storage can be adopted only when this
+// pass allocated it (so it is no saved tensor, forward value, user input or
+// root gradient), no user code saw it (hooks, retain_grad), and exactly one
+// leaf's gradient views it at the end, when every node's incoming
+// gradients have been consumed.
+//
+// The sets hold weak pointers: an intermediate gradient's storage is freed
+// (or, in Fused mode, not materialised) as soon as the pass drops it, as
+// before.
+type gradOwnership struct {
+	fresh   map[weak.Pointer[Storage]]bool // allocated by this pass's own ops
+	escaped map[weak.Pointer[Storage]]bool // seen by user code or kept elsewhere
+	holders map[weak.Pointer[Storage]]int  // leaf gradients viewing the storage
+}
+
+func newGradOwnership() *gradOwnership {
+	return &gradOwnership{fresh: map[weak.Pointer[Storage]]bool{}, escaped: map[weak.Pointer[Storage]]bool{}, holders: map[weak.Pointer[Storage]]int{}}
+}
+
+// made records the storages of an op's results that none of its inputs
+// views: the op allocated them (no op returns storage it did not get or
+// allocate — there are no tensor caches).
+func (o *gradOwnership) made(in []*Tensor, out ...*Tensor) {
+	for _, t := range out {
+		if t == nil || t.st == nil {
+			continue
+		}
+		mine := true
+		for _, x := range in {
+			if x != nil && x.st == t.st {
+				mine = false
+				break
+			}
+		}
+		if mine {
+			o.fresh[weak.Make(t.st)] = true
 		}
 	}
+}
+
+// escape marks t's storage as visible outside this pass.
+func (o *gradOwnership) escape(t *Tensor) {
+	if t != nil && t.st != nil {
+		o.escaped[weak.Make(t.st)] = true
+	}
+}
+
+// hold counts a leaf gradient as a holder of its storage.
+func (o *gradOwnership) hold(t *Tensor) {
+	if t != nil && t.st != nil {
+		o.holders[weak.Make(t.st)]++
+	}
+}
+
+// accumulate is accumulate recording the sum's storage as this pass's.
+func (o *gradOwnership) accumulate(acc, g *Tensor) *Tensor {
+	r := accumulate(acc, g)
+	if r != g {
+		o.made([]*Tensor{acc, g}, r)
+	}
+	return r
+}
+
+// fitGrad is fitGrad recording a converted gradient's storage as this
+// pass's.
+func (o *gradOwnership) fitGrad(n *node, j int, g *Tensor) *Tensor {
+	r := fitGrad(n, j, g)
+	if r != g {
+		o.made([]*Tensor{g}, r)
+	}
+	return r
+}
+
+// adoptable reports whether leaf m may take g as its gradient without a
+// copy: g's storage is this pass's alone (see gradOwnership), g views all
+// of it, and g has the layout PyTorch's gradient layout contract asks for
+// (the parameter's strides when the parameter is dense and
+// non-overlapping — for a contiguous parameter, contiguous).
+func (o *gradOwnership) adoptable(m *autogradMeta, g *Tensor) bool {
+	if o == nil || g == nil || g.st == nil || g.wrapped || !m.hasLayout {
+		return false
+	}
+	st := g.st
+	w := weak.Make(st)
+	if !o.fresh[w] || o.escaped[w] || o.holders[w] != 1 {
+		return false
+	}
+	if g.l.Offset != 0 || op.Numel(g.l.Shape)*g.dt.Size() != st.nbytes {
+		return false
+	}
+	if g.vsrc != nil {
+		// A view of a pending value (Fused mode, a trace): adopting it
+		// would make the program produce the base value and the view
+		// both; the copy is the view's value itself, not a memory copy.
+		return false
+	}
+	p := m.leafLayout
+	if !slices.Equal(p.Shape, g.l.Shape) {
+		return false
+	}
+	if p.IsContiguous() {
+		return g.l.IsContiguous()
+	}
+	if !denseNonOverlapping(p) {
+		return false
+	}
+	for i, d := range p.Shape {
+		if d > 1 && p.Strides[i] != g.l.Strides[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// denseNonOverlapping reports whether l's elements fill a block of
+// Numel(shape) consecutive positions, each once (a permutation of a
+// contiguous layout).
+func denseNonOverlapping(l op.Layout) bool {
+	type dim struct{ size, stride int }
+	var ds []dim
+	for i, d := range l.Shape {
+		if d == 0 {
+			return true
+		}
+		if d > 1 {
+			ds = append(ds, dim{d, l.Strides[i]})
+		}
+	}
+	slices.SortFunc(ds, func(a, b dim) int { return a.stride - b.stride })
+	want := 1
+	for _, d := range ds {
+		if d.stride != want {
+			return false
+		}
+		want *= d.size
+	}
+	return true
 }
 
 func (n *node) release() {
@@ -358,7 +526,7 @@ func (n *node) release() {
 	n.outs = nil
 }
 
-func callVJP(n *node, gs []*Tensor) []*Tensor {
+func callVJP(n *node, gs []*Tensor, own *gradOwnership) []*Tensor {
 	if n.def.VJP == nil {
 		panic(&Error{Op: n.name(), Msg: "the derivative for '" + n.name() + "' is not implemented"})
 	}
@@ -399,7 +567,7 @@ func callVJP(n *node, gs []*Tensor) []*Tensor {
 		gout[i] = g
 	}
 	var dev = n.outs[0].st.dev
-	b := &vjpBuilder{eagerBuilder: &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}, needs: make([]bool, len(n.next)), node: n, saved: saved}
+	b := &vjpBuilder{eagerBuilder: &eagerBuilder{parent: n.name() + " (backward)", dev: dev, be: backendOf(dev)}, needs: make([]bool, len(n.next)), node: n, saved: saved, own: own}
 	for j, e := range n.next {
 		b.needs[j] = e.node != nil || e.leaf != nil
 	}
@@ -437,19 +605,68 @@ func accumulate(acc, g *Tensor) *Tensor {
 	return Apply1("add", []*Tensor{acc, g}, nil)
 }
 
-func accumulateLeaf(m *autogradMeta, g *Tensor) {
+// accumulateLeaf is PyTorch's AccumulateGrad: it runs the leaf's hooks on
+// g, then sets the leaf's gradient to g, or adds g to the one it has. A
+// first gradient is adopted as is when own proves nothing else can see its
+// storage and it has the leaf's layout; otherwise it is copied (a VJP result
+// may alias a saved tensor, the user's output gradient, or another leaf's
+// gradient, and the leaf's gradient must not change when they do).
+func accumulateLeaf(m *autogradMeta, g *Tensor, own *gradOwnership) {
 	for _, h := range m.hooks {
+		own.escape(g) // the hook may keep it
 		if r := h(g); r != nil {
 			g = r
 		}
 	}
 	if m.grad == nil {
-		// Own the gradient: the VJP result may alias a saved tensor.
-		m.grad = Apply1("copy", []*Tensor{g}, nil)
+		if own.adoptable(m, g) {
+			if g.grad != nil {
+				g = g.Detach()
+			}
+			m.grad = g
+			return
+		}
+		leafGradCopies.Add(1)
+		m.grad = copyInLayout(g, m)
 		return
 	}
 	m.grad = Apply1("add", []*Tensor{m.grad, g}, nil)
 }
+
+// copyInLayout copies g into a new tensor with the layout PyTorch's
+// gradient layout contract gives leaf m's gradient: the leaf's strides
+// when it is dense and non-overlapping (a permuted contiguous tensor:
+// copied as the permutation into memory order, made contiguous, and
+// permuted back), contiguous otherwise.
+func copyInLayout(g *Tensor, m *autogradMeta) *Tensor {
+	p := m.leafLayout
+	if !m.hasLayout || p.IsContiguous() || !denseNonOverlapping(p) || !slices.Equal(p.Shape, g.l.Shape) {
+		return Apply1("copy", []*Tensor{g}, nil)
+	}
+	// perm lists the axes from the largest stride to the smallest; size-1
+	// axes, whose strides do not matter, go first.
+	key := func(ax int) int {
+		if p.Shape[ax] == 1 {
+			return math.MaxInt
+		}
+		return p.Strides[ax]
+	}
+	perm := make([]int, len(p.Shape))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return cmp.Compare(key(b), key(a)) })
+	inv := make([]int, len(perm))
+	for i, ax := range perm {
+		inv[ax] = i
+	}
+	c := Apply1("copy", []*Tensor{Apply1("permute", []*Tensor{g}, op.Attrs{"dims": perm})}, nil)
+	return Apply1("permute", []*Tensor{c}, op.Attrs{"dims": inv})
+}
+
+// leafGradCopies counts the first leaf gradients accumulateLeaf copied
+// rather than adopted (read by tests).
+var leafGradCopies atomic.Int64
 
 // preserveSaved handles the in-place pattern t.op_(...) == copy_(t, op(t,
 // ...)): the node that computed the new value may have saved t itself, which
@@ -488,6 +705,7 @@ type vjpBuilder struct {
 	needs []bool
 	node  *node
 	saved map[*Tensor]savedRef
+	own   *gradOwnership // records the storages the VJP's ops allocate
 }
 
 // savedRef is what a node saved a tensor as: input or output i, at version.
@@ -512,7 +730,21 @@ func (b *vjpBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
 			}
 		}
 	}
-	return b.eagerBuilder.Call(name, in, a)
+	res := b.eagerBuilder.Call(name, in, a)
+	if b.own != nil {
+		ins := make([]*Tensor, 0, len(in))
+		for _, v := range in {
+			if t, ok := v.(*Tensor); ok {
+				ins = append(ins, t)
+			}
+		}
+		for _, r := range res {
+			if t, ok := r.(*Tensor); ok {
+				b.own.made(ins, t)
+			}
+		}
+	}
+	return res
 }
 
 // NeedsGrad reports whether input i of the node being differentiated has a

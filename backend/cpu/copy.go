@@ -28,6 +28,9 @@ func init() {
 // gives the integer minimum as x86 does; any -> bool is "!= 0".
 func castLoop(s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 	sdt, ddt := s.DType, d.DType
+	if sdt == ddt && transposeCopy(s, srcB, d, dstB) {
+		return
+	}
 	if sdt == ddt {
 		switch sdt.Size() {
 		case 1:

@@ -105,7 +105,7 @@ module @mlp_fwd_bwd {
     }) {dimensions = array<i64: 0>} : (tensor<4x3xf32>, tensor<f32>) -> tensor<3xf32>
     %96 = "stablehlo.reshape"(%92) : (tensor<3xf32>) -> tensor<1x3xf32>
     %97 = "stablehlo.dot_general"(%90, %arg4) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x3xf32>, tensor<3x16xf32>) -> tensor<4x16xf32>
-    %98 = "stablehlo.dot_general"(%5, %90) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x16xf32>, tensor<4x3xf32>) -> tensor<16x3xf32>
+    %98 = "stablehlo.dot_general"(%90, %5) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x3xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
     %99 = "stablehlo.broadcast_in_dim"(%arg14) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
     %100 = "stablehlo.compare"(%5, %99) {comparison_direction = #stablehlo<comparison_direction LE>, compare_type = #stablehlo<comparison_type FLOAT>} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xi1>
     %101 = "stablehlo.broadcast_in_dim"(%arg15) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
@@ -117,11 +117,9 @@ module @mlp_fwd_bwd {
       "stablehlo.return"(%107) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 0>} : (tensor<4x16xf32>, tensor<f32>) -> tensor<16xf32>
     %108 = "stablehlo.reshape"(%104) : (tensor<16xf32>) -> tensor<1x16xf32>
-    %109 = "stablehlo.dot_general"(%arg0, %102) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+    %109 = "stablehlo.dot_general"(%102, %arg0) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
     %110 = "stablehlo.reshape"(%96) : (tensor<1x3xf32>) -> tensor<3xf32>
-    %111 = "stablehlo.transpose"(%98) {permutation = array<i64: 1, 0>} : (tensor<16x3xf32>) -> tensor<3x16xf32>
-    %112 = "stablehlo.reshape"(%108) : (tensor<1x16xf32>) -> tensor<16xf32>
-    %113 = "stablehlo.transpose"(%109) {permutation = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-    "func.return"(%51, %113, %112, %111, %110) : (tensor<f32>, tensor<16x8xf32>, tensor<16xf32>, tensor<3x16xf32>, tensor<3xf32>) -> ()
+    %111 = "stablehlo.reshape"(%108) : (tensor<1x16xf32>) -> tensor<16xf32>
+    "func.return"(%51, %109, %111, %98, %110) : (tensor<f32>, tensor<16x8xf32>, tensor<16xf32>, tensor<3x16xf32>, tensor<3xf32>) -> ()
   }
 }

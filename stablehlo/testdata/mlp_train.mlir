@@ -127,32 +127,30 @@ module @mlp_train {
     %115 = "stablehlo.reshape"(%111) : (tensor<3xf32>) -> tensor<1x3xf32>
     %116 = "stablehlo.reshape"(%115) : (tensor<1x3xf32>) -> tensor<3xf32>
     %117 = "stablehlo.dot_general"(%109, %arg4) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x3xf32>, tensor<3x16xf32>) -> tensor<4x16xf32>
-    %118 = "stablehlo.dot_general"(%13, %109) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x16xf32>, tensor<4x3xf32>) -> tensor<16x3xf32>
-    %119 = "stablehlo.transpose"(%118) {permutation = array<i64: 1, 0>} : (tensor<16x3xf32>) -> tensor<3x16xf32>
-    %120 = "stablehlo.multiply"(%117, %12) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %121 = "stablehlo.multiply"(%117, %5) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %122 = "stablehlo.multiply"(%8, %8) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %123 = "stablehlo.negate"(%122) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-    %124 = "stablehlo.exponential"(%123) : (tensor<4x16xf32>) -> tensor<4x16xf32>
-    %125 = "stablehlo.constant"() {value = dense<1.1283792e+00> : tensor<f32>} : () -> tensor<f32>
-    %126 = "stablehlo.broadcast_in_dim"(%125) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
-    %127 = "stablehlo.multiply"(%124, %126) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %128 = "stablehlo.multiply"(%127, %121) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %129 = "stablehlo.broadcast_in_dim"(%6) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
-    %130 = "stablehlo.multiply"(%128, %129) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %131 = "stablehlo.broadcast_in_dim"(%3) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
-    %132 = "stablehlo.multiply"(%120, %131) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %133 = "stablehlo.add"(%130, %132) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-    %134 = "stablehlo.constant"() {value = dense<0.0e+00> : tensor<f32>} : () -> tensor<f32>
-    %135 = "stablehlo.reduce"(%133, %134) ({
-      ^bb0(%136: tensor<f32>, %137: tensor<f32>):
-      %138 = "stablehlo.add"(%136, %137) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%138) : (tensor<f32>) -> ()
+    %118 = "stablehlo.dot_general"(%109, %13) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x3xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
+    %119 = "stablehlo.multiply"(%117, %12) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %120 = "stablehlo.multiply"(%117, %5) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %121 = "stablehlo.multiply"(%8, %8) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %122 = "stablehlo.negate"(%121) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    %123 = "stablehlo.exponential"(%122) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    %124 = "stablehlo.constant"() {value = dense<1.1283792e+00> : tensor<f32>} : () -> tensor<f32>
+    %125 = "stablehlo.broadcast_in_dim"(%124) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+    %126 = "stablehlo.multiply"(%123, %125) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %127 = "stablehlo.multiply"(%126, %120) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %128 = "stablehlo.broadcast_in_dim"(%6) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+    %129 = "stablehlo.multiply"(%127, %128) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %130 = "stablehlo.broadcast_in_dim"(%3) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4x16xf32>
+    %131 = "stablehlo.multiply"(%119, %130) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %132 = "stablehlo.add"(%129, %131) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %133 = "stablehlo.constant"() {value = dense<0.0e+00> : tensor<f32>} : () -> tensor<f32>
+    %134 = "stablehlo.reduce"(%132, %133) ({
+      ^bb0(%135: tensor<f32>, %136: tensor<f32>):
+      %137 = "stablehlo.add"(%135, %136) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%137) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 0>} : (tensor<4x16xf32>, tensor<f32>) -> tensor<16xf32>
-    %139 = "stablehlo.reshape"(%135) : (tensor<16xf32>) -> tensor<1x16xf32>
-    %140 = "stablehlo.reshape"(%139) : (tensor<1x16xf32>) -> tensor<16xf32>
-    %141 = "stablehlo.dot_general"(%arg0, %133) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
-    %142 = "stablehlo.transpose"(%141) {permutation = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-    "func.return"(%61, %142, %140, %119, %116) : (tensor<f32>, tensor<16x8xf32>, tensor<16xf32>, tensor<3x16xf32>, tensor<3xf32>) -> ()
+    %138 = "stablehlo.reshape"(%134) : (tensor<16xf32>) -> tensor<1x16xf32>
+    %139 = "stablehlo.reshape"(%138) : (tensor<1x16xf32>) -> tensor<16xf32>
+    %140 = "stablehlo.dot_general"(%132, %arg0) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>} : (tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+    "func.return"(%61, %140, %139, %118, %116) : (tensor<f32>, tensor<16x8xf32>, tensor<16xf32>, tensor<3x16xf32>, tensor<3xf32>) -> ()
   }
 }
