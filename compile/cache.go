@@ -88,7 +88,7 @@ func Key(req tensor.ProgramRequest, fingerprint string) cache.Key {
 
 // Program implements tensor.ProgramProvider.
 func (p *Provider) Program(ctx context.Context, req tensor.ProgramRequest) (device.Program, tensor.ProgramInfo, error) {
-	fp := req.Graph.Fingerprint()
+	fp := req.GraphFingerprint()
 	key := Key(req, fp)
 	hash := key.Hash() + "|" + req.Device.String()
 	p.mu.Lock()

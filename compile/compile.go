@@ -263,7 +263,7 @@ func (c *Function) Call(in ...*tensor.Tensor) (out []*tensor.Tensor, err error) 
 	}
 	c.sigs[sig] = true
 	prog, info, err := tensor.GetProgram(context.Background(), tensor.ProgramRequest{
-		Device: dev, Backend: backendOf(dev), Graph: g,
+		Device: dev, Backend: backendOf(dev), Graph: g, Fingerprint: fp,
 		Options: device.CompileOptions{Precision: c.opts.precision}, Reason: "compile.Fn " + c.opts.name,
 	})
 	if err != nil {

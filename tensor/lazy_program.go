@@ -23,6 +23,18 @@ type ProgramRequest struct {
 	Options device.CompileOptions
 	// Reason is why the graph was cut ("read", "trace-end", ...).
 	Reason string
+	// Fingerprint is Graph's ir.Fingerprint when the caller has it
+	// already (empty: the provider computes it).
+	Fingerprint string
+}
+
+// GraphFingerprint returns the graph's fingerprint: req.Fingerprint, or
+// computed.
+func (req ProgramRequest) GraphFingerprint() string {
+	if req.Fingerprint != "" {
+		return req.Fingerprint
+	}
+	return req.Graph.Fingerprint()
 }
 
 // ProgramInfo says where a program came from.
@@ -113,7 +125,7 @@ type memEntry struct {
 var memoryPrograms = &memoryCache{progs: map[string]*memEntry{}}
 
 func (m *memoryCache) get(ctx context.Context, req ProgramRequest) (device.Program, ProgramInfo, error) {
-	fp := req.Graph.Fingerprint()
+	fp := req.GraphFingerprint()
 	key := programKey(req, fp)
 	m.mu.Lock()
 	e, hit := m.progs[key]
