@@ -246,7 +246,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				}
 				plo := (int(v) - cur.pbase) * gemmPackChunk
 				phi := min(plo+gemmPackChunk, npan)
-				packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+				if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
+					packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+				}
 			}
 			cur.pbase += nchunk
 			sh.bar.wait()
@@ -265,7 +267,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				ic := ib * mcb
 				mc := min(mcb, g.m-ic)
 				if ib != packed {
-					packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+					if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
+						packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+					}
 					packed = ib
 				}
 				jlo, jhi := npan*jb/nJr*nr, min(npan*(jb+1)/nJr*nr, nc)

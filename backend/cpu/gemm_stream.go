@@ -49,8 +49,6 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	xt := all[:xsz:xsz]
-	rows := seqShared(m, ldx)
-	ks := seqShared(k, 1)
 	npan := ceilDiv(n, mr)
 	// Chunks small enough to balance the threads (8 per thread at least),
 	// at most gemmStreamChunk panels.
@@ -59,7 +57,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	// x is small (m·k): packed up front by the caller, so that the
 	// threads need no barrier and a late one simply takes fewer chunks.
 	for q := 0; q < nq; q++ {
-		packPlainAt(xt[q*nr*k:(q+1)*nr*k], x, 0, rows[q*nr:min(q*nr+nr, m)], ks, nr, k, 0)
+		gemmPackT16(xt[q*nr*k:(q+1)*nr*k], x[q*nr*ldx:], ldx, min(nr, m-q*nr), k)
 	}
 	var next atomic.Int64
 	job := func(tid, nw int) {
@@ -98,12 +96,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 					}
 				}
 				// Tile row r is column j0+r of C.
-				for r := 0; r < h; r++ {
-					src := tile[r*wq : r*wq+m]
-					for i, v := range src {
-						out[i*ldo+j0+r] = v
-					}
-				}
+				gemmStoreT6(out[j0:], ldo, tile, wq, h, m)
 			}
 			if fin != nil {
 				c0 := p0 * mr

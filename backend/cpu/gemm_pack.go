@@ -1,0 +1,135 @@
+package cpu
+
+// Data movement of the GEMM drivers in vector loops: the panel copies of
+// the blocked driver's packing (gemm_blis.go) and the transposes of the
+// streaming x·Wᵀ path (gemm_stream.go). The generic packing
+// (packPlainAt) copies a 16-wide B panel step with one copy call and a
+// 6-wide one with another: a call per 64 or 24 bytes, which made packing
+// B a third of a 64x512x256 product. Each function here has a portable
+// loop, and the amd64 build sets the assembly (gemm_pack_amd64.s).
+
+var (
+	// packN16Asm and packN6Asm copy np panels of w = 16 or 6 columns:
+	// dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
+	packN16Asm, packN6Asm func(dst, src *float32, lds, kc, np, dps int)
+	// packT16Asm transposes sixteen rows into a 16-wide panel:
+	// dst[p*16+r] = src[r*lds+p] for r < 16, p < n (n a multiple of 8).
+	packT16Asm func(dst, src *float32, lds, n int)
+	// storeT6Asm writes a six-row tile transposed:
+	// out[i*ldo+r] = t[r*ldt+i] for r < 6, i < n (n a multiple of 8).
+	storeT6Asm func(out *float32, ldo int, t *float32, ldt, n int)
+)
+
+// gemmPackN copies np panels of w columns (w 6 or 16) of a matrix whose
+// rows are lds >= 0 elements apart into p-major panels dps elements apart:
+// dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
+func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
+	if kc <= 0 || np <= 0 {
+		return
+	}
+	_ = dst[(np-1)*dps+kc*w-1]
+	_ = src[(kc-1)*lds+np*w-1]
+	if cpuLevel == LevelAVX2 {
+		switch {
+		case w == 16 && packN16Asm != nil:
+			packN16Asm(&dst[0], &src[0], lds, kc, np, dps)
+			return
+		case w == 6 && packN6Asm != nil:
+			packN6Asm(&dst[0], &src[0], lds, kc, np, dps)
+			return
+		}
+	}
+	for p := 0; p < kc; p++ {
+		row := src[p*lds : p*lds+np*w]
+		for q := 0; q < np; q++ {
+			copy(dst[q*dps+p*w:q*dps+p*w+w], row[q*w:q*w+w])
+		}
+	}
+}
+
+// packSideFast is packSide for the f32 layouts the vector copies cover:
+// a plain single-pass f32 side whose packed rows are adjacent in memory
+// (B's columns, or a transposed A's rows) with a uniform non-negative
+// stride between k steps, in panels of 6 or 16. It reports false, having
+// done nothing, for any other side.
+func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
+	d, ok1 := any(dst).([]float32)
+	src, ok2 := any(s.src).([]float32)
+	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w != 16 && w != 6) ||
+		rows < 2 || kc < 1 || p0+kc > len(s.k) || !adjacent(s.row[r0:r0+rows]) {
+		return false
+	}
+	ks := s.k[p0 : p0+kc]
+	lds, ok := uniformStride(ks)
+	if !ok || lds < 0 {
+		return false
+	}
+	o := s.batchOff(b) + s.row[r0] + ks[0]
+	full := rows / w
+	gemmPackN(d, src[o:], lds, kc, full, w, w*kc)
+	if rem := rows - full*w; rem > 0 {
+		// The last partial panel, zero-padded.
+		panel := d[full*w*kc : (full+1)*w*kc]
+		in := src[o+full*w:]
+		for p := 0; p < kc; p++ {
+			out := panel[p*w : p*w+w]
+			copy(out, in[p*lds:p*lds+rem])
+			clear(out[rem:])
+		}
+	}
+	return true
+}
+
+// gemmPackT16 transposes rows (at most 16) rows lds elements apart into a
+// 16-wide panel, zero-padding the missing rows: dst[p*16+r] =
+// src[r*lds+p] for r < rows and 0 for rows <= r < 16, p < n.
+func gemmPackT16(dst, src []float32, lds, rows, n int) {
+	if n <= 0 {
+		return
+	}
+	_ = dst[n*16-1]
+	_ = src[(rows-1)*lds+n-1]
+	done := 0
+	if rows == 16 && packT16Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
+		done = n &^ 7
+		packT16Asm(&dst[0], &src[0], lds, done)
+	}
+	if rows < 16 {
+		for p := done; p < n; p++ {
+			clear(dst[p*16+rows : p*16+16])
+		}
+	}
+	// Sixteen steps (a cache line of each row) at a time: rows a power of
+	// two apart share cache sets.
+	for s0 := done; s0 < n; s0 += 16 {
+		s1 := min(s0+16, n)
+		for r := 0; r < rows; r++ {
+			in := src[r*lds+s0 : r*lds+s1]
+			out := dst[s0*16+r:]
+			for q, v := range in {
+				out[q*16] = v
+			}
+		}
+	}
+}
+
+// gemmStoreT6 writes the first h (at most 6) rows of a tile transposed:
+// out[i*ldo+r] = t[r*ldt+i] for r < h, i < n.
+func gemmStoreT6(out []float32, ldo int, t []float32, ldt, h, n int) {
+	if n <= 0 || h <= 0 {
+		return
+	}
+	_ = out[(n-1)*ldo+h-1]
+	_ = t[(h-1)*ldt+n-1]
+	done := 0
+	if h == 6 && storeT6Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
+		done = n &^ 7
+		storeT6Asm(&out[0], ldo, &t[0], ldt, done)
+	}
+	for i := done; i < n; i++ {
+		row := out[i*ldo : i*ldo+h]
+		for r := range row {
+			row[r] = t[r*ldt+i]
+		}
+	}
+}
