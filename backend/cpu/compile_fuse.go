@@ -158,7 +158,14 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 	}
 	for i, in := range e.in {
 		if in.src8 != nil {
-			fuseGather(regs[i], in.src8, in.off, in.shape, in.strides, lo)
+			switch in.kind {
+			case ldDirect:
+				epiU8ToF32(regs[i], in.src8[in.off+lo:in.off+hi])
+			case ldScalar:
+				epiFill(regs[i], float32(in.src8[in.off]))
+			default:
+				fuseGather(regs[i], in.src8, in.off, in.shape, in.strides, lo)
+			}
 			continue
 		}
 		switch in.kind {
@@ -180,20 +187,13 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 				if in.strides[r-1] == 1 {
 					regs[i] = in.src[base+j : base+j+n]
 				} else {
-					v, d := in.src[base], regs[i]
-					for k := range d {
-						d[k] = v
-					}
+					epiFill(regs[i], in.src[base])
 				}
 				continue
 			}
 			fuseGather(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		case ldScalar:
-			v := in.src[in.off]
-			d := regs[i]
-			for k := range d {
-				d[k] = v
-			}
+			epiFill(regs[i], in.src[in.off])
 		}
 	}
 	for k, o := range g.outs {
@@ -306,9 +306,7 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = fuseMinF32(a[i], s)
 		}
 	case fFill:
-		for i := range d {
-			d[i] = s
-		}
+		epiFill(d, s)
 	case fWhere:
 		vecWhereF32(d, regs[ins.c], a, b)
 	case fCopy:

@@ -58,6 +58,12 @@ func epiCases() []epiCase {
 			epiCase{fmt.Sprintf("dyW*mask/%dx%dx%d", m, n, k), []op.Meta{fm(m, k), fm(k, n), fm(m, n)}, func(b op.Builder, p []op.Value) []op.Value {
 				return []op.Value{op.Call1(b, "mul", nil, dotNN(b, p[0], p[1]), p[2])}
 			}, f},
+			// A ReLU's backward as autograd records it: the product where
+			// the activation was positive, a 0-d zero elsewhere.
+			epiCase{fmt.Sprintf("dyW,relu'/%dx%dx%d", m, n, k), []op.Meta{fm(m, k), fm(k, n), fm(m, n), fm()}, func(b op.Builder, p []op.Value) []op.Value {
+				le := op.Call1(b, "le", nil, p[2], b.Scalar(0.0, p[2]))
+				return []op.Value{op.Call1(b, "where", nil, le, p[3], dotNN(b, p[0], p[1]))}
+			}, f},
 		)
 	}
 	for _, s := range [][3]int{{512, 784, 64}, {256, 512, 64}} {

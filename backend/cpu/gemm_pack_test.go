@@ -171,3 +171,21 @@ func TestPackSideFast(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGEMMPackN times the panel copy at a blocked GEMM's B block
+// (kc 256 steps of 8 panels from rows 512 or 784 elements apart).
+func BenchmarkGEMMPackN(b *testing.B) {
+	for _, lds := range []int{512, 784} {
+		for _, w := range []int{16, 6} {
+			kc, np := 256, 8
+			src := iotaF32(kc * lds)
+			dst := make([]float32, np*w*kc)
+			b.Run(fmt.Sprintf("w%d/lds%d", w, lds), func(b *testing.B) {
+				for b.Loop() {
+					gemmPackN(dst, src, lds, kc, np, w, w*kc)
+				}
+				b.ReportMetric(float64(kc*np*w*4*b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
