@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
@@ -1418,6 +1419,10 @@ func planAllZero(s []int) bool {
 // [64, 256] outputs: per tile 167 µs, after the product 60 µs.
 const epilogueMinElems = 1 << 16
 
+// epiColsRuns and epiTileRuns count the GEMM epilogues run as column and
+// as tile epilogues (tests check which path a shape takes).
+var epiColsRuns, epiTileRuns atomic.Uint64
+
 func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	p := r.c.pl
 	g := e.g
@@ -1453,10 +1458,23 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 		}
 		fscratchPool.Put(sc)
 	}
+	// On the streaming x·Wᵀ path the group runs on each finished column
+	// of C (epi_cols.go).
+	numel := op.Numel(l.Out[0].Shape)
+	if shp := l.Out[0].Shape; len(shp) >= 2 && shp[len(shp)-1] > 0 && dotStreams(c) {
+		n := shp[len(shp)-1]
+		if ec := newEpiCols(e, numel/n, n); ec != nil && dotF32StreamCols(c, ec.run) {
+			epiColsRuns.Add(1)
+			return nil
+		}
+	}
 	// A small output stays in cache between the product and the group:
-	// the per-tile hook would only add a call per tile, so the product runs
-	// whole and the group after it (the same arithmetic either way).
-	if op.Numel(l.Out[0].Shape) > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) {
+	// unless the tiles are wide, the per-tile hook would only add a call
+	// per tile, so the product runs whole and the group after it (the
+	// same arithmetic either way).
+	if numel > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) ||
+		numel <= epilogueMinElems && dotTilesWide(c) && dotF32Epilogue(c, fin) {
+		epiTileRuns.Add(1)
 		return nil
 	}
 	// No fused path for this problem: the plain kernel (which takes the

@@ -66,6 +66,13 @@ func epiCases() []epiCase {
 			}, f},
 		)
 	}
+	for _, s := range [][2]int{{64, 512}, {64, 256}} {
+		// The epilogue alone, for comparison.
+		m, n := s[0], s[1]
+		cs = append(cs, epiCase{fmt.Sprintf("x+b,relu/%dx%d", m, n), []op.Meta{fm(m, n), fm(n)}, func(b op.Builder, p []op.Value) []op.Value {
+			return []op.Value{op.Call1(b, "relu", nil, op.Call1(b, "add", nil, p[0], p[1]))}
+		}, 0})
+	}
 	for _, s := range [][3]int{{512, 784, 64}, {256, 512, 64}} {
 		m, n, k := s[0], s[1], s[2]
 		f := 2 * float64(m*n*k)

@@ -33,10 +33,15 @@ var gemmStreamOff bool
 // gemmStreamXWt sets out[i*ldo+j] = sum over p of x[i*ldx+p]*w[j*ldw+p]
 // for i < m, j < n, calling fin (if not nil) on every finished block of
 // C — rows i0..i0+mc, columns j0..j0+nc — possibly from several
-// goroutines for disjoint blocks. It reports false, having done nothing,
-// when the path does not apply.
-func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int)) bool {
-	if gemmStreamOff || smallKernF32 == nil || cpuLevel != LevelAVX2 || m < 1 || m > gemmStreamMaxM || n < 6 || k < 1 {
+// goroutines for disjoint blocks. col, when not nil, is a column
+// epilogue: it is called once on every group of h (at most 6) finished
+// columns j0..j0+h of C before they are stored, with column j0+r's m
+// values (rows 0..m) at t[r*ldt:r*ldt+m], contiguous, which it may
+// rewrite in place; it too may run on several goroutines at once for
+// disjoint columns. It reports false, having done nothing, when the path
+// does not apply.
+func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int), col func(j0, h int, t []float32, ldt int)) bool {
+	if !gemmStreamApplies(m, n, k) {
 		return false
 	}
 	const mr, nr = 6, 16
@@ -96,6 +101,9 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 					}
 				}
 				// Tile row r is column j0+r of C.
+				if col != nil {
+					col(j0, h, tile, wq)
+				}
 				gemmStoreT6(out[j0:], ldo, tile, wq, h, m)
 			}
 			if fin != nil {
@@ -106,4 +114,10 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	}
 	gemmParallel(nw, nil, job)
 	return true
+}
+
+// gemmStreamApplies reports whether gemmStreamXWt takes an m×n product
+// over k.
+func gemmStreamApplies(m, n, k int) bool {
+	return !gemmStreamOff && smallKernF32 != nil && cpuLevel == LevelAVX2 && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
 }

@@ -48,7 +48,7 @@ func TestGEMMStream(t *testing.T) {
 						}
 					}
 					seen = append(seen, [4]int{i0, j0, mc, nc})
-				})
+				}, nil)
 				if !ok {
 					t.Fatalf("m=%d n=%d k=%d: path not taken", m, n, k)
 				}
@@ -85,7 +85,7 @@ func BenchmarkGEMMStream(b *testing.B) {
 				gemmStreamOff = off
 				defer func() { gemmStreamOff = false }()
 				for b.Loop() {
-					if !gemmStreamXWt(m, n, k, x, k, w, k, c, n, nil) {
+					if !gemmStreamXWt(m, n, k, x, k, w, k, c, n, nil, nil) {
 						buf := make([]float32, m*n)
 						gemmF32(n, m, k, w, k, false, x, k, true, buf, m, nil)
 					}
