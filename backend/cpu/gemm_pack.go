@@ -12,9 +12,9 @@ var (
 	// packN16Asm and packN6Asm copy np panels of w = 16 or 6 columns:
 	// dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
 	packN16Asm, packN6Asm func(dst, src *float32, lds, kc, np, dps int)
-	// packT16Asm transposes sixteen rows into a 16-wide panel:
-	// dst[p*16+r] = src[r*lds+p] for r < 16, p < n (n a multiple of 8).
-	packT16Asm func(dst, src *float32, lds, n int)
+	// packT8Asm transposes eight rows into lanes 0..7 of a 16-wide panel:
+	// dst[p*16+r] = src[r*lds+p] for r < 8, p < n (n a multiple of 8).
+	packT8Asm func(dst, src *float32, lds, n int)
 	// storeT6Asm writes a six-row tile transposed:
 	// out[i*ldo+r] = t[r*ldt+i] for r < 6, i < n (n a multiple of 8).
 	storeT6Asm func(out *float32, ldo int, t *float32, ldt, n int)
@@ -47,19 +47,33 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 	}
 }
 
-// packSideFast is packSide for the f32 layouts the vector copies cover:
-// a plain single-pass f32 side whose packed rows are adjacent in memory
-// (B's columns, or a transposed A's rows) with a uniform non-negative
-// stride between k steps, in panels of 6 or 16. It reports false, having
-// done nothing, for any other side.
+// packSideFast is packSide for the f32 layouts the vector copies cover,
+// a plain single-pass f32 side: packed rows adjacent in memory (B's
+// columns, or a transposed A's rows) with a uniform non-negative stride
+// between k steps, in panels of 6 or 16; or, in panels of 16, rows evenly
+// spaced and each contiguous along k (the W of x·Wᵀ as B). It reports
+// false, having done nothing, for any other side.
 func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
 	d, ok1 := any(dst).([]float32)
 	src, ok2 := any(s.src).([]float32)
 	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w != 16 && w != 6) ||
-		rows < 2 || kc < 1 || p0+kc > len(s.k) || !adjacent(s.row[r0:r0+rows]) {
+		rows < 2 || kc < 1 || p0+kc > len(s.k) {
 		return false
 	}
 	ks := s.k[p0 : p0+kc]
+	if !adjacent(s.row[r0 : r0+rows]) {
+		// Rows contiguous along k, evenly spaced (B = Wᵀ of x·Wᵀ): the
+		// 16-row transpose, panel by panel.
+		lr, ok := uniformStride(s.row[r0 : r0+rows])
+		if w != 16 || !ok || lr <= 0 || kc > 1 && !adjacent(ks) {
+			return false
+		}
+		o := s.batchOff(b) + s.row[r0] + ks[0]
+		for q := 0; q*16 < rows; q++ {
+			gemmPackT16(d[q*16*kc:(q+1)*16*kc], src[o+q*16*lr:], lr, min(16, rows-q*16), kc)
+		}
+		return true
+	}
 	lds, ok := uniformStride(ks)
 	if !ok || lds < 0 {
 		return false
@@ -89,23 +103,31 @@ func gemmPackT16(dst, src []float32, lds, rows, n int) {
 	}
 	_ = dst[n*16-1]
 	_ = src[(rows-1)*lds+n-1]
-	done := 0
-	if rows == 16 && packT16Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
-		done = n &^ 7
-		packT16Asm(&dst[0], &src[0], lds, done)
-	}
-	if rows < 16 {
-		for p := done; p < n; p++ {
-			clear(dst[p*16+rows : p*16+16])
+	// Blocks of eight rows by eight steps go to the vector transpose; the
+	// rest (a last partial block of rows, the last steps) to the loop.
+	vr, vn := 0, 0
+	if packT8Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
+		vr, vn = rows&^7, n&^7
+		for r := 0; r < vr; r += 8 {
+			packT8Asm(&dst[r], &src[r*lds], lds, vn)
 		}
+	}
+	for p := 0; p < n; p++ {
+		clear(dst[p*16+rows : p*16+16])
 	}
 	// Sixteen steps (a cache line of each row) at a time: rows a power of
 	// two apart share cache sets.
-	for s0 := done; s0 < n; s0 += 16 {
-		s1 := min(s0+16, n)
-		for r := 0; r < rows; r++ {
-			in := src[r*lds+s0 : r*lds+s1]
-			out := dst[s0*16+r:]
+	packT16Loop(dst, src, lds, vr, rows, 0, n)
+	packT16Loop(dst, src, lds, 0, vr, vn, n)
+}
+
+// packT16Loop is gemmPackT16's loop for rows r0..r1, steps s0..s1.
+func packT16Loop(dst, src []float32, lds, r0, r1, s0, s1 int) {
+	for b := s0; b < s1; b += 16 {
+		e := min(b+16, s1)
+		for r := r0; r < r1; r++ {
+			in := src[r*lds+b : r*lds+e]
+			out := dst[b*16+r:]
 			for q, v := range in {
 				out[q*16] = v
 			}

@@ -13,11 +13,11 @@ func gemmPackN16F32(dst, src *float32, lds, kc, np, dps int)
 //go:noescape
 func gemmPackN6F32(dst, src *float32, lds, kc, np, dps int)
 
-// gemmPackT16F32 transposes sixteen rows into a 16-wide panel:
-// dst[p*16+r] = src[r*lds+p] for r < 16, p < n (n a multiple of 8).
+// gemmPackT8F32 transposes eight rows into lanes 0..7 of a 16-wide
+// panel: dst[p*16+r] = src[r*lds+p] for r < 8, p < n (n a multiple of 8).
 //
 //go:noescape
-func gemmPackT16F32(dst, src *float32, lds, n int)
+func gemmPackT8F32(dst, src *float32, lds, n int)
 
 // gemmStoreT6F32 writes a six-row tile transposed: out[i*ldo+r] =
 // t[r*ldt+i] for r < 6, i < n (n a multiple of 8).
@@ -28,7 +28,7 @@ func gemmStoreT6F32(out *float32, ldo int, t *float32, ldt, n int)
 func init() {
 	if haveAVX2() {
 		packN16Asm, packN6Asm = gemmPackN16F32, gemmPackN6F32
-		packT16Asm = gemmPackT16F32
+		packT8Asm = gemmPackT8F32
 		storeT6Asm = gemmStoreT6F32
 	}
 }

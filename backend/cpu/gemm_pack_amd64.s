@@ -121,13 +121,13 @@ n6done:
 	VPERM2F128 $0x31, Y7, Y3, Y8; \
 	VMOVUPS    Y8, off+448(DI)
 
-// func gemmPackT16F32(dst, src *float32, lds, n int)
-// Transposes sixteen rows lds elements apart into a 16-wide panel:
-// dst[p*16 + r] = src[r*lds + p] for r < 16, p < n (n a multiple of 8).
-// Eight steps at a time, as two 8x8 blocks (rows 0..7, rows 8..15).
-// Rows: 0..4 from SI, 5..7 from R11 (SI+5*lds), 8..12 from R12
-// (SI+8*lds), 13..15 from R13 (SI+13*lds); R8 is lds and R9 3*lds bytes.
-TEXT ·gemmPackT16F32(SB), NOSPLIT, $0-32
+// func gemmPackT8F32(dst, src *float32, lds, n int)
+// Transposes eight rows lds elements apart into half of a 16-wide panel:
+// dst[p*16 + r] = src[r*lds + p] for r < 8, p < n (n a multiple of 8);
+// lanes 8..15 of each step are not written. Eight steps at a time, as an
+// 8x8 block. Rows 0..4 from SI, 5..7 from R11 (SI+5*lds); R8 is lds and
+// R9 3*lds bytes.
+TEXT ·gemmPackT8F32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8
@@ -136,13 +136,10 @@ TEXT ·gemmPackT16F32(SB), NOSPLIT, $0-32
 	LEAQ (R8)(R8*2), R9
 	LEAQ (SI)(R8*4), R11
 	ADDQ R8, R11
-	LEAQ (SI)(R8*8), R12
-	LEAQ (R12)(R8*4), R13
-	ADDQ R8, R13
 
-t16loop:
+t8loop:
 	CMPQ CX, $8
-	JLT  t16done
+	JLT  t8done
 	VMOVUPS (SI), Y0
 	VMOVUPS (SI)(R8*1), Y1
 	VMOVUPS (SI)(R8*2), Y2
@@ -152,24 +149,13 @@ t16loop:
 	VMOVUPS (R11)(R8*1), Y6
 	VMOVUPS (R11)(R8*2), Y7
 	TRANS8(0)
-	VMOVUPS (R12), Y0
-	VMOVUPS (R12)(R8*1), Y1
-	VMOVUPS (R12)(R8*2), Y2
-	VMOVUPS (R12)(R9*1), Y3
-	VMOVUPS (R12)(R8*4), Y4
-	VMOVUPS (R13), Y5
-	VMOVUPS (R13)(R8*1), Y6
-	VMOVUPS (R13)(R8*2), Y7
-	TRANS8(32)
 	ADDQ $32, SI
 	ADDQ $32, R11
-	ADDQ $32, R12
-	ADDQ $32, R13
 	ADDQ $512, DI
 	SUBQ $8, CX
-	JMP  t16loop
+	JMP  t8loop
 
-t16done:
+t8done:
 	VZEROUPPER
 	RET
 

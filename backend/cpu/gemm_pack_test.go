@@ -158,11 +158,34 @@ func TestPackSideFast(t *testing.T) {
 			}
 		}
 	}
+	// Rows evenly spaced and contiguous along k, in 16-wide panels.
+	for _, rows := range []int{2, 10, 16, 17, 40} {
+		for _, kc := range []int{1, 8, 9, 70} {
+			for _, p0 := range []int{0, 5} {
+				ld := p0 + kc + 3
+				src := iotaF32((rows+2)*ld + 10)
+				s := gemmSide[float32, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: []func(float32) float32{idF32}, plain: true}
+				n := ceilDiv(rows, 16) * 16 * kc
+				want := guarded(n)
+				general := s
+				general.plain = false
+				packSide(want, &general, 0, 1, rows, p0, kc, 16)
+				got := guarded(n)
+				if !packSideFast(got, &s, 0, 1, rows, p0, kc, 16) {
+					t.Fatalf("strided rows %d kc %d p0 %d: not taken", rows, kc, p0)
+				}
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("strided rows %d kc %d p0 %d: element %d = %v, want %v", rows, kc, p0, i, got[i], want[i])
+				}
+			}
+		}
+	}
 	// Layouts it must decline: rows not adjacent, k steps not uniform.
 	src := iotaF32(1000)
 	id := []func(float32) float32{idF32}
 	for _, s := range []gemmSide[float32, float32]{
 		{src: src, row: seq(16, 2), k: seq(8, 40), conv: id, plain: true},
+		{src: src, row: append(seq(15, 50), 760), k: seq(8, 1), conv: id, plain: true},
 		{src: src, row: seq(16, 1), k: []int{0, 40, 90}, conv: id, plain: true},
 		{src: src, row: seq(16, 1), k: seq(8, 40), conv: id, plain: false},
 	} {
