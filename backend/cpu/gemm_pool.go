@@ -3,20 +3,18 @@ package cpu
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
-// The GEMM's persistent worker pool. A blocked GEMM shares one packed B
-// block between its threads and meets at a barrier once per (kc, nc)
-// block, so its threads must run at the same time: they are the calling
+// The GEMM's persistent worker pool. A GEMM's threads are the calling
 // goroutine plus helpers that live for the life of the process (parked on
 // a channel between calls, costing nothing), not goroutines spawned per
-// call. One GEMM uses the helpers at a time; a GEMM that finds them busy
+// call; they take work dynamically and never wait for one another to
+// arrive, so a helper woken late only takes less of the work. One GEMM uses the helpers at a time; a GEMM that finds them busy
 // (another goroutine's GEMM is running) runs on its caller alone, which
 // keeps concurrent callers from oversubscribing the cores.
 
 // gemmParallelMACs is the multiply-add count below which a GEMM runs on
-// its caller alone: waking a helper and the per-block barriers cost a few
+// its caller alone: waking a helper and sharing the work cost a few
 // microseconds, about what 2^19 multiply-adds take on one core.
 const gemmParallelMACs = 1 << 19
 
@@ -76,51 +74,4 @@ func gemmHelper(tid int, wake chan struct{}) {
 		h.job(tid, h.nw)
 		h.running.Done()
 	}
-}
-
-// gemmBarrier is a reusable barrier for the n threads of one GEMM. A
-// waiter spins briefly (the other threads are usually microseconds
-// behind), then sleeps on a condition variable, so an oversubscribed or
-// loaded machine does not burn a core on waiting.
-type gemmBarrier struct {
-	mu    sync.Mutex
-	cond  sync.Cond
-	n     int
-	count int
-	gen   atomic.Uint64
-}
-
-func (b *gemmBarrier) init(n int) {
-	b.n = n
-	b.cond.L = &b.mu
-}
-
-func (b *gemmBarrier) wait() {
-	if b.n <= 1 {
-		return
-	}
-	b.mu.Lock()
-	g := b.gen.Load()
-	b.count++
-	if b.count == b.n {
-		b.count = 0
-		b.gen.Add(1)
-		b.mu.Unlock()
-		b.cond.Broadcast()
-		return
-	}
-	b.mu.Unlock()
-	for i := 0; i < 2000; i++ {
-		if b.gen.Load() != g {
-			return
-		}
-		if i&63 == 63 {
-			runtime.Gosched()
-		}
-	}
-	b.mu.Lock()
-	for b.gen.Load() == g {
-		b.cond.Wait()
-	}
-	b.mu.Unlock()
 }
