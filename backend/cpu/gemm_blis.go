@@ -198,7 +198,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	}
 	if batchPar {
 		var next atomic.Int64
-		gemmParallel(nw, nil, func(tid, nw int) {
+		gemmParallelShare(nw, func(tid, nw int) {
 			sh := &shared[tid]
 			var cur gemmCursor
 			for {
@@ -212,7 +212,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		return
 	}
 	sh := &shared[0]
-	gemmParallel(nw, nil, func(tid, nw int) {
+	gemmParallelShare(nw, func(tid, nw int) {
 		var cur gemmCursor
 		for b := 0; b < g.nb; b++ {
 			g.blocked(tid, nw, b, sh, &threads[tid], &cur)

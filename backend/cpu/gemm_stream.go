@@ -112,7 +112,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 			}
 		}
 	}
-	gemmParallel(nw, nil, job)
+	gemmParallelShare(nw, job)
 	return true
 }
 
