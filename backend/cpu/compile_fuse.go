@@ -457,15 +457,10 @@ func (e *fexec) runGroup(threads int) {
 		work(&next)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < nw; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(&next)
-		}()
-	}
-	wg.Wait()
+	// On the GEMM's worker pool: the caller works too, and a helper the
+	// OS has not started by the time the blocks are all taken is not
+	// waited for (the blocks are taken from next).
+	gemmParallelShare(nw, func(int, int) { work(&next) })
 }
 
 // reduceRows reduces the whole rows in [lo, hi) of register r.
