@@ -1411,18 +1411,22 @@ func planAllZero(s []int) bool {
 	return true
 }
 
-// gemmEpilogue runs the dot_general of a fused step with the group as its
-// per-tile epilogue.
 // epilogueMinElems is the output size (f32 elements, 256 KiB: a quarter
 // of this machine's L2) up to which a GEMM's fused group runs after the
-// whole product rather than on each tile. Measured on the MNIST step's
-// [64, 256] outputs: per tile 167 µs, after the product 60 µs.
+// whole product rather than on each tile, unless the product streams
+// (column epilogue) or its tiles are wide (dotTilesWide). Measured on the
+// MNIST step's [64, 256] outputs of the streaming path before it had
+// column epilogues: per tile 167 µs, after the product 60 µs.
 const epilogueMinElems = 1 << 16
 
 // epiColsRuns and epiTileRuns count the GEMM epilogues run as column and
 // as tile epilogues (tests check which path a shape takes).
 var epiColsRuns, epiTileRuns atomic.Uint64
 
+// gemmEpilogue runs the dot_general of a fused step with the group as its
+// epilogue: on each finished column of C on the streaming x·Wᵀ path, on
+// each finished tile for large outputs or wide tiles, else after the
+// product.
 func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	p := r.c.pl
 	g := e.g
