@@ -27,11 +27,12 @@ import (
 // arrive: a thread computes with block t once all of t's chunks are
 // packed (and, past the first k block, all of t-1's units, whose tiles
 // t's units accumulate onto, are finished), and packs a chunk of block t
-// into the buffer of block t-2 only once all of t-2's units are finished. Work is taken dynamically, so a
-// thread the OS runs late (or a pool helper woken late) simply takes less
-// of it: with a barrier per block, the MNIST step's weight-gradient
-// product (512x784x64) had its caller wait 340-420 µs a call for the
-// helper on a loaded machine, the whole of its own share of the work.
+// into the buffer of block t-2 only once all of t-2's units are finished.
+// Work is taken dynamically, so a thread the OS runs late (or a pool
+// helper woken late) simply takes less of it: with a barrier per block,
+// the MNIST step's weight-gradient product (512x784x64) had its caller
+// wait 340-420 µs a call for the helper on a loaded machine, the whole of
+// its own share of the work.
 //
 // The micro-kernel accumulates straight into C (the output itself when
 // it has the accumulator's type, else a scratch block), zeroing the tile
