@@ -133,12 +133,7 @@ func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	ct := as[float32](*buf)[: m*n : m*n]
 	gemmF32(n, m, k, w, ldw, false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
 		// Tile rows i0.. of Cᵀ are columns of C, its columns j0.. rows.
-		for jj := 0; jj < nc; jj++ {
-			row := out[(j0+jj)*n+i0 : (j0+jj)*n+i0+mc]
-			for ii := range row {
-				row[ii] = t[ii*ldt+jj]
-			}
-		}
+		gemmTranspose(out[j0*n+i0:], n, t, ldt, mc, nc)
 		if fin != nil {
 			fin(0, j0, i0, nc, mc, m, n)
 		}

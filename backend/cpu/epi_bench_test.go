@@ -36,7 +36,7 @@ func dotNN(b op.Builder, x, w op.Value) op.Value {
 // plain.
 func epiCases() []epiCase {
 	var cs []epiCase
-	for _, s := range [][3]int{{64, 512, 784}, {64, 256, 512}, {64, 1024, 1024}, {64, 10, 256}} {
+	for _, s := range [][3]int{{64, 512, 784}, {64, 256, 512}, {64, 1024, 1024}, {64, 10, 256}, {256, 1024, 512}} {
 		m, n, k := s[0], s[1], s[2]
 		f := 2 * float64(m*n*k)
 		cs = append(cs,

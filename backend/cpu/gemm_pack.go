@@ -18,6 +18,8 @@ var (
 	// storeT6Asm writes a six-row tile transposed:
 	// out[i*ldo+r] = t[r*ldt+i] for r < 6, i < n (n a multiple of 8).
 	storeT6Asm func(out *float32, ldo int, t *float32, ldt, n int)
+	// t8x8Asm transposes one 8x8 block: dst[c*ldd+r] = src[r*lds+c].
+	t8x8Asm func(dst *float32, ldd int, src *float32, lds int)
 )
 
 // gemmPackN copies np panels of w columns (w 6 or 16) of a matrix whose
@@ -152,6 +154,39 @@ func gemmStoreT6(out []float32, ldo int, t []float32, ldt, h, n int) {
 		row := out[i*ldo : i*ldo+h]
 		for r := range row {
 			row[r] = t[r*ldt+i]
+		}
+	}
+}
+
+// gemmTranspose writes the rows x cols block at src (rows lds apart)
+// transposed into dst (rows ldd apart): dst[c*ldd+r] = src[r*lds+c] for
+// r < rows, c < cols. Eight by eight blocks go to the vector transpose,
+// the edges to a loop.
+func gemmTranspose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	_ = dst[(cols-1)*ldd+rows-1]
+	_ = src[(rows-1)*lds+cols-1]
+	vr, vc := 0, 0
+	if t8x8Asm != nil && cpuLevel == LevelAVX2 {
+		vr, vc = rows&^7, cols&^7
+		for r := 0; r < vr; r += 8 {
+			for c := 0; c < vc; c += 8 {
+				t8x8Asm(&dst[c*ldd+r], ldd, &src[r*lds+c], lds)
+			}
+		}
+	}
+	// The right edge (columns vc.., all rows) and the bottom edge (rows
+	// vr.., columns ..vc).
+	for r := 0; r < rows; r++ {
+		c0 := vc
+		if r >= vr {
+			c0 = 0
+		}
+		in := src[r*lds+c0 : r*lds+cols]
+		for q, v := range in {
+			dst[(c0+q)*ldd+r] = v
 		}
 	}
 }

@@ -25,10 +25,17 @@ func gemmPackT8F32(dst, src *float32, lds, n int)
 //go:noescape
 func gemmStoreT6F32(out *float32, ldo int, t *float32, ldt, n int)
 
+// gemmT8x8F32 transposes one 8x8 block: dst[c*ldd+r] = src[r*lds+c] for
+// r, c < 8.
+//
+//go:noescape
+func gemmT8x8F32(dst *float32, ldd int, src *float32, lds int)
+
 func init() {
 	if haveAVX2() {
 		packN16Asm, packN6Asm = gemmPackN16F32, gemmPackN6F32
 		packT8Asm = gemmPackT8F32
 		storeT6Asm = gemmStoreT6F32
+		t8x8Asm = gemmT8x8F32
 	}
 }

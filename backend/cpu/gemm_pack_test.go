@@ -212,3 +212,27 @@ func BenchmarkGEMMPackN(b *testing.B) {
 		}
 	}
 }
+
+// TestGEMMTranspose checks the block transpose over shapes around the
+// 8x8 blocks and strides, with guard values around the destination rows.
+func TestGEMMTranspose(t *testing.T) {
+	for _, rows := range []int{1, 7, 8, 9, 16, 23} {
+		for _, cols := range []int{1, 5, 8, 15, 17, 40} {
+			for _, pad := range []int{0, 3} {
+				lds, ldd := cols+pad, rows+pad+1
+				src := iotaF32((rows-1)*lds + cols)
+				want := guarded((cols-1)*ldd + rows + pad)
+				for r := 0; r < rows; r++ {
+					for c := 0; c < cols; c++ {
+						want[c*ldd+r] = src[r*lds+c]
+					}
+				}
+				got := guarded(len(want))
+				gemmTranspose(got, ldd, src, lds, rows, cols)
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("%dx%d pad %d: element %d = %v, want %v", rows, cols, pad, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
