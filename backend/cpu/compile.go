@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
@@ -1410,14 +1411,22 @@ func planAllZero(s []int) bool {
 	return true
 }
 
-// gemmEpilogue runs the dot_general of a fused step with the group as its
-// per-tile epilogue.
 // epilogueMinElems is the output size (f32 elements, 256 KiB: a quarter
 // of this machine's L2) up to which a GEMM's fused group runs after the
-// whole product rather than on each tile. Measured on the MNIST step's
-// [64, 256] outputs: per tile 167 µs, after the product 60 µs.
+// whole product rather than on each tile, unless the product streams
+// (column epilogue) or its tiles are wide (dotTilesWide). Measured on the
+// MNIST step's [64, 256] outputs of the streaming path before it had
+// column epilogues: per tile 167 µs, after the product 60 µs.
 const epilogueMinElems = 1 << 16
 
+// epiColsRuns and epiTileRuns count the GEMM epilogues run as column and
+// as tile epilogues (tests check which path a shape takes).
+var epiColsRuns, epiTileRuns atomic.Uint64
+
+// gemmEpilogue runs the dot_general of a fused step with the group as its
+// epilogue: on each finished column of C on the streaming x·Wᵀ path, on
+// each finished tile for large outputs or wide tiles, else after the
+// product.
 func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	p := r.c.pl
 	g := e.g
@@ -1453,10 +1462,23 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 		}
 		fscratchPool.Put(sc)
 	}
+	// On the streaming x·Wᵀ path the group runs on each finished column
+	// of C (epi_cols.go).
+	numel := op.Numel(l.Out[0].Shape)
+	if shp := l.Out[0].Shape; len(shp) >= 2 && shp[len(shp)-1] > 0 && dotStreams(c) {
+		n := shp[len(shp)-1]
+		if ec := newEpiCols(e, numel/n, n); ec != nil && dotF32StreamCols(c, ec.run) {
+			epiColsRuns.Add(1)
+			return nil
+		}
+	}
 	// A small output stays in cache between the product and the group:
-	// the per-tile hook would only add a call per tile, so the product runs
-	// whole and the group after it (the same arithmetic either way).
-	if op.Numel(l.Out[0].Shape) > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) {
+	// unless the tiles are wide, the per-tile hook would only add a call
+	// per tile, so the product runs whole and the group after it (the
+	// same arithmetic either way).
+	if numel > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) ||
+		numel <= epilogueMinElems && dotTilesWide(c) && dotF32Epilogue(c, fin) {
+		epiTileRuns.Add(1)
 		return nil
 	}
 	// No fused path for this problem: the plain kernel (which takes the

@@ -158,7 +158,14 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 	}
 	for i, in := range e.in {
 		if in.src8 != nil {
-			fuseGather(regs[i], in.src8, in.off, in.shape, in.strides, lo)
+			switch in.kind {
+			case ldDirect:
+				epiU8ToF32(regs[i], in.src8[in.off+lo:in.off+hi])
+			case ldScalar:
+				epiFill(regs[i], float32(in.src8[in.off]))
+			default:
+				fuseGather(regs[i], in.src8, in.off, in.shape, in.strides, lo)
+			}
 			continue
 		}
 		switch in.kind {
@@ -180,20 +187,13 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 				if in.strides[r-1] == 1 {
 					regs[i] = in.src[base+j : base+j+n]
 				} else {
-					v, d := in.src[base], regs[i]
-					for k := range d {
-						d[k] = v
-					}
+					epiFill(regs[i], in.src[base])
 				}
 				continue
 			}
 			fuseGather(regs[i], in.src, in.off, in.shape, in.strides, lo)
 		case ldScalar:
-			v := in.src[in.off]
-			d := regs[i]
-			for k := range d {
-				d[k] = v
-			}
+			epiFill(regs[i], in.src[in.off])
 		}
 	}
 	for k, o := range g.outs {
@@ -306,9 +306,7 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = fuseMinF32(a[i], s)
 		}
 	case fFill:
-		for i := range d {
-			d[i] = s
-		}
+		epiFill(d, s)
 	case fWhere:
 		vecWhereF32(d, regs[ins.c], a, b)
 	case fCopy:
@@ -459,15 +457,10 @@ func (e *fexec) runGroup(threads int) {
 		work(&next)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < nw; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(&next)
-		}()
-	}
-	wg.Wait()
+	// On the GEMM's worker pool: the caller works too, and a helper the
+	// OS has not started by the time the blocks are all taken is not
+	// waited for (the blocks are taken from next).
+	gemmParallelShare(nw, func(int, int) { work(&next) })
 }
 
 // reduceRows reduces the whole rows in [lo, hi) of register r.

@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -11,18 +13,26 @@ import (
 //	for jc in steps of NC over n:                 (B block in L3)
 //	  for pc in steps of KC over k, in order:
 //	    pack B[pc:pc+kc, jc:jc+nc] into NR-wide panels, once, shared by
-//	      all threads (each packs a share of the panels), then a barrier
+//	      all threads (each takes chunks of panels while some are left),
+//	      then wait until every chunk is packed
 //	    each thread repeatedly takes a unit (an MC-row block of C, or a
 //	      part of its columns when there are too few row blocks) and
 //	      packs that A block (MC x KC, in its own L2) into MR-high panels,
 //	      then for each NR panel of B (KC x NR, in L1) and each MR panel
 //	      of A: the micro-kernel updates one MR x NR tile of C
 //
-// The packed B is double-buffered, so one barrier per (kc, nc) block is
-// enough: a thread can only start packing block t+1 into the buffer of
-// block t-1 once every thread has passed barrier t, that is, has finished
-// computing with block t-1. Work within a block is taken dynamically from
-// an atomic counter, which balances the threads on a loaded machine.
+// The packed B is double-buffered. Every (kc, nc) block t has its own
+// counters of packing chunks taken and packed and of units taken and
+// finished (gemmBlock), and the threads never wait for one another to
+// arrive: a thread computes with block t once all of t's chunks are
+// packed (and, past the first k block, all of t-1's units, whose tiles
+// t's units accumulate onto, are finished), and packs a chunk of block t
+// into the buffer of block t-2 only once all of t-2's units are finished.
+// Work is taken dynamically, so a thread the OS runs late (or a pool
+// helper woken late) simply takes less of it: with a barrier per block,
+// the MNIST step's weight-gradient product (512x784x64) had its caller
+// wait 340-420 µs a call for the helper on a loaded machine, the whole of
+// its own share of the work.
 //
 // The micro-kernel accumulates straight into C (the output itself when
 // it has the accumulator's type, else a scratch block), zeroing the tile
@@ -45,21 +55,40 @@ const gemmAlign = 64
 // gemmShared is the state the threads of one blocked GEMM share.
 type gemmShared[T gemmNum] struct {
 	bbuf [2][]T
-	next [2]atomic.Int64
-	// packed counts the B packing chunks taken, over all blocks: block
-	// t's chunks are [base_t, base_t+chunks_t), which every thread knows.
-	// It is only advanced by compare-and-swap below the block's end, so no
-	// thread ever takes (or skips) a chunk of the next block.
-	packed atomic.Int64
-	bar    gemmBarrier
+	// blocks holds each (kc, nc) block's progress, in the order the
+	// threads walk them.
+	blocks []gemmBlock
+}
+
+// gemmBlock is the progress of one (kc, nc) block of a blocked GEMM.
+type gemmBlock struct {
+	packTaken, packDone atomic.Int64 // B packing chunks taken, packed
+	unitTaken, unitDone atomic.Int64 // units of C taken, finished
+	// units is the block's unit count (stored by every thread that
+	// reaches the block; they all compute the same).
+	units atomic.Int64
+}
+
+// gemmAwait returns once v holds at least want: it spins briefly (the
+// work waited for is in progress on another thread), then yields, then
+// sleeps, so that a loaded machine does not lose a core to the wait.
+func gemmAwait(v *atomic.Int64, want int64) {
+	for i := 0; v.Load() < want; i++ {
+		switch {
+		case i < 256:
+		case i < 1024:
+			runtime.Gosched()
+		default:
+			time.Sleep(5 * time.Microsecond)
+		}
+	}
 }
 
 // gemmPackChunk is the number of B panels packed per unit of work.
 const gemmPackChunk = 8
 
-// gemmCursor is a thread's position in the sequence of (kc, nc) blocks:
-// the block count, and where the current block's packing chunks start.
-type gemmCursor struct{ it, pbase int }
+// gemmCursor is a thread's position in the sequence of (kc, nc) blocks.
+type gemmCursor struct{ it int }
 
 // gemmThread is one thread's private buffers.
 type gemmThread[T gemmNum] struct {
@@ -116,9 +145,8 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	ncap := min(g.n, t.nc)
 	mcap := min(roundUp(g.m, t.mr), t.mc)
 	nbufB := 2
-	nshared := nw // threads sharing one B block
 	if batchPar {
-		nbufB, nshared = 1, 1
+		nbufB = 1
 	}
 	var z T
 	sz := int(unsafe.Sizeof(z))
@@ -137,6 +165,10 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	all := as[T](*buf)
 	off := 0
 	shared := make([]gemmShared[T], nsets)
+	// Blocks walked per set: every batch element's (nc, kc) blocks (a set
+	// of the batch-parallel mode walks only some batch elements).
+	nblk := g.nb * ceilDiv(g.n, t.nc) * ceilDiv(max(g.k, 1), t.kc)
+	states := make([]gemmBlock, nsets*nblk)
 	threads := make([]gemmThread[T], nw)
 	for s := range shared {
 		for i := 0; i < nbufB; i++ {
@@ -148,7 +180,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 			// slots.
 			shared[s].bbuf[1] = shared[s].bbuf[0]
 		}
-		shared[s].bar.init(nshared)
+		shared[s].blocks = states[s*nblk : (s+1)*nblk]
 	}
 	for i := range threads {
 		threads[i].apack = carve(all, &off, mcap*kcap)
@@ -167,9 +199,8 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	}
 	if batchPar {
 		var next atomic.Int64
-		gemmParallel(nw, nil, func(tid, nw int) {
+		gemmParallelShare(nw, func(tid, nw int) {
 			sh := &shared[tid]
-			sh.bar.init(1)
 			var cur gemmCursor
 			for {
 				b := int(next.Add(1) - 1)
@@ -182,7 +213,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		return
 	}
 	sh := &shared[0]
-	gemmParallel(nw, sh.bar.init, func(tid, nw int) {
+	gemmParallelShare(nw, func(tid, nw int) {
 		var cur gemmCursor
 		for b := 0; b < g.nb; b++ {
 			g.blocked(tid, nw, b, sh, &threads[tid], &cur)
@@ -232,32 +263,37 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 			last := pc+t.kc >= g.k
 			slot := cur.it & 1
 			bp := sh.bbuf[slot]
+			st := &sh.blocks[cur.it]
+			st.units.Store(int64(units))
 			// Pack B in chunks of panels taken dynamically, so a thread the
-			// OS has descheduled does not hold the others at the barrier.
+			// OS has descheduled does not hold the others up.
 			nchunk := ceilDiv(npan, gemmPackChunk)
-			end := int64(cur.pbase + nchunk)
 			for {
-				v := sh.packed.Load()
-				if v >= end {
+				v := int(st.packTaken.Add(1) - 1)
+				if v >= nchunk {
 					break
 				}
-				if !sh.packed.CompareAndSwap(v, v+1) {
-					continue
+				if cur.it >= 2 {
+					// The buffer is block it-2's: wait until it is used.
+					prev := &sh.blocks[cur.it-2]
+					gemmAwait(&prev.unitDone, prev.units.Load())
 				}
-				plo := (int(v) - cur.pbase) * gemmPackChunk
+				plo := v * gemmPackChunk
 				phi := min(plo+gemmPackChunk, npan)
-				packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+				if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
+					packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+				}
+				st.packDone.Add(1)
 			}
-			cur.pbase += nchunk
-			sh.bar.wait()
-			if tid == 0 && cur.it > 0 {
-				// Everyone has finished block it-1 (they all reached this
-				// barrier after it): its counter can serve block it+1.
-				sh.next[slot^1].Store(0)
+			gemmAwait(&st.packDone, int64(nchunk))
+			if pc > 0 {
+				// The units accumulate onto block it-1's tiles of C.
+				prev := &sh.blocks[cur.it-1]
+				gemmAwait(&prev.unitDone, prev.units.Load())
 			}
 			packed := -1
 			for {
-				u := int(sh.next[slot].Add(1) - 1)
+				u := int(st.unitTaken.Add(1) - 1)
 				if u >= units {
 					break
 				}
@@ -265,7 +301,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				ic := ib * mcb
 				mc := min(mcb, g.m-ic)
 				if ib != packed {
-					packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+					if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
+						packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+					}
 					packed = ib
 				}
 				jlo, jhi := npan*jb/nJr*nr, min(npan*(jb+1)/nJr*nr, nc)
@@ -301,6 +339,7 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				if last {
 					g.finish(b, ic, jc, jlo, mc, jhi-jlo, c[ic*ldc+jlo:], ldc, nJr == 1)
 				}
+				st.unitDone.Add(1)
 			}
 			cur.it++
 		}

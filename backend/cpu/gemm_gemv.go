@@ -183,7 +183,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 		chunk = 1
 	}
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		pad := all[xsz+tid*(psz+16) : xsz+tid*(psz+16)+psz]
 		var y [16]float32
 		for {

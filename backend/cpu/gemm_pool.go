@@ -6,27 +6,41 @@ import (
 	"sync/atomic"
 )
 
-// The GEMM's persistent worker pool. A blocked GEMM shares one packed B
-// block between its threads and meets at a barrier once per (kc, nc)
-// block, so its threads must run at the same time: they are the calling
+// The GEMM's persistent worker pool. A GEMM's threads are the calling
 // goroutine plus helpers that live for the life of the process (parked on
 // a channel between calls, costing nothing), not goroutines spawned per
-// call. One GEMM uses the helpers at a time; a GEMM that finds them busy
+// call; they take work dynamically and never wait for one another to
+// arrive, so a helper woken late only takes less of the work. One GEMM uses the helpers at a time; a GEMM that finds them busy
 // (another goroutine's GEMM is running) runs on its caller alone, which
 // keeps concurrent callers from oversubscribing the cores.
 
 // gemmParallelMACs is the multiply-add count below which a GEMM runs on
-// its caller alone: waking a helper and the per-block barriers cost a few
+// its caller alone: waking a helper and sharing the work cost a few
 // microseconds, about what 2^19 multiply-adds take on one core.
 const gemmParallelMACs = 1 << 19
 
 var gemmHelpers struct {
-	mu      sync.Mutex // held by the GEMM that is using the helpers
-	wake    []chan struct{}
-	job     func(tid, nw int)
-	nw      int
-	running sync.WaitGroup
+	mu   sync.Mutex // held by the GEMM that is using the helpers
+	wake []chan *gemmCall
 }
+
+// gemmCall is one parallel run handed to the helpers.
+type gemmCall struct {
+	job func(tid, nw int)
+	nw  int
+	// claim, when not nil (gemmParallelShare), is each helper's state for
+	// this call: gemmPending until the helper claims it (gemmClaimed) or
+	// the caller, done with its own share, skips it (gemmSkipped).
+	claim []atomic.Int32
+	wg    sync.WaitGroup
+}
+
+// Helper states of a gemmCall.
+const (
+	gemmPending int32 = iota
+	gemmClaimed
+	gemmSkipped
+)
 
 // gemmWorkers returns how many threads a GEMM of cost multiply-adds
 // should use.
@@ -43,6 +57,20 @@ func gemmWorkers(cost int) int {
 // job must accept any nw >= 1. prepare, if not nil, is called with the
 // thread count actually used before any job starts.
 func gemmParallel(nw int, prepare func(nw int), job func(tid, nw int)) {
+	gemmRun(nw, prepare, job, false)
+}
+
+// gemmParallelShare is gemmParallel for a job whose threads take all of
+// their work from a shared counter, so that whichever threads run, the
+// caller's job(0, nw) returns only when no work is left to take: a
+// helper that has not started by then (the OS has not run it yet, on a
+// loaded machine often for hundreds of microseconds) is skipped rather
+// than waited for. Helpers that did start are waited for.
+func gemmParallelShare(nw int, job func(tid, nw int)) {
+	gemmRun(nw, nil, job, true)
+}
+
+func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 	if nw <= 1 || !gemmHelpers.mu.TryLock() {
 		if prepare != nil {
 			prepare(1)
@@ -56,71 +84,48 @@ func gemmParallel(nw int, prepare func(nw int), job func(tid, nw int)) {
 	defer gemmHelpers.mu.Unlock()
 	h := &gemmHelpers
 	for len(h.wake) < nw-1 {
-		ch := make(chan struct{}, 1)
+		// Room for a few calls: a helper the OS runs late may still hold
+		// skipped ones.
+		ch := make(chan *gemmCall, 8)
 		h.wake = append(h.wake, ch)
 		go gemmHelper(len(h.wake), ch)
 	}
-	h.job, h.nw = job, nw
-	h.running.Add(nw - 1)
-	for _, ch := range h.wake[:nw-1] {
-		ch <- struct{}{}
+	c := &gemmCall{job: job, nw: nw}
+	if share {
+		c.claim = make([]atomic.Int32, nw-1)
+	}
+	c.wg.Add(nw - 1)
+	for i, ch := range h.wake[:nw-1] {
+		select {
+		case ch <- c:
+		default:
+			// The helper is that far behind: a sharing job goes on
+			// without it; any other waits for it to take the call.
+			if share {
+				c.claim[i].Store(gemmSkipped)
+				c.wg.Done()
+				continue
+			}
+			ch <- c
+		}
 	}
 	job(0, nw)
-	h.running.Wait()
-	h.job = nil
-}
-
-func gemmHelper(tid int, wake chan struct{}) {
-	h := &gemmHelpers
-	for range wake {
-		h.job(tid, h.nw)
-		h.running.Done()
-	}
-}
-
-// gemmBarrier is a reusable barrier for the n threads of one GEMM. A
-// waiter spins briefly (the other threads are usually microseconds
-// behind), then sleeps on a condition variable, so an oversubscribed or
-// loaded machine does not burn a core on waiting.
-type gemmBarrier struct {
-	mu    sync.Mutex
-	cond  sync.Cond
-	n     int
-	count int
-	gen   atomic.Uint64
-}
-
-func (b *gemmBarrier) init(n int) {
-	b.n = n
-	b.cond.L = &b.mu
-}
-
-func (b *gemmBarrier) wait() {
-	if b.n <= 1 {
-		return
-	}
-	b.mu.Lock()
-	g := b.gen.Load()
-	b.count++
-	if b.count == b.n {
-		b.count = 0
-		b.gen.Add(1)
-		b.mu.Unlock()
-		b.cond.Broadcast()
-		return
-	}
-	b.mu.Unlock()
-	for i := 0; i < 2000; i++ {
-		if b.gen.Load() != g {
-			return
-		}
-		if i&63 == 63 {
-			runtime.Gosched()
+	if share {
+		for i := range c.claim {
+			if c.claim[i].CompareAndSwap(gemmPending, gemmSkipped) {
+				c.wg.Done()
+			}
 		}
 	}
-	b.mu.Lock()
-	for b.gen.Load() == g {
-		b.cond.Wait()
+	c.wg.Wait()
+}
+
+func gemmHelper(tid int, wake chan *gemmCall) {
+	for c := range wake {
+		if c.claim != nil && !c.claim[tid-1].CompareAndSwap(gemmPending, gemmClaimed) {
+			continue // skipped: the caller has done the work and counted it
+		}
+		c.job(tid, c.nw)
+		c.wg.Done()
 	}
-	b.mu.Unlock()
 }

@@ -88,7 +88,7 @@ func smallF32(g *gemmProblem[float32, float32, float32]) bool {
 		return true
 	}
 	next := new(atomic.Int64)
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		smallWork(g, all, tsz, tid, units, per, chunks, rowPanels, rsa, csa, rsb, next)
 	})
 	return true

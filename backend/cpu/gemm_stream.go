@@ -33,10 +33,15 @@ var gemmStreamOff bool
 // gemmStreamXWt sets out[i*ldo+j] = sum over p of x[i*ldx+p]*w[j*ldw+p]
 // for i < m, j < n, calling fin (if not nil) on every finished block of
 // C — rows i0..i0+mc, columns j0..j0+nc — possibly from several
-// goroutines for disjoint blocks. It reports false, having done nothing,
-// when the path does not apply.
-func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int)) bool {
-	if gemmStreamOff || smallKernF32 == nil || cpuLevel != LevelAVX2 || m < 1 || m > gemmStreamMaxM || n < 6 || k < 1 {
+// goroutines for disjoint blocks. col, when not nil, is a column
+// epilogue: it is called once on every group of h (at most 6) finished
+// columns j0..j0+h of C before they are stored, with column j0+r's m
+// values (rows 0..m) at t[r*ldt:r*ldt+m], contiguous, which it may
+// rewrite in place; it too may run on several goroutines at once for
+// disjoint columns. It reports false, having done nothing, when the path
+// does not apply.
+func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int), col func(j0, h int, t []float32, ldt int)) bool {
+	if !gemmStreamApplies(m, n, k) {
 		return false
 	}
 	const mr, nr = 6, 16
@@ -49,8 +54,6 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	xt := all[:xsz:xsz]
-	rows := seqShared(m, ldx)
-	ks := seqShared(k, 1)
 	npan := ceilDiv(n, mr)
 	// Chunks small enough to balance the threads (8 per thread at least),
 	// at most gemmStreamChunk panels.
@@ -59,7 +62,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	// x is small (m·k): packed up front by the caller, so that the
 	// threads need no barrier and a late one simply takes fewer chunks.
 	for q := 0; q < nq; q++ {
-		packPlainAt(xt[q*nr*k:(q+1)*nr*k], x, 0, rows[q*nr:min(q*nr+nr, m)], ks, nr, k, 0)
+		gemmPackT16(xt[q*nr*k:(q+1)*nr*k], x[q*nr*ldx:], ldx, min(nr, m-q*nr), k)
 	}
 	var next atomic.Int64
 	job := func(tid, nw int) {
@@ -98,12 +101,10 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 					}
 				}
 				// Tile row r is column j0+r of C.
-				for r := 0; r < h; r++ {
-					src := tile[r*wq : r*wq+m]
-					for i, v := range src {
-						out[i*ldo+j0+r] = v
-					}
+				if col != nil {
+					col(j0, h, tile, wq)
 				}
+				gemmStoreT6(out[j0:], ldo, tile, wq, h, m)
 			}
 			if fin != nil {
 				c0 := p0 * mr
@@ -111,6 +112,12 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 			}
 		}
 	}
-	gemmParallel(nw, nil, job)
+	gemmParallelShare(nw, job)
 	return true
+}
+
+// gemmStreamApplies reports whether gemmStreamXWt takes an m×n product
+// over k.
+func gemmStreamApplies(m, n, k int) bool {
+	return !gemmStreamOff && smallKernF32 != nil && cpuLevel == LevelAVX2 && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
 }

@@ -1,0 +1,238 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// packGuard is the value every untouched destination element keeps.
+const packGuard = float32(-12345.5)
+
+func iotaF32(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(i) + 0.25
+	}
+	return s
+}
+
+func guarded(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = packGuard
+	}
+	return s
+}
+
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestGEMMPackN checks the panel copies (vector and portable) against
+// their definition, with guard values around and between the panels.
+func TestGEMMPackN(t *testing.T) {
+	for _, w := range []int{6, 16} {
+		for _, kc := range []int{1, 2, 7, 64, 257} {
+			for _, np := range []int{1, 2, 5} {
+				for _, extra := range []int{0, 3, 100} {
+					lds := np*w + extra
+					dps := w*kc + 5
+					src := iotaF32((kc-1)*lds + np*w)
+					want := guarded(np * dps)
+					for q := 0; q < np; q++ {
+						for p := 0; p < kc; p++ {
+							for j := 0; j < w; j++ {
+								want[q*dps+p*w+j] = src[p*lds+q*w+j]
+							}
+						}
+					}
+					for _, level := range []string{LevelAVX2, LevelGeneric} {
+						name := fmt.Sprintf("w%d/kc%d/np%d/lds%d/%s", w, kc, np, lds, level)
+						prev := cpuLevel
+						if level == LevelGeneric {
+							cpuLevel = LevelGeneric
+						}
+						got := guarded(np * dps)
+						gemmPackN(got, src, lds, kc, np, w, dps)
+						cpuLevel = prev
+						if i := sameBits(got, want); i >= 0 {
+							t.Fatalf("%s: element %d = %v, want %v", name, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMPackT16 checks the 16-row transpose over row counts (full and
+// partial panels) and lengths around the vector loop's eight steps.
+func TestGEMMPackT16(t *testing.T) {
+	for _, rows := range []int{1, 5, 15, 16} {
+		for _, n := range []int{1, 7, 8, 9, 16, 31, 200} {
+			for _, lds := range []int{n, n + 3, 256} {
+				if lds < n {
+					continue
+				}
+				src := iotaF32((rows-1)*lds + n)
+				want := guarded(n*16 + 4)
+				for p := 0; p < n; p++ {
+					for r := 0; r < 16; r++ {
+						if r < rows {
+							want[p*16+r] = src[r*lds+p]
+						} else {
+							want[p*16+r] = 0
+						}
+					}
+				}
+				got := guarded(n*16 + 4)
+				gemmPackT16(got, src, lds, rows, n)
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("rows %d n %d lds %d: element %d = %v, want %v", rows, n, lds, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMStoreT6 checks the transposing tile store: every row count,
+// lengths around eight, and that nothing beside the h columns is written.
+func TestGEMMStoreT6(t *testing.T) {
+	for h := 1; h <= 6; h++ {
+		for _, n := range []int{1, 7, 8, 9, 17, 64, 65} {
+			for _, ldo := range []int{6, 7, 50} {
+				ldt := n + 2
+				tile := iotaF32(5*ldt + n + 2)
+				want := guarded((n-1)*ldo + 8)
+				for i := 0; i < n; i++ {
+					for r := 0; r < h; r++ {
+						want[i*ldo+r] = tile[r*ldt+i]
+					}
+				}
+				got := guarded((n-1)*ldo + 8)
+				gemmStoreT6(got, ldo, tile, ldt, h, n)
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("h %d n %d ldo %d: element %d = %v, want %v", h, n, ldo, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestPackSideFast checks the fast side packing against packSide's
+// general loop (a converter per element) over panel widths, row counts
+// with partial panels, k offsets and strides.
+func TestPackSideFast(t *testing.T) {
+	for _, w := range []int{6, 16} {
+		for _, rows := range []int{2, 6, 13, 16, 40} {
+			for _, kc := range []int{1, 5, 64} {
+				for _, p0 := range []int{0, 3} {
+					ld := rows + 9
+					nk := p0 + kc + 2
+					src := iotaF32(nk*ld + 20)
+					s := gemmSide[float32, float32]{src: src, base: 4, row: seq(rows+3, 1), k: seq(nk, ld), conv: []func(float32) float32{idF32}, plain: true}
+					r0 := 2
+					rr := rows - 1
+					n := ceilDiv(rr, w) * w * kc
+					want := guarded(n)
+					general := s
+					general.plain = false
+					packSide(want, &general, 0, r0, rr, p0, kc, w)
+					got := guarded(n)
+					if !packSideFast(got, &s, 0, r0, rr, p0, kc, w) {
+						if rr < 2 {
+							continue
+						}
+						t.Fatalf("w %d rows %d kc %d p0 %d: not taken", w, rr, kc, p0)
+					}
+					if i := sameBits(got, want); i >= 0 {
+						t.Fatalf("w %d rows %d kc %d p0 %d: element %d = %v, want %v", w, rr, kc, p0, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	// Rows evenly spaced and contiguous along k, in 16-wide panels.
+	for _, rows := range []int{2, 10, 16, 17, 40} {
+		for _, kc := range []int{1, 8, 9, 70} {
+			for _, p0 := range []int{0, 5} {
+				ld := p0 + kc + 3
+				src := iotaF32((rows+2)*ld + 10)
+				s := gemmSide[float32, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: []func(float32) float32{idF32}, plain: true}
+				n := ceilDiv(rows, 16) * 16 * kc
+				want := guarded(n)
+				general := s
+				general.plain = false
+				packSide(want, &general, 0, 1, rows, p0, kc, 16)
+				got := guarded(n)
+				if !packSideFast(got, &s, 0, 1, rows, p0, kc, 16) {
+					t.Fatalf("strided rows %d kc %d p0 %d: not taken", rows, kc, p0)
+				}
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("strided rows %d kc %d p0 %d: element %d = %v, want %v", rows, kc, p0, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	// Layouts it must decline: rows not adjacent, k steps not uniform.
+	src := iotaF32(1000)
+	id := []func(float32) float32{idF32}
+	for _, s := range []gemmSide[float32, float32]{
+		{src: src, row: seq(16, 2), k: seq(8, 40), conv: id, plain: true},
+		{src: src, row: append(seq(15, 50), 760), k: seq(8, 1), conv: id, plain: true},
+		{src: src, row: seq(16, 1), k: []int{0, 40, 90}, conv: id, plain: true},
+		{src: src, row: seq(16, 1), k: seq(8, 40), conv: id, plain: false},
+	} {
+		if packSideFast(make([]float32, 16*8), &s, 0, 0, 16, 0, len(s.k), 16) {
+			t.Errorf("layout row %v k %v plain %v taken", s.row[:3], s.k, s.plain)
+		}
+	}
+}
+
+// BenchmarkGEMMPackN times the panel copy at a blocked GEMM's B block
+// (kc 256 steps of 8 panels from rows 512 or 784 elements apart).
+func BenchmarkGEMMPackN(b *testing.B) {
+	for _, lds := range []int{512, 784} {
+		for _, w := range []int{16, 6} {
+			kc, np := 256, 8
+			src := iotaF32(kc * lds)
+			dst := make([]float32, np*w*kc)
+			b.Run(fmt.Sprintf("w%d/lds%d", w, lds), func(b *testing.B) {
+				for b.Loop() {
+					gemmPackN(dst, src, lds, kc, np, w, w*kc)
+				}
+				b.ReportMetric(float64(kc*np*w*4*b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
+// TestGEMMTranspose checks the block transpose over shapes around the
+// 8x8 blocks and strides, with guard values around the destination rows.
+func TestGEMMTranspose(t *testing.T) {
+	for _, rows := range []int{1, 7, 8, 9, 16, 23} {
+		for _, cols := range []int{1, 5, 8, 15, 17, 40} {
+			for _, pad := range []int{0, 3} {
+				lds, ldd := cols+pad, rows+pad+1
+				src := iotaF32((rows-1)*lds + cols)
+				want := guarded((cols-1)*ldd + rows + pad)
+				for r := 0; r < rows; r++ {
+					for c := 0; c < cols; c++ {
+						want[c*ldd+r] = src[r*lds+c]
+					}
+				}
+				got := guarded(len(want))
+				gemmTranspose(got, ldd, src, lds, rows, cols)
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("%dx%d pad %d: element %d = %v, want %v", rows, cols, pad, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package cpu
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// TestGEMMParallelShare runs many short sharing jobs back to back (so
+// that helpers lag and get skipped) interleaved with statically
+// partitioned gemmParallel jobs, and checks that every unit of work is
+// done exactly once and every static share runs.
+func TestGEMMParallelShare(t *testing.T) {
+	nw := max(2, runtime.GOMAXPROCS(0))
+	for _, units := range []int{1, 3, 64} {
+		for call := 0; call < 500; call++ {
+			done := make([]atomic.Int32, units)
+			var next atomic.Int64
+			gemmParallelShare(nw, func(tid, n int) {
+				if tid < 0 || tid >= n {
+					t.Errorf("tid %d of %d", tid, n)
+				}
+				for {
+					u := int(next.Add(1) - 1)
+					if u >= units {
+						return
+					}
+					done[u].Add(1)
+				}
+			})
+			for u := range done {
+				if got := done[u].Load(); got != 1 {
+					t.Fatalf("units %d call %d: unit %d done %d times", units, call, u, got)
+				}
+			}
+			if call%50 == 0 {
+				// A static partition: every thread's share must run.
+				var parts atomic.Int32
+				var used atomic.Int32
+				gemmParallel(nw, nil, func(tid, n int) {
+					used.Store(int32(n))
+					parts.Add(1)
+				})
+				if parts.Load() != used.Load() {
+					t.Fatalf("gemmParallel ran %d of %d shares", parts.Load(), used.Load())
+				}
+			}
+		}
+	}
+}
