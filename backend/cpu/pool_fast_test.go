@@ -36,7 +36,7 @@ func poolInput(dt dtype.DType, seed uint64, shape ...int) *tensor.Tensor {
 	return tensor.Apply1("convert", []*tensor.Tensor{tensor.FromSlice(tensor.MustDevice("cpu"), v, shape...)}, op.Attrs{"dtype": dt})
 }
 
-func sameBits(t *testing.T, what string, got, want *tensor.Tensor) {
+func sameTensorBytes(t *testing.T, what string, got, want *tensor.Tensor) {
 	t.Helper()
 	if !slices.Equal(got.Shape(), want.Shape()) || got.DType() != want.DType() {
 		t.Fatalf("%s: %s%v, generic %s%v", what, got.DType(), got.Shape(), want.DType(), want.Shape())
@@ -66,8 +66,8 @@ func TestPoolFastPaths(t *testing.T) {
 				r := tensor.Apply("max_pool2d_with_indices", []*tensor.Tensor{x}, a)
 				var w []*tensor.Tensor
 				withSlowPools(func() { w = tensor.Apply("max_pool2d_with_indices", []*tensor.Tensor{x}, a) })
-				sameBits(t, name+" values", r[0], w[0])
-				sameBits(t, name+" indices", r[1], w[1])
+				sameTensorBytes(t, name+" values", r[0], w[0])
+				sameTensorBytes(t, name+" indices", r[1], w[1])
 				// The gradient: scatter_add of the output gradient at the indices.
 				gy := poolInput(dt, 99, r[0].Shape()...)
 				lead := 1
@@ -81,7 +81,7 @@ func TestPoolFastPaths(t *testing.T) {
 				sa := tensor.Apply1("scatter_add", []*tensor.Tensor{z, i2, g2}, op.Attrs{"dim": 1})
 				var sw *tensor.Tensor
 				withSlowPools(func() { sw = tensor.Apply1("scatter_add", []*tensor.Tensor{z, i2, g2}, op.Attrs{"dim": 1}) })
-				sameBits(t, name+" scatter_add", sa, sw)
+				sameTensorBytes(t, name+" scatter_add", sa, sw)
 			}
 			// reduce_window over the trailing dims, max and sum, with padding and dilation.
 			r := len(shape)
@@ -103,7 +103,7 @@ func TestPoolFastPaths(t *testing.T) {
 				got := tensor.Apply1("reduce_window", []*tensor.Tensor{x}, a)
 				var want *tensor.Tensor
 				withSlowPools(func() { want = tensor.Apply1("reduce_window", []*tensor.Tensor{x}, a) })
-				sameBits(t, fmt.Sprintf("%s/%v reduce_window %s", dt, shape, kind), got, want)
+				sameTensorBytes(t, fmt.Sprintf("%s/%v reduce_window %s", dt, shape, kind), got, want)
 			}
 		}
 	}
