@@ -772,9 +772,7 @@ func (st *Storage) attach(buf device.Buffer) {
 	if st.handle != nil {
 		st.handle.release()
 	}
-	h := &freeHandle{be: st.be, index: st.dev.Index, buf: buf}
 	st.buf = buf
-	st.handle = h
-	runtime.AddCleanup(st, func(h *freeHandle) { h.release() }, h)
+	st.setHandle(&freeHandle{be: st.be, index: st.dev.Index, buf: buf})
 	st.lazy.Store(nil)
 }

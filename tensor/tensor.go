@@ -52,6 +52,10 @@ type Storage struct {
 	version atomic.Int64
 	freed   atomic.Bool
 	handle  *freeHandle
+	// box holds the handle the storage's one GC cleanup releases (attach
+	// swaps in the new buffer's handle instead of adding a cleanup each
+	// time: cleanups are records on the storage's span that pile up).
+	box *handleBox
 	// lazy is the pending value of the storage in Fused mode or a trace
 	// (nil once computed); buf is nil until then for a new storage.
 	lazy atomic.Pointer[lazyVal]
@@ -61,8 +65,30 @@ type Storage struct {
 	konst string
 }
 
-// freeHandle is what the GC cleanup of a Storage holds; it must not point back
-// at the Storage.
+// handleBox is what the GC cleanup of a Storage holds: the handle of its
+// current buffer. It must not point back at the Storage.
+type handleBox struct{ h atomic.Pointer[freeHandle] }
+
+func releaseBox(b *handleBox) {
+	if h := b.h.Load(); h != nil {
+		h.release()
+	}
+}
+
+// setHandle makes h the storage's buffer handle, the one its GC cleanup
+// releases.
+func (st *Storage) setHandle(h *freeHandle) {
+	st.handle = h
+	if st.box == nil {
+		st.box = &handleBox{}
+		st.box.h.Store(h)
+		runtime.AddCleanup(st, releaseBox, st.box)
+		return
+	}
+	st.box.h.Store(h)
+}
+
+// freeHandle releases one device buffer once.
 type freeHandle struct {
 	be    device.Backend
 	index int
@@ -83,9 +109,7 @@ func newStorage(dev device.Device, be device.Backend, nbytes int) *Storage {
 		panic(&Error{Op: "alloc", Msg: fmt.Sprintf("cannot allocate %d bytes on %s: %v", nbytes, dev, err), Err: err})
 	}
 	st := &Storage{dev: dev, be: be, buf: buf, nbytes: nbytes}
-	h := &freeHandle{be: be, index: dev.Index, buf: buf}
-	st.handle = h
-	runtime.AddCleanup(st, func(h *freeHandle) { h.release() }, h)
+	st.setHandle(&freeHandle{be: be, index: dev.Index, buf: buf})
 	return st
 }
 
