@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "transpose8_amd64.h"
 
 // Packing kernels of the fast convolution (conv_f32.go): they fill the
 // 16-column B panels of the 6x16 GEMM micro-kernel from the (padded) input.
@@ -42,34 +43,6 @@ copydone:
 	MOVQ off+40(R9), AX; VMOVUPS (SI)(AX*4), Y5 \
 	MOVQ off+48(R9), AX; VMOVUPS (SI)(AX*4), Y6 \
 	MOVQ off+56(R9), AX; VMOVUPS (SI)(AX*4), Y7
-
-// TRANSPOSE8 transposes the 8x8 block in Y0-Y7 (row r = column r's 8 k
-// steps) into Y8-Y15 (row j = k step j's 8 columns).
-#define TRANSPOSE8 \
-	VUNPCKLPS Y1, Y0, Y8 \
-	VUNPCKHPS Y1, Y0, Y9 \
-	VUNPCKLPS Y3, Y2, Y10 \
-	VUNPCKHPS Y3, Y2, Y11 \
-	VUNPCKLPS Y5, Y4, Y12 \
-	VUNPCKHPS Y5, Y4, Y13 \
-	VUNPCKLPS Y7, Y6, Y14 \
-	VUNPCKHPS Y7, Y6, Y15 \
-	VSHUFPS $0x44, Y10, Y8, Y0 \
-	VSHUFPS $0xEE, Y10, Y8, Y1 \
-	VSHUFPS $0x44, Y11, Y9, Y2 \
-	VSHUFPS $0xEE, Y11, Y9, Y3 \
-	VSHUFPS $0x44, Y14, Y12, Y4 \
-	VSHUFPS $0xEE, Y14, Y12, Y5 \
-	VSHUFPS $0x44, Y15, Y13, Y6 \
-	VSHUFPS $0xEE, Y15, Y13, Y7 \
-	VPERM2F128 $0x20, Y4, Y0, Y8 \
-	VPERM2F128 $0x20, Y5, Y1, Y9 \
-	VPERM2F128 $0x20, Y6, Y2, Y10 \
-	VPERM2F128 $0x20, Y7, Y3, Y11 \
-	VPERM2F128 $0x31, Y4, Y0, Y12 \
-	VPERM2F128 $0x31, Y5, Y1, Y13 \
-	VPERM2F128 $0x31, Y6, Y2, Y14 \
-	VPERM2F128 $0x31, Y7, Y3, Y15
 
 // STORE8 stores k steps 0-7 (Y8-Y15) at column offset off bytes of their
 // 64-byte panel rows.

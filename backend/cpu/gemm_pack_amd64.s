@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "transpose8_amd64.h"
 
 // Packing and tile-transposing loops of the GEMM drivers (gemm_pack.go):
 // pure data movement, no arithmetic.
@@ -88,45 +89,16 @@ n6done:
 // TRANS8 transposes the 8x8 block in Y0..Y7 (row r in Yr) through
 // Y8..Y15 and stores column c (eight values, rows 0..7) at off+c*64(DI).
 #define TRANS8(off) \
-	VUNPCKLPS  Y1, Y0, Y8; \
-	VUNPCKHPS  Y1, Y0, Y9; \
-	VUNPCKLPS  Y3, Y2, Y10; \
-	VUNPCKHPS  Y3, Y2, Y11; \
-	VUNPCKLPS  Y5, Y4, Y12; \
-	VUNPCKHPS  Y5, Y4, Y13; \
-	VUNPCKLPS  Y7, Y6, Y14; \
-	VUNPCKHPS  Y7, Y6, Y15; \
-	VSHUFPS    $0x44, Y10, Y8, Y0; \
-	VSHUFPS    $0xEE, Y10, Y8, Y1; \
-	VSHUFPS    $0x44, Y11, Y9, Y2; \
-	VSHUFPS    $0xEE, Y11, Y9, Y3; \
-	VSHUFPS    $0x44, Y14, Y12, Y4; \
-	VSHUFPS    $0xEE, Y14, Y12, Y5; \
-	VSHUFPS    $0x44, Y15, Y13, Y6; \
-	VSHUFPS    $0xEE, Y15, Y13, Y7; \
-	VPERM2F128 $0x20, Y4, Y0, Y8; \
-	VMOVUPS    Y8, off(DI); \
-	VPERM2F128 $0x20, Y5, Y1, Y8; \
-	VMOVUPS    Y8, off+64(DI); \
-	VPERM2F128 $0x20, Y6, Y2, Y8; \
-	VMOVUPS    Y8, off+128(DI); \
-	VPERM2F128 $0x20, Y7, Y3, Y8; \
-	VMOVUPS    Y8, off+192(DI); \
-	VPERM2F128 $0x31, Y4, Y0, Y8; \
-	VMOVUPS    Y8, off+256(DI); \
-	VPERM2F128 $0x31, Y5, Y1, Y8; \
-	VMOVUPS    Y8, off+320(DI); \
-	VPERM2F128 $0x31, Y6, Y2, Y8; \
-	VMOVUPS    Y8, off+384(DI); \
-	VPERM2F128 $0x31, Y7, Y3, Y8; \
-	VMOVUPS    Y8, off+448(DI)
+	TRANSPOSE8; \
+	VMOVUPS Y8, off(DI); \
+	VMOVUPS Y9, off+64(DI); \
+	VMOVUPS Y10, off+128(DI); \
+	VMOVUPS Y11, off+192(DI); \
+	VMOVUPS Y12, off+256(DI); \
+	VMOVUPS Y13, off+320(DI); \
+	VMOVUPS Y14, off+384(DI); \
+	VMOVUPS Y15, off+448(DI)
 
-// func gemmPackT8F32(dst, src *float32, lds, n int)
-// Transposes eight rows lds elements apart into half of a 16-wide panel:
-// dst[p*16 + r] = src[r*lds + p] for r < 8, p < n (n a multiple of 8);
-// lanes 8..15 of each step are not written. Eight steps at a time, as an
-// 8x8 block. Rows 0..4 from SI, 5..7 from R11 (SI+5*lds); R8 is lds and
-// R9 3*lds bytes.
 TEXT ·gemmPackT8F32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -272,44 +244,21 @@ TEXT ·gemmT8x8F32(SB), NOSPLIT, $0-32
 	VMOVUPS (R11), Y5
 	VMOVUPS (R11)(R8*1), Y6
 	VMOVUPS (R11)(R8*2), Y7
-	VUNPCKLPS  Y1, Y0, Y8
-	VUNPCKHPS  Y1, Y0, Y9
-	VUNPCKLPS  Y3, Y2, Y10
-	VUNPCKHPS  Y3, Y2, Y11
-	VUNPCKLPS  Y5, Y4, Y12
-	VUNPCKHPS  Y5, Y4, Y13
-	VUNPCKLPS  Y7, Y6, Y14
-	VUNPCKHPS  Y7, Y6, Y15
-	VSHUFPS    $0x44, Y10, Y8, Y0
-	VSHUFPS    $0xEE, Y10, Y8, Y1
-	VSHUFPS    $0x44, Y11, Y9, Y2
-	VSHUFPS    $0xEE, Y11, Y9, Y3
-	VSHUFPS    $0x44, Y14, Y12, Y4
-	VSHUFPS    $0xEE, Y14, Y12, Y5
-	VSHUFPS    $0x44, Y15, Y13, Y6
-	VSHUFPS    $0xEE, Y15, Y13, Y7
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x20, Y5, Y1, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x20, Y6, Y2, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x20, Y7, Y3, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x31, Y4, Y0, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x31, Y5, Y1, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x31, Y6, Y2, Y8
-	VMOVUPS    Y8, (DI)
-	ADDQ       DX, DI
-	VPERM2F128 $0x31, Y7, Y3, Y8
-	VMOVUPS    Y8, (DI)
+	TRANSPOSE8
+	VMOVUPS Y8, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y9, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y10, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y11, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y12, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y13, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y14, (DI)
+	ADDQ    DX, DI
+	VMOVUPS Y15, (DI)
 	VZEROUPPER
 	RET

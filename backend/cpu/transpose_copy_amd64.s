@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "transpose8_amd64.h"
 
 // func transposeStrip32AVX2(a *uint32, lda int, b *uint32, ldb int, nblk int, ngrp int)
 // For k < nblk and g < ngrp, transposes the 8x8 block of A at rows
@@ -39,35 +40,7 @@ grp32:
 	VMOVUPS (R10)(R8*2), Y6
 	VMOVUPS (R10)(R9*1), Y7
 
-	// Interleave row pairs: t0 = a0 b0 a1 b1 | a4 b4 a5 b5, ...
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-
-	// Four-row groups: s0 = a0 b0 c0 d0 | a4 b4 c4 d4, ...
-	VSHUFPS $0x44, Y10, Y8, Y0
-	VSHUFPS $0xEE, Y10, Y8, Y1
-	VSHUFPS $0x44, Y11, Y9, Y2
-	VSHUFPS $0xEE, Y11, Y9, Y3
-	VSHUFPS $0x44, Y14, Y12, Y4
-	VSHUFPS $0xEE, Y14, Y12, Y5
-	VSHUFPS $0x44, Y15, Y13, Y6
-	VSHUFPS $0xEE, Y15, Y13, Y7
-
-	// Lanes: out j = column j of the block.
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
+	TRANSPOSE8 // out j (Y8+j) = column j of the block
 
 	VMOVUPS Y8, (DI)
 	VMOVUPS Y9, (DI)(R11*1)
