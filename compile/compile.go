@@ -92,8 +92,9 @@ func Precision(p string) Option { return func(o *options) { o.precision = p } }
 // every call, which f and the program update in place), with Go control
 // flow that does not change from call to call. gotpu's optimizers stand in
 // for their Go-side per-step work (the step count advances, the learning
-// rate is read at each call, so schedulers outside f work); a trace with
-// Go-side values nothing stands in for — a random op's seed, a scheduler
+// rate is read at each call, so schedulers outside f work), and random ops
+// draw from their generators again (dropout masks differ per call, as when
+// tracing); a trace with Go-side values nothing stands in for — a scheduler
 // stepped inside f, an optimizer without a fused update, bounded
 // dimensions — is traced on every call as without TraceOnce (logged once
 // under GOTPU_LOG=recompile). A tensor the function reads that was freed

@@ -99,16 +99,6 @@ func TestTraceOnceRetraces(t *testing.T) {
 			}
 		}},
 		{name: "op-by-op optimizer", opt: "rmsprop"},
-		{name: "dropout", opt: "adamw", step: func(s setup) func(in ...*tensor.Tensor) []*tensor.Tensor {
-			return func(in ...*tensor.Tensor) []*tensor.Tensor {
-				s.opt.ZeroGrad()
-				h := tensor.Dropout(s.model.fc1.Forward(in[0]).Relu(), 0.3, true)
-				loss := tensor.CrossEntropy(s.model.fc2.Forward(h), in[1], tensor.CrossEntropyOpts{})
-				loss.Backward()
-				s.opt.Step()
-				return []*tensor.Tensor{loss}
-			}
-		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -219,5 +209,76 @@ func TestTraceOnceInputsAndOutputs(t *testing.T) {
 	}
 	if st := fn.Stats(); st.Replays != 3 {
 		t.Fatalf("stats %+v: want 3 replays", st)
+	}
+}
+
+// dropoutStep is a training step with dropout drawing from g (the default
+// generator when nil).
+func dropoutStep(s setup, g *tensor.Generator) func(in ...*tensor.Tensor) []*tensor.Tensor {
+	return func(in ...*tensor.Tensor) []*tensor.Tensor {
+		s.opt.ZeroGrad()
+		h := tensor.DropoutGen(g, s.model.fc1.Forward(in[0]).Relu(), 0.3, true)
+		loss := tensor.CrossEntropy(s.model.fc2.Forward(h), in[1], tensor.CrossEntropyOpts{})
+		loss.Backward()
+		s.opt.Step()
+		return []*tensor.Tensor{loss}
+	}
+}
+
+// TestTraceOnceRandom: a step with dropout replays, drawing new masks from
+// its generator each call exactly as tracing every call does (the same
+// losses and weights bit for bit, the generator in the same state after),
+// from the default generator or its own, and a reseed between calls is
+// seen.
+func TestTraceOnceRandom(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("own generator %v", own), func(t *testing.T) {
+			run := func(opts ...compile.Option) ([]float64, setup, *tensor.Generator, compile.Stats) {
+				s := newSetup("adamw")
+				var g *tensor.Generator
+				if own {
+					g = tensor.NewGenerator(21)
+				} else {
+					tensor.ManualSeed(21)
+				}
+				fn := compile.Fn(dropoutStep(s, g), opts...)
+				var losses []float64
+				for i := range 7 {
+					if i == 5 { // a reseed between calls
+						if own {
+							g.ManualSeed(99)
+						} else {
+							tensor.ManualSeed(99)
+						}
+					}
+					x, y := batch(i)
+					out, err := fn.Call(x, y)
+					if err != nil {
+						t.Fatal(err)
+					}
+					losses = append(losses, out[0].Item())
+				}
+				if g == nil {
+					g = tensor.DefaultGenerator()
+				}
+				return losses, s, g, fn.Stats()
+			}
+			wantL, ref, refGen, _ := run()
+			ws, wo := refGen.State()
+			gotL, s, gen, st := run(compile.TraceOnce())
+			if !slices.Equal(gotL, wantL) {
+				t.Fatalf("losses %v, traced every call %v", gotL, wantL)
+			}
+			sameParams(t, ref, s)
+			if gs, goff := gen.State(); gs != ws || goff != wo {
+				t.Fatalf("generator at (%d, %d), traced every call (%d, %d)", gs, goff, ws, wo)
+			}
+			if st.Replays == 0 {
+				t.Fatalf("stats %+v: a dropout step must replay", st)
+			}
+			if gotL[3] == gotL[4] {
+				t.Fatalf("replayed calls drew the same mask twice")
+			}
+		})
 	}
 }

@@ -88,9 +88,11 @@ type lazyCtx struct {
 	// replayed); noReplay says why a trace cannot be replayed otherwise.
 	dynSteps []*ReplayStep
 	noReplay string
-	seq      seqDetector
-	flushes  int64
-	closed   bool
+	// draws are a trace's takes from random generators, in order.
+	draws   []rngDraw
+	seq     seqDetector
+	flushes int64
+	closed  bool
 	// failed is the panic value of the flush that failed, for the
 	// poisoned tensors it left behind.
 	failed any
@@ -116,6 +118,7 @@ func (c *lazyCtx) reset() {
 	c.dyn = nil
 	c.dynSteps = nil
 	c.noReplay = ""
+	c.draws = nil
 	c.seq.reset()
 }
 

@@ -19,9 +19,11 @@ import (
 // stood in for: a node whose dynamic attributes (an optimizer's learning
 // rate and step count) come from Go state gets them from a ReplayStep
 // registered with ApplyReplayable, which also applies the Go-side effect
-// (advancing the step count). A trace with a dynamic attribute no step
-// stands in for (a random op's seed), or marked with NoReplay, cannot be
-// replayed: it is traced again on every call.
+// (advancing the step count). A random op's seed and offset come from its
+// generator: a replay takes the same counts from the same generators in the
+// same order as the trace did, so the generators advance as they would
+// have. A trace with a dynamic attribute nothing stands in for, or marked
+// with NoReplay, cannot be replayed: it is traced again on every call.
 
 // ReplayStep stands in, when a trace is replayed, for the Go code that
 // recorded one node with dynamic attributes (see ApplyReplayable).
@@ -103,6 +105,11 @@ type Replay struct {
 	steps []*ReplayStep
 	outs  []op.Meta // per returned tensor
 	live  []replayLive
+	// draws are the trace's takes from random generators, taken again
+	// (same counts, same order) at each replay; drawn holds this replay's
+	// seeds and offsets.
+	draws []rngDraw
+	drawn [][2]int64
 }
 
 // replayLive is a program output other than the returned tensors: the new
@@ -133,13 +140,22 @@ func (tg *TracedGraph) Replay() (*Replay, error) {
 			return nil, fmt.Errorf("%w: a tensor it made from host data was written in place", ErrNoReplay)
 		}
 	}
-	for k, s := range c.dynSteps {
-		if s == nil {
-			return nil, fmt.Errorf("%w: the dynamic attributes of its node %d (%v) come from code a replay cannot stand in for (a random op's seed, or an op applied without tensor.ApplyReplayable)", ErrNoReplay, k, sortedAttrNames(c.dyn[k]))
-		}
-	}
 	n := len(tg.tr.inputs)
-	r := &Replay{dev: c.dev, be: c.be, g: tg.Graph, binds: slices.Clone(c.binds), steps: slices.Clone(c.dynSteps)}
+	r := &Replay{dev: c.dev, be: c.be, g: tg.Graph, binds: slices.Clone(c.binds), steps: slices.Clone(c.dynSteps),
+		draws: slices.Clone(c.draws), drawn: make([][2]int64, len(c.draws))}
+	for k, s := range r.steps {
+		if s != nil {
+			continue
+		}
+		// A random op's seed and offset: from the draw that gave them.
+		if j, ok := r.drawOf(c.dyn[k]); ok {
+			r.steps[k] = &ReplayStep{Dynamic: func() op.Attrs {
+				return op.Attrs{"seed": r.drawn[j][0], "offset": r.drawn[j][1]}
+			}}
+			continue
+		}
+		return nil, fmt.Errorf("%w: the dynamic attributes of its node %d (%v) come from code a replay cannot stand in for (an op applied without tensor.ApplyReplayable)", ErrNoReplay, k, sortedAttrNames(c.dyn[k]))
+	}
 	for i := range n {
 		r.in = append(r.in, binding{l: c.binds[i].l, dt: c.binds[i].dt})
 		r.binds[i].st = nil // the next call's inputs go there
@@ -155,6 +171,25 @@ func (tg *TracedGraph) Replay() (*Replay, error) {
 		r.live = append(r.live, rl)
 	}
 	return r, nil
+}
+
+// drawOf returns the index of the one draw whose seed and offset are the
+// dynamic attributes a (a random op's, nothing else).
+func (r *Replay) drawOf(a op.Attrs) (int, bool) {
+	if len(a) != 2 || !a.Has("seed") || !a.Has("offset") {
+		return 0, false
+	}
+	seed, offset := a.Int("seed"), a.Int("offset")
+	found := -1
+	for j, d := range r.draws {
+		if int64(d.seed) == int64(seed) && int64(d.offset) == int64(offset) {
+			if found >= 0 {
+				return 0, false // two generators in the same state: ambiguous
+			}
+			found = j
+		}
+	}
+	return found, found >= 0
 }
 
 func sortedAttrNames(a op.Attrs) []string {
@@ -223,6 +258,10 @@ func (r *Replay) Run(prog device.Program, info ProgramInfo, inputs []*Tensor) (r
 	err = Catch(func() {
 		for _, t := range inputs {
 			t.ready("replay")
+		}
+		for j, d := range r.draws {
+			s, o := d.g.take(d.n)
+			r.drawn[j] = [2]int64{int64(s), int64(o)}
 		}
 		dyn := make([]op.Attrs, len(r.steps))
 		for k, s := range r.steps {

@@ -41,13 +41,29 @@ func (g *Generator) SetState(seed, offset uint64) {
 }
 
 // take reserves n counters and returns the seed and the first counter.
+// Inside a trace the draw is recorded, so that a replay of the trace
+// draws again (see Replay).
 func (g *Generator) take(n uint64) (seed, offset uint64) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	seed, offset = g.seed, g.offset
 	// Round up to a multiple of 4: Philox yields 4 words per counter.
 	g.offset += (n + 3) &^ 3
+	g.mu.Unlock()
+	if tracesActive.Load() > 0 {
+		if tr := currentTrace(); tr != nil {
+			tr.ctx.mu.Lock()
+			tr.ctx.draws = append(tr.ctx.draws, rngDraw{g: g, n: n, seed: seed, offset: offset})
+			tr.ctx.mu.Unlock()
+		}
+	}
 	return
+}
+
+// rngDraw is one take from a generator inside a trace.
+type rngDraw struct {
+	g            *Generator
+	n            uint64
+	seed, offset uint64
 }
 
 var defaultGen = NewGenerator(0)
