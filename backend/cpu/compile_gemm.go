@@ -21,22 +21,9 @@ func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 {
 		return false
 	}
-	d, err := op.ResolveDotGeneral(l.Shape, r.Shape, c.Attrs.Ints("lhs_batch"), c.Attrs.Ints("rhs_batch"), c.Attrs.Ints("lhs_contract"), c.Attrs.Ints("rhs_contract"))
+	d, nb, m, n, k, err := dotSizes(c)
 	if err != nil {
 		return false
-	}
-	nb, m, n, k := 1, 1, 1, 1
-	for _, ax := range d.LhsBatch {
-		nb *= l.Shape[ax]
-	}
-	for _, ax := range d.LhsFree {
-		m *= l.Shape[ax]
-	}
-	for _, ax := range d.RhsFree {
-		n *= r.Shape[ax]
-	}
-	for _, ax := range d.LhsContract {
-		k *= l.Shape[ax]
 	}
 	if k == 0 {
 		return false
@@ -177,20 +164,9 @@ func dotTilesWide(c *Call) bool {
 	if _, _, _, _, _, _, _, ok := swappedOperands(c); ok {
 		return false
 	}
-	l, r := c.In[0], c.In[1]
-	d, err := op.ResolveDotGeneral(l.Shape, r.Shape, c.Attrs.Ints("lhs_batch"), c.Attrs.Ints("rhs_batch"), c.Attrs.Ints("lhs_contract"), c.Attrs.Ints("rhs_contract"))
+	d, _, m, n, k, err := dotSizes(c)
 	if err != nil || len(d.LhsBatch) != 0 {
 		return false
-	}
-	m, n, k := 1, 1, 1
-	for _, ax := range d.LhsFree {
-		m *= l.Shape[ax]
-	}
-	for _, ax := range d.RhsFree {
-		n *= r.Shape[ax]
-	}
-	for _, ax := range d.LhsContract {
-		k *= l.Shape[ax]
 	}
 	return min(m, n) > gemmSmallMax && m*n*k > gemmSmallMACs && n >= 2*runtime.GOMAXPROCS(0)*epiMinTileCols
 }

@@ -817,18 +817,16 @@ func storeCopy[T gemmNum](dst []T, m, n int) func(b, i0, j0, mc, nc int, c []T) 
 
 func ident[T any](x T) T { return x }
 
-// dotGeneralKernel runs dot_general on the CPU.
-func dotGeneralKernel(c *Call) error {
-	if dotF32Swapped(c, nil) {
-		// x·Wᵀ with few activation rows: the weight packs faster as A.
-		return nil
-	}
-	l, r, o := c.In[0], c.In[1], c.Out[0]
-	d, err := op.ResolveDotGeneral(l.Shape, r.Shape, c.Attrs.Ints("lhs_batch"), c.Attrs.Ints("rhs_batch"), c.Attrs.Ints("lhs_contract"), c.Attrs.Ints("rhs_contract"))
+// dotSizes resolves the dot_general of launch c and returns its dims with
+// the batch count and the product's m, n and k (each a product of the
+// sizes of its axes).
+func dotSizes(c *Call) (d op.DotDims, nb, m, n, k int, err error) {
+	l, r := c.In[0], c.In[1]
+	d, err = op.ResolveDotGeneral(l.Shape, r.Shape, c.Attrs.Ints("lhs_batch"), c.Attrs.Ints("rhs_batch"), c.Attrs.Ints("lhs_contract"), c.Attrs.Ints("rhs_contract"))
 	if err != nil {
-		return err
+		return d, 0, 0, 0, 0, err
 	}
-	nb, m, n := 1, 1, 1
+	nb, m, n, k = 1, 1, 1, 1
 	for _, ax := range d.LhsBatch {
 		nb *= l.Shape[ax]
 	}
@@ -838,9 +836,22 @@ func dotGeneralKernel(c *Call) error {
 	for _, ax := range d.RhsFree {
 		n *= r.Shape[ax]
 	}
-	k := 1
 	for _, ax := range d.LhsContract {
 		k *= l.Shape[ax]
+	}
+	return d, nb, m, n, k, nil
+}
+
+// dotGeneralKernel runs dot_general on the CPU.
+func dotGeneralKernel(c *Call) error {
+	if dotF32Swapped(c, nil) {
+		// x·Wᵀ with few activation rows: the weight packs faster as A.
+		return nil
+	}
+	l, r, o := c.In[0], c.In[1], c.Out[0]
+	d, nb, m, n, k, err := dotSizes(c)
+	if err != nil {
+		return err
 	}
 	lb, lr, lk := offsets(l.Shape, l.Strides, d.LhsBatch), offsets(l.Shape, l.Strides, d.LhsFree), offsets(l.Shape, l.Strides, d.LhsContract)
 	rb, rr, rk := offsets(r.Shape, r.Strides, d.RhsBatch), offsets(r.Shape, r.Strides, d.RhsFree), offsets(r.Shape, r.Strides, d.RhsContract)
