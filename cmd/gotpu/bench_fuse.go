@@ -61,7 +61,7 @@ type fuseResult struct {
 }
 
 func init() {
-	var threads, reps, warmup, chainN int
+	var threads, reps, warmup, chainN, mnistSteps int
 	var asJSON, noTorch bool
 	cmd := &cobra.Command{
 		Use:   "fuse",
@@ -74,7 +74,8 @@ by rep in one process:
               add at 64x1024: Strict and Fused time and peak intermediate memory; and
               gemms_only, the block's two products alone in Strict (mlp_fusion_bound =
               Strict block / gemms_only bounds what fusing the rest can gain)
-  mnist_step  one MNIST MLP (784-512-256-10, AdamW) training step, batch 64:
+  mnist_step  one MNIST MLP (784-512-256-10, AdamW) training step, batch 64 (each
+              repetition runs --mnist-steps steps; times are per step):
               Strict, Fused, compiled (compile.Fn with TraceOnce: replayed without
               tracing) and compiled_retrace (compile.Fn tracing every call); plus the
               step program's cold compile time against loading its serialized form
@@ -86,14 +87,14 @@ mnist_compiled_retrace_over_strict, mnist_fused_over_strict, warm_start_speedup}
 peak_bytes {"<part>.<impl>"}, compile_s, load_s, skipped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if threads < 1 || reps < 1 || warmup < 0 || chainN < 1 {
-				return fmt.Errorf("bench fuse: --threads, --reps and --chain-size must be positive, --warmup not negative")
+			if threads < 1 || reps < 1 || warmup < 0 || chainN < 1 || mnistSteps < 1 {
+				return fmt.Errorf("bench fuse: --threads, --reps, --chain-size and --mnist-steps must be positive, --warmup not negative")
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			prev := runtime.GOMAXPROCS(threads)
 			defer runtime.GOMAXPROCS(prev)
-			rep, err := runFuseBench(ctx, threads, kernels.Timing{Warmup: warmup, Reps: reps}, chainN, !noTorch)
+			rep, err := runFuseBench(ctx, threads, kernels.Timing{Warmup: warmup, Reps: reps}, chainN, mnistSteps, !noTorch)
 			if err != nil {
 				return err
 			}
@@ -110,6 +111,7 @@ peak_bytes {"<part>.<impl>"}, compile_s, load_s, skipped.`,
 	f.IntVar(&reps, "reps", 5, "timed repetitions")
 	f.IntVar(&warmup, "warmup", 1, "untimed repetitions first")
 	f.IntVar(&chainN, "chain-size", 16<<20, "elements per tensor of the chain")
+	f.IntVar(&mnistSteps, "mnist-steps", 20, "MNIST steps per repetition (times are per step)")
 	f.BoolVar(&noTorch, "no-torch", false, "skip the PyTorch reference")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	benchCmd.AddCommand(cmd)
@@ -149,7 +151,7 @@ func inMode(part, impl string, m tensor.Mode, dev device.Device, f func() *tenso
 	}}
 }
 
-func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN int, torch bool) (*fuseReport, error) {
+func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN, mnistSteps int, torch bool) (*fuseReport, error) {
 	dev := tensor.MustDevice("cpu")
 	rep := &fuseReport{Threads: threads, Reps: tm.Reps, Ratios: map[string]float64{}, PeakBytes: map[string]int64{}}
 	g := tensor.NewGenerator(1)
@@ -223,11 +225,25 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 			return nil
 		}
 	}
-	steps = append(steps,
+	// A step takes a few milliseconds: each repetition runs mnistSteps of
+	// them (reported per step), so that scheduler noise averages out.
+	for _, st := range []*kernels.Stepper{
 		inMode("mnist_step", "strict", tensor.Strict, dev, func() *tensor.Tensor { l := strictStep(xs, yt)[0]; _ = l.Item(); return l }),
 		inMode("mnist_step", "fused", tensor.Fused, dev, func() *tensor.Tensor { l := fusedStep(xs, yt)[0]; _ = l.Item(); return l }),
-		&kernels.Stepper{Impl: "mnist_step/compiled", DType: "f32", Run: callStep(compiled)},
-		&kernels.Stepper{Impl: "mnist_step/compiled_retrace", DType: "f32", Run: callStep(retrace)})
+		{Impl: "mnist_step/compiled", DType: "f32", Run: callStep(compiled)},
+		{Impl: "mnist_step/compiled_retrace", DType: "f32", Run: callStep(retrace)},
+	} {
+		one := st.Run
+		st.Run = func() error {
+			for range mnistSteps {
+				if err := one(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		steps = append(steps, st)
+	}
 
 	res, skipped, err := kernels.Interleave(ctx, tm, steps)
 	if err != nil {
@@ -239,6 +255,13 @@ func runFuseBench(ctx context.Context, threads int, tm kernels.Timing, chainN in
 	med := map[string]float64{}
 	for _, r := range res {
 		part, impl, _ := strings.Cut(r.Impl, "/")
+		if part == "mnist_step" {
+			r.MedianS /= float64(mnistSteps)
+			r.MinS /= float64(mnistSteps)
+			for i := range r.TimesS {
+				r.TimesS[i] /= float64(mnistSteps)
+			}
+		}
 		rep.Results = append(rep.Results, fuseResult{Part: part, Impl: impl, MedianS: r.MedianS, MinS: r.MinS, TimesS: r.TimesS})
 		med[r.Impl] = r.MedianS
 	}
