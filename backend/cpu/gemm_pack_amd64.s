@@ -161,20 +161,7 @@ st6loop:
 	VMOVUPS    (R11), Y3
 	VMOVUPS    (R12), Y4
 	VMOVUPS    (R13), Y5
-	VUNPCKLPS  Y1, Y0, Y6
-	VUNPCKHPS  Y1, Y0, Y7
-	VUNPCKLPS  Y3, Y2, Y8
-	VUNPCKHPS  Y3, Y2, Y9
-	VUNPCKLPS  Y5, Y4, Y10
-	VUNPCKHPS  Y5, Y4, Y11
-	VSHUFPS    $0x44, Y8, Y6, Y0
-	VSHUFPS    $0xEE, Y8, Y6, Y1
-	VSHUFPS    $0x44, Y9, Y7, Y2
-	VSHUFPS    $0xEE, Y9, Y7, Y3
-	VSHUFPS    $0x44, Y15, Y10, Y4
-	VSHUFPS    $0xEE, Y15, Y10, Y5
-	VSHUFPS    $0x44, Y15, Y11, Y6
-	VSHUFPS    $0xEE, Y15, Y11, Y7
+	TRANSPOSE6ROWS
 	// Columns 0..3: the low lanes of Y0..Y3 (rows 0..3) and Y4..Y7
 	// (rows 4, 5); columns 4..7: the high lanes.
 	MOVQ DI, AX

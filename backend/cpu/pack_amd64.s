@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "transpose8_amd64.h"
 
 // func packA6F32AVX2(dst, src *float32, lda, n int)
 // Interleaves six rows of src (lda elements apart) into dst, six values
@@ -34,20 +35,7 @@ loop:
 	VMOVUPS    (R11)(AX*1), Y3
 	VMOVUPS    (R12)(AX*1), Y4
 	VMOVUPS    (R13)(AX*1), Y5
-	VUNPCKLPS  Y1, Y0, Y6
-	VUNPCKHPS  Y1, Y0, Y7
-	VUNPCKLPS  Y3, Y2, Y8
-	VUNPCKHPS  Y3, Y2, Y9
-	VUNPCKLPS  Y5, Y4, Y10
-	VUNPCKHPS  Y5, Y4, Y11
-	VSHUFPS    $0x44, Y8, Y6, Y0
-	VSHUFPS    $0xEE, Y8, Y6, Y1
-	VSHUFPS    $0x44, Y9, Y7, Y2
-	VSHUFPS    $0xEE, Y9, Y7, Y3
-	VSHUFPS    $0x44, Y15, Y10, Y4
-	VSHUFPS    $0xEE, Y15, Y10, Y5
-	VSHUFPS    $0x44, Y15, Y11, Y6
-	VSHUFPS    $0xEE, Y15, Y11, Y7
+	TRANSPOSE6ROWS
 	VPERM2F128 $0x20, Y4, Y0, Y8
 	VMOVUPS    Y8, (DI)
 	VPERM2F128 $0x20, Y5, Y1, Y8
