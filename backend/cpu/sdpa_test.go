@@ -13,33 +13,6 @@ import (
 	"github.com/gotpu/gotpu/tensor"
 )
 
-// sdpaBuilder runs op calls eagerly through the tensor package, so that a
-// composite's Decompose can be evaluated op by op (the reference the
-// direct kernel is checked against).
-type sdpaBuilder struct{}
-
-func (sdpaBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
-	ts := make([]*tensor.Tensor, len(in))
-	for i, v := range in {
-		if v != nil {
-			ts[i] = v.(*tensor.Tensor)
-		}
-	}
-	res := tensor.Apply(name, ts, a)
-	out := make([]op.Value, len(res))
-	for i, r := range res {
-		out[i] = r
-	}
-	return out
-}
-
-func (sdpaBuilder) Meta(v op.Value) op.Meta {
-	t := v.(*tensor.Tensor)
-	return op.Meta{Shape: t.Shape(), DType: t.DType()}
-}
-
-func (sdpaBuilder) Scalar(v any, _ op.Value) op.Value { return tensor.Scalar(v) }
-
 // sdpaDecomposed evaluates scaled_dot_product_attention's decomposition.
 func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
 	t.Helper()
@@ -54,7 +27,7 @@ func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tenso
 			vals[i] = x
 		}
 	}
-	return d.Decompose(sdpaBuilder{}, vals, na)[0].(*tensor.Tensor)
+	return d.Decompose(tensorBuilder{}, vals, na)[0].(*tensor.Tensor)
 }
 
 // sdpaDirect runs the op through dispatch (the direct kernel for f32) and
