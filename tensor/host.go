@@ -250,6 +250,15 @@ func (t *Tensor) To(dev device.Device) *Tensor {
 	return FromBytes(dev, t.dt, t.l.Shape, raw)
 }
 
+// ToDType returns t converted to dt (t.to(dtype) in PyTorch): t itself when
+// it already has that dtype, else a new tensor (differentiable).
+func (t *Tensor) ToDType(dt dtype.DType) *Tensor {
+	if t.dt == dt {
+		return t
+	}
+	return Apply1("convert", []*Tensor{t}, op.Attrs{"dtype": dt})
+}
+
 // Sync waits for all work queued on dev and returns the first asynchronous
 // error of a kernel, naming the op and the line that launched it.
 func Sync(dev device.Device) error {

@@ -1,0 +1,22 @@
+// Package models runs Hugging Face language models on gotpu: it loads a
+// model directory (config.json, safetensors weights, tokenizer.json,
+// generation_config.json) onto any device, builds the family's network
+// from the runtime's tensor ops, and generates text with a preallocated KV
+// cache.
+//
+// Families: GPT-2, Llama 1-3 (with every rope scaling transformers knows:
+// linear, dynamic, YaRN, Llama 3, LongRoPE), Mistral (sliding window),
+// Qwen2 (q/k/v bias), Qwen3 (q/k norm), Gemma 1-3 (embedding scale, (1+w)
+// RMSNorm, sandwich norms, soft-capping, local/global layers). One decoder
+// implementation covers them all; what differs is a handful of switches
+// derived from the config (arch). Parameters are named as in transformers'
+// state dicts, so nn.StateDict of a model reads like the checkpoint.
+//
+// Weights are read through a Source (safetensors here; GGUF elsewhere) and
+// matrices are held as a Weight, an interface that a block-quantized
+// layout can implement without dequantizing the whole matrix.
+//
+// Numerics follow transformers: RoPE frequencies in f32, RMSNorm in f32,
+// Gemma's constants rounded to the model's dtype. Every model is tested
+// against transformers on tiny random checkpoints (testdata/models).
+package models

@@ -1,0 +1,71 @@
+package models
+
+import (
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// KVCache holds the keys and values of every layer for a batch of
+// sequences, preallocated at its full size: K[i] and V[i] are [B, KVHeads,
+// Size, HeadDim]. A forward step writes its tokens' keys and values into
+// the slots it names (Step.Slots) and attends to every valid slot up to its
+// own, so decoding with the cache computes what a full forward computes.
+type KVCache struct {
+	K, V []*tensor.Tensor
+	// Batch and Size are the number of sequences and of slots.
+	Batch, Size int
+	// valid [B, Size] (bool) marks the slots that hold a real token (false
+	// for left padding); nil means all.
+	valid *tensor.Tensor
+	iota  *tensor.Tensor // [Size] i64: 0 .. Size-1
+}
+
+// NewCache returns an empty cache for batch sequences of up to size tokens.
+func (m *CausalLM) NewCache(batch, size int) *KVCache {
+	c := m.Config
+	dev := m.embed.Device()
+	kc := &KVCache{Batch: batch, Size: size}
+	for range m.layers {
+		kc.K = append(kc.K, tensor.Zeros(dev, m.DType, batch, c.NumKVHeads, size, c.HeadDim))
+		kc.V = append(kc.V, tensor.Zeros(dev, m.DType, batch, c.NumKVHeads, size, c.HeadDim))
+	}
+	kc.iota = tensor.Arange(dev, 0, size, 1, dtype.I64)
+	return kc
+}
+
+// SetPadding marks the first pad[b] slots of sequence b as padding: no
+// token attends to them.
+func (kc *KVCache) SetPadding(dev device.Device, pad []int) {
+	valid := make([]bool, kc.Batch*kc.Size)
+	any := false
+	for b := 0; b < kc.Batch; b++ {
+		for s := 0; s < kc.Size; s++ {
+			valid[b*kc.Size+s] = s >= pad[b]
+			any = any || s < pad[b]
+		}
+	}
+	if !any {
+		kc.valid = nil
+		return
+	}
+	kc.valid = tensor.FromSlice(dev, valid, kc.Batch, kc.Size)
+}
+
+// mask returns the attention mask [B or 1, 1, T, Size] (true attends) of
+// queries in slots [T]: causal, within window slots when window > 0, and
+// over valid slots. A query always sees its own slot, so rows of padding
+// never have every key masked (their outputs are never used).
+func (kc *KVCache) mask(slots *tensor.Tensor, window int) *tensor.Tensor {
+	q := slots.Unsqueeze(1)   // [T, 1]
+	k := kc.iota.Unsqueeze(0) // [1, S]
+	allowed := k.Le(q)
+	if window > 0 {
+		allowed = allowed.LogicalAnd(k.Gt(q.SubScalar(window)))
+	}
+	allowed = allowed.Unsqueeze(0) // [1, T, S]
+	if kc.valid != nil {
+		allowed = allowed.LogicalAnd(kc.valid.Unsqueeze(1)).LogicalOr(k.Eq(q).Unsqueeze(0))
+	}
+	return allowed.Unsqueeze(1)
+}

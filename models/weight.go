@@ -1,0 +1,131 @@
+package models
+
+import (
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/nn"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// Weight is an [out, in] matrix that a Linear layer multiplies by. A dense
+// weight is a tensor; an implementation for block-quantized weights (GGUF's
+// Q4_K, ...) keeps its blocks and multiplies without dequantizing the whole
+// matrix, behind the same interface.
+type Weight interface {
+	// Dims returns the matrix's [out, in] sizes.
+	Dims() (out, in int)
+	// DType is the dtype of the products (the activations' dtype).
+	DType() dtype.DType
+	// Linear returns x·Wᵀ + b (b may be nil) for x [..., in].
+	Linear(x, b *tensor.Tensor) *tensor.Tensor
+	// Dense returns the matrix as a tensor (dequantized if it is not dense).
+	Dense() *tensor.Tensor
+}
+
+// Dense is a Weight held as an ordinary [out, in] tensor.
+type Dense struct{ W *tensor.Tensor }
+
+// Dims returns the matrix's [out, in] sizes.
+func (d Dense) Dims() (int, int) { return d.W.Size(0), d.W.Size(1) }
+
+// DType returns the tensor's dtype.
+func (d Dense) DType() dtype.DType { return d.W.DType() }
+
+// Linear returns x·Wᵀ + b.
+func (d Dense) Linear(x, b *tensor.Tensor) *tensor.Tensor { return tensor.Linear(x, d.W, b) }
+
+// Dense returns the tensor.
+func (d Dense) Dense() *tensor.Tensor { return d.W }
+
+// Linear is a projection y = x·Wᵀ + b whose parameters are named as in
+// torch.nn.Linear ("weight", "bias") when the weight is dense.
+type Linear struct {
+	nn.Base
+	W    Weight
+	Bias *tensor.Tensor
+}
+
+// newLinear reads prefix.weight [out, in] and, with bias, prefix.bias.
+func newLinear(l *loader, prefix string, out, in int, bias bool) *Linear {
+	m := &Linear{W: l.weight(prefix+".weight", out, in)}
+	if bias {
+		m.Bias = l.tensor(prefix+".bias", out)
+	}
+	m.register()
+	return m
+}
+
+func (m *Linear) register() {
+	if d, ok := m.W.(Dense); ok {
+		m.RegisterParameter("weight", d.W)
+	}
+	if m.Bias != nil {
+		m.RegisterParameter("bias", m.Bias)
+	}
+}
+
+// Forward returns x·Wᵀ + b.
+func (m *Linear) Forward(x *tensor.Tensor) *tensor.Tensor { return m.W.Linear(x, m.Bias) }
+
+// Norm is the normalisation of a family: LayerNorm (with or without bias),
+// RMSNorm scaling by w, or Gemma's RMSNorm scaling by (1 + w) computed in
+// f32.
+type Norm struct {
+	nn.Base
+	Weight, Bias *tensor.Tensor
+	Eps          float64
+	Kind         NormKind
+}
+
+// NormKind selects a Norm's arithmetic.
+type NormKind int
+
+// Norm kinds.
+const (
+	// LayerNorm is torch.nn.LayerNorm over the last dim.
+	LayerNorm NormKind = iota
+	// RMSNorm is Llama's: x·rsqrt(mean(x²)+eps) in f32, cast back, times w.
+	RMSNorm
+	// RMSNormPlusOne is Gemma's: x·rsqrt(mean(x²)+eps)·(1+w), all in f32.
+	RMSNormPlusOne
+)
+
+func newNorm(l *loader, prefix string, dim int, kind NormKind, eps float64, bias bool) *Norm {
+	m := &Norm{Kind: kind, Eps: eps}
+	switch kind {
+	case RMSNormPlusOne:
+		// Gemma computes (1 + w) in f32 whatever the model dtype.
+		m.Weight = l.tensorAs(prefix+".weight", dtype.F32, dim)
+	default:
+		m.Weight = l.tensor(prefix+".weight", dim)
+	}
+	if bias {
+		m.Bias = l.tensor(prefix+".bias", dim)
+	}
+	m.RegisterParameter("weight", m.Weight)
+	if m.Bias != nil {
+		m.RegisterParameter("bias", m.Bias)
+	}
+	return m
+}
+
+// Forward normalises x over its last dim.
+func (m *Norm) Forward(x *tensor.Tensor) *tensor.Tensor {
+	d := x.Size(-1)
+	switch m.Kind {
+	case LayerNorm:
+		return tensor.LayerNorm(x, []int{d}, m.Weight, m.Bias, m.Eps)
+	case RMSNorm:
+		dt := x.DType()
+		if dt == dtype.F32 {
+			return tensor.RMSNorm(x, []int{d}, m.Weight, m.Eps)
+		}
+		// transformers: normalise in f32, cast back, then scale in the
+		// weight's dtype.
+		y := tensor.RMSNorm(x.ToDType(dtype.F32), []int{d}, nil, m.Eps).ToDType(dt)
+		return y.Mul(m.Weight)
+	default:
+		dt := x.DType()
+		y := tensor.RMSNorm(x.ToDType(dtype.F32), []int{d}, nil, m.Eps)
+		return y.Mul(m.Weight.AddScalar(1)).ToDType(dt)
+	}
+}
