@@ -220,8 +220,8 @@ func newConv1D(l *loader, prefix string, out, in int) *Linear {
 // conv1D is GPT-2's transposed weight layout [in, out]: y = x·W + b.
 type conv1D struct{ w *tensor.Tensor }
 
-func (c conv1D) Dims() (int, int)     { return c.w.Size(1), c.w.Size(0) }
-func (c conv1D) DType() dtype.DType   { return c.w.DType() }
+func (c conv1D) Dims() (int, int)      { return c.w.Size(1), c.w.Size(0) }
+func (c conv1D) DType() dtype.DType    { return c.w.DType() }
 func (c conv1D) Dense() *tensor.Tensor { return c.w.Transpose(0, 1) }
 func (c conv1D) Linear(x, b *tensor.Tensor) *tensor.Tensor {
 	return tensor.Linear(x, c.w.Transpose(0, 1), b)
