@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/hf/config"
 	"github.com/gotpu/gotpu/nn"
@@ -52,6 +53,10 @@ type CausalLM struct {
 	ropes  []*Rope
 	// sqrtHidden is Gemma's embedding normaliser rounded to DType.
 	sqrtHidden float64
+	// Compiled runs every forward step as a compiled program (one per
+	// input shape, replayed once stable) instead of op by op.
+	Compiled bool
+	compiledLast, compiledAll *compile.Function
 }
 
 type block struct {
@@ -240,6 +245,9 @@ type Step struct {
 	// SeqLen is one more than the largest position (dynamic RoPE and
 	// LongRoPE depend on it).
 	SeqLen int
+	// invFreq, when set, are the ropes' inverse frequencies (compiled
+	// steps pass them as inputs so that a replay reads the current ones).
+	invFreq []*tensor.Tensor
 }
 
 // Forward runs the model on one step, writing keys and values into cache,
@@ -256,7 +264,11 @@ func (m *CausalLM) Forward(s Step, cache *KVCache) *tensor.Tensor {
 	cos := make([]*tensor.Tensor, len(m.ropes))
 	sin := make([]*tensor.Tensor, len(m.ropes))
 	for i, r := range m.ropes {
-		cos[i], sin[i] = r.cosSin(s.Positions, s.SeqLen, m.DType)
+		inv := r.invFreq(s.SeqLen)
+		if s.invFreq != nil {
+			inv = s.invFreq[i]
+		}
+		cos[i], sin[i] = r.cosSin(s.Positions, inv, m.DType)
 	}
 	masks := map[int]*tensor.Tensor{}
 	for i, b := range m.layers {

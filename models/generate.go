@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -124,7 +123,7 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 	done := make([]bool, b)
 	var logits [][]float32
 	start := time.Now()
-	err = tensor.Catch(func() {
+	perr := tensor.Catch(func() {
 		cache := m.NewCache(b, size)
 		cache.SetPadding(dev, pad)
 		step := Step{
@@ -155,9 +154,11 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 					SeqLen:    long + n,
 				}
 			}
-			h := m.Forward(step, cache)
-			last := h.Narrow(1, h.Size(1)-1, 1)
-			lg := m.Logits(last).ToDType(dtype.F32).Reshape(b, -1)
+			lg, serr := m.stepLogits(step, cache, false)
+			if serr != nil {
+				err = serr
+				return
+			}
 			flat := lg.Float32s()
 			v := len(flat) / b
 			logits = logits[:0]
@@ -204,6 +205,9 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 		}
 		res.Decode = time.Since(start)
 	})
+	if err == nil {
+		err = perr
+	}
 	if err != nil {
 		return res, err
 	}
@@ -241,17 +245,24 @@ func (m *CausalLM) ForwardLogits(seqs [][]int, padID int) (logits []float32, t i
 	for j := range slots {
 		slots[j] = int64(j)
 	}
-	err = tensor.Catch(func() {
+	perr := tensor.Catch(func() {
 		dev := m.embed.Device()
 		cache := m.NewCache(b, t)
 		cache.SetPadding(dev, pad)
-		h := m.Forward(Step{
+		lg, serr := m.stepLogits(Step{
 			IDs:       tensor.FromSlice(dev, ids, b, t),
 			Positions: tensor.FromSlice(dev, pos, b, t),
 			Slots:     tensor.FromSlice(dev, slots, t),
 			SeqLen:    maxPos + 1,
-		}, cache)
-		logits = m.Logits(h).ToDType(dtype.F32).Float32s()
+		}, cache, true)
+		if serr != nil {
+			err = serr
+			return
+		}
+		logits = lg.Float32s()
 	})
+	if err == nil {
+		err = perr
+	}
 	return logits, t, err
 }

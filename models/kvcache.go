@@ -16,7 +16,7 @@ type KVCache struct {
 	// Batch and Size are the number of sequences and of slots.
 	Batch, Size int
 	// valid [B, Size] (bool) marks the slots that hold a real token (false
-	// for left padding); nil means all.
+	// for left padding).
 	valid *tensor.Tensor
 	iota  *tensor.Tensor // [Size] i64: 0 .. Size-1
 }
@@ -31,6 +31,7 @@ func (m *CausalLM) NewCache(batch, size int) *KVCache {
 		kc.V = append(kc.V, tensor.Zeros(dev, m.DType, batch, c.NumKVHeads, size, c.HeadDim))
 	}
 	kc.iota = tensor.Arange(dev, 0, size, 1, dtype.I64)
+	kc.valid = tensor.Full(dev, dtype.Bool, true, batch, size)
 	return kc
 }
 
@@ -38,21 +39,35 @@ func (m *CausalLM) NewCache(batch, size int) *KVCache {
 // token attends to them.
 func (kc *KVCache) SetPadding(dev device.Device, pad []int) {
 	valid := make([]bool, kc.Batch*kc.Size)
-	any := false
 	for b := 0; b < kc.Batch; b++ {
 		for s := 0; s < kc.Size; s++ {
 			valid[b*kc.Size+s] = s >= pad[b]
-			any = any || s < pad[b]
 		}
-	}
-	if !any {
-		kc.valid = nil
-		return
 	}
 	kc.valid = tensor.FromSlice(dev, valid, kc.Batch, kc.Size)
 }
 
-// mask returns the attention mask [B or 1, 1, T, Size] (true attends) of
+// tensors lists the cache's tensors in a fixed order: iota, valid, then
+// K and V of each layer (the state a compiled step reads and writes).
+func (kc *KVCache) tensors() []*tensor.Tensor {
+	out := []*tensor.Tensor{kc.iota, kc.valid}
+	for i := range kc.K {
+		out = append(out, kc.K[i], kc.V[i])
+	}
+	return out
+}
+
+// cacheOf rebuilds a cache over tensors in the order of tensors().
+func cacheOf(ts []*tensor.Tensor) *KVCache {
+	kc := &KVCache{Batch: ts[1].Size(0), Size: ts[1].Size(1), iota: ts[0], valid: ts[1]}
+	for i := 2; i < len(ts); i += 2 {
+		kc.K = append(kc.K, ts[i])
+		kc.V = append(kc.V, ts[i+1])
+	}
+	return kc
+}
+
+// mask returns the attention mask [B, 1, T, Size] (true attends) of
 // queries in slots [T]: causal, within window slots when window > 0, and
 // over valid slots. A query always sees its own slot, so rows of padding
 // never have every key masked (their outputs are never used).
@@ -63,9 +78,6 @@ func (kc *KVCache) mask(slots *tensor.Tensor, window int) *tensor.Tensor {
 	if window > 0 {
 		allowed = allowed.LogicalAnd(k.Gt(q.SubScalar(window)))
 	}
-	allowed = allowed.Unsqueeze(0) // [1, T, S]
-	if kc.valid != nil {
-		allowed = allowed.LogicalAnd(kc.valid.Unsqueeze(1)).LogicalOr(k.Eq(q).Unsqueeze(0))
-	}
-	return allowed.Unsqueeze(1)
+	allowed = allowed.Unsqueeze(0).LogicalAnd(kc.valid.Unsqueeze(1)) // [B, T, S]
+	return allowed.LogicalOr(k.Eq(q).Unsqueeze(0)).Unsqueeze(1)
 }

@@ -203,10 +203,9 @@ func (r *Rope) invFreq(seqLen int) *tensor.Tensor {
 	return t
 }
 
-// cosSin returns cos and sin [B, 1, T, Dim] for positions [B, T] (i64), in
-// dt, times the attention scaling.
-func (r *Rope) cosSin(pos *tensor.Tensor, seqLen int, dt dtype.DType) (cos, sin *tensor.Tensor) {
-	inv := r.invFreq(seqLen)
+// cosSin returns cos and sin [B, 1, T, Dim] for positions [B, T] (i64) and
+// inverse frequencies inv, in dt, times the attention scaling.
+func (r *Rope) cosSin(pos, inv *tensor.Tensor, dt dtype.DType) (cos, sin *tensor.Tensor) {
 	p := pos.ToDType(dtype.F32).Unsqueeze(-1) // [B, T, 1]
 	freqs := p.Mul(inv)                       // [B, T, Dim/2]
 	emb := tensor.Cat([]*tensor.Tensor{freqs, freqs}, -1).Unsqueeze(1)
