@@ -55,7 +55,7 @@ type CausalLM struct {
 	sqrtHidden float64
 	// Compiled runs every forward step as a compiled program (one per
 	// input shape, replayed once stable) instead of op by op.
-	Compiled bool
+	Compiled                  bool
 	compiledLast, compiledAll *compile.Function
 }
 
