@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gotpu/gotpu"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/models"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// modelFlags are the flags every model command shares: which model, on
+// which device, in which dtype and execution mode.
+type modelFlags struct {
+	path, device, dtype, mode string
+}
+
+func (f *modelFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.path, "model", "", "model directory (config.json, *.safetensors, tokenizer.json)")
+	fs.StringVar(&f.device, "device", "cpu", "device to run on (cpu, xla, ...)")
+	fs.StringVar(&f.dtype, "dtype", "", "compute dtype: f32, bf16 or f16 (default: the checkpoint's)")
+	fs.StringVar(&f.mode, "mode", "strict", "execution mode: strict, debug, fused or compiled")
+}
+
+// load loads the model and sets the execution mode; restore puts the
+// process's previous tensor mode back.
+func (f *modelFlags) load() (m *models.Model, restore func(), err error) {
+	if f.path == "" {
+		return nil, nil, errors.New("--model PATH is required")
+	}
+	dev, err := gotpu.Device(f.device)
+	if err != nil {
+		return nil, nil, err
+	}
+	dt, err := parseModelDType(f.dtype)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mode tensor.Mode
+	compiled := false
+	switch f.mode {
+	case "strict", "":
+		mode = tensor.Strict
+	case "debug":
+		mode = tensor.Debug
+	case "fused":
+		mode = tensor.Fused
+	case "compiled":
+		mode, compiled = tensor.Strict, true
+	default:
+		return nil, nil, fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", f.mode)
+	}
+	m, err = models.Load(f.path, models.Options{Device: dev, DType: dt})
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.LM != nil {
+		m.LM.Compiled = compiled
+	}
+	old := tensor.SetMode(mode)
+	return m, func() { tensor.SetMode(old) }, nil
+}
+
+// parseModelDType reads --dtype ("" keeps the checkpoint's).
+func parseModelDType(s string) (dtype.DType, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return dtype.Invalid, nil
+	case "f32", "float32":
+		return dtype.F32, nil
+	case "bf16", "bfloat16":
+		return dtype.BF16, nil
+	case "f16", "float16":
+		return dtype.F16, nil
+	}
+	return dtype.Invalid, fmt.Errorf("unknown --dtype %q (want f32, bf16 or f16)", s)
+}
+
+// parseIDs reads a comma-separated list of token ids.
+func parseIDs(s string) ([]int, error) {
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		id, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("--ids: %q is not a token id", f)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("--ids: no token ids")
+	}
+	return ids, nil
+}
