@@ -348,7 +348,11 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 		p := s.SoftmaxAs(-1, dtype.F32).ToDType(q.DType())
 		ctx = tensor.Matmul(p, vv)
 	} else {
-		ctx = tensor.ScaledDotProductAttention(q, kc, vc, tensor.SDPAOpts{Mask: mask, Scale: scale, EnableGQA: b.kvHeads != b.heads})
+		// PyTorch's CPU attention kernels accumulate bf16/f16 inputs in
+		// f32 and round the output once; so does this.
+		dt := q.DType()
+		f32 := func(t *tensor.Tensor) *tensor.Tensor { return t.ToDType(dtype.F32) }
+		ctx = tensor.ScaledDotProductAttention(f32(q), f32(kc), f32(vc), tensor.SDPAOpts{Mask: mask, Scale: scale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
 	}
 	return b.o.Forward(ctx.Transpose(1, 2).Reshape(n, t, b.heads*b.hd))
 }

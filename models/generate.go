@@ -108,7 +108,7 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 		for t := 0; t < long; t++ {
 			if t < pad[i] {
 				ids[i*long+t] = int64(o.PadID)
-				pos[i*long+t] = 1
+				pos[i*long+t] = 0
 				continue
 			}
 			ids[i*long+t] = int64(p[t-pad[i]])
@@ -230,7 +230,7 @@ func (m *CausalLM) ForwardLogits(seqs [][]int, padID int) (logits []float32, t i
 		pad[i] = t - len(s)
 		for j := 0; j < t; j++ {
 			if j < pad[i] {
-				ids[i*t+j], pos[i*t+j] = int64(padID), 1
+				ids[i*t+j], pos[i*t+j] = int64(padID), 0
 				continue
 			}
 			id := s[j-pad[i]]
