@@ -12,14 +12,14 @@ import (
 // distinct (batch, tokens, cache size) a process runs.
 const maxStepPrograms = 64
 
-// stepLogits runs one step and returns the logits of its last position as
+// stepLogits runs one step, without autograd recording, and returns the logits of its last position as
 // [B, vocab] f32 (all positions [B, T, vocab] with all set). With
 // m.Compiled the step is one compiled program per input shape, replayed
 // without tracing once it is stable (compile.TraceOnce).
 func (m *CausalLM) stepLogits(s Step, cache *KVCache, all bool) (*tensor.Tensor, error) {
 	if !m.Compiled {
 		var out *tensor.Tensor
-		err := tensor.Catch(func() { out = m.logitsOf(s, cache, all) })
+		err := tensor.Catch(func() { tensor.NoGrad(func() { out = m.logitsOf(s, cache, all) }) })
 		return out, err
 	}
 	fn := m.compiledLast
@@ -31,7 +31,9 @@ func (m *CausalLM) stepLogits(s Step, cache *KVCache, all bool) (*tensor.Tensor,
 			nr := len(m.ropes)
 			st := Step{IDs: in[0], Positions: in[1], Slots: in[2], invFreq: in[3 : 3+nr]}
 			kc := cacheOf(in[3+nr:])
-			return []*tensor.Tensor{m.logitsOf(st, kc, all)}
+			var out *tensor.Tensor
+			tensor.NoGrad(func() { out = m.logitsOf(st, kc, all) })
+			return []*tensor.Tensor{out}
 		}, compile.TraceOnce(), compile.RecompileLimit(maxStepPrograms), compile.Name(fmt.Sprintf("%s step", m.a.family)))
 		if all {
 			m.compiledAll = fn
