@@ -16,7 +16,7 @@ included), reloads it from disk and records what transformers computes:
     config.json, model.safetensors (f32), generation_config.json  -- save_pretrained
     expected.safetensors  -- f32 tensors:
         causal LMs: logits [1,T,V], logits_bf16 [1,T,V], batch_logits [2,T2,V]
-                    (+ long_logits [1,24,V] for the rope-scaling variants)
+                    (+ long_logits [1,24,V] for the rope variants, mistral, gemma2, gemma3)
         encoders:   last_hidden_state [1,T,H], last_hidden_state_bf16,
                     pooler_output [1,H], batch_last_hidden_state [2,T2,H],
                     batch_pooler_output [2,H]
@@ -28,11 +28,11 @@ longrope RoPE keep state between forward calls. The run is deterministic
 directory and compares: config/generation_config text and model.safetensors
 bytes exactly, ids exactly, float tensors within a small tolerance (CPU
 kernels may differ slightly between machines). It exits non-zero on mismatch.
+testdata/models/README.md documents the layout and the conventions.
 """
 import argparse
 import copy
 import json
-import math
 import os
 import shutil
 import sys
