@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/hf/safetensors"
 	"github.com/gotpu/gotpu/tensor"
@@ -127,26 +128,38 @@ func compare(t *testing.T, what string, got, want []float32, tl tol, skip func(i
 	return worst
 }
 
-// modes are the ways a model runs: the eager modes and compiled steps.
-var modes = []struct {
+// runMode is one way a model runs: an eager mode, or compiled steps.
+type runMode struct {
 	name     string
 	mode     tensor.Mode
 	compiled bool
-}{
+}
+
+// modes are the eager modes and compiled steps.
+var modes = []runMode{
 	{"strict", tensor.Strict, false},
 	{"fused", tensor.Fused, false},
 	{"compiled", tensor.Strict, true},
 }
 
 func TestDecoderParity(t *testing.T) {
+	decoderParity(t, device.Device{Type: "cpu"}, modes)
+}
+
+// decoderParity runs the decoder variants (every one unless only names
+// some) on dev in the given modes (and in bf16 on cpu).
+func decoderParity(t *testing.T, dev device.Device, modes []runMode, only ...string) {
 	for _, v := range decoderVariants(t) {
+		if len(only) > 0 && !slices.Contains(only, v) {
+			continue
+		}
 		dir := filepath.Join(refDir, v)
 		ref := readReference(t, dir)
 		for _, md := range modes {
 			t.Run(v+"/"+md.name, func(t *testing.T) {
 				old := tensor.SetMode(md.mode)
 				defer tensor.SetMode(old)
-				m, err := Load(dir, Options{DType: dtype.F32})
+				m, err := Load(dir, Options{Device: dev, DType: dtype.F32})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,7 +200,9 @@ func TestDecoderParity(t *testing.T) {
 				}
 			})
 		}
-		t.Run(v+"/bf16", func(t *testing.T) { checkBF16(t, dir, ref) })
+		if dev.Type == "cpu" {
+			t.Run(v+"/bf16", func(t *testing.T) { checkBF16(t, dir, ref) })
+		}
 	}
 }
 
