@@ -48,19 +48,22 @@ func expNeg(t float64) float64 {
 	if t == 0 {
 		return 1
 	}
-	k8 := math.Floor(float64(t*expInvLn2x8) + 0.5)
+	// k8 = the integer nearest 8t/ln2 (t < 0, so truncating toward zero
+	// after subtracting 0.5 rounds; exact halves go up, which is as good).
+	k := int64(float64(t*expInvLn2x8) - 0.5)
+	k8 := float64(k)
 	r := t - float64(k8*expLn2d8Hi)
 	r -= float64(k8 * expLn2d8Lo)
-	// Horner form of 1 + r + r²/2! + … + r⁷/7!.
-	p := 1.0 / 5040
-	p = float64(p*r) + 1.0/720
-	p = float64(p*r) + 1.0/120
-	p = float64(p*r) + 1.0/24
-	p = float64(p*r) + 1.0/6
-	p = float64(p*r) + 0.5
-	p = float64(p*r) + 1
-	p = float64(p*r) + 1
-	k := int64(k8)
+	// 1 + r + r²/2! + … + r⁷/7! in Estrin's form, whose short dependency
+	// chains let consecutive calls overlap:
+	// (1 + r) + r²·(1/2 + r/6) + r⁴·((1/24 + r/120) + r²·(1/720 + r/5040)).
+	r2 := float64(r * r)
+	r4 := float64(r2 * r2)
+	a := 1 + r
+	b := 0.5 + float64(r*(1.0/6))
+	c := 1.0/24 + float64(r*(1.0/120))
+	d := 1.0/720 + float64(r*(1.0/5040))
+	p := a + float64(r2*b) + float64(r4*(c+float64(r2*d)))
 	p = float64(p * exp2Eighths[k&7])
 	e := k >> 3 // floor division by 8; e ∈ [-1076, 0]
 	if e >= -1022 {

@@ -37,12 +37,13 @@ type Sampler struct {
 	w      []float64 // exp(x - max) of each candidate
 	pr     []float32 // float32 probability of each candidate (top-p, min-p)
 	bkt    []uint16  // top-p histogram bucket of each candidate
-	keep   []bool    // top-p verdict of each candidate
+	keep   []uint8   // 1: the candidate survives the current filter
 	region []uint64  // top-p region to sort: sortable key<<32 | candidate position
 	mass   [nBuckets]float64
 	hist   expHist
 
 	sum float64 // Σ w over cand after filtering, in cand order
+	lo  float32 // smallest candidate logit, set by weigh
 }
 
 // New returns a Sampler for p, or the error of p.Validate.
@@ -131,8 +132,16 @@ func (s *Sampler) grow(v int) {
 	s.w = make([]float64, v)
 	s.pr = make([]float32, v)
 	s.bkt = make([]uint16, v)
-	s.keep = make([]bool, v)
+	s.keep = make([]uint8, v)
 	s.region = make([]uint64, 0, v)
+}
+
+// badLogit is the error for a NaN or +Inf logit.
+func badLogit(i int, l float32) error {
+	if l != l {
+		return fmt.Errorf("%w: logits[%d] is NaN", ErrInvalidInput, i)
+	}
+	return fmt.Errorf("%w: logits[%d] is +Inf", ErrInvalidInput, i)
 }
 
 // checkIDs reports the first negative id of ids.
@@ -148,6 +157,14 @@ func checkIDs(name string, ids []int) error {
 // run applies the pipeline to logits. In greedy mode it returns the chosen
 // token; otherwise it leaves the surviving tokens in s.cand (ascending), their
 // weights exp(x - max) in s.w and the weights' sum in s.sum.
+//
+// One pass over the vocabulary validates the logits, applies the
+// temperature, finds the maximum and (without top-k) collects the
+// candidates. The penalties touch only the ids in prompt and generated, so
+// they are applied afterwards to those entries, recomputed from the original
+// logit in the documented order (penalties, then temperature); elementwise
+// float32 operations make that identical to applying them first. Top-k adds
+// one more pass.
 func (s *Sampler) run(logits []float32, prompt, generated []int) (int, error) {
 	v := len(logits)
 	if v == 0 {
@@ -170,161 +187,206 @@ func (s *Sampler) run(logits []float32, prompt, generated []int) (int, error) {
 		}
 	}
 	s.grow(v)
+	greedy := p.IsGreedy()
+	topK := !greedy && p.TopK > 0 && p.TopK < v
+	div := !greedy && p.Temperature != 1
+	t := float32(p.Temperature)
+	negInf := float32(math.Inf(-1))
+
+	// Pass over the vocabulary.
 	x := s.x[:v]
-	for i, l := range logits {
-		if !(l <= math.MaxFloat32) {
-			if l != l {
-				return 0, fmt.Errorf("%w: logits[%d] is NaN", ErrInvalidInput, i)
+	m, bi := negInf, -1
+	cand := s.cand[:0]
+	collect := !greedy && !topK
+	if !div && !collect { // greedy, or top-k at temperature 1
+		for i, l := range logits {
+			if !(l <= math.MaxFloat32) {
+				return 0, badLogit(i, l)
 			}
-			return 0, fmt.Errorf("%w: logits[%d] is +Inf", ErrInvalidInput, i)
+			x[i] = l
+			if l > m {
+				m, bi = l, i
+			}
 		}
-		x[i] = l
+	} else {
+		for i, l := range logits {
+			if !(l <= math.MaxFloat32) {
+				return 0, badLogit(i, l)
+			}
+			if div {
+				l /= t
+			}
+			x[i] = l
+			if l > m {
+				m, bi = l, i
+			}
+			if collect && l != negInf {
+				cand = append(cand, int32(i))
+			}
+		}
 	}
 
-	// 1. Repetition penalty (transformers), once per distinct id of
-	// prompt+generated, in float32 like torch.where(score < 0, score*pen,
-	// score/pen).
-	if rep {
+	// Penalties on the ids that occur. A penalized -Inf stays -Inf; a
+	// finite logit that overflows to -Inf stays a candidate with weight 0,
+	// which changes no result.
+	if rep || pf {
 		s.epoch++
 		if s.epoch == 0 {
 			clear(s.stamp)
 			s.epoch = 1
 		}
+		if pf {
+			for _, id := range generated {
+				if id < v {
+					s.count[id]++
+				}
+			}
+		}
 		pen := float32(p.RepetitionPenalty)
-		for _, ids := range [2][]int{prompt, generated} {
-			for _, id := range ids {
-				if id >= v || s.stamp[id] == s.epoch {
-					continue
-				}
-				s.stamp[id] = s.epoch
-				if l := x[id]; l < 0 {
-					x[id] = l * pen
-				} else {
-					x[id] = l / pen
-				}
-			}
-		}
-	}
-	// 2. Frequency then presence penalty (vLLM), on generated only, in
-	// float32 like logits -= freq*counts; logits -= presence*(counts > 0).
-	if pf {
-		for _, id := range generated {
-			if id < v {
-				s.count[id]++
-			}
-		}
 		freq, pres := float32(p.FrequencyPenalty), float32(p.PresencePenalty)
+		rescan := false
+		apply := func(id int) {
+			if id >= v || s.stamp[id] == s.epoch {
+				return
+			}
+			s.stamp[id] = s.epoch
+			// 1. Repetition penalty (transformers), once per distinct id
+			// of prompt+generated, like torch.where(score < 0,
+			// score*pen, score/pen).
+			l := logits[id]
+			if rep {
+				if l < 0 {
+					l *= pen
+				} else {
+					l /= pen
+				}
+			}
+			// 2. Frequency then presence penalty (vLLM), on generated
+			// only: logits -= freq*counts; logits -= presence*(counts > 0).
+			if c := s.count[id]; c > 0 {
+				l -= float32(freq * float32(c))
+				l -= pres
+			}
+			// 4. Temperature.
+			if div {
+				l /= t
+			}
+			if x[id] == m || l >= m {
+				rescan = true // the maximum (or its first index) may move
+			}
+			x[id] = l
+		}
+		if rep {
+			for _, id := range prompt {
+				apply(id)
+			}
+		}
 		for _, id := range generated {
-			if id >= v {
-				continue
+			apply(id)
+		}
+		if pf {
+			for _, id := range generated {
+				if id < v {
+					s.count[id] = 0
+				}
 			}
-			c := s.count[id]
-			if c == 0 {
-				continue // already applied
+		}
+		if rescan {
+			m, bi = negInf, -1
+			for i, l := range x {
+				if l > m {
+					m, bi = l, i
+				}
 			}
-			s.count[id] = 0
-			l := x[id] - float32(freq*float32(c))
-			x[id] = l - pres
 		}
 	}
 
-	if p.IsGreedy() {
-		best, bi := float32(math.Inf(-1)), -1
-		for i, l := range x {
-			if l > best {
-				best, bi = l, i
-			}
-		}
+	// 3. Greedy: the first index of the largest logit.
+	if greedy {
 		if bi < 0 {
 			return 0, fmt.Errorf("%w: every logit is -Inf", ErrInvalidInput)
 		}
 		return bi, nil
 	}
-
-	// 3. Temperature, and the maximum.
-	m := float32(math.Inf(-1))
-	if p.Temperature != 1 {
-		t := float32(p.Temperature)
-		for i, l := range x {
-			l /= t
-			x[i] = l
-			m = max(m, l)
-		}
-	} else {
-		for _, l := range x {
-			m = max(m, l)
-		}
-	}
 	if math.IsInf(float64(m), 1) {
-		return 0, fmt.Errorf("%w: temperature %v overflows a logit to +Inf", ErrInvalidInput, p.Temperature)
+		return 0, fmt.Errorf("%w: a logit overflows to +Inf after the penalties and temperature %v", ErrInvalidInput, p.Temperature)
 	}
-	if math.IsInf(float64(m), -1) {
+	if bi < 0 {
 		return 0, fmt.Errorf("%w: every logit is -Inf", ErrInvalidInput)
 	}
 
-	// 4. Top-k: drop every logit below the k-th largest.
-	thr := float32(math.Inf(-1))
-	if p.TopK > 0 && p.TopK < v {
-		thr = s.kth(x, p.TopK)
-	}
-	cand := s.cand[:0]
-	negInf := float32(math.Inf(-1))
-	for i, l := range x {
-		if l >= thr && l != negInf {
-			cand = append(cand, int32(i))
-		}
+	// 5. Top-k: keep the logits ≥ the k-th largest.
+	if topK {
+		cand = s.topK(x, p.TopK, cand)
 	}
 	s.cand = cand
 	s.weigh(m)
 
-	// 5. Top-p.
+	// 6. Top-p.
 	if p.TopP < 1 {
 		s.topP(m)
 	}
-	// 6. Min-p.
+	// 7. Min-p.
 	if p.MinP > 0 {
 		s.minP()
 	}
 	return 0, nil
 }
 
-// weigh sets s.w to exp(x - m) for s.cand and s.sum to their sum.
+// weigh sets s.w to exp(x - m) for s.cand, s.sum to their sum and s.lo to
+// the smallest candidate logit.
 func (s *Sampler) weigh(m float32) {
 	x, w := s.x, s.w[:len(s.cand)]
 	m64 := float64(m)
 	sum := 0.0
+	lo := m
 	for j, i := range s.cand {
-		e := expNeg(float64(x[i]) - m64)
+		l := x[i]
+		lo = min(lo, l)
+		e := expNeg(float64(l) - m64)
 		w[j] = e
 		sum += e
 	}
-	s.sum = sum
+	s.sum, s.lo = sum, lo
 }
 
-// filter keeps the candidates whose keep flag is set, in order, with their
-// weights, and recomputes s.sum.
+// filter keeps the candidates whose keep flag is 1, in order, with their
+// weights, and recomputes s.sum. It is branch-free: the verdicts follow token
+// ids, which is no order a branch predictor can learn.
 func (s *Sampler) filter() {
 	n := 0
 	sum := 0.0
+	keep, w := s.keep[:len(s.cand)], s.w[:len(s.cand)]
 	for j, i := range s.cand {
-		if s.keep[j] {
-			s.cand[n] = i
-			s.w[n] = s.w[j]
-			sum += s.w[j]
-			n++
-		}
+		k := keep[j]
+		s.cand[n] = i
+		s.w[n] = w[j]
+		sum += w[j] * float64(k) // adding +0 leaves the sum unchanged
+		n += int(k)
 	}
 	s.cand = s.cand[:n]
 	s.sum = sum
 }
 
+// b2u returns 1 for true and 0 for false.
+func b2u(b bool) uint8 {
+	var u uint8
+	if b {
+		u = 1
+	}
+	return u
+}
+
 // minP drops the candidates whose probability is below MinP times the
-// largest, computed in float32 as transformers does: probs < min_p*max(probs).
+// largest, computed in float32 as transformers does: probs < min_p*max(probs)
+// (probabilities are the float32 rounding of weight × (1/sum); the maximum
+// has weight exactly 1).
 func (s *Sampler) minP() {
-	top := float32(1 / s.sum) // the maximum has weight exactly 1
-	cut := float32(float32(s.p.MinP) * top)
-	for j := range s.cand {
-		s.keep[j] = float32(s.w[j]/s.sum) >= cut
+	inv := 1 / s.sum
+	cut := float32(float32(s.p.MinP) * float32(inv))
+	keep := s.keep[:len(s.cand)]
+	for j, e := range s.w[:len(s.cand)] {
+		keep[j] = b2u(float32(e*inv) >= cut)
 	}
 	s.filter()
 }
@@ -350,37 +412,56 @@ func fromSortKey(k uint32) float32 {
 	return math.Float32frombits(^k)
 }
 
-// kth returns the k-th largest value of x (counting repeated values), for
+// topK appends to cand, in ascending order, the finite entries of x that
+// are ≥ the k-th largest value of x (counting repeated values), for
 // 0 < k < len(x).
-func (s *Sampler) kth(x []float32, k int) float32 {
+func (s *Sampler) topK(x []float32, k int, cand []int32) []int32 {
+	var thr float32
 	if k <= topKHeapMax {
-		return kthHeap(x, k, &s.heap)
-	}
-	if cap(s.keys) < len(x) {
-		s.keys = make([]uint32, len(x))
-	}
-	return kthRadix(x, k, s.keys[:len(x)])
-}
-
-// kthHeap finds the k-th largest value with a min-heap of the k largest seen.
-func kthHeap(x []float32, k int, buf *[]float32) float32 {
-	if cap(*buf) < k {
-		*buf = make([]float32, 0, k)
-	}
-	h := (*buf)[:k]
-	copy(h, x[:k])
-	for i := k/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
-	root := h[0]
-	for _, l := range x[k:] {
-		if l > root {
-			h[0] = l
-			siftDown(h, 0)
-			root = h[0]
+		// One pass: a min-heap of the k largest seen so far; every entry ≥
+		// the heap's minimum when visited is a possible survivor (the
+		// threshold only rises), so it is collected and re-checked below.
+		if cap(s.heap) < k {
+			s.heap = make([]float32, 0, k)
+		}
+		h := s.heap[:k]
+		copy(h, x[:k])
+		for i := k/2 - 1; i >= 0; i-- {
+			siftDown(h, i)
+		}
+		for i := range k {
+			cand = append(cand, int32(i))
+		}
+		root := h[0]
+		for i, l := range x[k:] {
+			if l >= root {
+				cand = append(cand, int32(k+i))
+				if l > root {
+					h[0] = l
+					siftDown(h, 0)
+					root = h[0]
+				}
+			}
+		}
+		thr = root
+	} else {
+		if cap(s.keys) < len(x) {
+			s.keys = make([]uint32, len(x))
+		}
+		thr = kthRadix(x, k, s.keys[:len(x)])
+		for i := range x {
+			cand = append(cand, int32(i))
 		}
 	}
-	return root
+	n := 0
+	negInf := float32(math.Inf(-1))
+	for _, i := range cand {
+		if l := x[i]; l >= thr && l != negInf {
+			cand[n] = i
+			n++
+		}
+	}
+	return cand[:n]
 }
 
 func siftDown(h []float32, i int) {
@@ -447,14 +528,13 @@ func (s *Sampler) topP(m float32) {
 	x, cand := s.x, s.cand
 	thr := float32(1 - s.p.TopP)
 	pr, keep := s.pr[:n], s.keep[:n]
-	for j := range cand {
-		pr[j] = float32(s.w[j] / s.sum)
-	}
 	var base wideSum
 	region := s.region[:0]
 	if n <= topPSortMax {
+		inv := 1 / s.sum
 		for j, i := range cand {
-			keep[j] = false
+			pr[j] = float32(s.w[j] * inv)
+			keep[j] = 0
 			region = append(region, uint64(sortKey(x[i]))<<32|uint64(j))
 		}
 	} else {
@@ -472,16 +552,16 @@ func (s *Sampler) topP(m float32) {
 	}
 	kept := false
 	for _, e := range region[first:] {
-		keep[uint32(e)] = true
+		keep[uint32(e)] = 1
 		kept = true
 	}
 	s.region = region
-	if !kept && !slices.Contains(keep, true) {
+	if !kept && !slices.Contains(keep, 1) {
 		// min_tokens_to_keep=1: keep the last in ascending (logit, id)
 		// order, the largest logit with the highest id.
 		for j := n - 1; j >= 0; j-- {
 			if x[cand[j]] == m {
-				keep[j] = true
+				keep[j] = 1
 				break
 			}
 		}
@@ -503,27 +583,26 @@ func (s *Sampler) bucketTopP(m, thr float32, base *wideSum, region []uint64) []u
 	const delta = 1e-6
 	x, cand := s.x, s.cand
 	n := len(cand)
-	pr, keep, bkt := s.pr[:n], s.keep[:n], s.bkt[:n]
-	lo := m
-	for _, i := range cand {
-		lo = min(lo, x[i])
-	}
+	pr, keep, bkt, w := s.pr[:n], s.keep[:n], s.bkt[:n], s.w[:n]
 	// Logits more than 128 below the maximum have float32 probability 0,
 	// so the buckets span at most that much.
-	span := min(float64(m)-float64(lo), 128)
+	span := min(float64(m)-float64(s.lo), 128)
 	scale := 0.0
 	if span > 0 {
 		scale = nBuckets / span
 	}
 	s.mass = [nBuckets]float64{}
+	m64, inv := float64(m), 1/s.sum
 	for j, i := range cand {
-		f := (float64(m) - float64(x[i])) * scale
+		p := float32(w[j] * inv)
+		pr[j] = p
+		f := (m64 - float64(x[i])) * scale
 		b := nBuckets - 1
 		if f < nBuckets-1 {
 			b = int(f)
 		}
 		bkt[j] = uint16(b)
-		s.mass[b] += float64(pr[j])
+		s.mass[b] += float64(p)
 	}
 	// Walk the buckets from the smallest logits up; cum is the estimated
 	// sum of everything below the current bucket.
@@ -545,15 +624,20 @@ func (s *Sampler) bucketTopP(m, thr float32, base *wideSum, region []uint64) []u
 		regLo = b
 	}
 	s.hist.reset()
+	if regHi < 0 {
+		// Every bucket is below the cut (not reachable with the float32
+		// probabilities summing to 1 within 1e-7, kept for safety): all
+		// are removed and topP keeps the largest.
+		regLo, regHi = 0, -1
+	}
 	for j, i := range cand {
 		b := int(bkt[j])
-		keep[j] = false
-		switch {
-		case regHi < 0 || b > regHi:
-			s.hist.add(pr[j])
-		case b < regLo:
-			keep[j] = true
-		default:
+		keep[j] = b2u(b < regLo)
+		// Branch-free for the removed and kept buckets: adding a zero
+		// probability changes no sum.
+		below := b > regHi
+		s.hist.add(pr[j] * float32(b2u(below)))
+		if !below && b >= regLo {
 			region = append(region, uint64(sortKey(x[i]))<<32|uint64(j))
 		}
 	}

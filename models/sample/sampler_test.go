@@ -72,7 +72,7 @@ func refProcess(p Params, logits []float32, prompt, generated []int) []float32 {
 		}
 		pr := make([]float32, v)
 		for i := range e {
-			pr[i] = float32(e[i] / sum)
+			pr[i] = float32(e[i] * (1 / sum))
 		}
 		return pr
 	}
@@ -556,8 +556,9 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-func TestKth(t *testing.T) {
+func TestTopKSelection(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
+	defer func(k int) { topKHeapMax = k }(topKHeapMax)
 	for it := range 300 {
 		n := 2 + r.IntN(3000)
 		x := randomLogits(r, n)
@@ -566,15 +567,21 @@ func TestKth(t *testing.T) {
 			x[r.IntN(n)] = 0
 		}
 		k := 1 + r.IntN(n-1)
-		s := slices.Clone(x)
-		slices.SortFunc(s, func(a, b float32) int { return -cmpF(a, b) })
-		var h []float32
-		keys := make([]uint32, n)
-		if got := kthHeap(x, k, &h); got != s[k-1] {
-			t.Fatalf("heap: k=%d of %d: %v, want %v", k, n, got, s[k-1])
+		sorted := slices.Clone(x)
+		slices.SortFunc(sorted, func(a, b float32) int { return -cmpF(a, b) })
+		kth := sorted[k-1]
+		var want []int32
+		for i, l := range x {
+			if l >= kth && !math.IsInf(float64(l), -1) {
+				want = append(want, int32(i))
+			}
 		}
-		if got := kthRadix(x, k, keys); got != s[k-1] {
-			t.Fatalf("radix: k=%d of %d: %v, want %v", k, n, got, s[k-1])
+		for _, heapMax := range []int{0, math.MaxInt} {
+			topKHeapMax = heapMax
+			var s Sampler
+			if got := s.topK(x, k, nil); !slices.Equal(got, want) {
+				t.Fatalf("heapMax %d, k=%d of %d: %d candidates, want %d", heapMax, k, n, len(got), len(want))
+			}
 		}
 	}
 }
