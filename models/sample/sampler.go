@@ -42,6 +42,8 @@ type Sampler struct {
 	mass   [nBuckets]float64
 	hist   expHist
 
+	ready bool // made by New, so p is valid
+
 	sum float64 // Σ w over cand after filtering, in cand order
 	lo  float32 // smallest candidate logit, set by weigh
 }
@@ -51,7 +53,7 @@ func New(p Params) (*Sampler, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Sampler{p: p}, nil
+	return &Sampler{p: p, ready: true}, nil
 }
 
 // Params returns the parameters s was made with.
@@ -166,6 +168,9 @@ func checkIDs(name string, ids []int) error {
 // float32 operations make that identical to applying them first. Top-k adds
 // one more pass.
 func (s *Sampler) run(logits []float32, prompt, generated []int) (int, error) {
+	if s == nil || !s.ready {
+		return 0, fmt.Errorf("%w: the Sampler was not made by New", ErrInvalidParams)
+	}
 	v := len(logits)
 	if v == 0 {
 		return 0, fmt.Errorf("%w: empty logits", ErrInvalidInput)

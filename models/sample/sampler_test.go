@@ -299,6 +299,49 @@ func TestGreedyIsArgmax(t *testing.T) {
 	}
 }
 
+// TestPinnedStream pins a token stream. The draws and weights are plain
+// float64 arithmetic with no fused operations, so the stream must be the
+// same on every architecture; a failure here on some platform means that
+// promise broke there.
+func TestPinnedStream(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x := make([]float32, 5000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 1.5)
+	}
+	p := Params{Temperature: 0.9, TopP: 0.97, MinP: 0.01, RepetitionPenalty: 1.05, PresencePenalty: 0.2, Seed: 2026}
+	s, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int{1, 2, 3}
+	var gen []int
+	for range 40 {
+		tok, err := s.Next(x, prompt, gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen = append(gen, tok)
+	}
+	want := []int{4238, 4221, 4221, 2821, 4221, 4221, 4844, 4221, 2425, 1882, 2430, 4629, 2336, 2180,
+		4221, 1212, 1882, 2303, 4221, 4141, 4221, 4221, 4221, 1197, 2959, 3170, 4221, 4872, 4629, 4221,
+		3677, 3264, 2957, 3887, 4221, 1050, 4221, 4066, 4693, 4221}
+	if !slices.Equal(gen, want) {
+		t.Errorf("stream changed:\n got %v\nwant %v", gen, want)
+	}
+}
+
+func TestZeroSampler(t *testing.T) {
+	var s Sampler
+	if _, err := s.Next([]float32{0, 1}, nil, nil); !errors.Is(err, ErrInvalidParams) {
+		t.Errorf("zero Sampler: %v, want ErrInvalidParams", err)
+	}
+	var np *Sampler
+	if _, err := np.Process(nil, []float32{0, 1}, nil, nil); !errors.Is(err, ErrInvalidParams) {
+		t.Errorf("nil Sampler: %v, want ErrInvalidParams", err)
+	}
+}
+
 func TestSeeds(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	x := randomLogits(r, 5000)
