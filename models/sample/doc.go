@@ -36,8 +36,11 @@
 //
 // The results are those of the full-sort definitions above, ties included:
 // top-k keeps every token equal to the k-th largest logit; top-p orders equal
-// logits by ascending token id (torch.sort on the CPU is stable), so among
-// tokens tied at the cut the lower ids are removed first. The
+// logits by ascending token id, as torch.sort(stable=True) does, so among
+// tokens tied at the cut the lower ids are removed first. (transformers calls
+// torch.sort without stable=True; on the CPU that is stable up to 16
+// elements and orders longer runs of ties its own way, so there the set of
+// tied tokens that survive the cut may differ, never their number.) The
 // implementation avoids sorting the vocabulary: top-k is a one-pass heap (or
 // a radix select for large k), top-p sorts only the top-k survivors or, with
 // no top-k, only the few tokens near the cut found with a logit histogram.

@@ -90,6 +90,9 @@ func (s *Sampler) Next(logits []float32, prompt, generated []int) (int, error) {
 		last = j
 	}
 	// Only reachable when u·sum rounds up to sum.
+	if last < 0 { // not reachable: the largest logit survives with weight 1
+		return 0, fmt.Errorf("%w: no token has a positive probability", ErrInvalidInput)
+	}
 	return int(s.cand[last]), nil
 }
 

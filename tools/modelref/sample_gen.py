@@ -23,9 +23,9 @@ torch.sort(stable=False) on the CPU is not stable for more than 16 elements,
 so when tied logits straddle the top-p cut the tokens transformers removes
 depend on the sort's internals. For every case the script also runs the same
 list with TopPLogitsWarper's sort made stable (ties by ascending id, the Go
-package's definition and what CUDA's radix sort does); when the two differ the
-case carries both ("stable") and the Go test checks the stable one exactly and
-that the two differ only among tied logits.
+package's definition); when the two differ the case carries both ("stable")
+and the Go test checks the stable one exactly and that the two differ only
+among tied logits.
 
 Output (deterministic; no time or host recorded): "logits" is a list of
 vectors as base64 little-endian float32; each case names one, gives its ids
