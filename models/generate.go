@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gotpu/gotpu/models/sample"
+
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -265,4 +267,27 @@ func (m *CausalLM) ForwardLogits(seqs [][]int, padID int) (logits []float32, t i
 		err = perr
 	}
 	return logits, t, err
+}
+
+// Sampling returns a Chooser that samples each of n sequences with its
+// own sample.Sampler: sequence i draws from seed p.Seed+i, so rows of a
+// batch get different draws and a given seed gives the same tokens on
+// every run, device and mode.
+func Sampling(p sample.Params, n int) (Chooser, error) {
+	samplers := make([]*sample.Sampler, n)
+	for i := range samplers {
+		q := p
+		q.Seed = p.Seed + uint64(i)
+		s, err := sample.New(q)
+		if err != nil {
+			return nil, err
+		}
+		samplers[i] = s
+	}
+	return func(seq int, logits []float32, prompt, generated []int) (int, error) {
+		if seq < 0 || seq >= n {
+			return 0, fmt.Errorf("%w: sequence %d of a chooser made for %d", ErrModel, seq, n)
+		}
+		return samplers[seq].Next(logits, prompt, generated)
+	}, nil
 }

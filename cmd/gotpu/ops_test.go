@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/gotpu/gotpu/op"
 )
 
@@ -18,12 +20,17 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&out)
 	defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil) }()
-	if cmd, _, err := rootCmd.Find(args[:1]); err == nil {
-		for _, name := range []string{"json", "device"} {
-			if f := cmd.Flags().Lookup(name); f != nil {
+	// Flags keep their values between Execute calls: put every flag of
+	// the command back to its default first.
+	if cmd, _, err := rootCmd.Find(args); err == nil {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				sv.Replace(nil)
+			} else {
 				f.Value.Set(f.DefValue)
 			}
-		}
+			f.Changed = false
+		})
 	}
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()

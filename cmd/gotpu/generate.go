@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gotpu/gotpu/models"
+	"github.com/gotpu/gotpu/models/sample"
+)
+
+// generateOutput is `gotpu generate --json`.
+type generateOutput struct {
+	Model                  string  `json:"model"`
+	Device                 string  `json:"device"`
+	DType                  string  `json:"dtype"`
+	Mode                   string  `json:"mode"`
+	PromptIDs              []int   `json:"prompt_ids"`
+	IDs                    []int   `json:"ids"`
+	Text                   string  `json:"text"`
+	FinishReason           string  `json:"finish_reason"`
+	PrefillTokens          int     `json:"prefill_tokens"`
+	PrefillSeconds         float64 `json:"prefill_seconds"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	DecodeTokens           int     `json:"decode_tokens"`
+	DecodeSeconds          float64 `json:"decode_seconds"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+	CompiledPrograms       int     `json:"compiled_programs"`
+	CompiledStepsReplayed  int     `json:"compiled_steps_replayed"`
+}
+
+// textStream turns generated tokens into text pieces as they come,
+// holding back an incomplete UTF-8 sequence until its last byte arrives,
+// and applies the stop strings: out receives only text that is final.
+type textStream struct {
+	decode  func([]int) (string, error)
+	stop    *sample.Stop
+	out     func(string) error
+	ids     []int
+	decoded int
+	text    strings.Builder
+}
+
+// add takes the next token; it reports whether a stop string completed.
+func (s *textStream) add(tok int) (bool, error) {
+	if s.stop.IsEOS(tok) {
+		return false, nil
+	}
+	s.ids = append(s.ids, tok)
+	full, err := s.decode(s.ids)
+	if err != nil {
+		return false, err
+	}
+	if strings.HasSuffix(full, "\uFFFD") || len(full) <= s.decoded {
+		return false, nil
+	}
+	piece := full[s.decoded:]
+	s.decoded = len(full)
+	text, stopped := s.stop.Push(piece)
+	return stopped, s.emit(text)
+}
+
+func (s *textStream) emit(text string) error {
+	s.text.WriteString(text)
+	if s.out == nil || text == "" {
+		return nil
+	}
+	return s.out(text)
+}
+
+// finish emits what the stop strings held back, unless one matched.
+func (s *textStream) finish() error {
+	if s.stop.Stopped() {
+		return nil
+	}
+	return s.emit(s.stop.Flush())
+}
+
+func newGenerateCmd() *cobra.Command {
+	var (
+		mf           modelFlags
+		sf           samplingFlags
+		ids, prompt  string
+		maxNewTokens int
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "generate --model PATH [--prompt TEXT | - | --ids 1,2,3] [flags]",
+		Short: "Generate text with a causal language model",
+		Long: `Continue a prompt with a causal language model: --prompt TEXT, "-" as the
+argument to read the prompt from standard input, or --ids for token ids.
+The prompt is tokenized with the tokenizer's special tokens (as transformers'
+tokenizer(text) does).
+
+Decoding is greedy unless --temperature is positive; then --top-k, --top-p,
+--min-p and the penalties apply in transformers' order, and --seed makes the
+draws reproducible on every run, device and mode. --max-new-tokens bounds the
+new tokens; the model's end-of-sequence ids (generation_config.json, else
+config.json) and --stop strings end it early (a stop string is not printed). Text is
+streamed as it is generated; the last line (on standard error) gives the
+prefill and decode speeds.
+
+--mode selects how each forward step runs: strict (op by op), debug
+(synchronous, checked), fused (recorded and run as fused programs) or
+compiled (one compiled program per step shape, replayed).
+
+With --json nothing is streamed and one object is printed, with these stable
+keys: model, device, dtype, mode, prompt_ids, ids (the new tokens), text (the
+new tokens decoded, special tokens skipped, cut before a stop string), finish_reason ("stop": an
+end-of-sequence id or stop string, "length": --max-new-tokens reached),
+prefill_tokens, prefill_seconds, prefill_tokens_per_second, decode_tokens
+(tokens after the first), decode_seconds, decode_tokens_per_second,
+compiled_programs and compiled_steps_replayed (compiled mode).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if args[0] != "-" || prompt != "" {
+					return errors.New("generate: the only argument accepted is - (read the prompt from standard input) instead of --prompt")
+				}
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return fmt.Errorf("generate: read standard input: %w", err)
+				}
+				prompt = strings.TrimSuffix(string(b), "\n")
+				if prompt == "" {
+					return errors.New("generate: empty prompt on standard input")
+				}
+			}
+			if (ids == "") == (prompt == "") {
+				return errors.New("generate: give exactly one of --prompt (or -) and --ids")
+			}
+			m, restore, err := mf.load()
+			if err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			defer restore()
+			if m.LM == nil {
+				return fmt.Errorf("generate: %s is not a causal language model", mf.path)
+			}
+			var in []int
+			if ids != "" {
+				if in, err = parseIDs(ids); err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+			} else {
+				if m.Tokenizer == nil {
+					return fmt.Errorf("generate: %s has no tokenizer.json; use --ids", mf.path)
+				}
+				e, err := m.Tokenizer.TryEncode(prompt, true)
+				if err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+				in = e.IDs
+			}
+			choose, err := sf.chooser(1)
+			if err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			eos := eosIDs(m)
+			opts := models.GenerateOptions{MaxNewTokens: maxNewTokens, Choose: choose, EOS: eos}
+			w := cmd.OutOrStdout()
+			stop, err := sample.NewStop(eos, sf.stops)
+			if err != nil {
+				return fmt.Errorf("generate: %w", err)
+			}
+			if len(sf.stops) > 0 && m.Tokenizer == nil {
+				return fmt.Errorf("generate: --stop needs the model's tokenizer.json")
+			}
+			var ts *textStream
+			if m.Tokenizer != nil {
+				ts = &textStream{stop: stop, decode: func(ids []int) (string, error) { return m.Tokenizer.Decode(ids, true) }}
+				if !asJSON {
+					ts.out = func(text string) error { _, err := io.WriteString(w, text); return err }
+				}
+				stopped := false
+				opts.OnToken = func(_, tok int) error {
+					var err error
+					stopped, err = ts.add(tok)
+					return err
+				}
+				opts.Stop = func(int, []int) bool { return stopped }
+			}
+			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer cancel()
+			res, err := m.LM.Generate(ctx, [][]int{in}, opts)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("generate: %w", err)
+			}
+			out := generateOutput{Model: mf.path, Device: mf.device, DType: m.LM.DType.String(), Mode: mf.mode,
+				PromptIDs: in, IDs: res.Tokens[0], FinishReason: "length",
+				PrefillTokens: res.PrefillTokens, PrefillSeconds: res.Prefill.Seconds(),
+				DecodeTokens: res.DecodeSteps, DecodeSeconds: res.Decode.Seconds()}
+			if out.IDs == nil {
+				out.IDs = []int{}
+			}
+			if len(out.IDs) < maxNewTokens || ts != nil && ts.stop.Stopped() {
+				out.FinishReason = "stop"
+			}
+			if out.PrefillSeconds > 0 {
+				out.PrefillTokensPerSecond = float64(out.PrefillTokens) / out.PrefillSeconds
+			}
+			if out.DecodeSeconds > 0 {
+				out.DecodeTokensPerSecond = float64(out.DecodeTokens) / out.DecodeSeconds
+			}
+			st := m.LM.CompileStats()
+			out.CompiledPrograms, out.CompiledStepsReplayed = st.Programs, st.Replays
+			if ts != nil {
+				if err := ts.finish(); err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+				out.Text = ts.text.String()
+			}
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				return enc.Encode(out)
+			}
+			if m.Tokenizer == nil {
+				fmt.Fprintln(w, strings.Trim(fmt.Sprint(out.IDs), "[]"))
+			} else {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "prefill: %d tokens, %.1f tokens/s; decode: %d tokens, %.1f tokens/s\n",
+				out.PrefillTokens, out.PrefillTokensPerSecond, out.DecodeTokens, out.DecodeTokensPerSecond)
+			return nil
+		},
+	}
+	mf.register(cmd.Flags())
+	sf.register(cmd.Flags())
+	cmd.Flags().StringVar(&prompt, "prompt", "", "prompt text")
+	cmd.Flags().StringVar(&ids, "ids", "", "comma-separated prompt token ids")
+	cmd.Flags().IntVar(&maxNewTokens, "max-new-tokens", 128, "most tokens to generate")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming text")
+	return cmd
+}
+
+// eosIDs are the ids that end generation: generation_config.json's, else
+// config.json's.
+func eosIDs(m *models.Model) []int {
+	if m.Generation != nil && len(m.Generation.EOSTokenIDs) > 0 {
+		return m.Generation.EOSTokenIDs
+	}
+	return m.Config.EOSTokenIDs
+}
+
+func init() {
+	rootCmd.AddCommand(newGenerateCmd())
+}
