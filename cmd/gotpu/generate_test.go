@@ -202,3 +202,33 @@ func TestModelCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyJSON(t *testing.T) {
+	out, err := runCmd(t, "verify", "--model", tinyLlama, "--devices", "cpu", "--ids", "1,2,3,4,5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Model     string           `json:"model"`
+		PromptIDs []int            `json:"prompt_ids"`
+		Reference string           `json:"reference"`
+		AllWithin *bool            `json:"all_within_tolerance"`
+		Results   []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.AllWithin == nil || len(got.Results) != 12 || len(got.PromptIDs) != 5 {
+		t.Fatalf("verify: %+v", got)
+	}
+	for _, r := range got.Results {
+		for _, k := range []string{"device", "mode", "dtype", "precision", "max_abs_diff", "max_rel_diff", "atol", "rtol", "within_tolerance", "seconds"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("result %v lacks %q", r, k)
+			}
+		}
+		if r["dtype"] == "f32" && r["precision"] == "highest" && r["within_tolerance"] != true {
+			t.Errorf("f32 highest outside f32 tolerance of f64: %v", r)
+		}
+	}
+}
