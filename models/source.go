@@ -89,6 +89,16 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 	if err != nil {
 		return nil, err
 	}
+	if dev.Type == "meta" {
+		// Shapes only: the bytes are never read.
+		if dt == dtype.Invalid {
+			if dt, _ = stDType(info.DType); dt == dtype.Invalid {
+				dt = dtype.F32
+			}
+		}
+		err = tensor.Catch(func() { t = tensor.Empty(dev, dt, info.Shape...) })
+		return t, err
+	}
 	raw, err := s.r.Bytes(name)
 	if err != nil {
 		return nil, err
