@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -263,7 +264,8 @@ func (t *Template) variables(messages []Message, opts RenderOptions) (map[string
 	}
 	// transformers' globals. The engine looks names up in the render scope
 	// before its built-ins, so these replace its own strftime_now (which
-	// reads the wall clock) and raise_exception (whose error is untyped).
+	// reads the wall clock), raise_exception (whose error is untyped) and
+	// range (which builds any list it is asked for).
 	// Filters cannot be replaced that way: the engine looks them up among
 	// its built-ins only, so tojson is the engine's (see knownDiffs in the
 	// tests for where it parts from transformers').
@@ -287,6 +289,8 @@ func (t *Template) variables(messages []Message, opts RenderOptions) (map[string
 		}
 		return jinja.Value{}, &TemplateError{Message: msg.String()}
 	})
+
+	data["range"] = jinja.NewCallable("range", safeRange)
 
 	for _, k := range sortedKeys(opts.Extra) {
 		for _, r := range reservedVars {
@@ -323,6 +327,81 @@ func (t *Template) variables(messages []Message, opts RenderOptions) (map[string
 	data["documents"] = docs
 	data["add_generation_prompt"] = jinja.NewBool(opts.AddGenerationPrompt)
 	return data, nil
+}
+
+// maxRange is jinja2.sandbox.MAX_RANGE: the sandboxed environment
+// transformers renders in refuses longer ranges.
+const maxRange = 100000
+
+// safeRange is the sandbox's range(): Python's range, refused past
+// maxRange items, so a template cannot make the renderer build a list as
+// long as it likes.
+func safeRange(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+	if len(kwargs) != 0 {
+		return jinja.Value{}, errors.New("range() takes no keyword arguments")
+	}
+	if len(args) < 1 || len(args) > 3 {
+		return jinja.Value{}, fmt.Errorf("range expected 1 to 3 arguments, got %d", len(args))
+	}
+	n := make([]int64, len(args))
+	for i, a := range args {
+		switch {
+		case a.IsInt():
+			n[i] = a.AsInt()
+		case a.IsBool():
+			if a.AsBool() {
+				n[i] = 1
+			}
+		default:
+			return jinja.Value{}, fmt.Errorf("'%s' object cannot be interpreted as an integer", typeName(a))
+		}
+	}
+	start, stop, step := int64(0), n[0], int64(1)
+	if len(n) > 1 {
+		start, stop = n[0], n[1]
+	}
+	if len(n) > 2 {
+		step = n[2]
+	}
+	if step == 0 {
+		return jinja.Value{}, errors.New("range() arg 3 must not be zero")
+	}
+	// Count in float64 to stay clear of int64 overflow; only the comparison
+	// with maxRange needs it.
+	var count float64
+	if step > 0 && stop > start {
+		count = math.Ceil((float64(stop) - float64(start)) / float64(step))
+	} else if step < 0 && stop < start {
+		count = math.Ceil((float64(start) - float64(stop)) / -float64(step))
+	}
+	if count > maxRange {
+		return jinja.Value{}, fmt.Errorf("Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", maxRange)
+	}
+	items := make([]jinja.Value, 0, int(count))
+	for i, v := 0, start; i < int(count); i, v = i+1, v+step {
+		items = append(items, jinja.NewInt(v))
+	}
+	return jinja.NewList(items), nil
+}
+
+func typeName(v jinja.Value) string {
+	switch {
+	case v.IsUndefined():
+		return "Undefined"
+	case v.IsNone():
+		return "NoneType"
+	case v.IsFloat():
+		return "float"
+	case v.IsString():
+		return "str"
+	case v.IsList():
+		return "list"
+	case v.IsDict():
+		return "dict"
+	case v.IsCallable():
+		return "function"
+	}
+	return "object"
 }
 
 // listValue passes nil as None and anything else as a list.
