@@ -10,6 +10,7 @@ import (
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/hf/config"
 	"github.com/gotpu/gotpu/hf/tokenizer"
 )
@@ -35,6 +36,9 @@ type Model struct {
 	Generation *config.Generation
 	// Tokenizer is tokenizer.json, nil when absent.
 	Tokenizer *tokenizer.Tokenizer
+	// Chat is the chat template (tokenizer_config.json, chat_template.jinja,
+	// ...), nil when the model has none.
+	Chat *chat.Template
 	// LM is the network of a causal language model.
 	LM *CausalLM
 	// Unused lists checkpoint tensors no parameter took (transformers
@@ -48,8 +52,8 @@ func Families() []string {
 }
 
 // Load reads a model directory: config.json, the safetensors weights (one
-// file or shards), and tokenizer.json and generation_config.json when
-// present. Weights are memory-mapped, copied straight to the device in the
+// file or shards), and tokenizer.json, generation_config.json and the chat
+// template when present. Weights are memory-mapped, copied straight to the device in the
 // requested dtype, and the mappings released before Load returns.
 func Load(dir string, o Options) (*Model, error) {
 	cfg, err := config.Load(filepath.Join(dir, "config.json"))
@@ -78,6 +82,12 @@ func Load(dir string, o Options) (*Model, error) {
 			return nil, fmt.Errorf("models: %w", err)
 		}
 		m.Tokenizer = tok
+	}
+	switch t, err := chat.LoadDir(dir); {
+	case err == nil:
+		m.Chat = t
+	case !errors.Is(err, chat.ErrNoChatTemplate):
+		return nil, fmt.Errorf("models: %w", err)
 	}
 	return m, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/models"
 	"github.com/gotpu/gotpu/models/sample"
 )
@@ -88,6 +89,8 @@ func newGenerateCmd() *cobra.Command {
 		mf           modelFlags
 		sf           samplingFlags
 		ids, prompt  string
+		system       string
+		useChat      bool
 		maxNewTokens int
 		asJSON       bool
 	)
@@ -97,7 +100,9 @@ func newGenerateCmd() *cobra.Command {
 		Long: `Continue a prompt with a causal language model: --prompt TEXT, "-" as the
 argument to read the prompt from standard input, or --ids for token ids.
 The prompt is tokenized with the tokenizer's special tokens (as transformers'
-tokenizer(text) does).
+tokenizer(text) does); with --chat it is a user message (after --system, if
+given) rendered by the model's chat template with the generation prompt, as
+transformers' apply_chat_template renders and tokenizes it.
 
 Decoding is greedy unless --temperature is positive; then --top-k, --top-p,
 --min-p and the penalties apply in transformers' order, and --seed makes the
@@ -136,6 +141,9 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			if (ids == "") == (prompt == "") {
 				return errors.New("generate: give exactly one of --prompt (or -) and --ids")
 			}
+			if useChat && ids != "" {
+				return errors.New("generate: --chat needs a text prompt, not --ids")
+			}
 			m, restore, err := mf.load()
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
@@ -147,6 +155,14 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			var in []int
 			if ids != "" {
 				if in, err = parseIDs(ids); err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+			} else if useChat {
+				var msgs []chat.Message
+				if system != "" {
+					msgs = append(msgs, chat.Message{Role: "system", Content: system})
+				}
+				if in, err = chatIDs(m, append(msgs, chat.Message{Role: "user", Content: prompt})); err != nil {
 					return fmt.Errorf("generate: %w", err)
 				}
 			} else {
@@ -236,6 +252,8 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 	sf.register(cmd.Flags())
 	cmd.Flags().StringVar(&prompt, "prompt", "", "prompt text")
 	cmd.Flags().StringVar(&ids, "ids", "", "comma-separated prompt token ids")
+	cmd.Flags().BoolVar(&useChat, "chat", false, "send the prompt as a user message through the model's chat template")
+	cmd.Flags().StringVar(&system, "system", "", "with --chat, a system message before the prompt")
 	cmd.Flags().IntVar(&maxNewTokens, "max-new-tokens", 128, "most tokens to generate")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming text")
 	return cmd
