@@ -105,7 +105,7 @@ func swappedOperands(c *Call) (x, w, out []float32, m, n, k, ldw int, ok bool) {
 // dotF32Epilogue does. It reports false, having done nothing, otherwise.
 func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok {
+	if !ok || gemvTakes(m) {
 		return false
 	}
 	var sfin func(i0, j0, mc, nc int)
@@ -132,8 +132,15 @@ func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 // x·Wᵀ path (dotF32StreamCols then runs it).
 func dotStreams(c *Call) bool {
 	_, _, _, m, n, k, _, ok := swappedOperands(c)
-	return ok && gemmStreamApplies(m, n, k)
+	return ok && gemmStreamApplies(m, n, k) && !gemvTakes(m)
 }
+
+// gemvTakes reports whether an x·Wᵀ product with m activation rows runs
+// better on the gemv kernels than on the swapped or streaming paths: a
+// batch-1 product (a decode step) is memory-bound, and the gemv kernels
+// read W once, in place, without packing it or computing rows of padding.
+// Its epilogue then runs after the product, on an output of one row.
+func gemvTakes(m int) bool { return m == 1 && gemvAsmF32 != nil && cpuLevel == LevelAVX2 }
 
 // dotF32StreamCols runs the f32 dot_general of c on the streaming x·Wᵀ
 // path (gemm_stream.go) with col as its column epilogue, when c is such a

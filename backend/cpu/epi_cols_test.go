@@ -66,7 +66,8 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 		colPath bool // the column epilogue must be taken (AVX2)
 	}
 	shapes := []shape{
-		{[]int{1}, 6, 16, false, true},
+		{[]int{1}, 6, 16, false, false}, // m = 1: the gemv kernels, the group after
+		{[]int{2}, 6, 16, false, true},
 		{[]int{7}, 13, 17, false, true},
 		{[]int{16}, 48, 33, false, true},
 		{[]int{64}, 70, 100, false, true},
