@@ -329,15 +329,17 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 	if cos != nil {
 		q, k = applyRope(q, cos, sin), applyRope(k, cos, sin)
 	}
-	kc.IndexCopyInPlace(2, slots, k)
-	vc.IndexCopyInPlace(2, slots, v)
+	kc.IndexCopyInPlace(2, slots, k.ToDType(kc.DType()))
+	vc.IndexCopyInPlace(2, slots, v.ToDType(vc.DType()))
 	scale := a.attnScale
 	if a.family == "gpt2" && a.attnScale == 0 {
 		scale = 1 / math.Sqrt(float64(b.hd))
 	}
+	dt := q.DType()
 	var ctx *tensor.Tensor
 	if a.attnSoftcap > 0 {
-		kk, vv := kc, vc
+		// Gemma 2's eager attention, in the model's dtype.
+		kk, vv := kc.ToDType(dt), vc.ToDType(dt)
 		if b.kvHeads != b.heads {
 			rep := b.heads / b.kvHeads
 			kk, vv = kk.RepeatInterleave(rep, 1), vv.RepeatInterleave(rep, 1)
@@ -345,14 +347,13 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 		s := tensor.Matmul(q, kk.Transpose(-2, -1)).MulScalar(scale)
 		s = s.DivScalar(a.attnSoftcap).Tanh().MulScalar(a.attnSoftcap)
 		s = s.MaskedFill(mask.LogicalNot(), math.Inf(-1))
-		p := s.SoftmaxAs(-1, dtype.F32).ToDType(q.DType())
+		p := s.SoftmaxAs(-1, dtype.F32).ToDType(dt)
 		ctx = tensor.Matmul(p, vv)
 	} else {
 		// PyTorch's CPU attention kernels accumulate bf16/f16 inputs in
-		// f32 and round the output once; so does this.
-		dt := q.DType()
-		f32 := func(t *tensor.Tensor) *tensor.Tensor { return t.ToDType(dtype.F32) }
-		ctx = tensor.ScaledDotProductAttention(f32(q), f32(kc), f32(vc), tensor.SDPAOpts{Mask: mask, Scale: scale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
+		// f32 and round the output once; so does this (the cache holds
+		// the narrow values widened to f32).
+		ctx = tensor.ScaledDotProductAttention(q.ToDType(kc.DType()), kc, vc, tensor.SDPAOpts{Mask: mask, Scale: scale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
 	}
 	return b.o.Forward(ctx.Transpose(1, 2).Reshape(n, t, b.heads*b.hd))
 }

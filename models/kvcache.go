@@ -21,14 +21,27 @@ type KVCache struct {
 	iota  *tensor.Tensor // [Size] i64: 0 .. Size-1
 }
 
+// cacheDType is the dtype the cache holds: the model's, except that bf16
+// and f16 keys and values are kept widened to f32 (exactly: they are
+// values of the narrow type), because attention reads them in f32 — as
+// PyTorch's CPU kernels do — and widening the whole cache at every step
+// would cost more than the attention itself.
+func (m *CausalLM) cacheDType() dtype.DType {
+	if m.DType == dtype.BF16 || m.DType == dtype.F16 {
+		return dtype.F32
+	}
+	return m.DType
+}
+
 // NewCache returns an empty cache for batch sequences of up to size tokens.
 func (m *CausalLM) NewCache(batch, size int) *KVCache {
 	c := m.Config
 	dev := m.embed.Device()
 	kc := &KVCache{Batch: batch, Size: size}
+	dt := m.cacheDType()
 	for range m.layers {
-		kc.K = append(kc.K, tensor.Zeros(dev, m.DType, batch, c.NumKVHeads, size, c.HeadDim))
-		kc.V = append(kc.V, tensor.Zeros(dev, m.DType, batch, c.NumKVHeads, size, c.HeadDim))
+		kc.K = append(kc.K, tensor.Zeros(dev, dt, batch, c.NumKVHeads, size, c.HeadDim))
+		kc.V = append(kc.V, tensor.Zeros(dev, dt, batch, c.NumKVHeads, size, c.HeadDim))
 	}
 	kc.iota = tensor.Arange(dev, 0, size, 1, dtype.I64)
 	kc.valid = tensor.Full(dev, dtype.Bool, true, batch, size)

@@ -7,7 +7,8 @@ type Memory struct {
 	// WeightBytes is the parameters' size in the compute dtype (tied
 	// weights counted once).
 	WeightBytes int64 `json:"weight_bytes"`
-	// KVCacheBytes is a KV cache's size for the batch and tokens asked for.
+	// KVCacheBytes is a KV cache's size for the batch and tokens asked for
+	// (bf16 and f16 models keep it in f32).
 	KVCacheBytes int64 `json:"kv_cache_bytes"`
 }
 
@@ -25,6 +26,6 @@ func (m *CausalLM) Memory(batch, tokens int) Memory {
 		mem.WeightBytes += int64(p.Numel() * p.DType().Size())
 	}
 	c := m.Config
-	mem.KVCacheBytes = int64(2*len(m.layers)*batch*c.NumKVHeads*tokens*c.HeadDim) * int64(m.DType.Size())
+	mem.KVCacheBytes = int64(2*len(m.layers)*batch*c.NumKVHeads*tokens*c.HeadDim) * int64(m.cacheDType().Size())
 	return mem
 }

@@ -44,6 +44,9 @@ func castLoop(s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 		}
 		return
 	}
+	if castFloat16s(s, srcB, d, dstB) {
+		return
+	}
 	load := loader(sdt)
 	store := storer(ddt)
 	forEachRun(d.Shape, [][]int{d.Strides, s.Strides}, []int{d.Offset, s.Offset}, func(offs []int, n int, inner []int) {
