@@ -120,7 +120,7 @@ stable keys: turn, prompt_tokens, ids, text, finish_reason ("stop" or
 				if err != nil {
 					return fmt.Errorf("chat: %w", err)
 				}
-				choose, err := sf.chooser(1)
+				choose, err := sf.chooser(m, 1)
 				if err != nil {
 					return fmt.Errorf("chat: %w", err)
 				}

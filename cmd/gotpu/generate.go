@@ -104,9 +104,11 @@ tokenizer(text) does); with --chat it is a user message (after --system, if
 given) rendered by the model's chat template with the generation prompt, as
 transformers' apply_chat_template renders and tokenizes it.
 
-Decoding is greedy unless --temperature is positive; then --top-k, --top-p,
---min-p and the penalties apply in transformers' order, and --seed makes the
-draws reproducible on every run, device and mode. --max-new-tokens bounds the
+Decoding follows the model's generation_config.json when it sets do_sample
+and no decoding flag is given (as transformers' generate does); otherwise it
+is greedy unless --temperature is positive; then --top-k, --top-p, --min-p
+and the penalties apply in transformers' order. --seed makes the draws
+reproducible on every run, device and mode. --max-new-tokens bounds the
 new tokens; the model's end-of-sequence ids (generation_config.json, else
 config.json) and --stop strings end it early (a stop string is not printed). Text is
 streamed as it is generated; the last line (on standard error) gives the
@@ -175,7 +177,7 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 				}
 				in = e.IDs
 			}
-			choose, err := sf.chooser(1)
+			choose, err := sf.chooser(m, 1)
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}

@@ -232,3 +232,40 @@ func TestVerifyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateGenerationConfig: with no decoding flag, a
+// generation_config.json that sets do_sample decides the decoding, as in
+// transformers; any decoding flag overrides it.
+func TestGenerateGenerationConfig(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(tinyLlama, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"do_sample": true, "temperature": 1.5, "top_k": 0, "top_p": 0.9}`), 0o644)
+	ids := func(args ...string) string {
+		out, err := runCmd(t, append([]string{"generate", "--model", dir, "--ids", "5,6,7", "--max-new-tokens", "12", "--seed", "3", "--json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ IDs []int }
+		json.Unmarshal([]byte(out), &got)
+		return idList(got.IDs)
+	}
+	cfg, flags, greedy := ids(), ids("--temperature", "1.5", "--top-p", "0.9"), ids("--temperature", "0")
+	plain, err := runCmd(t, "generate", "--model", tinyLlama, "--ids", "5,6,7", "--max-new-tokens", "12", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct{ IDs []int }
+	json.Unmarshal([]byte(plain), &want)
+	if cfg != flags {
+		t.Errorf("generation_config sampling %s, the same as flags %s", cfg, flags)
+	}
+	if greedy != idList(want.IDs) || cfg == greedy {
+		t.Errorf("--temperature 0 %s, greedy %s, sampled %s", greedy, idList(want.IDs), cfg)
+	}
+}

@@ -13,10 +13,12 @@ import (
 type samplingFlags struct {
 	p     sample.Params
 	stops []string
+	fs    *pflag.FlagSet
 }
 
 func (f *samplingFlags) register(fs *pflag.FlagSet) {
 	f.p = sample.Greedy()
+	f.fs = fs
 	fs.Float64Var(&f.p.Temperature, "temperature", 0, "sampling temperature (0: greedy decoding)")
 	fs.IntVar(&f.p.TopK, "top-k", 0, "keep the k most likely tokens (0: off)")
 	fs.Float64Var(&f.p.TopP, "top-p", 1, "keep the most likely tokens up to this probability mass (1: off)")
@@ -28,10 +30,30 @@ func (f *samplingFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.stops, "stop", nil, "stop when the output contains this text (repeatable; the text is not printed)")
 }
 
-// chooser returns the token chooser the flags describe for n sequences.
-func (f *samplingFlags) chooser(n int) (models.Chooser, error) {
-	if err := f.p.Validate(); err != nil {
+// samplingFlagNames are the flags that choose the decoding.
+var samplingFlagNames = []string{"temperature", "top-k", "top-p", "min-p", "repetition-penalty", "presence-penalty", "frequency-penalty"}
+
+// chooser returns the token chooser for n sequences of model m: the flags'
+// decoding, or — when no decoding flag is given and the model's
+// generation_config.json sets do_sample — the model's own sampling
+// defaults (temperature, top_k, top_p, min_p, repetition_penalty), as
+// transformers' generate applies them.
+func (f *samplingFlags) chooser(m *models.Model, n int) (models.Chooser, error) {
+	p := f.p
+	set := false
+	for _, name := range samplingFlagNames {
+		if fl := f.fs.Lookup(name); fl != nil && fl.Changed {
+			set = true
+		}
+	}
+	if g := m.Generation; !set && g != nil && g.DoSample {
+		p.Temperature, p.TopK, p.TopP, p.RepetitionPenalty = g.Temperature, g.TopK, g.TopP, g.RepetitionPenalty
+		if g.MinP != nil {
+			p.MinP = *g.MinP
+		}
+	}
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return models.Sampling(f.p, n)
+	return models.Sampling(p, n)
 }
