@@ -428,14 +428,14 @@ func wordTokenizer(t *testing.T, c *config.Config) *tokenizer.Tokenizer {
 		vocab["w"+strconv.Itoa(i)] = i
 	}
 	spec := map[string]any{
-		"version":        "1.0",
-		"normalizer":     nil,
-		"pre_tokenizer":  map[string]any{"type": "WhitespaceSplit"},
-		"model":          map[string]any{"type": "WordLevel", "vocab": vocab, "unk_token": "w0"},
-		"decoder":        nil,
-		"added_tokens":   []any{},
-		"truncation":     map[string]any{"max_length": 2, "strategy": "LongestFirst", "stride": 0},
-		"padding":        map[string]any{"strategy": map[string]any{"Fixed": 64}, "direction": "Right", "pad_id": 0, "pad_type_id": 0, "pad_token": "w0"},
+		"version":       "1.0",
+		"normalizer":    nil,
+		"pre_tokenizer": map[string]any{"type": "WhitespaceSplit"},
+		"model":         map[string]any{"type": "WordLevel", "vocab": vocab, "unk_token": "w0"},
+		"decoder":       nil,
+		"added_tokens":  []any{},
+		"truncation":    map[string]any{"max_length": 2, "strategy": "LongestFirst", "stride": 0},
+		"padding":       map[string]any{"strategy": map[string]any{"Fixed": 64}, "direction": "Right", "pad_id": 0, "pad_type_id": 0, "pad_token": "w0"},
 		"post_processor": map[string]any{
 			"type":           "TemplateProcessing",
 			"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": "[CLS]", "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}, map[string]any{"SpecialToken": map[string]any{"id": "[SEP]", "type_id": 0}}},
