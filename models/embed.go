@@ -29,7 +29,10 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 // (Model.Encoder), following Model.Sentence (DefaultSentenceConfig, mean
 // pooling, when Sentence is nil):
 //
-//  1. each text is lowercased when do_lower_case is set, then tokenized
+//  1. each text is lowercased when do_lower_case is set (with Go's
+//     strings.ToLower; sentence-transformers prepends the tokenizers
+//     library's Lowercase normalizer, which differs on a few characters
+//     such as a word-final Σ), then tokenized
 //     with the model's tokenizer, special tokens added, and truncated to
 //     MaxSeqLength tokens (longest-first, on the tokenizer_config.json
 //     side) as sentence-transformers asks its tokenizer to; the
@@ -73,27 +76,9 @@ func (m *Model) EmbedWith(ctx context.Context, texts []string, o EmbedOptions) (
 	if len(texts) == 0 {
 		return out, nil
 	}
-	// A copy of the tokenizer with sentence-transformers' settings; the
-	// model's own stays as loaded.
-	tok := *m.Tokenizer
-	dir := "Right"
-	if sc.TruncateLeft {
-		dir = "Left"
-	}
-	if err := tok.SetTruncation(&tokenizer.Truncation{MaxLength: sc.MaxSeqLength, Strategy: tokenizer.LongestFirst, Direction: dir}); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModel, err)
-	}
-	tok.SetPadding(nil)
-	in := texts
-	if sc.DoLowerCase {
-		in = make([]string, len(texts))
-		for i, t := range texts {
-			in[i] = strings.ToLower(t)
-		}
-	}
-	encs, err := tok.EncodeBatch(in, true)
+	encs, err := m.sentenceTokens(texts, sc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tokenize: %v", ErrModel, err)
+		return nil, err
 	}
 	order := make([]int, len(encs))
 	for i := range order {
@@ -124,6 +109,35 @@ func (m *Model) EmbedWith(ctx context.Context, texts []string, o EmbedOptions) (
 		}
 	}
 	return out, nil
+}
+
+// sentenceTokens tokenizes texts as sentence-transformers does for sc:
+// lowercased when DoLowerCase, special tokens added, truncated to
+// MaxSeqLength, unpadded.
+func (m *Model) sentenceTokens(texts []string, sc *SentenceConfig) ([]tokenizer.Encoding, error) {
+	// A copy of the tokenizer with sentence-transformers' settings; the
+	// model's own stays as loaded.
+	tok := *m.Tokenizer
+	dir := "Right"
+	if sc.TruncateLeft {
+		dir = "Left"
+	}
+	if err := tok.SetTruncation(&tokenizer.Truncation{MaxLength: sc.MaxSeqLength, Strategy: tokenizer.LongestFirst, Direction: dir}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrModel, err)
+	}
+	tok.SetPadding(nil)
+	in := texts
+	if sc.DoLowerCase {
+		in = make([]string, len(texts))
+		for i, t := range texts {
+			in[i] = strings.ToLower(t)
+		}
+	}
+	encs, err := tok.EncodeBatch(in, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tokenize: %v", ErrModel, err)
+	}
+	return encs, nil
 }
 
 // embedBatch runs the encoder on the encodings encs[batch] and pools.

@@ -52,6 +52,7 @@ func needMiniLM(t *testing.T) string {
 // embeddings of the sentences (tools/modelref/minilm.py).
 type miniLMRef struct {
 	Sentences    []string    `json:"sentences"`
+	InputIDs     [][]int     `json:"input_ids"`
 	Embeddings   [][]float64 `json:"embeddings"`
 	MaxSeqLength int         `json:"max_seq_length"`
 }
@@ -88,6 +89,20 @@ func TestEmbedMiniLM(t *testing.T) {
 	sc := m.Sentence
 	if sc == nil || !sc.FromModules || len(sc.Pooling) != 1 || sc.Pooling[0] != PoolMean || !sc.Normalize || sc.MaxSeqLength != ref.MaxSeqLength {
 		t.Fatalf("sentence config %+v, want mean pooling, normalized, max_seq_length %d", sc, ref.MaxSeqLength)
+	}
+	// The tokens the model sees (truncated to max_seq_length) are
+	// sentence-transformers'.
+	encs, err := m.sentenceTokens(ref.Sentences, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.InputIDs) != len(ref.Sentences) {
+		t.Fatalf("reference has %d input_ids for %d sentences", len(ref.InputIDs), len(ref.Sentences))
+	}
+	for i, e := range encs {
+		if !reflect.DeepEqual(e.IDs, ref.InputIDs[i]) {
+			t.Errorf("sentence %d %.40q: ids %v, want %v", i, ref.Sentences[i], e.IDs, ref.InputIDs[i])
+		}
 	}
 	for _, bs := range []int{4, 1} {
 		got, err := m.EmbedWith(context.Background(), ref.Sentences, EmbedOptions{BatchSize: bs})
