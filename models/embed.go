@@ -46,8 +46,10 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 //     (at least 1e-12, as torch.nn.functional.normalize).
 //
 // Results are in the order of texts. ctx cancels between batches. Errors
-// (no encoder or tokenizer, a text longer than the model's positions,
-// a failing device) are returned, never panicked.
+// (no encoder or tokenizer, a text longer than the model's positions after
+// truncation — a max_seq_length beyond them is only an error for the texts
+// that reach it, as in sentence-transformers —, a failing device) are
+// returned, never panicked.
 func (m *Model) EmbedWith(ctx context.Context, texts []string, o EmbedOptions) (out [][]float32, err error) {
 	if m.Encoder == nil {
 		return nil, fmt.Errorf("%w: embeddings need an encoder (bert or roberta); this model is %q", ErrUnsupported, m.Config.ModelType)
@@ -68,9 +70,6 @@ func (m *Model) EmbedWith(ctx context.Context, texts []string, o EmbedOptions) (
 	}
 	if len(sc.Pooling) == 0 || sc.MaxSeqLength <= 0 {
 		return nil, fmt.Errorf("%w: sentence config without pooling or max_seq_length: %+v", ErrModel, sc)
-	}
-	if sc.MaxSeqLength > maxTokens(m.Config) {
-		return nil, fmt.Errorf("%w: max_seq_length %d exceeds the model's %d positions", ErrModel, sc.MaxSeqLength, maxTokens(m.Config))
 	}
 	out = make([][]float32, len(texts))
 	if len(texts) == 0 {

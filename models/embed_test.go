@@ -244,7 +244,8 @@ func f64(v []float32) []float64 {
 }
 
 // TestEmbedTruncation: texts longer than MaxSeqLength keep their first
-// MaxSeqLength tokens, special tokens included.
+// MaxSeqLength tokens, special tokens included; a text longer than the
+// model's positions is an error.
 func TestEmbedTruncation(t *testing.T) {
 	m := tinyEmbedder(t, "bert", &SentenceConfig{Pooling: []PoolingMode{PoolMean}, MaxSeqLength: 5})
 	long, err := m.Embed(context.Background(), []string{"w10 w11 w12 w13 w14 w15 w16"})
@@ -257,9 +258,15 @@ func TestEmbedTruncation(t *testing.T) {
 		t.Fatal(err)
 	}
 	allClose(t, "truncated", long[0], short[0], 1e-6, 1e-6, nil)
+	// A max_seq_length beyond the model's positions fails only the texts
+	// that reach them, as in sentence-transformers.
 	m.Sentence.MaxSeqLength = 1000
-	if _, err := m.Embed(context.Background(), []string{"w1"}); err == nil || !strings.Contains(err.Error(), "positions") {
-		t.Errorf("max_seq_length beyond the positions: %v", err)
+	if _, err := m.Embed(context.Background(), []string{"w1"}); err != nil {
+		t.Errorf("short text, max_seq_length beyond the positions: %v", err)
+	}
+	words := strings.Repeat("w9 ", m.Config.MaxPositions)
+	if _, err := m.Embed(context.Background(), []string{"w1", words}); err == nil || !strings.Contains(err.Error(), "positions") {
+		t.Errorf("text beyond the positions: %v", err)
 	}
 }
 
