@@ -39,22 +39,32 @@ type Model struct {
 	// Chat is the chat template (tokenizer_config.json, chat_template.jinja,
 	// ...), nil when the model has none.
 	Chat *chat.Template
-	// LM is the network of a causal language model.
+	// LM is the network of a causal language model (nil for encoders).
 	LM *CausalLM
+	// Encoder is the network of a BERT-class encoder (model_type bert or
+	// roberta); nil for causal language models.
+	Encoder *Encoder
+	// Sentence says how Embed turns an encoder's token states into sentence
+	// embeddings (sentence-transformers' modules); set by Load for encoders.
+	Sentence *SentenceConfig
 	// Unused lists checkpoint tensors no parameter took (transformers
 	// warns about them too).
 	Unused []string
 }
 
-// Families lists the model_types Load supports.
+// Families lists the model_types Load supports: causal language models
+// (Model.LM) and, for bert and roberta, encoders (Model.Encoder).
 func Families() []string {
-	return []string{"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "gemma3"}
+	return []string{"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "gemma3", "bert", "roberta"}
 }
 
 // Load reads a model directory: config.json, the safetensors weights (one
 // file or shards), and tokenizer.json, generation_config.json and the chat
-// template when present. Weights are memory-mapped, copied straight to the device in the
-// requested dtype, and the mappings released before Load returns.
+// template when present. Weights are memory-mapped, copied straight to the
+// device in the requested dtype, and the mappings released before Load
+// returns. For an encoder, Load also reads the sentence-transformers files
+// that say how Embed pools (see LoadSentenceConfig); a malformed or
+// unsupported one is an error.
 func Load(dir string, o Options) (*Model, error) {
 	cfg, err := config.Load(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -89,6 +99,13 @@ func Load(dir string, o Options) (*Model, error) {
 	case !errors.Is(err, chat.ErrNoChatTemplate):
 		return nil, fmt.Errorf("models: %w", err)
 	}
+	if m.Encoder != nil {
+		sc, err := LoadSentenceConfig(dir, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("models: %s: %w", dir, err)
+		}
+		m.Sentence = sc
+	}
 	return m, nil
 }
 
@@ -120,6 +137,16 @@ func FromSource(cfg *config.Config, src Source, o Options) (*Model, error) {
 	dev := o.Device
 	if dev.Type == "" {
 		dev = device.Device{Type: "cpu"}
+	}
+	switch cfg.Family() {
+	case "bert", "roberta":
+		// BertModel's names, or a task model's under "bert." / "roberta.".
+		l := newLoader(src, dev, dt, cfg.Family()+".")
+		enc, err := newEncoder(l, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &Model{Config: cfg, Encoder: enc, Unused: l.unused()}, nil
 	}
 	a, err := archOf(cfg)
 	if err != nil {

@@ -13,10 +13,10 @@ import (
 	"github.com/gotpu/gotpu/hf/safetensors"
 )
 
-// rewrite copies a reference variant's config.json into a new directory
+// rewriteShards copies a reference variant's config.json into a new directory
 // and writes its weights after edit, which may rename, drop, add or split
 // them into shards (each returned slice is one shard).
-func rewrite(t *testing.T, variant string, edit func([]safetensors.Tensor) [][]safetensors.Tensor) string {
+func rewriteShards(t *testing.T, variant string, edit func([]safetensors.Tensor) [][]safetensors.Tensor) string {
 	t.Helper()
 	src := filepath.Join(refDir, variant)
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func sameLogits(t *testing.T, dir, variant string, o Options) *Model {
 
 func TestLoadLayouts(t *testing.T) {
 	t.Run("no model. prefix", func(t *testing.T) {
-		dir := rewrite(t, "qwen3", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+		dir := rewriteShards(t, "qwen3", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 			for i := range ts {
 				ts[i].Name = strings.TrimPrefix(ts[i].Name, "model.")
 			}
@@ -87,13 +87,13 @@ func TestLoadLayouts(t *testing.T) {
 		sameLogits(t, dir, "qwen3", Options{})
 	})
 	t.Run("sharded", func(t *testing.T) {
-		dir := rewrite(t, "gemma2", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+		dir := rewriteShards(t, "gemma2", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 			return [][]safetensors.Tensor{ts[:len(ts)/2], ts[len(ts)/2:]}
 		})
 		sameLogits(t, dir, "gemma2", Options{})
 	})
 	t.Run("gpt2 buffers and no transformer. prefix", func(t *testing.T) {
-		dir := rewrite(t, "gpt2", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+		dir := rewriteShards(t, "gpt2", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 			for i := range ts {
 				ts[i].Name = strings.TrimPrefix(ts[i].Name, "transformer.")
 			}
@@ -108,7 +108,7 @@ func TestLoadLayouts(t *testing.T) {
 		}
 	})
 	t.Run("bf16 checkpoint as f32", func(t *testing.T) {
-		dir := rewrite(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+		dir := rewriteShards(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 			for i := range ts {
 				vals, _ := safetensors.DecodeFloat32(ts[i].DType, ts[i].Data)
 				ts[i].Data, _ = safetensors.EncodeFloat32(safetensors.BF16, vals)
@@ -130,7 +130,7 @@ func TestLoadLayouts(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	missing := rewrite(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+	missing := rewriteShards(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 		return [][]safetensors.Tensor{slices.DeleteFunc(ts, func(tn safetensors.Tensor) bool {
 			return tn.Name == "model.layers.1.mlp.up_proj.weight"
 		})}
@@ -138,7 +138,7 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(missing, Options{}); !errors.Is(err, ErrMissingWeight) || !strings.Contains(err.Error(), "layers.1.mlp.up_proj") {
 		t.Errorf("missing weight: %v", err)
 	}
-	shape := rewrite(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
+	shape := rewriteShards(t, "llama", func(ts []safetensors.Tensor) [][]safetensors.Tensor {
 		for i := range ts {
 			if ts[i].Name == "model.norm.weight" {
 				ts[i].Shape = []int{ts[i].Shape[0] / 2, 2}

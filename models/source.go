@@ -263,9 +263,9 @@ func (l *loader) unused() []string {
 
 // ignoredBuffer reports names of buffers that checkpoints carry and
 // transformers recomputes: GPT-2's causal masks, rotary inv_freq, BERT's
-// position_ids.
+// position_ids and token_type_ids buffers.
 func ignoredBuffer(name string) bool {
-	for _, suf := range []string{".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq", "embeddings.position_ids"} {
+	for _, suf := range []string{".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq", "embeddings.position_ids", "embeddings.token_type_ids"} {
 		if strings.HasSuffix(name, suf) {
 			return true
 		}

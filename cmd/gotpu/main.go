@@ -1,5 +1,6 @@
 // Command gotpu is the command-line front end of the gotpu runtime: device
-// information, the op table, tokenizers, model inspection, training and benchmarks.
+// information, the op table, tokenizers, model inspection, sentence embeddings,
+// training and benchmarks.
 //
 // Each subcommand lives in its own file and registers itself with the root
 // command from an init function, so commands can be added without editing this file.

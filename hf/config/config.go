@@ -1,6 +1,6 @@
 // Package config parses Hugging Face config.json and generation_config.json
 // files for the model families gotpu runs: GPT-2, Llama, Mistral, Qwen2,
-// Qwen3, Gemma, Gemma 2, Gemma 3 (text) and BERT.
+// Qwen3, Gemma, Gemma 2, Gemma 3 (text), BERT and RoBERTa.
 //
 // Parse dispatches on model_type (or, when it is absent, on architectures)
 // and returns a Config: the fields every model implementation needs, under
@@ -82,12 +82,13 @@ type Config struct {
 	Gemma2  *Gemma2
 	Gemma3  *Gemma3
 	BERT    *BERT
+	RoBERTa *BERT
 	// Raw holds every top-level field of the file as found.
 	Raw map[string]json.RawMessage
 }
 
 // Family returns the canonical family name: "gpt2", "llama", "mistral",
-// "qwen2", "qwen3", "gemma", "gemma2", "gemma3" or "bert".
+// "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "bert" or "roberta".
 func (c *Config) Family() string {
 	switch {
 	case c.GPT2 != nil:
@@ -108,6 +109,8 @@ func (c *Config) Family() string {
 		return "gemma3"
 	case c.BERT != nil:
 		return "bert"
+	case c.RoBERTa != nil:
+		return "roberta"
 	}
 	return ""
 }
@@ -122,7 +125,7 @@ func (c *Config) Architecture() string {
 
 // ModelTypes lists the model_type values Parse accepts.
 func ModelTypes() []string {
-	return []string{"bert", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "llama", "mistral", "qwen2", "qwen3"}
+	return []string{"bert", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "llama", "mistral", "qwen2", "qwen3", "roberta"}
 }
 
 // archPrefixes maps architecture class-name prefixes to model types.
@@ -137,6 +140,7 @@ var archPrefixes = []struct{ prefix, modelType string }{
 	{"Llama", "llama"},
 	{"GPT2", "gpt2"},
 	{"Bert", "bert"},
+	{"Roberta", "roberta"},
 }
 
 // modelTypeForArch maps an architecture such as "LlamaForCausalLM" or
@@ -194,8 +198,8 @@ func Parse(data []byte) (*Config, error) {
 		err = parseGemma(c, f, modelType, false)
 	case "gemma3":
 		err = parseGemma3Nested(c, raw, ctx)
-	case "bert":
-		err = parseBERT(c, f)
+	case "bert", "roberta":
+		err = parseBERT(c, f, modelType)
 	default:
 		return nil, fmt.Errorf("%w: model_type %q (supported: %s)", ErrUnsupported, modelType, strings.Join(ModelTypes(), ", "))
 	}

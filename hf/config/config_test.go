@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -302,6 +303,12 @@ func TestDefaults(t *testing.T) {
 		{"bert defaults", with(minimal("bert")), func(c *Config) bool {
 			return c.MaxPositions == 512 && c.NormEps == 1e-12 && c.BERT.TypeVocabSize == 2 && c.PositionEmbedding == "absolute"
 		}},
+		{"roberta defaults (RobertaConfig: pad 1, bos 0, eos 2)", with(minimal("roberta")), func(c *Config) bool {
+			return c.Family() == "roberta" && c.BERT == nil && c.RoBERTa.TypeVocabSize == 2 && c.MaxPositions == 512 &&
+				*c.PadTokenID == 1 && *c.BOSTokenID == 0 && reflect.DeepEqual(c.EOSTokenIDs, []int{2}) && c.Activation == "gelu"
+		}},
+		{"dispatch by RoBERTa architecture", with(minimal("roberta"), "model_type", deleteKey, "architectures", []string{"RobertaModel"}),
+			func(c *Config) bool { return c.Family() == "roberta" && c.ModelType == "roberta" }},
 		{"dispatch by architecture", with(minimal("llama"), "model_type", deleteKey, "num_key_value_heads", 2, "architectures", []string{"MistralForCausalLM"}),
 			func(c *Config) bool { return c.Family() == "mistral" && c.ModelType == "mistral" }},
 		{"dispatch by GPT-2 architecture", with(minimal("gpt2"), "model_type", deleteKey, "architectures", []string{"GPT2LMHeadModel"}),
@@ -333,6 +340,48 @@ func TestDefaults(t *testing.T) {
 				t.Errorf("unexpected config for %s:\n%s", tc.data, dump(c.Common))
 			}
 		})
+	}
+}
+
+// TestRoBERTaBase parses roberta-base's published configuration (written
+// out here field by field): 514 positions (the first two are the padding
+// offset), one token type, eps 1e-5.
+func TestRoBERTaBase(t *testing.T) {
+	data := []byte(`{
+  "architectures": ["RobertaForMaskedLM"],
+  "attention_probs_dropout_prob": 0.1,
+  "bos_token_id": 0,
+  "eos_token_id": 2,
+  "hidden_act": "gelu",
+  "hidden_dropout_prob": 0.1,
+  "hidden_size": 768,
+  "initializer_range": 0.02,
+  "intermediate_size": 3072,
+  "layer_norm_eps": 1e-05,
+  "max_position_embeddings": 514,
+  "model_type": "roberta",
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "pad_token_id": 1,
+  "type_vocab_size": 1,
+  "vocab_size": 50265
+}`)
+	c, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Common{ModelType: "roberta", Architectures: []string{"RobertaForMaskedLM"}, VocabSize: 50265, HiddenSize: 768,
+		NumLayers: 12, NumHeads: 12, NumKVHeads: 12, HeadDim: 64, IntermediateSize: 3072, MaxPositions: 514,
+		PositionEmbedding: "absolute", NormEps: 1e-5, Activation: "gelu", TieWordEmbeddings: true,
+		BOSTokenID: ip(0), EOSTokenIDs: []int{2}, PadTokenID: ip(1)}
+	if !reflect.DeepEqual(c.Common, want) {
+		t.Errorf("got\n%s\nwant\n%s", dump(c.Common), dump(want))
+	}
+	if c.Family() != "roberta" || c.RoBERTa == nil || c.RoBERTa.TypeVocabSize != 1 || c.BERT != nil {
+		t.Errorf("family %q, RoBERTa %+v, BERT %+v", c.Family(), c.RoBERTa, c.BERT)
+	}
+	if !slices.Contains(ModelTypes(), "roberta") {
+		t.Errorf("ModelTypes() = %v lacks roberta", ModelTypes())
 	}
 }
 

@@ -93,7 +93,8 @@ type Gemma3 struct {
 	Multimodal bool
 }
 
-// BERT holds BERT's own fields beyond Common.
+// BERT holds the own fields of BERT and RoBERTa beyond Common (RoBERTa's
+// config is BERT's with other token defaults: pad 1, bos 0, eos 2).
 type BERT struct {
 	TypeVocabSize             int
 	PositionEmbeddingType     string
@@ -428,7 +429,10 @@ func parseGemma3Nested(c *Config, raw map[string]json.RawMessage, ctx string) er
 	return nil
 }
 
-func parseBERT(c *Config, f *fields) error {
+// parseBERT parses a BERT or RoBERTa config; the families differ in their
+// default special tokens (BertConfig: pad 0; RobertaConfig: pad 1, bos 0,
+// eos 2) and in RoBERTa's position ids (the model's concern).
+func parseBERT(c *Config, f *fields, modelType string) error {
 	c.VocabSize = f.intReq("vocab_size")
 	c.HiddenSize = f.intReq("hidden_size")
 	c.NumLayers = f.intReq("num_hidden_layers")
@@ -449,7 +453,11 @@ func parseBERT(c *Config, f *fields) error {
 	c.Activation = f.strOr("hidden_act", "gelu")
 	c.NormEps = f.floatOr("layer_norm_eps", 1e-12)
 	c.TieWordEmbeddings = f.boolOr("tie_word_embeddings", true)
-	c.tokens(f, nil, nil, intp(0))
+	if modelType == "roberta" {
+		c.tokens(f, intp(0), intp(2), intp(1))
+	} else {
+		c.tokens(f, nil, nil, intp(0))
+	}
 	b := &BERT{
 		TypeVocabSize:             f.intOr("type_vocab_size", 2),
 		PositionEmbeddingType:     f.strOr("position_embedding_type", "absolute"),
@@ -459,6 +467,10 @@ func parseBERT(c *Config, f *fields) error {
 		InitializerRange:          f.floatOr("initializer_range", 0.02),
 	}
 	c.PositionEmbedding = b.PositionEmbeddingType
-	c.BERT = b
+	if modelType == "roberta" {
+		c.RoBERTa = b
+	} else {
+		c.BERT = b
+	}
 	return f.err
 }

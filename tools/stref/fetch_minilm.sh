@@ -6,8 +6,11 @@
 #   tools/stref/fetch_minilm.sh            # prints e.g. ~/.cache/gotpu-testdata/all-MiniLM-L6-v2
 #   GOTPU_TESTDATA_CACHE=/data tools/stref/fetch_minilm.sh
 #
-# Tests that use it (cmd/gotpu TestInspectMiniLM) look in the same place and
-# skip when it is absent. The weights (~90 MB) are never committed.
+# Tests that use it (cmd/gotpu TestInspectMiniLM and TestEmbedMiniLMCLI,
+# models TestEmbedMiniLM) look in the same place. .ci/run runs this script
+# before the tests and stops if it fails; with CI=true the embedding tests
+# fail when the model is absent, elsewhere they skip. The weights (~90 MB)
+# are never committed.
 set -euo pipefail
 
 cache="${GOTPU_TESTDATA_CACHE:-$HOME/.cache/gotpu-testdata}"
