@@ -24,6 +24,7 @@ type inspectTensor struct {
 	Shape []int  `json:"shape"`
 	Begin int64  `json:"begin"`
 	End   int64  `json:"end"`
+	Bytes int64  `json:"bytes"`
 	File  string `json:"file"`
 }
 
@@ -62,26 +63,38 @@ type inspectReport struct {
 	HasTokenizer *bool             `json:"has_tokenizer"`
 	TotalBytes   int64             `json:"total_bytes"`
 	NumTensors   int               `json:"num_tensors"`
+	GGUF         *inspectGGUF      `json:"gguf"`
 }
 
 const inspectLong = `Inspect a safetensors file, a sharded checkpoint index
-(model.safetensors.index.json) or a Hugging Face model directory.
+(model.safetensors.index.json), a Hugging Face model directory, or a GGUF
+file (llama.cpp's format; recognised by its .gguf extension or its magic).
 
 Every tensor header is read and validated (dtype, shape, data offsets; for a
-sharded checkpoint every shard is opened and checked against the index);
-tensor data is not read. For a directory, config.json is parsed too and the
-presence of tokenizer.json reported. A malformed file makes the command exit
-with status 1 and a one-line error.
+sharded checkpoint every shard is opened and checked against the index; for
+GGUF the whole header, metadata included); tensor data is not read. For a
+directory, config.json is parsed too and the presence of tokenizer.json
+reported. A malformed file makes the command exit with status 1 and a
+one-line error.
+
+GGUF lists dimensions innermost first (ne[0]); shapes here are always in
+row-major PyTorch order, so a GGUF tensor with dims [4096, 11008] shows as
+[11008, 4096]. Long metadata arrays (the tokenizer vocabulary, merges) are
+summarised: their type, length and first entries.
 
 With --json the output is one JSON object with these stable keys:
   path           the path as given
-  kind           "file" (a .safetensors file), "index" (an index JSON) or "dir"
+  kind           "file" (a .safetensors file), "index" (an index JSON), "dir",
+                 or "gguf"
   tensors        list, sorted by name, of objects:
-                   name, dtype (header name, e.g. "BF16"), shape (list of ints),
-                   begin, end (absolute byte range in its file),
-                   file (base name of the file holding it; the shard for indexes)
+                   name, dtype (header name, e.g. "BF16"; for GGUF the ggml
+                   type, e.g. "Q4_K"), shape (list of ints, PyTorch order),
+                   begin, end (absolute byte range in its file), bytes
+                   (end - begin), file (base name of the file holding it;
+                   the shard for indexes)
   metadata       the file's __metadata__ (or the index's metadata) as a
-                 string map; {} when absent
+                 string map; {} when absent. For GGUF every key, its value
+                 rendered as one line of text (as in the text output)
   config         null unless kind is "dir" and config.json exists; else:
                    model_type, family, architectures, vocab_size, hidden_size,
                    num_layers, num_heads, num_kv_heads, head_dim,
@@ -91,13 +104,24 @@ With --json the output is one JSON object with these stable keys:
                    pad_token_id, dtype
   has_tokenizer  for kind "dir": whether tokenizer.json exists; else null
   total_bytes    sum of the tensors' data sizes in bytes
-  num_tensors    number of tensors`
+  num_tensors    number of tensors
+  gguf           null unless kind is "gguf"; else:
+                   version (2 or 3), architecture (general.architecture or
+                   ""), alignment, data_offset (absolute start of the data
+                   section), tensor_types (map ggml type -> tensor count),
+                   metadata: list in file order of objects
+                     key, type ("uint32", "string", "array[string]",
+                     "array[array[int32]]", ...), len (array length, null for
+                     scalars), value (the value; floats that are not finite
+                     as "NaN", "+Inf", "-Inf"; arrays as lists, only the
+                     first 8 entries of arrays longer than 16), truncated
+                     (true when value lists only the first entries)`
 
 func init() {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
-		Short: "List the tensors, metadata and config of a safetensors file, index or model directory",
+		Short: "List the tensors, metadata and config of a safetensors file, index, model directory or GGUF file",
 		Long:  inspectLong,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,6 +133,9 @@ func init() {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
+			}
+			if rep.GGUF != nil {
+				return writeInspectGGUF(cmd.OutOrStdout(), rep)
 			}
 			return writeInspect(cmd.OutOrStdout(), rep)
 		},
@@ -122,6 +149,9 @@ func inspectPath(path string) (*inspectReport, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	if !info.IsDir() && isGGUF(path) {
+		return inspectGGUFFile(path)
 	}
 	rep := &inspectReport{Path: path, Metadata: map[string]string{}, Tensors: []inspectTensor{}}
 	var r st.Reader
@@ -176,7 +206,7 @@ func inspectPath(path string) (*inspectReport, error) {
 		if shape == nil {
 			shape = []int{}
 		}
-		rep.Tensors = append(rep.Tensors, inspectTensor{Name: ti.Name, DType: ti.DType.String(), Shape: shape, Begin: ti.Begin, End: ti.End, File: ti.File})
+		rep.Tensors = append(rep.Tensors, inspectTensor{Name: ti.Name, DType: ti.DType.String(), Shape: shape, Begin: ti.Begin, End: ti.End, Bytes: ti.NumBytes(), File: ti.File})
 		rep.TotalBytes += ti.NumBytes()
 	}
 	rep.NumTensors = len(rep.Tensors)

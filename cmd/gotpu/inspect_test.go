@@ -49,7 +49,7 @@ func inspectJSON(t *testing.T, path string) (map[string]any, inspectReport) {
 	return keys, rep
 }
 
-var inspectKeys = []string{"config", "has_tokenizer", "kind", "metadata", "num_tensors", "path", "tensors", "total_bytes"}
+var inspectKeys = []string{"config", "gguf", "has_tokenizer", "kind", "metadata", "num_tensors", "path", "tensors", "total_bytes"}
 
 func sortedKeys(m map[string]any) []string {
 	var k []string
