@@ -150,7 +150,7 @@ def generate(m, samples, versions, corpus_sha):
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from transformers import AutoTokenizer
 
-    path = locate(m)
+    path = m.get("path") or locate(m)
     tok = AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
     backend = tok.backend_tokenizer
     lines, backend_diff = [], []
@@ -160,7 +160,8 @@ def generate(m, samples, versions, corpus_sha):
             ids = enc["input_ids"]
             rec = {"id": s["id"], "text": s["text"], "add_special_tokens": add, "ids": ids}
             if not m["ids_only"]:
-                rec["tokens"] = enc.tokens()
+                if m.get("tokens", True):
+                    rec["tokens"] = enc.tokens()
                 rec["offsets"] = [list(o) for o in enc["offset_mapping"]]
             rec["decoded"] = tok.decode(ids, skip_special_tokens=True)
             rec["decoded_keep"] = tok.decode(ids, skip_special_tokens=False)
@@ -177,7 +178,9 @@ def generate(m, samples, versions, corpus_sha):
             "package": m["package"],
             "license": m["license"],
             "upstream": m["upstream"],
-            "path": f"${{GOTPU_TESTDATA_CACHE:-~/.cache/gotpu-testdata}}/gguf/{m['file']} (or ${m['env']})",
+            "path": f"${{GOTPU_TESTDATA_CACHE:-~/.cache/gotpu-testdata}}/gguf/{m['file']} (or ${m['env']})"
+            if m["env"]
+            else "none: written to a temporary directory by tools/gguf/tok_synth.py",
         },
         "ids_only": m["ids_only"],
         "reference": dict(versions, call="AutoTokenizer.from_pretrained(dir, gguf_file=file)"),
