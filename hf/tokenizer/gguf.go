@@ -1,9 +1,11 @@
 package tokenizer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -646,69 +648,86 @@ func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x
 // token order. Duplicated tokens count once, at their first position, with
 // the id and score of their last occurrence (Python dict semantics).
 func generateMerges(tokens []string, score func(last int) float64) [][2]string {
-	last := make(map[string]int, len(tokens))
+	last := make(map[string]int32, len(tokens))
 	for i, tok := range tokens {
-		last[tok] = i
+		last[tok] = int32(i)
 	}
+	// A candidate merge: token tok cut at byte offset cut.
 	type cand struct {
-		l, r         string
-		score        float64
-		lenL, lenR   int
-		idL, idR     int
-		tokenOrdinal int
+		score      float64
+		tok, cut   int32
+		lenL, lenR int32
+		idL, idR   int32
+		seq        int32 // position before the final sort (its tie-break)
 	}
-	var all []cand
-	var local []cand
-	seen := make(map[string]bool, len(tokens))
-	for _, tok := range tokens {
-		if seen[tok] {
-			continue
+	var seen map[string]bool
+	if len(last) != len(tokens) {
+		seen = make(map[string]bool, len(last))
+	}
+	var all, local []cand
+	for ti, tok := range tokens {
+		if seen != nil {
+			if seen[tok] {
+				continue
+			}
+			seen[tok] = true
 		}
-		seen[tok] = true
-		s := score(last[tok])
+		s := score(int(last[tok]))
 		local = local[:0]
-		n := utf8.RuneCountInString(tok)
-		k := 0
+		n := int32(utf8.RuneCountInString(tok))
+		k := int32(0)
 		for i := range tok {
 			if i == 0 {
 				continue
 			}
 			k++
-			l, r := tok[:i], tok[i:]
-			il, okL := last[l]
-			ir, okR := last[r]
-			if okL && okR {
-				local = append(local, cand{l: l, r: r, score: s, lenL: k, lenR: n - k, idL: il, idR: ir})
+			il, okL := last[tok[:i]]
+			if !okL {
+				continue
+			}
+			if ir, okR := last[tok[i:]]; okR {
+				local = append(local, cand{score: s, tok: int32(ti), cut: int32(i), lenL: k, lenR: n - k, idL: il, idR: ir})
 			}
 		}
-		sort.SliceStable(local, func(a, b int) bool {
-			if local[a].idL != local[b].idL {
-				return local[a].idL < local[b].idL
+		slices.SortStableFunc(local, func(a, b cand) int {
+			if c := cmp.Compare(a.idL, b.idL); c != 0 {
+				return c
 			}
-			return local[a].idR < local[b].idR
+			return cmp.Compare(a.idR, b.idR)
 		})
-		all = append(all, local...)
+		for _, c := range local {
+			c.seq = int32(len(all))
+			all = append(all, c)
+		}
 	}
-	sort.SliceStable(all, func(a, b int) bool {
-		x, y := &all[a], &all[b]
+	slices.SortFunc(all, func(x, y cand) int {
 		if x.score != y.score {
-			return x.score > y.score
+			if x.score > y.score {
+				return -1
+			}
+			return 1
 		}
-		if x.lenL != y.lenL {
-			return x.lenL > y.lenL
+		if c := cmp.Compare(y.lenL, x.lenL); c != 0 {
+			return c
 		}
-		return x.lenR > y.lenR
+		if c := cmp.Compare(y.lenR, x.lenR); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.seq, y.seq)
 	})
 	out := make([][2]string, len(all))
-	for i := range all {
-		out[i] = [2]string{all[i].l, all[i].r}
+	for i, c := range all {
+		tok := tokens[c.tok]
+		out[i] = [2]string{tok[:c.cut], tok[c.cut:]}
 	}
 	return out
 }
 
 // addedTokens lists the added tokens in the order transformers adds them:
 // the class's default special tokens, control tokens, user-defined tokens,
-// then the file's named special tokens (and GemmaTokenizer's "<mask>").
+// then the file's named special tokens (and GemmaTokenizer's "<mask>") not
+// added yet. A token added again with other flags takes the new flags, but
+// stays special for decoding once it was special (tokenizers keeps a set).
 func (md *GGUFMetadata) addedTokens(kind ggufKind, p ggufPipeline, vocab map[string]uint32) []AddedToken {
 	special := func(s string) AddedToken { return AddedToken{Content: s, Special: true} }
 	var out []AddedToken
@@ -731,15 +750,24 @@ func (md *GGUFMetadata) addedTokens(kind ggufKind, p ggufPipeline, vocab map[str
 		}
 		if _, ok := vocab[tok]; ok || present[tok] {
 			out = append(out, AddedToken{Content: tok})
+			present[tok] = true
+		}
+	}
+	// The wrapper class registers its named special tokens, those not added
+	// yet only.
+	named := func(s string) {
+		if !present[s] {
+			out = append(out, special(s))
+			present[s] = true
 		}
 	}
 	for _, id := range []*uint32{md.BOSTokenID, md.EOSTokenID, md.UnknownTokenID, md.PaddingTokenID} {
 		if id != nil {
-			out = append(out, special(md.Tokens[*id]))
+			named(md.Tokens[*id])
 		}
 	}
 	if ggufGemmaArchs[md.Architecture] {
-		out = append(out, special("<mask>"))
+		named("<mask>")
 	}
 	return out
 }

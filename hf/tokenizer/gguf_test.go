@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,6 +31,16 @@ var ggufModels = []ggufModel{
 	// Gemma's vocabulary is not redistributed: only ids are committed and the
 	// metadata is read from the fetched file.
 	{"gemma3_270m", "GOTPU_GGUF_GEMMA3", "gemma-3-270m-q4_k_m.gguf", ""},
+	// Synthetic files (tools/gguf/tok_synth.py) for the paths the real ones
+	// leave untested.
+	{"synth_llama_bpe", "", "", "testdata/gguf/synth_llama_bpe.tokmeta.json.gz"},
+	{"synth_qwen2", "", "", "testdata/gguf/synth_qwen2.tokmeta.json.gz"},
+	{"synth_tekken", "", "", "testdata/gguf/synth_tekken.tokmeta.json.gz"},
+	{"synth_qwen35", "", "", "testdata/gguf/synth_qwen35.tokmeta.json.gz"},
+	{"synth_gpt4o", "", "", "testdata/gguf/synth_gpt4o.tokmeta.json.gz"},
+	{"synth_llama_spm", "", "", "testdata/gguf/synth_llama_spm.tokmeta.json.gz"},
+	{"synth_phi3", "", "", "testdata/gguf/synth_phi3.tokmeta.json.gz"},
+	{"synth_gemma", "", "", "testdata/gguf/synth_gemma.tokmeta.json.gz"},
 }
 
 const ggufRefRoot = "../../testdata/tokenizers/gguf"
@@ -327,4 +339,229 @@ func ptrIf(ok bool, s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// TestGGUFGenerateMerges checks merge derivation against transformers'
+// generate_merges on a small vocabulary with a duplicated token (values
+// printed by transformers 5.24).
+func TestGGUFGenerateMerges(t *testing.T) {
+	toks := []string{"a", "b", "c", "ab", "bc", "abc", "ca", "cab", "é", "éa", "a"}
+	scores := []float64{0, 0, 0, -1, -1, -2, -1, -3, 0, -1, -5}
+	got := generateMerges(toks, func(i int) float64 { return scores[i] })
+	want := [][2]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"é", "a"}, {"ab", "c"}, {"a", "bc"}, {"ca", "b"}, {"c", "ab"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("by score:\n got %q\nwant %q", got, want)
+	}
+	got = generateMerges(toks, func(i int) float64 { return -float64(i) })
+	want = [][2]string{{"a", "b"}, {"b", "c"}, {"ab", "c"}, {"a", "bc"}, {"c", "a"}, {"ca", "b"}, {"c", "ab"}, {"é", "a"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("by position:\n got %q\nwant %q", got, want)
+	}
+}
+
+// tinyGGUF is a valid byte-level vocabulary: the 256 byte characters, three
+// merges, control tokens and a user-defined one.
+func tinyGGUF() GGUFMetadata {
+	var toks []string
+	var types []int32
+	for b := 0; b < 256; b++ {
+		toks = append(toks, byteLevelStr[b])
+		types = append(types, GGUFTokenNormal)
+	}
+	toks = append(toks, "he", "ll", "hell", "<s>", "</s>", "<tool>")
+	types = append(types, GGUFTokenNormal, GGUFTokenNormal, GGUFTokenNormal, GGUFTokenControl, GGUFTokenControl, GGUFTokenUserDefined)
+	return GGUFMetadata{
+		Architecture: "llama", Model: "gpt2", Pre: "default",
+		Tokens: toks, TokenTypes: types, Merges: []string{"h e", "l l", "he ll"},
+		BOSTokenID: ptr(uint32(259)), EOSTokenID: ptr(uint32(260)), AddBOSToken: ptr(true),
+	}
+}
+
+func TestGGUFSpecialTokens(t *testing.T) {
+	md := tinyGGUF()
+	tk, err := FromGGUF(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tk.Encode("hello</s><tool>", true)
+	// BOS; "hell" "o"; </s> and <tool> matched whole; GPT2Tokenizer's default
+	// "<|endoftext|>" is not in this vocabulary, so it gets id 262.
+	if want := []int{259, 258, int('o'), 260, 261}; !reflect.DeepEqual(e.IDs, want) {
+		t.Errorf("ids %v, want %v (tokens %q)", e.IDs, want, e.Tokens)
+	}
+	if id, ok := tk.TokenToID("<|endoftext|>"); !ok || id != 262 || !tk.IsSpecial(262) {
+		t.Errorf("<|endoftext|> = %d %v, want special 262", id, ok)
+	}
+	if tk.IsSpecial(261) || !tk.IsSpecial(259) || !tk.IsSpecial(260) {
+		t.Error("control tokens must be special, user-defined ones not")
+	}
+	if e := tk.Encode("hello", false); e.IDs[0] == 259 {
+		t.Errorf("add_special_tokens=false added BOS: %v", e.IDs)
+	}
+	d, _ := tk.Decode(e.IDs, true)
+	dk, _ := tk.Decode(e.IDs, false)
+	if d != "hello<tool>" || dk != "<s>hello</s><tool>" {
+		t.Errorf("decode %q / %q", d, dk)
+	}
+	if tk.VocabSize() != 263 {
+		t.Errorf("VocabSize %d, want 263", tk.VocabSize())
+	}
+
+	// add_bos_token false; add_eos_token true appends EOS.
+	md.AddBOSToken, md.AddEOSToken = ptr(false), ptr(true)
+	tk, err = FromGGUF(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tk.Encode("he", true); !reflect.DeepEqual(e.IDs, []int{256, 260}) {
+		t.Errorf("eos only: %v", e.IDs)
+	}
+	// No BOS id: no BOS whatever the flag says.
+	md.AddBOSToken, md.AddEOSToken, md.BOSTokenID = ptr(true), nil, nil
+	tk, err = FromGGUF(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tk.Encode("he", true); !reflect.DeepEqual(e.IDs, []int{256}) {
+		t.Errorf("no bos id: %v", e.IDs)
+	}
+	// A "llama" vocabulary without add_bos_token adds BOS (transformers'
+	// default); gemma4 never does.
+	spm := GGUFMetadata{Model: "llama", Tokens: []string{"<unk>", "<s>", "</s>", "▁", "h", "▁h"},
+		Scores: []float32{0, 0, 0, -1, -2, -3}, BOSTokenID: ptr(uint32(1))}
+	tk, err = FromGGUF(spm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tk.Encode("h", true); !reflect.DeepEqual(e.IDs, []int{1, 5}) {
+		t.Errorf("llama default bos: %v %q", e.IDs, e.Tokens)
+	}
+	spm.Model = "gemma4"
+	spm.AddBOSToken = ptr(true)
+	tk, err = FromGGUF(spm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tk.Encode("h", true); len(e.IDs) == 0 || e.IDs[0] == 1 {
+		t.Errorf("gemma4 added bos: %v", e.IDs)
+	}
+}
+
+func TestGGUFMetadataFromMap(t *testing.T) {
+	md := tinyGGUF()
+	kv := map[string]any{
+		GGUFKeyArchitecture: "llama", GGUFKeyModel: "gpt2", GGUFKeyPre: "default",
+		GGUFKeyTokens: md.Tokens, GGUFKeyTokenType: md.TokenTypes, GGUFKeyMerges: md.Merges,
+		GGUFKeyBOSTokenID: uint32(259), GGUFKeyEOSTokenID: uint32(260), GGUFKeyAddBOSToken: true,
+		"general.name": "ignored",
+	}
+	got, err := GGUFMetadataFromMap(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, md) {
+		t.Errorf("got %+v", got)
+	}
+	// The same values after a JSON round trip (float64 numbers, []any).
+	b, err := json.Marshal(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jkv map[string]any
+	if err := json.Unmarshal(b, &jkv); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = GGUFMetadataFromMap(jkv); err != nil || !reflect.DeepEqual(got, md) {
+		t.Errorf("from JSON: %v %+v", err, got)
+	}
+	// A present but empty merge list is not an absent one.
+	if got, _ := GGUFMetadataFromMap(map[string]any{GGUFKeyMerges: []any{}}); got.Merges == nil {
+		t.Error("empty merges read as absent")
+	}
+	scores, _ := GGUFMetadataFromMap(map[string]any{GGUFKeyScores: []float32{-1.5}, GGUFKeyAddEOSToken: false})
+	if !reflect.DeepEqual(scores.Scores, []float32{-1.5}) || scores.AddEOSToken == nil || *scores.AddEOSToken {
+		t.Errorf("scores/add_eos: %+v", scores)
+	}
+	for key, v := range map[string]any{
+		GGUFKeyModel:       7,
+		GGUFKeyTokens:      "abc",
+		GGUFKeyMerges:      []any{"a b", 3},
+		GGUFKeyScores:      []any{"x"},
+		GGUFKeyTokenType:   []any{1.5},
+		GGUFKeyBOSTokenID:  -1,
+		GGUFKeyEOSTokenID:  "2",
+		GGUFKeyAddBOSToken: 1,
+	} {
+		_, err := GGUFMetadataFromMap(map[string]any{key: v})
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%v: error %v, want ErrMalformed naming the key", key, v, err)
+		}
+	}
+}
+
+func TestGGUFErrors(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		mutate func(*GGUFMetadata)
+		is     error
+		key    string
+	}{
+		{"no model", func(m *GGUFMetadata) { m.Model = "" }, ErrMalformed, GGUFKeyModel},
+		{"bert", func(m *GGUFMetadata) { m.Model = "bert" }, ErrUnsupported, GGUFKeyModel},
+		{"t5", func(m *GGUFMetadata) { m.Model = "t5" }, ErrUnsupported, GGUFKeyModel},
+		{"no tokens", func(m *GGUFMetadata) { m.Tokens = nil }, ErrMalformed, GGUFKeyTokens},
+		{"invalid utf-8", func(m *GGUFMetadata) { m.Tokens[3] = "\xff" }, ErrMalformed, GGUFKeyTokens},
+		{"token types", func(m *GGUFMetadata) { m.TokenTypes = m.TokenTypes[:10] }, ErrMalformed, GGUFKeyTokenType},
+		{"scores", func(m *GGUFMetadata) { m.Scores = []float32{1} }, ErrMalformed, GGUFKeyScores},
+		{"nan score", func(m *GGUFMetadata) {
+			m.Scores = make([]float32, len(m.Tokens))
+			m.Scores[5] = float32(math.NaN())
+		}, ErrMalformed, GGUFKeyScores},
+		{"no merges nor scores", func(m *GGUFMetadata) { m.Merges = nil }, ErrMalformed, GGUFKeyScores},
+		{"llama without scores", func(m *GGUFMetadata) { m.Model, m.Merges = "llama", nil }, ErrMalformed, GGUFKeyScores},
+		{"bos out of range", func(m *GGUFMetadata) { m.BOSTokenID = ptr(uint32(len(m.Tokens))) }, ErrMalformed, GGUFKeyBOSTokenID},
+		{"eos out of range", func(m *GGUFMetadata) { m.EOSTokenID = ptr(uint32(1 << 30)) }, ErrMalformed, GGUFKeyEOSTokenID},
+		{"pad out of range", func(m *GGUFMetadata) { m.PaddingTokenID = ptr(uint32(1 << 30)) }, ErrMalformed, GGUFKeyPaddingTokenID},
+		{"merge shape", func(m *GGUFMetadata) { m.Merges = []string{"h e", "hell"} }, ErrMalformed, GGUFKeyMerges},
+		{"merge token", func(m *GGUFMetadata) { m.Merges = []string{"h e", "he zz"} }, ErrMalformed, GGUFKeyMerges},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			md := tinyGGUF()
+			md.Tokens = append([]string(nil), md.Tokens...)
+			c.mutate(&md)
+			_, err := FromGGUF(md)
+			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.key) {
+				t.Errorf("error %v, want %v naming %s", err, c.is, c.key)
+			}
+		})
+	}
+}
+
+// TestGGUFFixtureMatchesFile checks that the committed SmolLM2 fixture holds
+// exactly the metadata of the real file, when that file is present.
+func TestGGUFFixtureMatchesFile(t *testing.T) {
+	m := ggufModels[0]
+	p := ggufPath(m)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s absent", p)
+	}
+	fromFile, err := readGGUFTokenizerKV(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFixture, err := readGGUFFixture(m.fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := GGUFMetadataFromMap(fromFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GGUFMetadataFromMap(fromFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("the fixture differs from the file's metadata; rerun tools/gguf/tok_ref.py --fixtures")
+	}
 }

@@ -93,11 +93,13 @@ func (t *Tokenizer) Padding() *Padding { return t.padding }
 // GOMAXPROCS and 1 encodes on the calling goroutine.
 func (t *Tokenizer) SetParallelism(n int) { t.threads = n }
 
-// VocabSize returns the size of the vocabulary including added tokens.
+// VocabSize returns the size of the vocabulary including added tokens: the
+// number of distinct token strings, as tokenizers' get_vocab_size(true) and
+// transformers' len(tokenizer) count them.
 func (t *Tokenizer) VocabSize() int {
 	n := t.model.vocabSize()
-	for id := range t.added.byID {
-		if _, ok := t.model.idToToken(id); !ok {
+	for s := range t.added.byContent {
+		if _, ok := t.model.tokenToID(s); !ok {
 			n++
 		}
 	}
