@@ -41,6 +41,7 @@ var ggufModels = []ggufModel{
 	{"synth_llama_spm", "", "", "testdata/gguf/synth_llama_spm.tokmeta.json.gz"},
 	{"synth_phi3", "", "", "testdata/gguf/synth_phi3.tokmeta.json.gz"},
 	{"synth_gemma", "", "", "testdata/gguf/synth_gemma.tokmeta.json.gz"},
+	{"synth_gemma4", "", "", "testdata/gguf/synth_gemma4.tokmeta.json.gz"},
 }
 
 const ggufRefRoot = "../../testdata/tokenizers/gguf"

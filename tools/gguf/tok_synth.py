@@ -4,7 +4,7 @@
 The two real GGUF files (SmolLM2: "gpt2" with GPT-2's regex; Gemma 3:
 "llama" in a gemma3 file) leave most of transformers' GGUF tokenizer paths
 untested: the tokenizer.ggml.pre regexes, the LlamaTokenizer and phi3
-pipelines, merges derived from scores, add_bos_token defaults, respelled and
+pipelines, gemma4, merges derived from scores, add_bos_token defaults, respelled and
 duplicated tokens, class default special tokens missing from the vocabulary.
 This script builds small GGUF files (metadata only, no tensors) for each
 variant below from vocabularies committed to this repository under
@@ -136,6 +136,12 @@ def variants():
     # phi3: a Prepend/Replace normalizer instead of Metaspace, BOS and EOS.
     out.append(("synth_phi3", "phi3", dict(common, **{
         "tokenizer.ggml.add_bos_token": True, "tokenizer.ggml.add_eos_token": True})))
+
+    # gemma4: GemmaTokenizer's pipeline, merges by score, BOS never added
+    # (the flag is overridden), GemmaTokenizer's default special tokens
+    # appended after this vocabulary, which lacks them.
+    out.append(("synth_gemma4", "gemma4", dict(common, **{
+        "tokenizer.ggml.model": "gemma4", "tokenizer.ggml.add_bos_token": True})))
 
     # Gemma: merges in token order, space runs stored as spaces, newline and
     # tab runs user-defined.
