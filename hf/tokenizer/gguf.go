@@ -371,7 +371,7 @@ func ptr[T any](v T) *T { return &v }
 
 // ggufGemmaArchs are the architectures AutoTokenizer serves with
 // GemmaTokenizer, whose default mask_token "<mask>" it registers as special.
-var ggufGemmaArchs = map[string]bool{"gemma": true, "gemma2": true, "gemma3": true, "gemma3n": true}
+var ggufGemmaArchs = map[string]bool{"gemma": true, "gemma2": true, "gemma3": true}
 
 func ggufSelect(md *GGUFMetadata) (ggufKind, error) {
 	switch md.Model {
@@ -415,6 +415,10 @@ func ggufSelect(md *GGUFMetadata) (ggufKind, error) {
 //     are ordered by token id); in phi3 files a Prepend("▁")+Replace
 //     normalizer replaces Metaspace.
 //   - "gemma4": GemmaTokenizer with merges ordered by score, never a BOS.
+//
+// A tokenizer.ggml.merges key, when present, always provides the merges.
+// The tokenizer.ggml.pre regex table applies whatever the model (as in
+// transformers); general.architecture is optional.
 //
 // Control tokens (token type 3) become special added tokens (in "gpt2"
 // vocabularies only those spelled in the byte alphabet), user-defined
