@@ -253,7 +253,12 @@ func (t *Tokenizer) addTokens(toks []AddedToken) error {
 	v.byID = make(map[uint32]*AddedToken)
 	v.display = make(map[uint32]string)
 	v.special = make(map[string]bool)
-	nextID := uint32(t.model.vocabSize())
+	// A new token gets the id after the highest added id when that is past
+	// the vocabulary, else the vocabulary size (tokenizers' AddedVocabulary;
+	// the two differ when a vocabulary with duplicated tokens leaves ids
+	// past its size).
+	vocabSize := uint32(t.model.vocabSize())
+	maxAdded, anyAdded := uint32(0), false
 	for i := range toks {
 		tok := toks[i]
 		if tok.Content == "" {
@@ -268,8 +273,13 @@ func (t *Tokenizer) addTokens(toks []AddedToken) error {
 		} else if x, ok := t.model.tokenToID(tok.Content); ok {
 			id = x
 		} else {
-			id = nextID
-			nextID++
+			id = vocabSize
+			if anyAdded && (maxAdded >= vocabSize || vocabSize == 0) {
+				id = maxAdded + 1
+			}
+		}
+		if !anyAdded || id > maxAdded {
+			maxAdded, anyAdded = id, true
 		}
 		tok.ID = int(id)
 		v.byContent[tok.Content] = id

@@ -130,7 +130,7 @@ func compareLine(tk *Tokenizer, l *refLine) string {
 	if !reflect.DeepEqual(nz(e.IDs), nz(l.IDs)) {
 		return fmt.Sprintf("ids\n got %v\nwant %v\n got tokens %q\nwant tokens %q", e.IDs, l.IDs, e.Tokens, l.Tokens)
 	}
-	if !reflect.DeepEqual(nzs(e.Tokens), nzs(l.Tokens)) {
+	if l.Tokens != nil && !reflect.DeepEqual(nzs(e.Tokens), nzs(l.Tokens)) { // absent in ids-only refs
 		return fmt.Sprintf("tokens\n got %q\nwant %q", e.Tokens, l.Tokens)
 	}
 	if l.Offsets != nil {

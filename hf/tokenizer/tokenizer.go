@@ -13,6 +13,11 @@
 // Offsets are byte offsets into the Go input string; RuneOffsets converts
 // them to the character offsets Python reports.
 //
+// FromGGUF builds a tokenizer from a GGUF file's tokenizer.ggml.* metadata
+// the way transformers does (GGUF files carry no tokenizer.json); it is
+// checked id-exact against transformers on SmolLM2, Gemma 3 and synthetic
+// files covering the other GGUF tokenizer paths (testdata/tokenizers/gguf).
+//
 // Regexes: the GPT-2, cl100k/Llama-3, Qwen and o200k pre-tokenization
 // patterns run on hand-written matchers; patterns ending in the usual
 // `|\s+(?!\S)|\s+` run their other alternatives on Go's regexp; any other
@@ -93,11 +98,13 @@ func (t *Tokenizer) Padding() *Padding { return t.padding }
 // GOMAXPROCS and 1 encodes on the calling goroutine.
 func (t *Tokenizer) SetParallelism(n int) { t.threads = n }
 
-// VocabSize returns the size of the vocabulary including added tokens.
+// VocabSize returns the size of the vocabulary including added tokens: the
+// number of distinct token strings, as tokenizers' get_vocab_size(true) and
+// transformers' len(tokenizer) count them.
 func (t *Tokenizer) VocabSize() int {
 	n := t.model.vocabSize()
-	for id := range t.added.byID {
-		if _, ok := t.model.idToToken(id); !ok {
+	for s := range t.added.byContent {
+		if _, ok := t.model.tokenToID(s); !ok {
 			n++
 		}
 	}
