@@ -65,19 +65,21 @@ func Dequantize(typ Type, raw []byte, n int, dst []float32) error {
 	return nil
 }
 
-// f16 converts IEEE half-precision bits to float32 exactly. Finite values
-// are rescaled by 2^112 from the float32 with the same exponent and
-// mantissa bits (exact, subnormals included); infinities and NaNs keep
-// their payload, as ggml's scalar conversion and numpy do.
+// f16 converts IEEE half-precision bits to float32 exactly: normal values
+// by rebiasing the exponent (integer arithmetic only), subnormals as
+// mantissa × 2^-24 (exact; no float32 subnormal is ever an operand, which
+// would be slow on x86), infinities and NaNs keeping their payload, as
+// ggml's scalar conversion and numpy do.
 func f16(h uint16) float32 {
-	em := uint32(h&0x7fff) << 13
-	var b uint32
-	if em >= 0x7c00<<13 {
-		b = em | 0x7f800000
-	} else {
-		b = math.Float32bits(math.Float32frombits(em) * 0x1p112)
+	sign := uint32(h&0x8000) << 16
+	em := uint32(h & 0x7fff)
+	switch {
+	case em >= 0x7c00: // Inf, NaN
+		return math.Float32frombits(sign | 0x7f800000 | (em&0x3ff)<<13)
+	case em >= 0x0400: // normal: exponent bias 15 -> 127
+		return math.Float32frombits(sign | (em<<13 + (127-15)<<23))
 	}
-	return math.Float32frombits(b | uint32(h&0x8000)<<16)
+	return math.Float32frombits(sign | math.Float32bits(float32(em)*0x1p-24))
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }

@@ -121,7 +121,7 @@ func (d *decoder) str(sentinel error, what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n > uint64(d.left()) {
+	if n > uint64(d.left()) || n > math.MaxInt32 && uint64(math.MaxInt) == math.MaxInt32 {
 		return "", fmt.Errorf("%w: %s: string length %d at offset %d exceeds the %d bytes left in the file", sentinel, what, n, start, d.left())
 	}
 	if n == 0 {
@@ -416,7 +416,7 @@ func (d *decoder) array(depth int) (*Array, error) {
 	case TypeArray:
 		minSize = arrayHdrSize
 	}
-	if n64 > uint64(d.left()/minSize) {
+	if n64 > uint64(d.left()/minSize) || n64 > math.MaxInt/8 {
 		return nil, fmt.Errorf("%w: array[%s] at offset %d has %d elements, more than the %d bytes left in the file can hold", ErrMetadata, elem, start, n64, d.left())
 	}
 	n := int(n64)
