@@ -93,7 +93,7 @@ func newEmbedCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("embed: read standard input: %w", err)
 			}
-			m, err := models.Load(path, models.Options{Device: d, DType: want})
+			m, err := models.LoadPath(path, models.Options{Device: d, DType: want})
 			if err != nil {
 				return fmt.Errorf("embed: %w", err)
 			}

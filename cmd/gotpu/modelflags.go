@@ -21,7 +21,7 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.path, "model", "", "model directory (config.json, *.safetensors, tokenizer.json)")
+	fs.StringVar(&f.path, "model", "", "model directory (config.json, *.safetensors, tokenizer.json) or GGUF file")
 	fs.StringVar(&f.device, "device", "cpu", "device to run on (cpu, xla, ...)")
 	fs.StringVar(&f.dtype, "dtype", "", "compute dtype: f32, bf16 or f16 (default: the checkpoint's)")
 	fs.StringVar(&f.mode, "mode", "strict", "execution mode: strict, debug, fused or compiled")
@@ -55,7 +55,7 @@ func (f *modelFlags) load() (m *models.Model, restore func(), err error) {
 	default:
 		return nil, nil, fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", f.mode)
 	}
-	m, err = models.Load(f.path, models.Options{Device: dev, DType: dt})
+	m, err = models.LoadPath(f.path, models.Options{Device: dev, DType: dt})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,7 +60,7 @@ error.`,
 				return errors.New("verify: --model PATH is required")
 			}
 			load := func(d device.Device, dt dtype.DType) (*models.Model, error) {
-				return models.Load(path, models.Options{Device: d, DType: dt})
+				return models.LoadPath(path, models.Options{Device: d, DType: dt})
 			}
 			m, err := load(device.Device{Type: "cpu"}, dtype.F32)
 			if err != nil {
