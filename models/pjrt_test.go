@@ -30,3 +30,19 @@ func TestDecoderParityXLA(t *testing.T) {
 	}
 	decoderParity(t, device.Device{Type: "xla"}, []runMode{modes[0], modes[2]})
 }
+
+// TestGGUFParityXLA runs the real SmolLM2-135M GGUF on xla in compiled
+// form against transformers (the first two prompts under -short).
+func TestGGUFParityXLA(t *testing.T) {
+	if err := pjrt.Open("xla"); err != nil {
+		if os.Getenv("GOTPU_PJRT_REQUIRE") == "1" {
+			t.Fatalf("xla plugin required: %v", err)
+		}
+		t.Skipf("xla plugin not available (run tools/pjrt/fetch.sh): %v", err)
+	}
+	cases := 0
+	if testing.Short() {
+		cases = 2
+	}
+	ggufParityOn(t, "smollm2", device.Device{Type: "xla"}, []runMode{modes[2]}, cases)
+}

@@ -66,10 +66,13 @@ def reference(path_dir, fname):
     sample_idx = sorted(rng.choice(vocab, size=min(SAMPLES, vocab), replace=False).tolist())
     cases = []
     for p in PROMPTS:
-        if "chat" in p:
+        if "chat" in p and tok.chat_template:
             ids = tok.apply_chat_template([{"role": "user", "content": p["chat"]}], add_generation_prompt=True, tokenize=True, return_dict=False)
             if isinstance(ids, dict):
                 ids = ids["input_ids"]
+        elif "chat" in p:
+            # No chat template in the file (Gemma-3-270M is the base model).
+            ids = tok("Question: " + p["chat"] + "\nAnswer:")["input_ids"]
         else:
             ids = tok(p["text"])["input_ids"]
         ids = list(map(int, ids))
@@ -109,6 +112,7 @@ def reference(path_dir, fname):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--only", help="one model name (smollm2, gemma3)")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(2)
@@ -116,6 +120,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     bad = 0
     for name, fname in MODELS.items():
+        if args.only and name != args.only:
+            continue
         ref = reference(d, fname)
         path = os.path.join(OUT, name + ".ref.json")
         text = json.dumps(ref, indent=None, separators=(",", ":")) + "\n"

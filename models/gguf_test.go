@@ -1,0 +1,151 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/tensor"
+)
+
+// ggufRef is testdata/gguf/<name>.ref.json, written by
+// tools/gguf/model_ref.py from transformers loading the same GGUF file.
+type ggufRef struct {
+	File      string `json:"file"`
+	VocabSize int    `json:"vocab_size"`
+	Cases     []struct {
+		IDs           []int     `json:"ids"`
+		TopIDs        []int     `json:"top_ids"`
+		TopLogits     []float64 `json:"top_logits"`
+		SampleIDs     []int     `json:"sample_ids"`
+		SampleLogits  []float64 `json:"sample_logits"`
+		Greedy        []int     `json:"greedy"`
+		GreedyMargins []float64 `json:"greedy_margins"`
+	} `json:"cases"`
+}
+
+// ggufFile returns the path of a real GGUF model fetched by
+// tools/gguf/fetch.sh; without it the test is skipped, except in CI.
+func ggufFile(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("GOTPU_GGUF_DIR")
+	if dir == "" {
+		cache := os.Getenv("GOTPU_TESTDATA_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "gotpu-testdata")
+		}
+		dir = filepath.Join(cache, "gguf")
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s missing: tools/gguf/fetch.sh must run before the tests", p)
+		}
+		t.Skipf("%s not found; run tools/gguf/fetch.sh", p)
+	}
+	return p
+}
+
+func readGGUFRef(t *testing.T, name string) *ggufRef {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "gguf", name+".ref.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ggufRef
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// TestGGUFParity runs the real SmolLM2-135M and Gemma-3-270M GGUF files
+// against transformers loading the same files: last-position logits within
+// 1e-3, top-10 ids identical, 32 greedy tokens identical.
+func TestGGUFParity(t *testing.T) {
+	for _, name := range []string{"smollm2", "gemma3"} {
+		t.Run(name, func(t *testing.T) { ggufParity(t, name) })
+	}
+}
+
+func ggufParity(t *testing.T, name string) {
+	ms := modes
+	if testing.Short() {
+		ms = ms[:1] // Strict in CI; Fused and compiled in the full run
+	}
+	ggufParityOn(t, name, device.Device{Type: "cpu"}, ms, 0)
+}
+
+// ggufParityOn checks one real GGUF model on dev in the given modes, on
+// the first cases prompts (0: all).
+func ggufParityOn(t *testing.T, name string, dev device.Device, ms []runMode, cases int) {
+	ref := readGGUFRef(t, name)
+	path := ggufFile(t, ref.File)
+	if cases > 0 && cases < len(ref.Cases) {
+		ref.Cases = ref.Cases[:cases]
+	}
+	{
+		for _, md := range ms {
+			t.Run(md.name, func(t *testing.T) {
+				old := tensor.SetMode(md.mode)
+				defer tensor.SetMode(old)
+				m, err := LoadGGUF(path, Options{Device: dev, DType: dtype.F32})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(m.Unused) > 0 {
+					t.Errorf("unused tensors: %v", m.Unused)
+				}
+				m.LM.Compiled = md.compiled
+				for ci, c := range ref.Cases {
+					got, tl, err := m.LM.ForwardLogits([][]int{c.IDs}, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					last := got[(tl-1)*ref.VocabSize:]
+					worst := 0.0
+					for i, id := range c.SampleIDs {
+						worst = math.Max(worst, math.Abs(float64(last[id])-c.SampleLogits[i]))
+					}
+					for i, id := range c.TopIDs {
+						worst = math.Max(worst, math.Abs(float64(last[id])-c.TopLogits[i]))
+					}
+					if worst > 1e-3 {
+						t.Errorf("case %d: logits differ by %g (> 1e-3)", ci, worst)
+					}
+					order := make([]int, len(last))
+					for i := range order {
+						order[i] = i
+					}
+					slices.SortStableFunc(order, func(a, b int) int {
+						switch {
+						case last[a] > last[b]:
+							return -1
+						case last[a] < last[b]:
+							return 1
+						}
+						return 0
+					})
+					if !slices.Equal(order[:10], c.TopIDs[:10]) {
+						t.Errorf("case %d: top-10 %v, want %v", ci, order[:10], c.TopIDs[:10])
+					}
+					res, err := m.LM.Generate(context.Background(), [][]int{c.IDs}, GenerateOptions{MaxNewTokens: len(c.Greedy)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(res.Tokens[0], c.Greedy) {
+						t.Errorf("case %d: greedy %v, want %v", ci, res.Tokens[0], c.Greedy)
+					}
+					t.Logf("case %d: max logit diff %.2e", ci, worst)
+				}
+			})
+		}
+	}
+}
