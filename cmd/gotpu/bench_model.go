@@ -30,6 +30,7 @@ import (
 	"github.com/gotpu/gotpu"
 	"github.com/gotpu/gotpu/backend/cpu"
 	"github.com/gotpu/gotpu/bench/kernels"
+	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/models"
@@ -95,6 +96,9 @@ type modelBenchResult struct {
 	// TokensAgreeTorch is how many leading generated tokens equal torch's
 	// in the same dtype (absent without the reference).
 	TokensAgreeTorch *int `json:"tokens_agree_torch,omitempty"`
+	// Compile holds the compiled steps' counters after the timed rounds
+	// (warm-up included; gotpu.compiled only).
+	Compile *compile.Stats `json:"compile,omitempty"`
 }
 
 type modelBenchRatio struct {
@@ -192,7 +196,9 @@ With --json one object is printed, with these stable keys:
              decode_steps, prefill_tokens_per_s, prefill_tokens_per_s_min,
              prefill_tokens_per_s_max, decode_tokens_per_s,
              decode_tokens_per_s_min, decode_tokens_per_s_max, prefill_s,
-             decode_s, tokens, tokens_agree_torch?}]
+             decode_s, tokens, tokens_agree_torch?, compile? (the compiled
+             steps' counters: calls, traces, replays, programs, tiers,
+             trace_ns, compile_ns, run_ns)}]
   ratios     [{dtype, impl, ref, prefill, decode}]: gotpu's tokens/s over
              the reference's at the medians (above 1: gotpu faster)
   memory     [{dtype, weight_bytes, rss_before_load_bytes,
@@ -249,6 +255,8 @@ type modelImpl struct {
 	prefill, decode []float64
 	last            modelRun
 	failed          bool
+	// stats, when set, reads the compiled steps' counters.
+	stats func() *compile.Stats
 }
 
 // modelRun is one generation's measurements.
@@ -375,6 +383,9 @@ func runModelBench(ctx context.Context, f *modelBenchFlags, logw io.Writer) (*mo
 				runtime.GC()
 				return gotpuGenerate(ctx, lm, prompt, f.newTok, nil)
 			}})
+			if compiled {
+				impls[len(impls)-1].stats = func() *compile.Stats { st := lm.CompileStats(); return &st }
+			}
 		}
 		var srv *modelRefServer
 		if f.reference && refErr == nil {
@@ -572,6 +583,9 @@ func profileGenerate(ctx context.Context, lm *models.CausalLM, prompt []int, new
 func summarizeModelRuns(im *modelImpl, dt string) modelBenchResult {
 	r := modelBenchResult{Impl: im.name, DType: dt, PrefillTokens: im.last.PrefillTokens, DecodeSteps: im.last.DecodeSteps,
 		PrefillS: im.prefill, DecodeS: im.decode, Tokens: nonNil(im.last.Tokens)}
+	if im.stats != nil {
+		r.Compile = im.stats()
+	}
 	tps := func(n int, times []float64) (med, lo, hi float64) {
 		if n == 0 || len(times) == 0 {
 			return 0, 0, 0
