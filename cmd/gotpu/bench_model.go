@@ -91,6 +91,15 @@ type modelBenchResult struct {
 	// Every timed repetition, in seconds.
 	PrefillS []float64 `json:"prefill_s"`
 	DecodeS  []float64 `json:"decode_s"`
+	// The same from the process's CPU time (user + system, all threads):
+	// tokens per CPU-second at the median, and every repetition's CPU
+	// seconds. On a loaded machine wall time inflates with the wait for a
+	// core while CPU time stays close to the work done (absent where CPU
+	// time cannot be read).
+	PrefillTPCS float64   `json:"prefill_tokens_per_cpu_s,omitempty"`
+	DecodeTPCS  float64   `json:"decode_tokens_per_cpu_s,omitempty"`
+	PrefillCPUS []float64 `json:"prefill_cpu_s,omitempty"`
+	DecodeCPUS  []float64 `json:"decode_cpu_s,omitempty"`
 	// Tokens are the generated ids of the last repetition.
 	Tokens []int `json:"tokens"`
 	// TokensAgreeTorch is how many leading generated tokens equal torch's
@@ -107,6 +116,10 @@ type modelBenchRatio struct {
 	Ref     string  `json:"ref"`
 	Prefill float64 `json:"prefill"`
 	Decode  float64 `json:"decode"`
+	// The same ratios from tokens per CPU-second (absent without CPU
+	// times on both sides).
+	PrefillCPU float64 `json:"prefill_cpu,omitempty"`
+	DecodeCPU  float64 `json:"decode_cpu,omitempty"`
 }
 
 type modelBenchMemory struct {
@@ -196,11 +209,15 @@ With --json one object is printed, with these stable keys:
              decode_steps, prefill_tokens_per_s, prefill_tokens_per_s_min,
              prefill_tokens_per_s_max, decode_tokens_per_s,
              decode_tokens_per_s_min, decode_tokens_per_s_max, prefill_s,
-             decode_s, tokens, tokens_agree_torch?, compile? (the compiled
+             decode_s, prefill_tokens_per_cpu_s, decode_tokens_per_cpu_s,
+             prefill_cpu_s, decode_cpu_s (the same from the process's CPU
+             time, all threads), tokens, tokens_agree_torch?, compile? (the compiled
              steps' counters: calls, traces, replays, programs, tiers,
              trace_ns, compile_ns, run_ns)}]
-  ratios     [{dtype, impl, ref, prefill, decode}]: gotpu's tokens/s over
-             the reference's at the medians (above 1: gotpu faster)
+  ratios     [{dtype, impl, ref, prefill, decode, prefill_cpu,
+             decode_cpu}]: gotpu's tokens/s over the reference's at the
+             medians (above 1: gotpu faster); *_cpu from tokens per
+             CPU-second
   memory     [{dtype, weight_bytes, rss_before_load_bytes,
              rss_after_load_bytes, rss_ratio, rss_delta_ratio,
              device_reserved_bytes, rss_after_empty_cache_bytes, load_s,
@@ -251,10 +268,11 @@ type modelImpl struct {
 	name string
 	ref  bool
 	// run does one generation and returns its timings and tokens.
-	run             func(ctx context.Context) (modelRun, error)
-	prefill, decode []float64
-	last            modelRun
-	failed          bool
+	run                   func(ctx context.Context) (modelRun, error)
+	prefill, decode       []float64
+	prefillCPU, decodeCPU []float64
+	last                  modelRun
+	failed                bool
 	// stats, when set, reads the compiled steps' counters.
 	stats func() *compile.Stats
 }
@@ -263,6 +281,8 @@ type modelImpl struct {
 type modelRun struct {
 	PrefillS      float64 `json:"prefill_s"`
 	DecodeS       float64 `json:"decode_s"`
+	PrefillCPUS   float64 `json:"prefill_cpu_s"` // negative: unknown
+	DecodeCPUS    float64 `json:"decode_cpu_s"`
 	PrefillTokens int     `json:"prefill_tokens"`
 	DecodeSteps   int     `json:"decode_steps"`
 	Tokens        []int   `json:"tokens"`
@@ -427,6 +447,8 @@ func runModelBench(ctx context.Context, f *modelBenchFlags, logw io.Writer) (*mo
 				if r >= f.warmup {
 					im.prefill = append(im.prefill, res.PrefillS)
 					im.decode = append(im.decode, res.DecodeS)
+					im.prefillCPU = append(im.prefillCPU, res.PrefillCPUS)
+					im.decodeCPU = append(im.decodeCPU, res.DecodeCPUS)
 				}
 				im.last = res
 			}
@@ -466,8 +488,15 @@ func runModelBench(ctx context.Context, f *modelBenchFlags, logw io.Writer) (*mo
 				}
 				n := agreeing(g.Tokens, torch.Tokens)
 				g.TokensAgreeTorch = &n
-				rep.Ratios = append(rep.Ratios, modelBenchRatio{DType: dname, Impl: g.Impl, Ref: "torch",
-					Prefill: g.PrefillTPS / torch.PrefillTPS, Decode: g.DecodeTPS / torch.DecodeTPS})
+				ratio := modelBenchRatio{DType: dname, Impl: g.Impl, Ref: "torch",
+					Prefill: g.PrefillTPS / torch.PrefillTPS, Decode: g.DecodeTPS / torch.DecodeTPS}
+				if g.PrefillTPCS > 0 && torch.PrefillTPCS > 0 {
+					ratio.PrefillCPU = g.PrefillTPCS / torch.PrefillTPCS
+				}
+				if g.DecodeTPCS > 0 && torch.DecodeTPCS > 0 {
+					ratio.DecodeCPU = g.DecodeTPCS / torch.DecodeTPCS
+				}
+				rep.Ratios = append(rep.Ratios, ratio)
 			}
 		}
 
@@ -509,16 +538,34 @@ func benchDTypeName(dt dtype.DType) string {
 
 // gotpuGenerate runs one greedy generation of newTok tokens (no EOS stop)
 // and returns its timings; onToken, when set, is called with each token.
+// The process's CPU time is read before the call, when the first token is
+// chosen and after the call.
 func gotpuGenerate(ctx context.Context, lm *models.CausalLM, prompt []int, newTok int, onToken func(seq, tok int) error) (modelRun, error) {
-	res, err := lm.Generate(ctx, [][]int{prompt}, models.GenerateOptions{MaxNewTokens: newTok, OnToken: onToken})
+	c0 := processCPUSeconds()
+	c1 := -1.0
+	n := 0
+	res, err := lm.Generate(ctx, [][]int{prompt}, models.GenerateOptions{MaxNewTokens: newTok, OnToken: func(seq, tok int) error {
+		if n++; n == 1 {
+			c1 = processCPUSeconds()
+		}
+		if onToken != nil {
+			return onToken(seq, tok)
+		}
+		return nil
+	}})
+	c2 := processCPUSeconds()
 	if err != nil {
 		return modelRun{}, err
 	}
 	if len(res.Tokens[0]) != newTok {
 		return modelRun{}, fmt.Errorf("generated %d tokens, want %d", len(res.Tokens[0]), newTok)
 	}
-	return modelRun{PrefillS: res.Prefill.Seconds(), DecodeS: res.Decode.Seconds(), PrefillTokens: res.PrefillTokens,
-		DecodeSteps: res.DecodeSteps, Tokens: res.Tokens[0]}, nil
+	r := modelRun{PrefillS: res.Prefill.Seconds(), DecodeS: res.Decode.Seconds(), PrefillCPUS: -1, DecodeCPUS: -1,
+		PrefillTokens: res.PrefillTokens, DecodeSteps: res.DecodeSteps, Tokens: res.Tokens[0]}
+	if c0 >= 0 && c1 >= 0 && c2 >= 0 {
+		r.PrefillCPUS, r.DecodeCPUS = c1-c0, c2-c1
+	}
+	return r, nil
 }
 
 // profileGenerate runs reps generations with the CPU profiler on, the
@@ -597,6 +644,12 @@ func summarizeModelRuns(im *modelImpl, dt string) modelBenchResult {
 	}
 	r.PrefillTPS, r.PrefillTPSMin, r.PrefillTPSMax = tps(r.PrefillTokens, im.prefill)
 	r.DecodeTPS, r.DecodeTPSMin, r.DecodeTPSMax = tps(r.DecodeSteps, im.decode)
+	known := func(v []float64) bool { return len(v) > 0 && slices.Min(v) > 0 }
+	if known(im.prefillCPU) && known(im.decodeCPU) {
+		r.PrefillCPUS, r.DecodeCPUS = im.prefillCPU, im.decodeCPU
+		r.PrefillTPCS, _, _ = tps(r.PrefillTokens, im.prefillCPU)
+		r.DecodeTPCS, _, _ = tps(r.DecodeSteps, im.decodeCPU)
+	}
 	return r
 }
 
@@ -906,14 +959,14 @@ func writeModelBench(w io.Writer, rep *modelBenchReport) error {
 		rep.Model, rep.Family, float64(rep.Params)/1e6, rep.Threads, rep.PromptLen, rep.NewTokens, steps, rep.Reps)
 	fmt.Fprintf(w, "load average: start %s, end %s\n", la(rep.LoadAvg.Start), la(rep.LoadAvg.End))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "dtype\timpl\tprefill tok/s\t(min..max)\tdecode tok/s\t(min..max)\ttokens = torch\t")
+	fmt.Fprintln(tw, "dtype\timpl\tprefill tok/s\t(min..max)\tdecode tok/s\t(min..max)\tprefill tok/cpu-s\tdecode tok/cpu-s\ttokens = torch\t")
 	for _, r := range rep.Results {
 		agree := "-"
 		if r.TokensAgreeTorch != nil {
 			agree = fmt.Sprintf("%d/%d", *r.TokensAgreeTorch, len(r.Tokens))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f..%.1f\t%.2f\t%.2f..%.2f\t%s\t\n", r.DType, r.Impl, r.PrefillTPS, r.PrefillTPSMin, r.PrefillTPSMax,
-			r.DecodeTPS, r.DecodeTPSMin, r.DecodeTPSMax, agree)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f..%.1f\t%.2f\t%.2f..%.2f\t%.1f\t%.2f\t%s\t\n", r.DType, r.Impl, r.PrefillTPS, r.PrefillTPSMin, r.PrefillTPSMax,
+			r.DecodeTPS, r.DecodeTPSMin, r.DecodeTPSMax, r.PrefillTPCS, r.DecodeTPCS, agree)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -921,7 +974,8 @@ func writeModelBench(w io.Writer, rep *modelBenchReport) error {
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintf(w, "ratios gotpu/torch (%s) at the medians, above 1: gotpu faster\n", rep.RefMethod)
 		for _, r := range rep.Ratios {
-			fmt.Fprintf(w, "  %-5s %-16s prefill %6.2fx   decode %6.2fx\n", r.DType, r.Impl, r.Prefill, r.Decode)
+			fmt.Fprintf(w, "  %-5s %-16s prefill %6.2fx   decode %6.2fx   (CPU time: prefill %5.2fx  decode %5.2fx)\n",
+				r.DType, r.Impl, r.Prefill, r.Decode, r.PrefillCPU, r.DecodeCPU)
 		}
 	}
 	for _, m := range rep.Memory {

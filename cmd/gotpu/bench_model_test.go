@@ -119,6 +119,16 @@ func TestBenchModelJSON(t *testing.T) {
 			ks = append(ks, k)
 		}
 		slices.Sort(ks)
+		// CPU-time keys: present wherever the process's CPU time can be read.
+		cpuKeys := []string{"decode_cpu_s", "decode_tokens_per_cpu_s", "prefill_cpu_s", "prefill_tokens_per_cpu_s"}
+		if processCPUSeconds() >= 0 {
+			for _, k := range cpuKeys {
+				if _, ok := m[k]; !ok {
+					t.Errorf("result lacks %q", k)
+				}
+			}
+		}
+		ks = slices.DeleteFunc(ks, func(k string) bool { return slices.Contains(cpuKeys, k) })
 		want := resultKeys
 		if m["impl"] == "gotpu.compiled" {
 			want = append([]string{"compile"}, resultKeys...)

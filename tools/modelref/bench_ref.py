@@ -32,8 +32,10 @@ Both methods produce the same tokens.
 
 Output without --serve: one JSON object on stdout,
   {"versions", "load": {...}, "results": [{"prefill_s", "decode_s",
-   "prefill_tokens", "decode_steps", "tokens", "rss_bytes"}]} (after --warmup
-  untimed runs; rss_bytes is VmRSS after the run).
+   "prefill_cpu_s", "decode_cpu_s", "prefill_tokens", "decode_steps",
+   "tokens", "rss_bytes"}]} (after --warmup untimed runs; *_cpu_s are the
+  same intervals in process CPU time, time.process_time, all threads;
+  rss_bytes is VmRSS after the run).
 --serve (what `gotpu bench model` uses, to interleave rep by rep): after
 loading, print {"ready": true, "versions", "load": {...}, "dtype", "method"},
 then answer every stdin line "run" with one result object as above, or
@@ -118,41 +120,43 @@ class Bench:
         class Mark(self.transformers.LogitsProcessor):
             def __call__(self, input_ids, scores):
                 if not marks:
-                    marks.append(time.perf_counter())
+                    marks.append((time.perf_counter(), time.process_time()))
                 return scores
 
         ids = self.ids
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         out = self.model.generate(
             ids, attention_mask=torch.ones_like(ids), do_sample=False,
             max_new_tokens=self.new, min_new_tokens=0, eos_token_id=None,
             pad_token_id=0, logits_processor=[Mark()], num_beams=1,
         )
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         toks = out[0, ids.shape[1]:].tolist()
         if len(toks) != self.new:
             raise RuntimeError(f"generate returned {len(toks)} tokens, want {self.new}")
-        return self._result(marks[0] - t0, t2 - marks[0], toks)
+        (t1, c1) = marks[0]
+        return self._result(t1 - t0, t2 - t1, c1 - c0, c2 - c1, toks)
 
     def _loop(self):
         torch = self.torch
         from transformers import DynamicCache
 
         cache = DynamicCache(config=self.model.config)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         out = self.model(input_ids=self.ids, cache=cache, use_cache=True, logits_to_keep=1)
         tok = out.logits[:, -1].float().argmax(-1)
         toks = [tok]
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         for _ in range(self.new - 1):
             out = self.model(input_ids=tok[:, None], cache=cache, use_cache=True)
             tok = out.logits[:, -1].float().argmax(-1)
             toks.append(tok)
-        t2 = time.perf_counter()
-        return self._result(t1 - t0, t2 - t1, [int(t) for t in torch.cat(toks).tolist()])
+        t2, c2 = time.perf_counter(), time.process_time()
+        return self._result(t1 - t0, t2 - t1, c1 - c0, c2 - c1, [int(t) for t in torch.cat(toks).tolist()])
 
-    def _result(self, prefill, decode, toks):
-        return {"prefill_s": prefill, "decode_s": decode, "prefill_tokens": int(self.ids.shape[1]),
+    def _result(self, prefill, decode, prefill_cpu, decode_cpu, toks):
+        return {"prefill_s": prefill, "decode_s": decode, "prefill_cpu_s": prefill_cpu, "decode_cpu_s": decode_cpu,
+                "prefill_tokens": int(self.ids.shape[1]),
                 "decode_steps": self.new - 1, "tokens": toks, "rss_bytes": vm_rss()}
 
 
