@@ -50,8 +50,9 @@ asjson, files = sys.argv[1] == "1", sys.argv[2:]
 reps = [json.load(open(f)) for f in files]
 if asjson:
     json.dump(reps, sys.stdout, indent=2); print(); sys.exit(0)
-print("| model | dtype | impl | prefill tok/s | decode tok/s | prefill vs torch | decode vs torch | tokens = torch |")
-print("|---|---|---|---:|---:|---:|---:|---:|")
+print("| model | dtype | impl | prefill tok/s | decode tok/s | prefill vs torch | decode vs torch | prefill vs torch, CPU time | decode vs torch, CPU time | tokens = torch |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+fx = lambda q, k: ('%.2fx' % q[k]) if q and q.get(k) else ''
 for r in reps:
     name = os.path.basename(r["model"].rstrip("/"))
     ratio = {(x["dtype"], x["impl"]): x for x in r["ratios"]}
@@ -61,7 +62,7 @@ for r in reps:
         print(f"| {name} | {x['dtype']} | {x['impl']} | {x['prefill_tokens_per_s']:.1f} "
               f"({x['prefill_tokens_per_s_min']:.1f}–{x['prefill_tokens_per_s_max']:.1f}) | "
               f"{x['decode_tokens_per_s']:.2f} ({x['decode_tokens_per_s_min']:.2f}–{x['decode_tokens_per_s_max']:.2f}) | "
-              f"{'%.2fx' % q['prefill'] if q else ''} | {'%.2fx' % q['decode'] if q else ''} | "
+              f"{fx(q, 'prefill')} | {fx(q, 'decode')} | {fx(q, 'prefill_cpu')} | {fx(q, 'decode_cpu')} | "
               f"{'' if agree is None else '%d/%d' % (agree, len(x['tokens']))} |")
 print()
 print("| model | dtype | weights MB | RSS after load MB | RSS / weights | load added / weights | RSS, allocator cache emptied MB |")
