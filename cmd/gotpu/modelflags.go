@@ -21,41 +21,30 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.path, "model", "", "model directory (config.json, *.safetensors, tokenizer.json) or GGUF file")
-	fs.StringVar(&f.device, "device", "cpu", "device to run on (cpu, xla, ...)")
+	f.registerSource(fs)
 	fs.StringVar(&f.dtype, "dtype", "", "compute dtype: f32, bf16 or f16 (default: the checkpoint's)")
 	fs.StringVar(&f.mode, "mode", "strict", "execution mode: strict, debug, fused or compiled")
+}
+
+// registerSource registers --model and --device only, for commands that
+// take several dtypes or modes (gotpu bench model).
+func (f *modelFlags) registerSource(fs *pflag.FlagSet) {
+	fs.StringVar(&f.path, "model", "", "model directory (config.json, *.safetensors, tokenizer.json) or GGUF file")
+	fs.StringVar(&f.device, "device", "cpu", "device to run on (cpu, xla, ...)")
 }
 
 // load loads the model and sets the execution mode; restore puts the
 // process's previous tensor mode back.
 func (f *modelFlags) load() (m *models.Model, restore func(), err error) {
-	if f.path == "" {
-		return nil, nil, errors.New("--model PATH is required")
-	}
-	dev, err := gotpu.Device(f.device)
-	if err != nil {
-		return nil, nil, err
-	}
 	dt, err := parseModelDType(f.dtype)
 	if err != nil {
 		return nil, nil, err
 	}
-	var mode tensor.Mode
-	compiled := false
-	switch f.mode {
-	case "strict", "":
-		mode = tensor.Strict
-	case "debug":
-		mode = tensor.Debug
-	case "fused":
-		mode = tensor.Fused
-	case "compiled":
-		mode, compiled = tensor.Strict, true
-	default:
-		return nil, nil, fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", f.mode)
+	mode, compiled, err := parseModelMode(f.mode)
+	if err != nil {
+		return nil, nil, err
 	}
-	m, err = models.LoadPath(f.path, models.Options{Device: dev, DType: dt})
+	m, err = f.loadAs(dt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,6 +53,35 @@ func (f *modelFlags) load() (m *models.Model, restore func(), err error) {
 	}
 	old := tensor.SetMode(mode)
 	return m, func() { tensor.SetMode(old) }, nil
+}
+
+// loadAs loads --model onto --device in dtype dt (Invalid: the
+// checkpoint's), without touching the execution mode.
+func (f *modelFlags) loadAs(dt dtype.DType) (*models.Model, error) {
+	if f.path == "" {
+		return nil, errors.New("--model PATH is required")
+	}
+	dev, err := gotpu.Device(f.device)
+	if err != nil {
+		return nil, err
+	}
+	return models.LoadPath(f.path, models.Options{Device: dev, DType: dt})
+}
+
+// parseModelMode reads --mode: the tensor mode to run in, and whether the
+// model's steps run as compiled programs (compiled runs them in Strict).
+func parseModelMode(s string) (mode tensor.Mode, compiled bool, err error) {
+	switch s {
+	case "strict", "":
+		return tensor.Strict, false, nil
+	case "debug":
+		return tensor.Debug, false, nil
+	case "fused":
+		return tensor.Fused, false, nil
+	case "compiled":
+		return tensor.Strict, true, nil
+	}
+	return tensor.Strict, false, fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", s)
 }
 
 // parseModelDType reads --dtype ("" keeps the checkpoint's).
