@@ -229,7 +229,14 @@ func (c conv1D) Dims() (int, int)      { return c.w.Size(1), c.w.Size(0) }
 func (c conv1D) DType() dtype.DType    { return c.w.DType() }
 func (c conv1D) Dense() *tensor.Tensor { return c.w.Transpose(0, 1) }
 func (c conv1D) Linear(x, b *tensor.Tensor) *tensor.Tensor {
-	return tensor.Linear(x, c.w.Transpose(0, 1), b)
+	// x·W with W [in, out] as stored (transformers' Conv1D is addmm(b, x,
+	// W)): the product reads W in place, where a transposed view would be
+	// copied into a contiguous Wᵀ by a compiled program at every step.
+	y := tensor.Matmul(x, c.w)
+	if b != nil {
+		y = y.Add(b)
+	}
+	return y
 }
 
 // Step is the input of one forward pass over a KV cache.

@@ -319,7 +319,7 @@ func (s *ggufSource) Tensor(hf string, dev device.Device, dt dtype.DType) (t *te
 			data[i]--
 		}
 	}
-	err = tensor.Catch(func() { t = tensor.FromSlice(dev, data, shape...).ToDType(dt) })
+	err = tensor.Catch(func() { t = uploadFloats(dev, data, shape, dt) })
 	return t, err
 }
 

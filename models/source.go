@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -104,13 +105,18 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 		return nil, err
 	}
 	src, ok := stDType(info.DType)
-	if !ok {
-		// F8 and other storage types: decode to f32 on the host.
+	if !ok || src != dt && dt != dtype.Invalid && src.IsFloat() && dt.IsFloat() {
+		// F8 and other storage types, and float conversions: decode to
+		// f32 on the host and convert there, so that the device never
+		// holds a second, wider copy of the tensor.
 		vals, derr := safetensors.DecodeFloat32(info.DType, raw)
 		if derr != nil {
 			return nil, fmt.Errorf("tensor %s: %w", name, derr)
 		}
-		err = tensor.Catch(func() { t = tensor.FromSlice(dev, vals, info.Shape...).ToDType(dt) })
+		if dt == dtype.Invalid {
+			dt = dtype.F32
+		}
+		err = tensor.Catch(func() { t = uploadFloats(dev, vals, info.Shape, dt) })
 		return t, err
 	}
 	err = tensor.Catch(func() {
@@ -123,6 +129,30 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
 	return t, nil
+}
+
+// uploadFloats puts host f32 values on dev as dt (f32, bf16, f16 or f64),
+// rounding on the host as the runtime's convert does (round to nearest
+// even), so that loading a narrow model never allocates its f32 copy on
+// the device (the caching allocator would keep that memory).
+func uploadFloats(dev device.Device, vals []float32, shape []int, dt dtype.DType) *tensor.Tensor {
+	switch dt {
+	case dtype.BF16:
+		raw := make([]byte, 2*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.BF16FromF32(v)))
+		}
+		return tensor.FromBytes(dev, dt, shape, raw)
+	case dtype.F16:
+		raw := make([]byte, 2*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.F16FromF32(v)))
+		}
+		return tensor.FromBytes(dev, dt, shape, raw)
+	case dtype.F32:
+		return tensor.FromSlice(dev, vals, shape...)
+	}
+	return tensor.FromSlice(dev, vals, shape...).ToDType(dt)
 }
 
 func (s *safetensorsSource) Weight(name string, dev device.Device, dt dtype.DType) (Weight, error) {
