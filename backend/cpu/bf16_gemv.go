@@ -48,7 +48,10 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 		}
 	}
 	cost := g.nb * rows * max(k, 1)
-	nw := gemmWorkers(cost)
+	nw := 1
+	if cost >= gemvParallelMACs {
+		nw = gemmWorkers(cost)
+	}
 	step := 16
 	if !dot {
 		step = max(64, roundUp(ceilDiv(rows, nw), 64))

@@ -36,6 +36,17 @@ var gemvAsmF32 *gemvKernelsF32
 // gemvKB is the number of matrix rows the axpy form walks at a time.
 const gemvKB = 256
 
+// gemvParallelMACs is the matrix size (elements) from which a
+// matrix-vector product is shared between threads. A matrix-vector product
+// is memory-bound: one core streams a few MB nearly as fast as two, and
+// waking the helper and splitting the rows costs more than the second
+// core saves until the matrix is much larger than a GEMM's threshold.
+// Measured on a SmolLM2-135M-shaped model's f32 decode step (2 cores,
+// AVX2, three alternating runs): from 2^19 (the GEMM threshold) 25.9-27.5
+// tokens/s and 18-20 tokens per CPU-second, from 2^22 27.3-28.5 and 22-24;
+// only the 49152-row output projection is still shared.
+const gemvParallelMACs = 1 << 22
+
 // gemvHits counts the products the gemv kernels ran (tests check the path
 // is taken).
 var gemvHits atomic.Int64
@@ -142,7 +153,10 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	// Scratch: gathered vectors (when not contiguous) and, per thread, a
 	// zero-padded 8-row block for the dot form's last rows.
 	cost := g.nb * rows * max(k, 1)
-	nw := gemmWorkers(cost)
+	nw := 1
+	if cost >= gemvParallelMACs {
+		nw = gemmWorkers(cost)
+	}
 	xsz := 0
 	if !contig {
 		xsz = g.nb * k
@@ -247,3 +261,4 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	}
 	return true
 }
+
