@@ -261,4 +261,3 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	}
 	return true
 }
-
