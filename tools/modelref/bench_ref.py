@@ -84,7 +84,12 @@ class Bench:
         gc.collect()
         before = vm_rss()
         t0 = time.perf_counter()
-        self.model = AutoModelForCausalLM.from_pretrained(a.model, dtype=dt).eval()
+        if os.path.isfile(a.model) and a.model.endswith(".gguf"):
+            # A GGUF file: transformers dequantizes it (to f32, then dt).
+            self.model = AutoModelForCausalLM.from_pretrained(
+                os.path.dirname(os.path.abspath(a.model)), gguf_file=os.path.basename(a.model), dtype=dt).eval()
+        else:
+            self.model = AutoModelForCausalLM.from_pretrained(a.model, dtype=dt).eval()
         load_s = time.perf_counter() - t0
         gc.collect()
         after = vm_rss()
