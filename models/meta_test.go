@@ -2,6 +2,7 @@ package models
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestMeta(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", v, err)
 			}
-			if got, want := logits.Shape(), []int{3, 7, m.Config.VocabSize}; !equalInts(got, want) {
+			if got, want := logits.Shape(), []int{3, 7, m.Config.VocabSize}; !slices.Equal(got, want) {
 				t.Errorf("%s: logits %v, want %v", v, got, want)
 			}
 			// The checkpoint holds f32 weights: the model in dt is that
@@ -62,16 +63,4 @@ func TestMeta(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

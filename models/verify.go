@@ -141,16 +141,9 @@ func compareLogits(got, ref []float32, atol, rtol float64) (maxAbs, maxRel float
 // verifyRun loads the model for one configuration and returns its logits
 // for ids (all positions, as f32 on the host).
 func verifyRun(load func(device.Device, dtype.DType) (*Model, error), c VerifyConfig, ids []int) (logits []float32, err error) {
-	var mode tensor.Mode
-	switch c.Mode {
-	case "strict", "compiled":
-		mode = tensor.Strict
-	case "fused":
-		mode = tensor.Fused
-	case "debug":
-		mode = tensor.Debug
-	default:
-		return nil, fmt.Errorf("%w: mode %q", ErrUnsupported, c.Mode)
+	mode, compiled, err := ParseMode(c.Mode)
+	if err != nil {
+		return nil, err
 	}
 	oldMode := tensor.SetMode(mode)
 	defer tensor.SetMode(oldMode)
@@ -166,7 +159,24 @@ func verifyRun(load func(device.Device, dtype.DType) (*Model, error), c VerifyCo
 	if m.LM == nil {
 		return nil, fmt.Errorf("%w: verify needs a causal language model", ErrUnsupported)
 	}
-	m.LM.Compiled = c.Mode == "compiled"
+	m.LM.Compiled = compiled
 	logits, _, err = m.LM.ForwardLogits([][]int{ids}, 0)
 	return logits, err
+}
+
+// ParseMode reads an execution mode name — "strict" (or ""), "debug",
+// "fused" or "compiled" — as the tensor mode to run in and whether the
+// model's steps run as compiled programs (which run in Strict).
+func ParseMode(s string) (mode tensor.Mode, compiled bool, err error) {
+	switch s {
+	case "strict", "":
+		return tensor.Strict, false, nil
+	case "debug":
+		return tensor.Debug, false, nil
+	case "fused":
+		return tensor.Fused, false, nil
+	case "compiled":
+		return tensor.Strict, true, nil
+	}
+	return tensor.Strict, false, fmt.Errorf("%w: mode %q (want strict, debug, fused or compiled)", ErrUnsupported, s)
 }

@@ -39,13 +39,7 @@ func asciiTokenizer() []byte {
 func chatModelDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join(tinyLlama, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
+	copyModelFiles(t, tinyLlama, dir)
 	tmpl, err := os.ReadFile("../../hf/chat/testdata/models/smollm2/chat_template.jinja")
 	if err != nil {
 		t.Fatal(err)

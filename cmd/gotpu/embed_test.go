@@ -73,15 +73,7 @@ func tinyEmbedModel(t *testing.T) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "testdata", "models", "bert")
 	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		data, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyModelFiles(t, src, dir)
 	vocab := map[string]int{}
 	for i := 0; i < 128; i++ {
 		vocab["w"+strconv.Itoa(i)] = i

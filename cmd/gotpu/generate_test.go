@@ -102,13 +102,7 @@ func TestGenerateSeeded(t *testing.T) {
 func TestGenerateStop(t *testing.T) {
 	ref := readTinyRef(t)
 	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join(tinyLlama, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
+	copyModelFiles(t, tinyLlama, dir)
 	tok, err := os.ReadFile("../../testdata/tokenizers/gpt2/tokenizer.json")
 	if err != nil {
 		t.Fatal(err)
@@ -238,13 +232,7 @@ func TestVerifyJSON(t *testing.T) {
 // transformers; any decoding flag overrides it.
 func TestGenerateGenerationConfig(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join(tinyLlama, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
+	copyModelFiles(t, tinyLlama, dir)
 	os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"do_sample": true, "temperature": 1.5, "top_k": 0, "top_p": 0.9}`), 0o644)
 	ids := func(args ...string) string {
 		out, err := runCmd(t, append([]string{"generate", "--model", dir, "--ids", "5,6,7", "--max-new-tokens", "12", "--seed", "3", "--json"}, args...)...)
@@ -267,5 +255,20 @@ func TestGenerateGenerationConfig(t *testing.T) {
 	}
 	if greedy != idList(want.IDs) || cfg == greedy {
 		t.Errorf("--temperature 0 %s, greedy %s, sampled %s", greedy, idList(want.IDs), cfg)
+	}
+}
+
+// copyModelFiles copies a checkpoint's config.json and model.safetensors
+// from src into dir (a test then adds or changes the other files).
+func copyModelFiles(t *testing.T, src, dir string) {
+	t.Helper()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -68,20 +68,13 @@ func (f *modelFlags) loadAs(dt dtype.DType) (*models.Model, error) {
 	return models.LoadPath(f.path, models.Options{Device: dev, DType: dt})
 }
 
-// parseModelMode reads --mode: the tensor mode to run in, and whether the
-// model's steps run as compiled programs (compiled runs them in Strict).
+// parseModelMode reads --mode (models.ParseMode).
 func parseModelMode(s string) (mode tensor.Mode, compiled bool, err error) {
-	switch s {
-	case "strict", "":
-		return tensor.Strict, false, nil
-	case "debug":
-		return tensor.Debug, false, nil
-	case "fused":
-		return tensor.Fused, false, nil
-	case "compiled":
-		return tensor.Strict, true, nil
+	mode, compiled, err = models.ParseMode(s)
+	if err != nil {
+		err = fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", s)
 	}
-	return tensor.Strict, false, fmt.Errorf("unknown --mode %q (want strict, debug, fused or compiled)", s)
+	return mode, compiled, err
 }
 
 // parseModelDType reads --dtype ("" keeps the checkpoint's).
