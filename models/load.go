@@ -146,6 +146,7 @@ func FromSource(cfg *config.Config, src Source, o Options) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		releaseCached(dev)
 		return &Model{Config: cfg, Encoder: enc, Unused: l.unused()}, nil
 	}
 	a, err := archOf(cfg)
@@ -161,6 +162,7 @@ func FromSource(cfg *config.Config, src Source, o Options) (*Model, error) {
 	if err := lm.initRopes(cfg); err != nil {
 		return nil, err
 	}
+	releaseCached(dev)
 	return &Model{Config: cfg, LM: lm, Unused: l.unused()}, nil
 }
 
@@ -273,4 +275,15 @@ func (m *CausalLM) initRopes(c *config.Config) error {
 		m.ropes = append(m.ropes, local)
 	}
 	return nil
+}
+
+// releaseCached returns the blocks the device's caching allocator kept
+// from loading's transient buffers (conversions, permutations) to the
+// system, so that a loaded model's resident memory is its weights.
+func releaseCached(dev device.Device) {
+	if be, err := device.Lookup(dev.Type); err == nil {
+		if e, ok := be.(interface{ EmptyCache() }); ok {
+			e.EmptyCache()
+		}
+	}
 }
