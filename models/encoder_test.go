@@ -51,12 +51,15 @@ func readEncoderRef(t *testing.T, dir string) (encoderRef, Source) {
 	return ref, exp
 }
 
-func ids2D(rows [][]int64) *tensor.Tensor {
+func ids2D(rows [][]int64) *tensor.Tensor { return ids2DOn(cpu, rows) }
+
+// ids2DOn is ids2D on dev.
+func ids2DOn(dev device.Device, rows [][]int64) *tensor.Tensor {
 	var flat []int64
 	for _, r := range rows {
 		flat = append(flat, r...)
 	}
-	return tensor.FromSlice(cpu, flat, len(rows), len(rows[0]))
+	return tensor.FromSlice(dev, flat, len(rows), len(rows[0]))
 }
 
 // allClose compares as torch.testing.assert_close does (|a-b| <= atol +
@@ -102,12 +105,15 @@ func loadTiny(t *testing.T, family string, o Options) *Model {
 // RobertaModel checkpoints and compares last_hidden_state and pooler_output
 // with transformers' (f32, atol = rtol = 1e-4): one unpadded sequence, and
 // a right-padded batch of two compared on the real tokens only.
-func TestEncoderMatchesTransformers(t *testing.T) {
+func TestEncoderMatchesTransformers(t *testing.T) { encoderParity(t, cpu) }
+
+// encoderParity is TestEncoderMatchesTransformers on dev.
+func encoderParity(t *testing.T, dev device.Device) {
 	for _, family := range []string{"bert", "roberta"} {
 		t.Run(family, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "models", family)
 			ref, exp := readEncoderRef(t, dir)
-			m := loadTiny(t, family, Options{})
+			m := loadTiny(t, family, Options{Device: dev})
 			if m.Encoder == nil || m.LM != nil {
 				t.Fatalf("Encoder %v LM %v", m.Encoder, m.LM)
 			}
@@ -124,7 +130,7 @@ func TestEncoderMatchesTransformers(t *testing.T) {
 			e := m.Encoder
 			var worst float64
 			err := tensor.Catch(func() {
-				ids := ids2D(ref.InputIDs)
+				ids := ids2DOn(dev, ref.InputIDs)
 				h := e.Forward(ids, nil, nil)
 				if s := h.Shape(); len(s) != 3 || s[0] != 1 || s[1] != len(ref.InputIDs[0]) || s[2] != m.Config.HiddenSize {
 					t.Fatalf("last_hidden_state shape %v", s)
@@ -132,7 +138,7 @@ func TestEncoderMatchesTransformers(t *testing.T) {
 				worst = max(worst, allClose(t, "last_hidden_state", h.Float32s(), want("last_hidden_state"), 1e-4, 1e-4, nil))
 				worst = max(worst, allClose(t, "pooler_output", e.PoolerOutput(h).Float32s(), want("pooler_output"), 1e-4, 1e-4, nil))
 
-				bids, mask := ids2D(ref.BatchInputIDs), ids2D(ref.BatchAttentionMask)
+				bids, mask := ids2DOn(dev, ref.BatchInputIDs), ids2DOn(dev, ref.BatchAttentionMask)
 				bh := e.Forward(bids, mask, nil)
 				tt, hd := len(ref.BatchInputIDs[0]), m.Config.HiddenSize
 				real := func(i int) bool {

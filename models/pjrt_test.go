@@ -46,3 +46,15 @@ func TestGGUFParityXLA(t *testing.T) {
 	}
 	ggufParityOn(t, "smollm2", device.Device{Type: "xla"}, []runMode{modes[2]}, cases)
 }
+
+// TestEncoderParityXLA runs the tiny BERT and RoBERTa checkpoints on xla
+// against transformers, as on cpu.
+func TestEncoderParityXLA(t *testing.T) {
+	if err := pjrt.Open("xla"); err != nil {
+		if os.Getenv("GOTPU_PJRT_REQUIRE") == "1" {
+			t.Fatalf("xla plugin required: %v", err)
+		}
+		t.Skipf("xla plugin not available (run tools/pjrt/fetch.sh): %v", err)
+	}
+	encoderParity(t, device.Device{Type: "xla"})
+}
