@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/gotpu/gotpu/internal/mmap"
 )
 
 // TensorInfo describes one tensor of a GGUF file.
@@ -92,7 +94,7 @@ func Open(path string) (*File, error) {
 	}
 	var mapped []byte
 	var unmap func() error
-	if data, un, err := mmapFile(f, st.Size()); err == nil {
+	if data, un, err := mmap.File(f, st.Size()); err == nil {
 		mapped, unmap = data, un
 	}
 	var r io.ReaderAt = f

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/gotpu/gotpu/internal/mmap"
 )
 
 // Reader is the read interface shared by a single file (*File) and a
@@ -73,7 +75,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sf.f = f
-	if data, unmap, err := mmapFile(f, st.Size()); err == nil {
+	if data, unmap, err := mmap.File(f, st.Size()); err == nil {
 		sf.mapped, sf.unmap = data, unmap
 	}
 	return sf, nil

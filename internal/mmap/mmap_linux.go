@@ -1,6 +1,6 @@
 //go:build linux
 
-package safetensors
+package mmap
 
 import (
 	"errors"
@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmapFile maps the whole file read-only. Mapping reserves address space
-// only; pages are read from disk when first touched.
-func mmapFile(f *os.File, size int64) ([]byte, func() error, error) {
+// File maps the whole file read-only and returns the mapping and the
+// function that releases it. Mapping reserves address space only; pages
+// are read from disk when first touched.
+func File(f *os.File, size int64) ([]byte, func() error, error) {
 	if size <= 0 || size > math.MaxInt {
 		return nil, nil, errors.New("size not mappable")
 	}
