@@ -1,5 +1,6 @@
 // Command gotpu is the command-line front end of the gotpu runtime: device
-// information, the op table, tokenizers, model inspection, sentence embeddings,
+// information, the op table, tokenizers, model and GGUF inspection, text
+// generation and chat, logits, model verification, sentence embeddings,
 // training and benchmarks.
 //
 // Each subcommand lives in its own file and registers itself with the root
