@@ -26,13 +26,11 @@ import (
 
 // ggufModelTypes maps general.architecture to transformers' model_type.
 var ggufModelTypes = map[string]string{
-	"llama":   "llama",
-	"mistral": "mistral",
-	"qwen2":   "qwen2",
-	"qwen3":   "qwen3",
-	"gemma":   "gemma",
-	"gemma2":  "gemma2",
-	"gemma3":  "gemma3_text",
+	"llama":  "llama",
+	"qwen2":  "qwen2",
+	"qwen3":  "qwen3",
+	"gemma2": "gemma2",
+	"gemma3": "gemma3_text",
 }
 
 // IsGGUF reports whether path names a GGUF file (by its magic bytes).
@@ -99,9 +97,6 @@ func ggufConfig(f *gguf.File) (*config.Config, error) {
 		slices.Sort(names)
 		return nil, fmt.Errorf("%w: GGUF architecture %q; supported: %s", ErrUnsupported, arch, strings.Join(names, ", "))
 	}
-	if name, err := md.String("general.name"); err == nil && arch == "llama" && strings.Contains(strings.ToLower(name), "mistral") {
-		mt = "mistral" // llama.cpp files Mistral under llama, as transformers notes
-	}
 	emb, err := f.Info("token_embd.weight")
 	if err != nil {
 		return nil, fmt.Errorf("%w: token_embd.weight: %v", ErrMissingWeight, err)
@@ -124,12 +119,16 @@ func ggufConfig(f *gguf.File) (*config.Config, error) {
 		{"attention.head_count_kv", "num_key_value_heads", false},
 		{"attention.layer_norm_rms_epsilon", "rms_norm_eps", true},
 		{"rope.freq_base", "rope_theta", true},
-		{"attention.sliding_window", "sliding_window", false},
+	}
+	if arch != "llama" {
+		// llama.cpp's llama architecture (Mistral files included) attends
+		// globally, and transformers reads it so.
+		keys = append(keys, key{"attention.sliding_window", "sliding_window", false})
 	}
 	switch arch {
-	case "llama", "mistral":
+	case "llama":
 		keys = append(keys, key{"rope.dimension_count", "head_dim", false})
-	case "gemma", "gemma2", "gemma3", "qwen3":
+	case "gemma2", "gemma3", "qwen3":
 		keys = append(keys, key{"attention.key_length", "head_dim", false})
 	}
 	for _, k := range keys {
@@ -309,9 +308,9 @@ func (s *ggufSource) Tensor(hf string, dev device.Device, dt dtype.DType) (t *te
 		return nil, err
 	}
 	switch {
-	case (s.arch == "llama" || s.arch == "mistral") && strings.HasSuffix(g, ".attn_q.weight"):
+	case s.arch == "llama" && strings.HasSuffix(g, ".attn_q.weight"):
 		data = unpermuteRows(data, shape, s.heads)
-	case (s.arch == "llama" || s.arch == "mistral") && strings.HasSuffix(g, ".attn_k.weight"):
+	case s.arch == "llama" && strings.HasSuffix(g, ".attn_k.weight"):
 		data = unpermuteRows(data, shape, s.kvHeads)
 	case strings.HasPrefix(s.arch, "gemma") && strings.HasSuffix(g, "norm.weight"):
 		// llama.cpp stores Gemma's RMSNorm weights as 1 + w.
