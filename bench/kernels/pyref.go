@@ -166,7 +166,7 @@ type PyServer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Reader
-	stderr *lockedBuffer
+	stderr *LockedBuffer
 	// Impls are the implementations it serves ("torch", "torch.backward")
 	// with the dtype each computes in.
 	Impls []PyImpl
@@ -180,22 +180,29 @@ type PyImpl struct {
 	DType string `json:"dtype"`
 }
 
-type lockedBuffer struct {
+// LockedBuffer collects a reference process's stderr: exec copies into it
+// from its own goroutine while error paths read it.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// LastLine returns the last non-empty line written, for error messages.
+func (l *LockedBuffer) LastLine() string { return lastLine(l.String()) }
 
 // Start runs `ref.py caseName --impl impl --serve args...` and waits until
 // it has set up. A missing interpreter, module or case is ErrUnavailable.
@@ -219,7 +226,7 @@ func (p PyRef) Start(ctx context.Context, impl, caseName string, args []string) 
 	argv := append([]string{script, caseName, "--impl", impl, "--threads", strconv.Itoa(threads), "--serve"}, args...)
 	cmd := exec.CommandContext(ctx, py, argv...)
 	cmd.Env = Env(threads)
-	s := &PyServer{cmd: cmd, stderr: &lockedBuffer{}}
+	s := &PyServer{cmd: cmd, stderr: &LockedBuffer{}}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
@@ -253,7 +260,7 @@ func (p PyRef) Start(ctx context.Context, impl, caseName string, args []string) 
 		if rerr == nil {
 			rerr = fmt.Errorf("unexpected first line %q", bytes.TrimSpace(line))
 		}
-		return nil, fmt.Errorf("%s %s: %w (exit: %v): %s", py, strings.Join(argv, " "), rerr, werr, lastLine(s.stderr.String()))
+		return nil, fmt.Errorf("%s %s: %w (exit: %v): %s", py, strings.Join(argv, " "), rerr, werr, s.stderr.LastLine())
 	}
 	if len(ready.Impls) == 0 {
 		s.Close()
@@ -267,11 +274,11 @@ func (p PyRef) Start(ctx context.Context, impl, caseName string, args []string) 
 // measured.
 func (s *PyServer) Step(impl string) (float64, error) {
 	if _, err := io.WriteString(s.stdin, "run "+impl+"\n"); err != nil {
-		return 0, fmt.Errorf("%s: %w: %s", impl, err, lastLine(s.stderr.String()))
+		return 0, fmt.Errorf("%s: %w: %s", impl, err, s.stderr.LastLine())
 	}
 	line, err := s.out.ReadBytes('\n')
 	if err != nil {
-		return 0, fmt.Errorf("%s: reference process ended: %w: %s", impl, err, lastLine(s.stderr.String()))
+		return 0, fmt.Errorf("%s: reference process ended: %w: %s", impl, err, s.stderr.LastLine())
 	}
 	var r struct {
 		T     *float64 `json:"t"`
@@ -302,7 +309,7 @@ func (s *PyServer) Steppers(work func(impl string) Work) []*Stepper {
 func (s *PyServer) Close() error {
 	s.stdin.Close()
 	if err := s.cmd.Wait(); err != nil {
-		return fmt.Errorf("reference process: %w: %s", err, lastLine(s.stderr.String()))
+		return fmt.Errorf("reference process: %w: %s", err, s.stderr.LastLine())
 	}
 	return nil
 }

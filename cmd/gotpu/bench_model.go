@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -842,7 +841,7 @@ type modelRefServer struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	out      *bufio.Reader
-	stderr   *lockedWriter
+	stderr   *kernels.LockedBuffer
 	versions map[string]any
 	load     struct {
 		RSSBefore int64 `json:"rss_before_bytes"`
@@ -855,7 +854,7 @@ func startModelRef(ctx context.Context, py, script string, f *modelBenchFlags, d
 		"--prompt-len", strconv.Itoa(f.promptLen), "--new-tokens", strconv.Itoa(f.newTok), "--method", f.refMethod}
 	cmd := exec.CommandContext(ctx, py, argv...)
 	cmd.Env = append(kernels.Env(f.threads), "TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1")
-	s := &modelRefServer{cmd: cmd, stderr: &lockedWriter{}}
+	s := &modelRefServer{cmd: cmd, stderr: &kernels.LockedBuffer{}}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
@@ -888,7 +887,7 @@ func startModelRef(ctx context.Context, py, script string, f *modelBenchFlags, d
 		if rerr == nil {
 			rerr = fmt.Errorf("unexpected first line %q", strings.TrimSpace(string(line)))
 		}
-		return nil, fmt.Errorf("%s %s: %w (exit: %v): %s", py, script, rerr, werr, s.stderr.lastLine())
+		return nil, fmt.Errorf("%s %s: %w (exit: %v): %s", py, script, rerr, werr, s.stderr.LastLine())
 	}
 	s.versions = ready.Versions
 	if len(ready.Load) > 0 {
@@ -899,11 +898,11 @@ func startModelRef(ctx context.Context, py, script string, f *modelBenchFlags, d
 
 func (s *modelRefServer) run(context.Context) (modelRun, error) {
 	if _, err := io.WriteString(s.stdin, "run\n"); err != nil {
-		return modelRun{}, fmt.Errorf("%w: %s", err, s.stderr.lastLine())
+		return modelRun{}, fmt.Errorf("%w: %s", err, s.stderr.LastLine())
 	}
 	line, err := s.out.ReadBytes('\n')
 	if err != nil {
-		return modelRun{}, fmt.Errorf("reference process ended: %w: %s", err, s.stderr.lastLine())
+		return modelRun{}, fmt.Errorf("reference process ended: %w: %s", err, s.stderr.LastLine())
 	}
 	var r modelRun
 	if err := json.Unmarshal(line, &r); err != nil {
@@ -918,33 +917,6 @@ func (s *modelRefServer) run(context.Context) (modelRun, error) {
 func (s *modelRefServer) close() {
 	s.stdin.Close()
 	_ = s.cmd.Wait()
-}
-
-// lockedWriter collects the reference's stderr (exec copies it from its
-// own goroutine while errors read it).
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lastLine returns the last non-empty line written.
-func (l *lockedWriter) lastLine() string {
-	l.mu.Lock()
-	s := strings.TrimSpace(l.b.String())
-	l.mu.Unlock()
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if s == "" {
-		return "(no stderr)"
-	}
-	return s
 }
 
 func writeModelBench(w io.Writer, rep *modelBenchReport) error {
