@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -14,16 +13,7 @@ import (
 
 func runEmbed(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	cmd := newEmbedCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetIn(strings.NewReader(stdin))
-	cmd.SetArgs(args)
-	cmd.SilenceUsage = true
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	return out.String(), err
+	return runWithInput(t, stdin, append([]string{"embed"}, args...)...)
 }
 
 var embedKeys = []string{"count", "dim", "embeddings", "model", "seconds"}
