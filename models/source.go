@@ -1,7 +1,6 @@
 package models
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -138,17 +137,17 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 func uploadFloats(dev device.Device, vals []float32, shape []int, dt dtype.DType) *tensor.Tensor {
 	switch dt {
 	case dtype.BF16:
-		raw := make([]byte, 2*len(vals))
+		h := make([]dtype.BFloat16, len(vals))
 		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.BF16FromF32(v)))
+			h[i] = dtype.BF16FromF32(v)
 		}
-		return tensor.FromBytes(dev, dt, shape, raw)
+		return tensor.FromSlice(dev, h, shape...)
 	case dtype.F16:
-		raw := make([]byte, 2*len(vals))
+		h := make([]dtype.Float16, len(vals))
 		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.F16FromF32(v)))
+			h[i] = dtype.F16FromF32(v)
 		}
-		return tensor.FromBytes(dev, dt, shape, raw)
+		return tensor.FromSlice(dev, h, shape...)
 	case dtype.F32:
 		return tensor.FromSlice(dev, vals, shape...)
 	}
