@@ -102,25 +102,8 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 	}
 	dev := m.embed.Device()
 	res := &GenerateResult{Tokens: make([][]int, b)}
-	pad := make([]int, b)
-	ids := make([]int64, b*long)
-	pos := make([]int64, b*long)
-	for i, p := range prompts {
-		pad[i] = long - len(p)
-		for t := 0; t < long; t++ {
-			if t < pad[i] {
-				ids[i*long+t] = int64(o.PadID)
-				pos[i*long+t] = 0
-				continue
-			}
-			ids[i*long+t] = int64(p[t-pad[i]])
-			pos[i*long+t] = int64(t - pad[i])
-		}
-	}
-	slots := make([]int64, long)
-	for t := range slots {
-		slots[t] = int64(t)
-	}
+	lp := leftPad(prompts, o.PadID)
+	pad, ids, pos, slots := lp.pad, lp.ids, lp.pos, lp.slots
 	var err error
 	done := make([]bool, b)
 	var logits [][]float32
@@ -224,29 +207,15 @@ func (m *CausalLM) ForwardLogits(seqs [][]int, padID int) (logits []float32, t i
 	for _, s := range seqs {
 		t = max(t, len(s))
 	}
-	ids := make([]int64, b*t)
-	pos := make([]int64, b*t)
-	pad := make([]int, b)
-	maxPos := 0
-	for i, s := range seqs {
-		pad[i] = t - len(s)
-		for j := 0; j < t; j++ {
-			if j < pad[i] {
-				ids[i*t+j], pos[i*t+j] = int64(padID), 0
-				continue
-			}
-			id := s[j-pad[i]]
+	for _, sq := range seqs {
+		for _, id := range sq {
 			if id < 0 || id >= m.Config.VocabSize {
 				return nil, 0, fmt.Errorf("%w: token id %d outside the vocabulary [0, %d)", ErrModel, id, m.Config.VocabSize)
 			}
-			ids[i*t+j], pos[i*t+j] = int64(id), int64(j-pad[i])
-			maxPos = max(maxPos, j-pad[i])
 		}
 	}
-	slots := make([]int64, t)
-	for j := range slots {
-		slots[j] = int64(j)
-	}
+	lp := leftPad(seqs, padID)
+	pad, ids, pos, slots, maxPos := lp.pad, lp.ids, lp.pos, lp.slots, lp.maxPos
 	perr := tensor.Catch(func() {
 		dev := m.embed.Device()
 		cache := m.NewCache(b, t)
@@ -290,4 +259,39 @@ func Sampling(p sample.Params, n int) (Chooser, error) {
 		}
 		return samplers[seq].Next(logits, prompt, generated)
 	}, nil
+}
+
+// padded is a left-padded batch: ids and positions [B, T] flattened (a
+// padding slot has the pad id and position 0, as transformers' generate
+// gives it), the padding per row, the slots 0..T-1, and the largest
+// position.
+type padded struct {
+	ids, pos, slots []int64
+	pad             []int
+	maxPos          int
+}
+
+// leftPad pads seqs on the left to the longest one's length.
+func leftPad(seqs [][]int, padID int) padded {
+	t := 0
+	for _, s := range seqs {
+		t = max(t, len(s))
+	}
+	b := len(seqs)
+	p := padded{ids: make([]int64, b*t), pos: make([]int64, b*t), slots: make([]int64, t), pad: make([]int, b)}
+	for i, s := range seqs {
+		p.pad[i] = t - len(s)
+		for j := 0; j < t; j++ {
+			if j < p.pad[i] {
+				p.ids[i*t+j] = int64(padID)
+				continue
+			}
+			p.ids[i*t+j], p.pos[i*t+j] = int64(s[j-p.pad[i]]), int64(j-p.pad[i])
+			p.maxPos = max(p.maxPos, j-p.pad[i])
+		}
+	}
+	for j := range p.slots {
+		p.slots[j] = int64(j)
+	}
+	return p
 }
