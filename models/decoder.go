@@ -339,9 +339,6 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 	kc.IndexCopyInPlace(2, slots, k.ToDType(kc.DType()))
 	vc.IndexCopyInPlace(2, slots, v.ToDType(vc.DType()))
 	scale := a.attnScale
-	if a.family == "gpt2" && a.attnScale == 0 {
-		scale = 1 / math.Sqrt(float64(b.hd))
-	}
 	dt := q.DType()
 	var ctx *tensor.Tensor
 	if a.attnSoftcap > 0 {

@@ -195,7 +195,7 @@ func (r *Rope) invFreq(seqLen int) *tensor.Tensor {
 			f[i] = 1 / (float32(ext[i]) * float32(math.Pow(r.Base, float64(e))))
 		}
 	}
-	if t, ok := r.cache[key]; ok {
+	if t, ok := r.cache[key]; ok && key == 0 {
 		return t
 	}
 	t := tensor.FromSlice(r.dev, f, len(f))
