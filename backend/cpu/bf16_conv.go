@@ -27,7 +27,7 @@ func bf16Widen(dst []float32, src []dtype.BFloat16) {
 	n := len(dst)
 	src = src[:n]
 	i := 0
-	if n8 := n &^ 7; n8 > 0 && bf16WidenAsm != nil && cpuLevel == LevelAVX2 {
+	if n8 := n &^ 7; n8 > 0 && bf16WidenAsm != nil && atLeast(LevelAVX2) {
 		bf16WidenAsm(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), n8)
 		i = n8
 	}
@@ -43,7 +43,7 @@ func bf16Narrow(dst []dtype.BFloat16, src []float32) {
 	n := len(src)
 	dst = dst[:n]
 	i := 0
-	if n8 := n &^ 7; n8 > 0 && bf16PackAsm != nil && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+	if n8 := n &^ 7; n8 > 0 && bf16PackAsm != nil && roundBF16Vec != nil && atLeast(LevelAVX2) {
 		roundBF16Vec(&src[0], n8, 0)
 		bf16PackAsm((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
 		i = n8

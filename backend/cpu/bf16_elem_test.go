@@ -13,10 +13,7 @@ import (
 
 // bf16Levels returns the CPU levels this machine can run.
 func bf16Levels() []string {
-	if haveAVX2() {
-		return []string{LevelGeneric, LevelAVX2}
-	}
-	return []string{LevelGeneric}
+	return SupportedLevels()
 }
 
 // atBF16Level runs fn with the kernels forced to level.

@@ -140,7 +140,7 @@ func dotStreams(c *Call) bool {
 // batch-1 product (a decode step) is memory-bound, and the gemv kernels
 // read W once, in place, without packing it or computing rows of padding.
 // Its epilogue then runs after the product, on an output of one row.
-func gemvTakes(m int) bool { return m == 1 && gemvAsmF32 != nil && cpuLevel == LevelAVX2 }
+func gemvTakes(m int) bool { return m == 1 && gemvAsmF32 != nil && atLeast(LevelAVX2) }
 
 // dotF32StreamCols runs the f32 dot_general of c on the streaming x·Wᵀ
 // path (gemm_stream.go) with col as its column epilogue, when c is such a

@@ -16,7 +16,7 @@ var epiU8ToF32Vec func(dst *float32, src *uint8, n int)
 func epiU8ToF32(dst []float32, src []uint8) {
 	src = src[:len(dst)]
 	done := 0
-	if epiU8ToF32Vec != nil && cpuLevel == LevelAVX2 && len(dst) >= 8 {
+	if epiU8ToF32Vec != nil && atLeast(LevelAVX2) && len(dst) >= 8 {
 		done = len(dst) &^ 7
 		epiU8ToF32Vec(&dst[0], &src[0], done)
 	}

@@ -23,6 +23,19 @@ func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
 // (x/sys/cpu's HasAVX already includes the OS's YMM state check).
 func haveAVX2() bool { return cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA }
 
+// haveAVX512 reports whether the CPU and OS support the AVX-512 kernels
+// (F, BW, DQ and VL; x/sys/cpu's flags include the OS's ZMM state check).
+func haveAVX512() bool {
+	x := cpu.X86
+	return haveAVX2() && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL
+}
+
+// haveAVX512BF16 reports whether the CPU also has AVX512_BF16 (VDPBF16PS)
+// and AVX512_VNNI (VPDPBUSD).
+func haveAVX512BF16() bool {
+	return haveAVX512() && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512VNNI
+}
+
 // Cache blocking, measured on this project's machines (AMD EPYC Zen 3,
 // family 25 model 1, 2 vCPUs: L1d 32 KiB 8-way and L2 512 KiB 8-way per
 // core, L3 32 MiB shared): TestBlockSweep, f32 1024^3 on one thread, thread

@@ -63,13 +63,13 @@ func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
 		return false
 	}
 	if p, ok := any(g).(*gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]); ok {
-		if gemvAsmBF16 == nil || cpuLevel != LevelAVX2 || p.dst != nil || p.store == nil {
+		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) || p.dst != nil || p.store == nil {
 			return false
 		}
 		return gemvBF16(p, gemvAsmBF16)
 	}
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || gemvAsmF32 == nil || cpuLevel != LevelAVX2 || p.dst == nil {
+	if !ok || gemvAsmF32 == nil || !atLeast(LevelAVX2) || p.dst == nil {
 		return false
 	}
 	return gemvF32(p, gemvAsmF32)

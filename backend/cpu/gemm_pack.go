@@ -31,7 +31,7 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 	}
 	_ = dst[(np-1)*dps+kc*w-1]
 	_ = src[(kc-1)*lds+np*w-1]
-	if cpuLevel == LevelAVX2 {
+	if atLeast(LevelAVX2) {
 		switch {
 		case w == 16 && packN16Asm != nil:
 			packN16Asm(&dst[0], &src[0], lds, kc, np, dps)
@@ -108,7 +108,7 @@ func gemmPackT16(dst, src []float32, lds, rows, n int) {
 	// Blocks of eight rows by eight steps go to the vector transpose; the
 	// rest (a last partial block of rows, the last steps) to the loop.
 	vr, vn := 0, 0
-	if packT8Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
+	if packT8Asm != nil && atLeast(LevelAVX2) && n >= 8 {
 		vr, vn = rows&^7, n&^7
 		for r := 0; r < vr; r += 8 {
 			packT8Asm(&dst[r], &src[r*lds], lds, vn)
@@ -146,7 +146,7 @@ func gemmStoreT6(out []float32, ldo int, t []float32, ldt, h, n int) {
 	_ = out[(n-1)*ldo+h-1]
 	_ = t[(h-1)*ldt+n-1]
 	done := 0
-	if h == 6 && storeT6Asm != nil && cpuLevel == LevelAVX2 && n >= 8 {
+	if h == 6 && storeT6Asm != nil && atLeast(LevelAVX2) && n >= 8 {
 		done = n &^ 7
 		storeT6Asm(&out[0], ldo, &t[0], ldt, done)
 	}
@@ -169,7 +169,7 @@ func gemmTranspose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	_ = dst[(cols-1)*ldd+rows-1]
 	_ = src[(rows-1)*lds+cols-1]
 	vr, vc := 0, 0
-	if t8x8Asm != nil && cpuLevel == LevelAVX2 {
+	if t8x8Asm != nil && atLeast(LevelAVX2) {
 		vr, vc = rows&^7, cols&^7
 		for r := 0; r < vr; r += 8 {
 			for c := 0; c < vc; c += 8 {

@@ -119,5 +119,5 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 // gemmStreamApplies reports whether gemmStreamXWt takes an m×n product
 // over k.
 func gemmStreamApplies(m, n, k int) bool {
-	return !gemmStreamOff && smallKernF32 != nil && cpuLevel == LevelAVX2 && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
+	return !gemmStreamOff && smallKernF32 != nil && atLeast(LevelAVX2) && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
 }

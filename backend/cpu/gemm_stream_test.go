@@ -13,7 +13,7 @@ import (
 // k block — with a row stride on W, NaN and Inf, and that the epilogue
 // hook covers every element of C exactly once.
 func TestGEMMStream(t *testing.T) {
-	if smallKernF32 == nil || cpuLevel != LevelAVX2 {
+	if smallKernF32 == nil || !atLeast(LevelAVX2) {
 		t.Skip("no AVX2 kernels")
 	}
 	r := rand.New(rand.NewPCG(4, 5))

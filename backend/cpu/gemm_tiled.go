@@ -1,7 +1,5 @@
 package cpu
 
-import "os"
-
 // CPU kernel levels and the register-tiled kernels' description. The
 // register-tiled GEMM itself (BLIS-style blocked driver, shared packed B,
 // persistent worker pool) is in gemm_blis.go, the matrix-vector kernels
@@ -12,41 +10,17 @@ import "os"
 // are deterministic and independent of the path, the blocking, the edge
 // handling and the number of threads.
 
-// CPU kernel levels (GOTPU_CPU_LEVEL).
-const (
-	// LevelGeneric is the portable pure-Go GEMM.
-	LevelGeneric = "generic"
-	// LevelAVX2 is the AVX2+FMA assembly GEMM (amd64).
-	LevelAVX2 = "avx2"
-)
-
-// cpuLevel is the active level: GOTPU_CPU_LEVEL=generic forces the pure-Go
-// kernels; otherwise (avx2, empty or unknown) the best level the CPU
-// supports is used, so asking for avx2 on a CPU without it falls back to
-// generic instead of faulting.
-var cpuLevel = pickLevel(os.Getenv("GOTPU_CPU_LEVEL"))
-
-func pickLevel(env string) string {
-	if env != LevelGeneric && haveAVX2() {
-		return LevelAVX2
-	}
-	return LevelGeneric
-}
-
-// CPULevel reports the GEMM kernel level in use ("generic" or "avx2").
-func CPULevel() string { return cpuLevel }
-
 // tileF32 and tileF64 return the assembly micro-kernels for the active
 // level, or nil for the pure-Go path.
 func tileF32() *gemmTile[float32] {
-	if cpuLevel == LevelAVX2 {
+	if atLeast(LevelAVX2) {
 		return asmTileF32
 	}
 	return nil
 }
 
 func tileF64() *gemmTile[float64] {
-	if cpuLevel == LevelAVX2 {
+	if atLeast(LevelAVX2) {
 		return asmTileF64
 	}
 	return nil

@@ -414,7 +414,7 @@ var roundBF16Vec func(x *float32, n int, lo int)
 
 // roundBF16Hi replaces each value by RoundBF16(x).
 func roundBF16Hi(x []float32) {
-	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && atLeast(LevelAVX2) {
 		roundBF16Vec(&x[0], n, 0)
 		x = x[n:]
 	}
@@ -425,7 +425,7 @@ func roundBF16Hi(x []float32) {
 
 // roundBF16Lo replaces each value by RoundBF16(x - RoundBF16(x)).
 func roundBF16Lo(x []float32) {
-	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && cpuLevel == LevelAVX2 {
+	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && atLeast(LevelAVX2) {
 		roundBF16Vec(&x[0], n, 1)
 		x = x[n:]
 	}

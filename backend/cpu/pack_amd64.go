@@ -16,7 +16,7 @@ func pack6F32(dst, src []float32, lda, n int) {
 	_ = dst[n*6-1]
 	_ = src[5*lda+n-1]
 	done := 0
-	if cpuLevel == LevelAVX2 && haveAVX2() && n > 8 {
+	if atLeast(LevelAVX2) && haveAVX2() && n > 8 {
 		// The assembly writes two values past each block of eight steps:
 		// keep the last step (at least) for the loop below.
 		done = (n - 1) / 8 * 8

@@ -309,7 +309,7 @@ var sdpaRowMaxL = 6
 // rowPath reports whether the call takes the row path: few query rows,
 // the AVX2 gemv kernels, and K and V each contiguous along one axis.
 func (p *sdpaPlan) rowPath() bool {
-	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || cpuLevel != LevelAVX2 {
+	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
 		return false
 	}
 	return (p.ksE == 1 || p.ksS == 1) && (p.vsE == 1 || p.vsS == 1)
@@ -848,7 +848,7 @@ func sdpaTile(kc int, a []float32, rsa int, b []float32, rsb int, c []float32, l
 	}
 	// Bounds checks for what the assembly reads and writes.
 	_, _, _ = a[5*rsa+kc-1], b[(kc-1)*rsb+15], c[5*ldc+15]
-	if cpuLevel == LevelAVX2 && smallKernF32 != nil {
+	if atLeast(LevelAVX2) && smallKernF32 != nil {
 		smallKernF32(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
 		return
 	}

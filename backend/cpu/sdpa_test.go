@@ -349,7 +349,7 @@ func TestSDPAExactPath(t *testing.T) {
 // the decode shapes) against the decomposition bit for bit: K and V
 // row-major or contiguous along S, masks, causal, GQA, dropout.
 func TestSDPARowPath(t *testing.T) {
-	if gemvAsmF32 == nil || cpuLevel != LevelAVX2 {
+	if gemvAsmF32 == nil || !atLeast(LevelAVX2) {
 		t.Skip("no gemv kernels at this CPU level")
 	}
 	r := rand.New(rand.NewSource(10))

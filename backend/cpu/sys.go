@@ -26,7 +26,9 @@ func detectFeatures() []string {
 	add(cpu.X86.HasAVX512F, "avx512f")
 	add(cpu.X86.HasAVX512BW, "avx512bw")
 	add(cpu.X86.HasAVX512VL, "avx512vl")
+	add(cpu.X86.HasAVX512DQ, "avx512dq")
 	add(cpu.X86.HasAVX512BF16, "avx512bf16")
+	add(cpu.X86.HasAVX512VNNI, "avx512vnni")
 	add(cpu.ARM64.HasASIMD, "asimd")
 	return f
 }

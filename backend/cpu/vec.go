@@ -17,7 +17,7 @@ import (
 // blocks of the contiguous f32 fast paths of the elementwise kernels and
 // of the fused-program compiler, which calls them on cache-sized blocks.
 //
-// At CPU level avx2 (cpuLevel) the AVX2+FMA loops of vec_amd64.s do the
+// At CPU level avx2 and above (atLeast) the AVX2+FMA loops of vec_amd64.s do the
 // work; at level generic, and on other architectures, the Go loops here.
 // The exactly rounded kernels (arithmetic, fma, maximum, relu) and the sum
 // give bit-identical results at both levels (but for the payload of a NaN

@@ -64,7 +64,7 @@ func vecSumLanesF32AVX2(a *float32, n int, acc *[vecSumLanes]float32)
 func vecMaxF32AVX2(a *float32, n int) float32
 
 // vecAsm reports whether the assembly loops are in use.
-func vecAsm() bool { return cpuLevel == LevelAVX2 }
+func vecAsm() bool { return atLeast(LevelAVX2) }
 
 // vecBinaryAsm runs binary kernel k on the longest multiple-of-8 prefix of
 // dst (a and b at least as long) and returns its length, 0 without AVX2.

@@ -14,10 +14,7 @@ import (
 
 // vecLevels returns the CPU levels this machine can run the vec kernels at.
 func vecLevels() []string {
-	if haveAVX2() {
-		return []string{LevelGeneric, LevelAVX2}
-	}
-	return []string{LevelGeneric}
+	return SupportedLevels()
 }
 
 // withVecLevel runs fn with the kernels forced to level.

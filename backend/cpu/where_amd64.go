@@ -14,7 +14,7 @@ func vecWhereF32(d, c, a, b []float32) {
 	n := len(d)
 	c, a, b = c[:n], a[:n], b[:n]
 	done := 0
-	if cpuLevel == LevelAVX2 && haveAVX2() && n >= 8 {
+	if atLeast(LevelAVX2) && haveAVX2() && n >= 8 {
 		done = n &^ 7
 		whereF32AVX2(&d[0], &c[0], &a[0], &b[0], done)
 	}

@@ -24,7 +24,7 @@ type infoReport struct {
 	NumCPU      int          `json:"num_cpu"`
 	GOMAXPROCS  int          `json:"gomaxprocs"`
 	CPUFeatures []string     `json:"cpu_features"`
-	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernels in use: "avx2" or "generic"
+	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernel level in use: "generic", "avx2", "avx512" or "avx512bf16"
 	Mode        string       `json:"mode"`
 	Environment []envVar     `json:"environment"`
 	Devices     []deviceInfo `json:"devices"`

@@ -1,0 +1,28 @@
+package cpu
+
+import "testing"
+
+func TestPickLevel(t *testing.T) {
+	sup := SupportedLevels()
+	best := sup[len(sup)-1]
+	if sup[0] != LevelGeneric {
+		t.Fatalf("SupportedLevels() = %v, want generic first", sup)
+	}
+	tests := []struct{ env, want string }{
+		{"", best},
+		{"bogus", best},
+		{LevelGeneric, LevelGeneric},
+		{LevelAVX512BF16, best},
+	}
+	for _, l := range sup {
+		tests = append(tests, struct{ env, want string }{l, l})
+	}
+	for _, tc := range tests {
+		if got := pickLevel(tc.env); got != tc.want {
+			t.Errorf("pickLevel(%q) = %q, want %q (supported %v)", tc.env, got, tc.want, sup)
+		}
+	}
+	for _, l := range allLevels[len(sup):] {
+		t.Logf("level %s: not supported by this CPU, its kernels are not run here", l)
+	}
+}
