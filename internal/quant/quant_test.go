@@ -243,7 +243,7 @@ func TestMatMulModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				for j := range sh.n {
-					want[i*sh.n+j] = modelDot(typ, wq[j*rb:(j+1)*rb], ya, sh.k)
+					want[i*sh.n+j] = modelDot(typ, wq[j*rb:(j+1)*rb], ya, sh.k, false)
 				}
 			}
 			for _, kern := range ks {
