@@ -27,4 +27,15 @@ func cpuHas(level string) bool {
 
 // addLevel installs a level's own kernels into k and reports whether it
 // has any.
-func addLevel(k *Kernels, level string) bool { return false }
+func addLevel(k *Kernels, level string) bool {
+	switch level {
+	case LevelAVX2:
+		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0AVX2)
+		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1AVX2)
+		k.rows[Q5_0] = rows4(Q5_0, dot4Q5_0AVX2)
+		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1AVX2)
+		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0AVX2)
+		return true
+	}
+	return false
+}

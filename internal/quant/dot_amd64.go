@@ -1,0 +1,56 @@
+//go:build amd64 && !purego
+
+package quant
+
+import "unsafe"
+
+// dot4Fn computes the dot products of four weight rows (at w, rb bytes
+// apart) with one activation row: nb blocks of quants qa, scales da and the
+// type's extra per-block array aux, into out[0:4].
+type dot4Fn func(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q4_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q4_1AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q5_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q5_1AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q8_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// auxOf returns the extra per-block activation array that type t's
+// four-row kernels read for activation row i.
+func auxOf(t Type, a *acts, i int) unsafe.Pointer {
+	switch t {
+	case Q4_0, Q5_0:
+		return unsafe.Pointer(&a.isum[i*a.nb])
+	case Q4_1, Q5_1:
+		return unsafe.Pointer(&a.s[i*a.nb])
+	case Q4_K, Q5_K:
+		return unsafe.Pointer(&a.msum[i*a.nb*8])
+	}
+	return nil
+}
+
+// rows4 runs a four-row kernel over groups of four rows and the generic
+// dot product over the rest (the same bits).
+func rows4(t Type, k4 dot4Fn) rowsFn {
+	dot := dotGeneric(t)
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		nb := a.nb
+		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+		j := j0
+		for ; j+4 <= j1; j += 4 {
+			k4(&w[j*rb], rb, nb, qa, da, aux, &y[j])
+		}
+		for ; j < j1; j++ {
+			y[j] = dot(w[j*rb:][:rb], a, i)
+		}
+	}
+}
