@@ -54,3 +54,31 @@ func rows4(t Type, k4 dot4Fn) rowsFn {
 		}
 	}
 }
+
+//go:noescape
+func dotQ4KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// dotKFn computes one K-type weight row against one activation row up to
+// ggml's final sum: out[0:8] the eight float32 lane sums, out[8] sumf.
+type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
+// order.
+func rowsK(t Type, kern dotKFn) rowsFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		nb := a.nb
+		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+		var out [9]float32
+		for j := j0; j < j1; j++ {
+			kern(&w[j*rb], nb, qa, da, aux, &out[0])
+			sumf := out[8]
+			for _, s := range out[:8] {
+				sumf += s
+			}
+			y[j] = sumf
+		}
+	}
+}

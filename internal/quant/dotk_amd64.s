@@ -1,0 +1,239 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 kernels for the K types, one weight row against one activation
+// row. ggml's generic code keeps eight int32 lanes per super-block, lane l
+// summing the elements p with p%8 == l (times their sub-block's scale),
+// and eight float32 sums, sums[l] += d*aux[l]; so these kernels keep the
+// classes apart too: VPSHUFB puts elements p and p+8 of each 16 next to
+// each other, VPMADDUBSW sums those pairs, and the 16-bit class sums are
+// widened (VPMOVSXWD) and scaled with VPMADDWD against [scale, 0] dwords.
+// The eight float32 sums and the scalar -dmin·Σmins·bsums chain are
+// ggml's; out[0:8] gets sums, out[8] sumf, and Go adds them in ggml's order.
+
+DATA kPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA kPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA kPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA kPerm<>+24(SB)/8, $0x0f070e060d050c04
+GLOBL kPerm<>(SB), RODATA|NOPTR, $32
+
+// KSUB(Yq, Xq, ymem, scoff): aux (Y10) += scale at scoff(SP) × class sums of
+// the 32 levels in Yq against the 32 activation quants at ymem.
+#define KSUB(Yq, Xq, ymem, scoff) \
+	VMOVDQU ymem, Y2; \
+	VPSHUFB Y11, Y2, Y2; \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMADDUBSW Y2, Yq, Yq; \
+	VEXTRACTI128 $1, Yq, X3; \
+	VPADDW X3, Xq, Xq; \
+	VPMOVSXWD Xq, Yq; \
+	VPBROADCASTD scoff(SP), Y3; \
+	VPMADDWD Y3, Yq, Yq; \
+	VPADDD Yq, Y10, Y10
+
+// func dotQ4KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per block eight int32 sums of 32 activation quants.
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X12, X12, X12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    q4kdone
+q4kloop:
+	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	MOVL AX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 0(SP)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 4(SP)
+	MOVL DX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 8(SP)
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 12(SP)
+	VPMOVZXBD 0(SP), Y5
+	VPMOVZXBD 8(SP), Y6
+	VMOVDQU   Y5, 16(SP)
+	// sumi = Σ mins × (32-element activation sums)
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXOR Y10, Y10, Y10
+	VMOVDQU 16(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 0(DI), 16)
+	KSUB(Y1, X1, 32(DI), 20)
+	VMOVDQU 48(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 64(DI), 24)
+	KSUB(Y1, X1, 96(DI), 28)
+	VMOVDQU 80(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 128(DI), 32)
+	KSUB(Y1, X1, 160(DI), 36)
+	VMOVDQU 112(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 192(DI), 40)
+	KSUB(Y1, X1, 224(DI), 44)
+	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X12, X12
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  q4kloop
+q4kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X12, 32(R10)
+	VZEROUPPER
+	RET
+
+// Q6SUB(Yq, Xq, ymem, g0, g1): aux += the scaled class sums of the levels
+// (0..63, 32 subtracted through the activation) in Yq, whose halves are the
+// 16-element groups with scales at g0(SP) and g1(SP).
+#define Q6SUB(Yq, Xq, ymem, g0, g1) \
+	VMOVDQU ymem, Y5; \
+	VPSHUFB Y11, Y5, Y5; \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMADDUBSW Y5, Yq, Yq; \
+	VPMADDUBSW Y5, Y8, Y6; \
+	VPSUBW Y6, Yq, Yq; \
+	VPMOVSXWD Xq, Y6; \
+	VPBROADCASTD g0(SP), Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y10, Y10; \
+	VEXTRACTI128 $1, Yq, X6; \
+	VPMOVSXWD X6, Y6; \
+	VPBROADCASTD g1(SP), Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y10, Y10
+
+// Q6HALF(off, yoff, s): the 128 elements of half off/64 of the block.
+#define Q6HALF(qloff, qhoff, yoff, s) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff(DI), s, s+4); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+32(DI), s+8, s+12); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+64(DI), s+16, s+20); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+96(DI), s+24, s+28)
+
+// func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	VXORPS Y13, Y13, Y13
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x03030303, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x30303030, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x20202020, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    q6kdone
+q6kloop:
+	// the 16 int8 scales as [scale, 0] dwords at 0(SP)..60(SP)
+	VPMOVSXBW 192(SI), Y0
+	VPMOVZXWD X0, Y1
+	VMOVDQU   Y1, 0(SP)
+	VEXTRACTI128 $1, Y0, X0
+	VPMOVZXWD X0, Y1
+	VMOVDQU   Y1, 32(SP)
+	VPXOR Y10, Y10, Y10
+	Q6HALF(0, 128, 0, 0)
+	Q6HALF(64, 160, 128, 32)
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X7
+	VCVTPH2PS    X7, X7
+	VMULSS       (R8), X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q6kloop
+q6kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	MOVL    $0, 32(R10)
+	VZEROUPPER
+	RET
