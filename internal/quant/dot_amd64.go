@@ -82,3 +82,6 @@ func rowsK(t Type, kern dotKFn) rowsFn {
 		}
 	}
 }
+
+//go:noescape
+func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -138,6 +138,141 @@ q4kdone:
 	VZEROUPPER
 	RET
 
+// func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per block eight int32 sums of 32 activation quants. Q4_K with a
+// fifth bit per level from qh, moved to bit 4 by a shift and a mask.
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X12, X12, X12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	MOVL $0x10101010, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	TESTQ CX, CX
+	JZ    q5kdone
+q5kloop:
+	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	MOVL AX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 0(SP)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 4(SP)
+	MOVL DX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 8(SP)
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 12(SP)
+	VPMOVZXBD 0(SP), Y5
+	VPMOVZXBD 8(SP), Y6
+	VMOVDQU   Y5, 16(SP)
+	// sumi = Σ mins × (32-element activation sums)
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXOR Y10, Y10, Y10
+	VMOVDQU 16(SI), Y9
+	VMOVDQU 48(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSLLW $4, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSLLW $3, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 0(DI), 16)
+	KSUB(Y1, X1, 32(DI), 20)
+	VMOVDQU 80(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSLLW $2, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSLLW $1, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 64(DI), 24)
+	KSUB(Y1, X1, 96(DI), 28)
+	VMOVDQU 112(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VMOVDQU Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSRLW $1, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 128(DI), 32)
+	KSUB(Y1, X1, 160(DI), 36)
+	VMOVDQU 144(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSRLW $2, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSRLW $3, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 192(DI), 40)
+	KSUB(Y1, X1, 224(DI), 44)
+	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X12, X12
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  q5kloop
+q5kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X12, 32(R10)
+	VZEROUPPER
+	RET
+
 // Q6SUB(Yq, Xq, ymem, g0, g1): aux += the scaled class sums of the levels
 // (0..63, 32 subtracted through the activation) in Yq, whose halves are the
 // 16-element groups with scales at g0(SP) and g1(SP).
