@@ -28,7 +28,7 @@ func dot4Q8_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer
 // four-row kernels read for activation row i.
 func auxOf(t Type, a *acts, i int) unsafe.Pointer {
 	switch t {
-	case Q4_0, Q5_0:
+	case Q4_0, Q5_0, Q8_0:
 		return unsafe.Pointer(&a.isum[i*a.nb])
 	case Q4_1, Q5_1:
 		return unsafe.Pointer(&a.s[i*a.nb])
@@ -85,3 +85,12 @@ func rowsK(t Type, kern dotKFn) rowsFn {
 
 //go:noescape
 func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q4_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q4_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q8_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -1,0 +1,154 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX512_VNNI kernels (level avx512bf16): four weight rows against one
+// activation row with VPDPBUSD on ZMM registers, one 128-bit lane per row
+// for the 4-bit types (the 16 bytes of a block's nibbles; the low nibbles
+// meet activation quants 0..15, the high ones 16..31, both broadcast to the
+// four lanes) and one 256-bit half per row for Q8_0. The row totals land in
+// one XMM and the float32 steps are the AVX2 kernels' (ggml's generic
+// order per lane), so the results are the same bits.
+
+#define SETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ da+32(FP), R8; \
+	MOVQ aux+40(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z14; \
+	VXORPS X13, X13, X13
+
+#define FINISH \
+	MOVQ out+48(FP), R10; \
+	VMOVUPS X13, (R10); \
+	VZEROUPPER; \
+	RET
+
+#define HALF4(off, X) \
+	MOVWLZX off(SI), AX; \
+	VMOVD AX, X; \
+	VPINSRW $1, off(SI)(BX*1), X, X; \
+	VPINSRW $2, off(R11), X, X; \
+	VPINSRW $3, off(R11)(BX*1), X, X; \
+	VCVTPH2PS X, X
+
+#define NEXT(size) \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $32, DI; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+// NIBDOT(off): X1 = the four rows' integer sums Σ level·y of the 16 nibble
+// bytes at off in each row's block.
+#define NIBDOT(off) \
+	VBROADCASTI32X4 (DI), Z0; \
+	VBROADCASTI32X4 16(DI), Z1; \
+	VMOVDQU off(SI), X2; \
+	VINSERTI32X4 $1, off(SI)(BX*1), Z2, Z2; \
+	VINSERTI32X4 $2, off(R11), Z2, Z2; \
+	VINSERTI32X4 $3, off(R11)(BX*1), Z2, Z2; \
+	VPSRLW $4, Z2, Z3; \
+	VPANDD Z14, Z2, Z2; \
+	VPANDD Z14, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPDPBUSD Z0, Z2, Z4; \
+	VPDPBUSD Z1, Z3, Z4; \
+	VEXTRACTI64X4 $1, Z4, Y5; \
+	VPHADDD Y5, Y4, Y4; \
+	VPHADDD Y4, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPUNPCKLDQ X5, X4, X1
+
+// func dot4Q4_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot4Q4_0VNNI(SB), NOSPLIT, $0-56
+	SETUP
+	TESTQ CX, CX
+	JZ    v40done
+v40loop:
+	NIBDOT(2)
+	VPBROADCASTD (R9), X2
+	VPSLLD       $3, X2, X2
+	VPSUBD       X2, X1, X1
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VMULPS       X2, X1, X1
+	VBROADCASTSS (R8), X2
+	VMULPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(18)
+	DECQ CX
+	JNZ  v40loop
+v40done:
+	FINISH
+
+// func dot4Q4_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot4Q4_1VNNI(SB), NOSPLIT, $0-56
+	SETUP
+	TESTQ CX, CX
+	JZ    v41done
+v41loop:
+	NIBDOT(4)
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	HALF4(2, X2)
+	VBROADCASTSS (R9), X3
+	VMULPS       X3, X2, X2
+	VADDPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(20)
+	DECQ CX
+	JNZ  v41loop
+v41done:
+	FINISH
+
+// func dot4Q8_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per-block sums of the activation quants (int32). The signed
+// weights are offset by 128 (XOR 0x80) to meet VPDPBUSD's unsigned
+// operand, and 128·Σy is taken off again.
+TEXT ·dot4Q8_0VNNI(SB), NOSPLIT, $0-56
+	SETUP
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    v80done
+v80loop:
+	VBROADCASTI64X4 (DI), Z0
+	VMOVDQU 2(SI), Y2
+	VINSERTI64X4 $1, 2(SI)(BX*1), Z2, Z2
+	VMOVDQU 2(R11), Y3
+	VINSERTI64X4 $1, 2(R11)(BX*1), Z3, Z3
+	VPXORD Z15, Z2, Z2
+	VPXORD Z15, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPDPBUSD Z0, Z2, Z4
+	VPDPBUSD Z0, Z3, Z5
+	VEXTRACTI64X4 $1, Z4, Y2
+	VEXTRACTI64X4 $1, Z5, Y3
+	VPHADDD Y2, Y4, Y4
+	VPHADDD Y3, Y5, Y5
+	VPHADDD Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X2
+	VPADDD X2, X4, X1
+	VPBROADCASTD (R9), X2
+	VPSLLD       $7, X2, X2
+	VPSUBD       X2, X1, X1
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(34)
+	DECQ CX
+	JNZ  v80loop
+v80done:
+	FINISH
