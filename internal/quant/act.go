@@ -19,6 +19,10 @@ type acts struct {
 	isum []int32   // Q8_0, Q8_1: m*nb sums of each block's quants
 	bsum []int16   // Q8_K: m*nb*16 sums of 16 quants (ggml's bsums)
 	msum []int32   // Q8_K: m*nb*8 sums of 32 quants (bsums pairwise)
+	// kp (Q8_K) is qs rearranged for the VPDPBUSD K kernels: each half of
+	// a block holds its sub-blocks of 32 in the order 0, 2, 1, 3, each with
+	// byte 4c+i = quant c+8i, so that a dword holds one p%8 class.
+	kp []int8
 }
 
 // quantizeActs quantizes rows [i0, i1) of x (rows of a.k) into a.
@@ -62,6 +66,19 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 				for j := range 8 {
 					ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
 				}
+				src := qs[b*qkK:][:qkK]
+				dst := a.kp[i*k+b*qkK:][:qkK]
+				for h := range 2 {
+					for o, sb := range [4]int{0, 2, 1, 3} {
+						in := src[h*128+sb*32:][:32]
+						out := dst[h*128+o*32:][:32]
+						for c := range 8 {
+							for q := range 4 {
+								out[4*c+q] = in[c+8*q]
+							}
+						}
+					}
+				}
 			}
 		}
 	}
@@ -81,6 +98,7 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts
 	case Q8_K:
 		a.bsum = make([]int16, m*nb*16)
 		a.msum = make([]int32, m*nb*8)
+		a.kp = make([]int8, m*k)
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {

@@ -66,11 +66,15 @@ func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out 
 type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
-// order.
-func rowsK(t Type, kern dotKFn) rowsFn {
+// order; with perm the kernel reads the activation quants in acts.kp's
+// layout.
+func rowsK(t Type, kern dotKFn, perm bool) rowsFn {
 	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
 		nb := a.nb
 		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+		if perm {
+			qa = &a.kp[i*a.k]
+		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {
 			kern(&w[j*rb], nb, qa, da, aux, &out[0])
@@ -94,3 +98,6 @@ func dot4Q4_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer
 
 //go:noescape
 func dot4Q8_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -1,0 +1,157 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX512_VNNI Q4_K kernel (level avx512bf16): one row; ggml's eight p%8
+// integer lanes come straight out of VPDPBUSD, because the weight bytes are
+// rearranged (VPSHUFB pairs p, p+8 in each 16; VPERMW joins the pairs of p
+// and p+16) so that a dword holds the four levels of one class, against
+// activation quants rearranged the same way once per row (acts.kp). One ZMM
+// covers two sub-blocks of 32 at a time, each 256-bit half its own scale
+// (VPERMD), applied with VPMADDWD against [scale, 0] dwords (the class sums
+// fit in 16 bits). The float32 steps are the AVX2 kernel's.
+
+DATA zPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+24(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+32(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+40(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+48(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+56(SB)/8, $0x0f070e060d050c04
+GLOBL zPerm<>(SB), RODATA|NOPTR, $64
+
+// word c of each 256-bit half's lane 0 next to word c of its lane 1
+DATA wIdx<>+0(SB)/8, $0x0009000100080000
+DATA wIdx<>+8(SB)/8, $0x000b0003000a0002
+DATA wIdx<>+16(SB)/8, $0x000d0005000c0004
+DATA wIdx<>+24(SB)/8, $0x000f0007000e0006
+DATA wIdx<>+32(SB)/8, $0x0019001100180010
+DATA wIdx<>+40(SB)/8, $0x001b0013001a0012
+DATA wIdx<>+48(SB)/8, $0x001d0015001c0014
+DATA wIdx<>+56(SB)/8, $0x001f0017001e0016
+GLOBL wIdx<>(SB), RODATA|NOPTR, $64
+
+// scale dword indices: halves (0,2), (1,3), (4,6), (5,7)
+#define SCIDX(name, a, b) \
+	DATA name+0(SB)/8, $(a<<32|a); \
+	DATA name+8(SB)/8, $(a<<32|a); \
+	DATA name+16(SB)/8, $(a<<32|a); \
+	DATA name+24(SB)/8, $(a<<32|a); \
+	DATA name+32(SB)/8, $(b<<32|b); \
+	DATA name+40(SB)/8, $(b<<32|b); \
+	DATA name+48(SB)/8, $(b<<32|b); \
+	DATA name+56(SB)/8, $(b<<32|b); \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+SCIDX(sc02<>, 0, 2)
+SCIDX(sc13<>, 1, 3)
+SCIDX(sc46<>, 4, 6)
+SCIDX(sc57<>, 5, 7)
+
+// KPAIR(woff, yoff, ilo, ihi): Z10 += the scaled class sums of the four
+// sub-blocks whose nibbles are the 64 bytes at woff(SI).
+#define KPAIR(woff, yoff, ilo, ihi) \
+	VMOVDQU64 woff(SI), Z0; \
+	VPSHUFB Z11, Z0, Z0; \
+	VPERMW Z0, Z12, Z0; \
+	VPSRLW $4, Z0, Z1; \
+	VPANDD Z14, Z0, Z0; \
+	VPANDD Z14, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff(DI), Z0, Z2; \
+	VPERMD Z5, ilo, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff+64(DI), Z1, Z2; \
+	VPERMD Z5, ihi, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10
+
+// func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// qa: the activation row in acts.kp's layout; aux: per block eight int32
+// sums of 32 activation quants.
+TEXT ·dotQ4KVNNI(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	TESTQ CX, CX
+	JZ    v4kdone
+v4kloop:
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	MOVL AX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 0(SP)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 4(SP)
+	MOVL DX, R12
+	ANDL $0x3f3f3f3f, R12
+	MOVL R12, 8(SP)
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	MOVL R12, 12(SP)
+	VPMOVZXBD 0(SP), Y5
+	VPMOVZXBD 8(SP), Y6
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXORD Z10, Z10, Z10
+	KPAIR(16, 0, Z16, Z17)
+	KPAIR(80, 128, Z18, Z19)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X15, X15
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  v4kloop
+v4kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X15, 32(R10)
+	VZEROUPPER
+	RET
