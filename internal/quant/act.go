@@ -23,6 +23,9 @@ type acts struct {
 	// a block holds its sub-blocks of 32 in the order 0, 2, 1, 3, each with
 	// byte 4c+i = quant c+8i, so that a dword holds one p%8 class.
 	kp []int8
+	// kw (Q8_K) is qs as int16 with each 16's quants in the order 0, 8, 1,
+	// 9, ..., 7, 15, for the VPDPWSSD Q6_K kernel.
+	kw []int16
 }
 
 // quantizeActs quantizes rows [i0, i1) of x (rows of a.k) into a.
@@ -67,6 +70,13 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 					ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
 				}
 				src := qs[b*qkK:][:qkK]
+				kw := a.kw[i*k+b*qkK:][:qkK]
+				for g := range 16 {
+					for c := range 8 {
+						kw[16*g+2*c] = int16(src[16*g+c])
+						kw[16*g+2*c+1] = int16(src[16*g+c+8])
+					}
+				}
 				dst := a.kp[i*k+b*qkK:][:qkK]
 				for h := range 2 {
 					for o, sb := range [4]int{0, 2, 1, 3} {
@@ -99,6 +109,7 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts
 		a.bsum = make([]int16, m*nb*16)
 		a.msum = make([]int32, m*nb*8)
 		a.kp = make([]int8, m*k)
+		a.kw = make([]int16, m*k)
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {

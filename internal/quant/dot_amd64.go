@@ -65,15 +65,24 @@ func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out 
 // ggml's final sum: out[0:8] the eight float32 lane sums, out[8] sumf.
 type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 
+// The activation layouts a K-type row kernel reads.
+const (
+	actQS = iota // acts.qs
+	actKP        // acts.kp
+	actKW        // acts.kw
+)
+
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
-// order; with perm the kernel reads the activation quants in acts.kp's
-// layout.
-func rowsK(t Type, kern dotKFn, perm bool) rowsFn {
+// order; layout says which form of the activation quants it reads.
+func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
 		nb := a.nb
 		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
-		if perm {
+		switch layout {
+		case actKP:
 			qa = &a.kp[i*a.k]
+		case actKW:
+			qa = (*int8)(unsafe.Pointer(&a.kw[i*a.k]))
 		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {
@@ -101,3 +110,6 @@ func dot4Q8_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer
 
 //go:noescape
 func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dotQ6KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -155,3 +155,121 @@ v4kdone:
 	VMOVSS  X15, 32(R10)
 	VZEROUPPER
 	RET
+
+DATA yPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA yPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA yPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA yPerm<>+24(SB)/8, $0x0f070e060d050c04
+GLOBL yPerm<>(SB), RODATA|NOPTR, $32
+
+// VPERMW indices: 16 words 2k then 16 words 2k+1
+#define GIDX(name, a, b) \
+	DATA name+0(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+8(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+16(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+24(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+32(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+40(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+48(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+56(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+GIDX(g01<>, 0, 1)
+GIDX(g23<>, 2, 3)
+GIDX(g45<>, 4, 5)
+GIDX(g67<>, 6, 7)
+GIDX(g89<>, 8, 9)
+GIDX(g1011<>, 10, 11)
+GIDX(g1213<>, 12, 13)
+GIDX(g1415<>, 14, 15)
+
+// Q6V(Yq, Zq, yoff, idx): Z10 += Σ (level-32)·scale·y over the two
+// 16-element groups in Yq, pairs p, p+8 per dword (VPDPWSSD), against
+// the activation's int16 quants at yoff(DI) (acts.kw).
+#define Q6V(Yq, Zq, yoff, idx) \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMOVZXBW Yq, Zq; \
+	VPSUBW Z8, Zq, Zq; \
+	VPERMW Z9, idx, Z6; \
+	VPMULLW Z6, Zq, Zq; \
+	VPDPWSSD yoff(DI), Zq, Z10
+
+#define Q6VHALF(qloff, qhoff, yoff, i0, i1, i2, i3) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff, i0); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+64, i1); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+128, i2); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+192, i3)
+
+// func dotQ6KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// qa: the activation row as acts.kw (int16).
+TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	VXORPS Y13, Y13, Y13
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y14
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Y12
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Z8
+	VMOVDQU yPerm<>(SB), Y11
+	VMOVDQU64 g01<>(SB), Z16
+	VMOVDQU64 g23<>(SB), Z17
+	VMOVDQU64 g45<>(SB), Z18
+	VMOVDQU64 g67<>(SB), Z19
+	VMOVDQU64 g89<>(SB), Z20
+	VMOVDQU64 g1011<>(SB), Z21
+	VMOVDQU64 g1213<>(SB), Z22
+	VMOVDQU64 g1415<>(SB), Z23
+	TESTQ CX, CX
+	JZ    v6kdone
+v6kloop:
+	VPMOVSXBW 192(SI), Y9
+	VPXORD Z10, Z10, Z10
+	Q6VHALF(0, 128, 0, Z16, Z17, Z18, Z19)
+	Q6VHALF(64, 160, 256, Z20, Z21, Z22, Z23)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X7
+	VCVTPH2PS    X7, X7
+	VMULSS       (R8), X7, X7
+	VBROADCASTSS X7, Y7
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	ADDQ $210, SI
+	ADDQ $512, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  v6kloop
+v6kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	MOVL    $0, 32(R10)
+	VZEROUPPER
+	RET

@@ -35,15 +35,16 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q5_0] = rows4(Q5_0, dot4Q5_0AVX2)
 		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1AVX2)
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0AVX2)
-		k.rows[Q4_K] = rowsK(Q4_K, dotQ4KAVX2, false)
-		k.rows[Q5_K] = rowsK(Q5_K, dotQ5KAVX2, false)
-		k.rows[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, false)
+		k.rows[Q4_K] = rowsK(Q4_K, dotQ4KAVX2, actQS)
+		k.rows[Q5_K] = rowsK(Q5_K, dotQ5KAVX2, actQS)
+		k.rows[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, actQS)
 		return true
 	case LevelAVX512BF16:
 		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0VNNI)
 		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1VNNI)
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
-		k.rows[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, true)
+		k.rows[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP)
+		k.rows[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actKW)
 		return true
 	}
 	return false
