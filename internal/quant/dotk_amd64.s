@@ -49,6 +49,9 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	TESTQ CX, CX
 	JZ    q4kdone
 q4kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
 	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
@@ -159,6 +162,9 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
 	TESTQ CX, CX
 	JZ    q5kdone
 q5kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
 	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
@@ -343,6 +349,10 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
 	TESTQ CX, CX
 	JZ    q6kdone
 q6kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 704(SI)
 	// the 16 int8 scales as [scale, 0] dwords at 0(SP)..60(SP)
 	VPMOVSXBW 192(SI), Y0
 	VPMOVZXWD X0, Y1

@@ -18,6 +18,8 @@
 	MOVQ da+32(FP), R8; \
 	MOVQ aux+40(FP), R9; \
 	LEAQ (SI)(BX*2), R11; \
+	LEAQ (SI)(BX*8), R12; \
+	LEAQ (R11)(BX*8), R13; \
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z14; \
 	VXORPS X13, X13, X13
@@ -37,8 +39,14 @@
 	VCVTPH2PS X, X
 
 #define NEXT(size) \
+	PREFETCHT0 (R12); \
+	PREFETCHT0 (R12)(BX*1); \
+	PREFETCHT0 (R13); \
+	PREFETCHT0 (R13)(BX*1); \
 	ADDQ $size, SI; \
 	ADDQ $size, R11; \
+	ADDQ $size, R12; \
+	ADDQ $size, R13; \
 	ADDQ $32, DI; \
 	ADDQ $4, R8; \
 	ADDQ $4, R9
