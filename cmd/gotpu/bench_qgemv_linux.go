@@ -1,13 +1,14 @@
 package main
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
-// threadCPUSeconds returns the CPU time (user plus system) of the calling
-// OS thread, or -1 where it cannot be read.
+// threadCPUSeconds returns the CPU time of the calling OS thread
+// (CLOCK_THREAD_CPUTIME_ID, nanosecond resolution; getrusage's thread
+// times advance in scheduler ticks), or -1 where it cannot be read.
 func threadCPUSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return -1
 	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	return float64(ts.Sec) + float64(ts.Nsec)/1e9
 }

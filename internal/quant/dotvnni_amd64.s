@@ -18,8 +18,10 @@
 	MOVQ da+32(FP), R8; \
 	MOVQ aux+40(FP), R9; \
 	LEAQ (SI)(BX*2), R11; \
-	LEAQ (SI)(BX*8), R12; \
-	LEAQ (R11)(BX*8), R13; \
+	MOVQ BX, R12; \
+	SHLQ $4, R12; \
+	LEAQ (R11)(R12*1), R13; \
+	ADDQ SI, R12; \
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z14; \
 	VXORPS X13, X13, X13
