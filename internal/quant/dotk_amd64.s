@@ -52,13 +52,11 @@ q4kloop:
 	PREFETCHT0 512(SI)
 	PREFETCHT0 576(SI)
 	PREFETCHT0 640(SI)
-	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
+	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
 	MOVL 12(SI), R10
-	MOVL AX, R12
-	ANDL $0x3f3f3f3f, R12
-	MOVL R12, 0(SP)
+	// (in registers: a load spanning two small stores would stall)
 	MOVL R10, R12
 	ANDL $0x0f0f0f0f, R12
 	MOVL AX, R13
@@ -66,10 +64,11 @@ q4kloop:
 	ANDL $0x03030303, R13
 	SHLL $4, R13
 	ORL  R13, R12
-	MOVL R12, 4(SP)
-	MOVL DX, R12
-	ANDL $0x3f3f3f3f, R12
-	MOVL R12, 8(SP)
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
 	MOVL R10, R12
 	SHRL $4, R12
 	ANDL $0x0f0f0f0f, R12
@@ -78,9 +77,13 @@ q4kloop:
 	ANDL $0x03030303, R13
 	SHLL $4, R13
 	ORL  R13, R12
-	MOVL R12, 12(SP)
-	VPMOVZXBD 0(SP), Y5
-	VPMOVZXBD 8(SP), Y6
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
 	VMOVDQU   Y5, 16(SP)
 	// sumi = Σ mins × (32-element activation sums)
 	VPMULLD      (R9), Y6, Y6
@@ -165,13 +168,11 @@ q5kloop:
 	PREFETCHT0 512(SI)
 	PREFETCHT0 576(SI)
 	PREFETCHT0 640(SI)
-	// Scales and mins (get_scale_min_k4) into bytes at 0(SP) and 8(SP).
+	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
 	MOVL 12(SI), R10
-	MOVL AX, R12
-	ANDL $0x3f3f3f3f, R12
-	MOVL R12, 0(SP)
+	// (in registers: a load spanning two small stores would stall)
 	MOVL R10, R12
 	ANDL $0x0f0f0f0f, R12
 	MOVL AX, R13
@@ -179,10 +180,11 @@ q5kloop:
 	ANDL $0x03030303, R13
 	SHLL $4, R13
 	ORL  R13, R12
-	MOVL R12, 4(SP)
-	MOVL DX, R12
-	ANDL $0x3f3f3f3f, R12
-	MOVL R12, 8(SP)
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
 	MOVL R10, R12
 	SHRL $4, R12
 	ANDL $0x0f0f0f0f, R12
@@ -191,9 +193,13 @@ q5kloop:
 	ANDL $0x03030303, R13
 	SHLL $4, R13
 	ORL  R13, R12
-	MOVL R12, 12(SP)
-	VPMOVZXBD 0(SP), Y5
-	VPMOVZXBD 8(SP), Y6
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
 	VMOVDQU   Y5, 16(SP)
 	// sumi = Σ mins × (32-element activation sums)
 	VPMULLD      (R9), Y6, Y6
