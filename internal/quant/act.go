@@ -70,32 +70,26 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 					ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
 				}
 				src := qs[b*qkK:][:qkK]
-				kw := a.kw[i*k+b*qkK:][:qkK]
-				for g := range 16 {
-					for c := range 8 {
-						kw[16*g+2*c] = int16(src[16*g+c])
-						kw[16*g+2*c+1] = int16(src[16*g+c+8])
-					}
+				if a.kw != nil {
+					fillKW(src, a.kw[i*k+b*qkK:][:qkK])
 				}
-				dst := a.kp[i*k+b*qkK:][:qkK]
-				for h := range 2 {
-					for o, sb := range [4]int{0, 2, 1, 3} {
-						in := src[h*128+sb*32:][:32]
-						out := dst[h*128+o*32:][:32]
-						for c := range 8 {
-							for q := range 4 {
-								out[4*c+q] = in[c+8*q]
-							}
-						}
-					}
+				if a.kp != nil {
+					fillKP(src, a.kp[i*k+b*qkK:][:qkK])
 				}
 			}
 		}
 	}
 }
 
-// newActs quantizes the m rows of x (k elements each) to type t.
-func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts {
+// The extra activation layouts a kernel may read (Q8_K only).
+const (
+	needKP = 1 << iota // acts.kp
+	needKW             // acts.kw
+)
+
+// newActs quantizes the m rows of x (k elements each) to type t, with the
+// extra layouts in need.
+func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need int) *acts {
 	bs := t.BlockSize()
 	nb := k / bs
 	a := &acts{t: t, k: k, m: m, nb: nb, qs: make([]int8, m*k), d: make([]float32, m*nb)}
@@ -108,8 +102,12 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts
 	case Q8_K:
 		a.bsum = make([]int16, m*nb*16)
 		a.msum = make([]int32, m*nb*8)
-		a.kp = make([]int8, m*k)
-		a.kw = make([]int16, m*k)
+		if need&needKP != 0 {
+			a.kp = make([]int8, m*k)
+		}
+		if need&needKW != 0 {
+			a.kw = make([]int16, m*k)
+		}
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {
@@ -118,4 +116,30 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts
 	}
 	par(m, func(lo, hi int) { a.quantizeRows(x, lo, hi, make([]byte, rb)) })
 	return a
+}
+
+// fillKW writes one Q8_K block's quants as int16, each 16 in the order 0,
+// 8, 1, 9, ..., 7, 15 (acts.kw).
+func fillKW(src []int8, kw []int16) {
+	for g := range 16 {
+		sg, out := src[16*g:][:16], kw[16*g:][:16]
+		for c := range 8 {
+			out[2*c] = int16(sg[c])
+			out[2*c+1] = int16(sg[c+8])
+		}
+	}
+}
+
+// fillKP writes one Q8_K block's quants in acts.kp's order: per half, the
+// sub-blocks 0, 2, 1, 3, each with byte 4c+i = quant c+8i.
+func fillKP(src, dst []int8) {
+	for h := range 2 {
+		for o, sb := range [4]int{0, 2, 1, 3} {
+			in := src[h*128+sb*32:][:32]
+			out := dst[h*128+o*32:][:32]
+			for c := range 8 {
+				out[4*c], out[4*c+1], out[4*c+2], out[4*c+3] = in[c], in[c+8], in[c+16], in[c+24]
+			}
+		}
+	}
 }

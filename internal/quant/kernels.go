@@ -23,6 +23,7 @@ type rowsFn func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32)
 type Kernels struct {
 	level string
 	rows  [Q8_K + 1]rowsFn // by weight type
+	need  [Q8_K + 1]int    // the extra activation layouts rows[t] reads
 }
 
 // For returns the kernels of the given level, or of the best level below it
@@ -126,7 +127,7 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 		rows = genericRows(dotGeneric(t))
 	}
 	at, _ := ActType(t)
-	a := newActs(at, x, m, kdim, par)
+	a := newActs(at, x, m, kdim, par, k.need[t])
 	groups := (n + rowGroup - 1) / rowGroup
 	run := func(lo, hi int) {
 		j0, j1 := lo*rowGroup, min(hi*rowGroup, n)
