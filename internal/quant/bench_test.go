@@ -38,3 +38,32 @@ func BenchmarkGEMV(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGEMM reports the prefill-shaped product (64 activation rows) in
+// GFLOP/s (2·m·n·k per product), per type and level.
+func BenchmarkGEMM(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	const m = 64
+	for _, sh := range [][2]int{{1536, 576}} {
+		k, n := sh[0], sh[1]
+		for _, typ := range weightTypes {
+			_, wq := randWeights(r, typ, n, k)
+			x := randActs(r, m, k)
+			y := make([]float32, m*n)
+			for _, l := range Levels()[1:] {
+				kern := For(l)
+				if kern.Level() != l {
+					continue
+				}
+				b.Run(fmt.Sprintf("%dx%dx%d/%v/%s", m, k, n, typ, l), func(b *testing.B) {
+					for b.Loop() {
+						if err := kern.MatMul(typ, wq, n, k, x, m, y, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(2*m*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
