@@ -28,10 +28,14 @@ func BenchmarkGEMV(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%dx%d/%v/%s", k, n, typ, l), func(b *testing.B) {
 					b.SetBytes(int64(len(wq)))
+					c0 := processCPU()
 					for b.Loop() {
 						if err := kern.MatMul(typ, wq, n, k, x, 1, y, nil); err != nil {
 							b.Fatal(err)
 						}
+					}
+					if c0 >= 0 {
+						b.ReportMetric(float64(len(wq))*float64(b.N)/(processCPU()-c0)/1e9, "GB/cpu-s")
 					}
 				})
 			}
@@ -56,12 +60,17 @@ func BenchmarkGEMM(b *testing.B) {
 					continue
 				}
 				b.Run(fmt.Sprintf("%dx%dx%d/%v/%s", m, k, n, typ, l), func(b *testing.B) {
+					c0 := processCPU()
 					for b.Loop() {
 						if err := kern.MatMul(typ, wq, n, k, x, m, y, nil); err != nil {
 							b.Fatal(err)
 						}
 					}
-					b.ReportMetric(2*m*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					flops := 2 * m * float64(n) * float64(k) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					if c0 >= 0 {
+						b.ReportMetric(flops/(processCPU()-c0)/1e9, "GFLOP/cpu-s")
+					}
 				})
 			}
 		}

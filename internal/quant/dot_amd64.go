@@ -113,3 +113,33 @@ func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out 
 
 //go:noescape
 func dotQ6KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// gemm4x4Fn computes four weight rows (at w, rb bytes apart) against four
+// activation rows (quants lda bytes apart, scales and the extra array nb
+// entries apart) into out[a*ldo+r], r, a < 4.
+type gemm4x4Fn func(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm4x4Q4_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+// gemm4 runs a 4×4 kernel over groups of four weight rows and four
+// activation rows, and rows over what is left.
+func gemm4(t Type, g4 gemm4x4Fn, rows rowsFn) gemmFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
+		nb := a.nb
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+			j := j0
+			for ; j+4 <= j1; j += 4 {
+				g4(&w[j*rb], rb, nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
+			}
+			for ii := i; ii < i+4 && j < j1; ii++ {
+				rows(w, rb, j, j1, a, ii, y[ii*ldy:(ii+1)*ldy])
+			}
+		}
+		for ; i < i1; i++ {
+			rows(w, rb, j0, j1, a, i, y[i*ldy:(i+1)*ldy])
+		}
+	}
+}

@@ -162,3 +162,97 @@ v80loop:
 	JNZ  v80loop
 v80done:
 	FINISH
+
+// Four weight rows against four activation rows (GEMM): the weight
+// nibbles and scales are unpacked once per block for all four activation
+// rows, whose quants are at DI, DX, R14, R15, scales at R8 + a·R10 and
+// block sums at R9 + a·R10 (R10 = 4·nb). Sums: X13, X12, X11, X10.
+
+// NIBW(off): Z2, Z3 = the four rows' low and high nibbles at off.
+#define NIBW(off) \
+	VMOVDQU off(SI), X2; \
+	VINSERTI32X4 $1, off(SI)(BX*1), Z2, Z2; \
+	VINSERTI32X4 $2, off(R11), Z2, Z2; \
+	VINSERTI32X4 $3, off(R11)(BX*1), Z2, Z2; \
+	VPSRLW $4, Z2, Z3; \
+	VPANDD Z14, Z2, Z2; \
+	VPANDD Z14, Z3, Z3
+
+// ADOT(yp): X1 = the four weight rows' Σ level·y against the activation
+// quants at yp.
+#define ADOT(yp) \
+	VBROADCASTI32X4 (yp), Z0; \
+	VBROADCASTI32X4 16(yp), Z1; \
+	VPXORD Z4, Z4, Z4; \
+	VPDPBUSD Z0, Z2, Z4; \
+	VPDPBUSD Z1, Z3, Z4; \
+	VEXTRACTI64X4 $1, Z4, Y5; \
+	VPHADDD Y5, Y4, Y4; \
+	VPHADDD Y4, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPUNPCKLDQ X5, X4, X1
+
+// Q40STEP(yp, dmem, smem, acc): Q4_0's float steps for one activation row.
+#define Q40STEP(yp, dmem, smem, acc) \
+	ADOT(yp); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $3, X6, X6; \
+	VPSUBD X6, X1, X1; \
+	VCVTDQ2PS X1, X1; \
+	VMULPS X9, X1, X1; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X6, X1, X1; \
+	VADDPS X1, acc, acc
+
+// func gemm4x4Q4_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_0VNNI(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ rb+8(FP), BX
+	MOVQ nb+16(FP), CX
+	MOVQ qa+24(FP), DI
+	MOVQ lda+32(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+40(FP), R8
+	MOVQ aux+48(FP), R9
+	LEAQ (SI)(BX*2), R11
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VXORPS X13, X13, X13
+	VXORPS X12, X12, X12
+	VXORPS X11, X11, X11
+	VXORPS X10, X10, X10
+	TESTQ CX, CX
+	JZ    g40done
+g40loop:
+	HALF4(0, X9)
+	NIBW(2)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	Q40STEP(DI, (R8), (R9), X13)
+	Q40STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	Q40STEP(R14, (AX), (R12), X11)
+	Q40STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	ADDQ $18, SI
+	ADDQ $18, R11
+	ADDQ $32, DI
+	ADDQ $32, DX
+	ADDQ $32, R14
+	ADDQ $32, R15
+	ADDQ $4, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNZ  g40loop
+g40done:
+	MOVQ out+56(FP), AX
+	MOVQ ldo+64(FP), BX
+	VMOVUPS X13, (AX)
+	VMOVUPS X12, (AX)(BX*4)
+	LEAQ (AX)(BX*8), AX
+	VMOVUPS X11, (AX)
+	VMOVUPS X10, (AX)(BX*4)
+	VZEROUPPER
+	RET

@@ -19,10 +19,15 @@ var allLevels = []string{LevelGeneric, LevelAVX2, LevelAVX512, LevelAVX512BF16}
 // w holds all of W's rows (rb bytes each) and y is the output row of i.
 type rowsFn func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32)
 
+// gemmFn computes y[i*ldy+j] for j in [j0, j1) and activation rows i in
+// [i0, i1).
+type gemmFn func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int)
+
 // Kernels are the kernel entry points of one CPU level.
 type Kernels struct {
 	level string
 	rows  [Q8_K + 1]rowsFn // by weight type
+	gemm  [Q8_K + 1]gemmFn // by weight type; nil: rows per activation row
 	need  [Q8_K + 1]int    // the extra activation layouts rows[t] reads
 }
 
@@ -122,7 +127,7 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 			return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
 		}
 	}
-	rows := k.rows[t]
+	rows, gemm := k.rows[t], k.gemm[t]
 	if rows == nil {
 		rows = genericRows(dotGeneric(t))
 	}
@@ -137,6 +142,10 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 		}
 		for g0 := j0; g0 < j1; g0 += rowGroup {
 			g1 := min(g0+rowGroup, j1)
+			if gemm != nil {
+				gemm(w, rb, g0, g1, a, 0, m, y, n)
+				continue
+			}
 			for i := range m {
 				rows(w, rb, g0, g1, a, i, y[i*n:(i+1)*n])
 			}

@@ -41,6 +41,7 @@ func addLevel(k *Kernels, level string) bool {
 		return true
 	case LevelAVX512BF16:
 		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0VNNI)
+		k.gemm[Q4_0] = gemm4(Q4_0, gemm4x4Q4_0VNNI, k.rows[Q4_0])
 		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1VNNI)
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
