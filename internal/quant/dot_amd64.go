@@ -143,3 +143,9 @@ func gemm4(t Type, g4 gemm4x4Fn, rows rowsFn) gemmFn {
 		}
 	}
 }
+
+//go:noescape
+func gemm4x4Q4_1VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm4x4Q8_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)

@@ -256,3 +256,132 @@ g40done:
 	VMOVUPS X10, (AX)(BX*4)
 	VZEROUPPER
 	RET
+
+// Q41STEP: Q4_1's float steps for one activation row; X9 holds dx, X8 mx.
+#define Q41STEP(yp, dmem, smem, acc) \
+	ADOT(yp); \
+	VCVTDQ2PS X1, X1; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X1, X6, X1; \
+	VBROADCASTSS smem, X6; \
+	VMULPS X8, X6, X6; \
+	VADDPS X6, X1, X1; \
+	VADDPS X1, acc, acc
+
+#define GSETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ lda+32(FP), AX; \
+	LEAQ (DI)(AX*1), DX; \
+	LEAQ (DX)(AX*1), R14; \
+	LEAQ (R14)(AX*1), R15; \
+	MOVQ da+40(FP), R8; \
+	MOVQ aux+48(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z14; \
+	VXORPS X13, X13, X13; \
+	VXORPS X12, X12, X12; \
+	VXORPS X11, X11, X11; \
+	VXORPS X10, X10, X10
+
+#define GNEXT(size) \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $32, DI; \
+	ADDQ $32, DX; \
+	ADDQ $32, R14; \
+	ADDQ $32, R15; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+#define GFINISH \
+	MOVQ out+56(FP), AX; \
+	MOVQ ldo+64(FP), BX; \
+	VMOVUPS X13, (AX); \
+	VMOVUPS X12, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X11, (AX); \
+	VMOVUPS X10, (AX)(BX*4); \
+	VZEROUPPER; \
+	RET
+
+// func gemm4x4Q4_1VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_1VNNI(SB), NOSPLIT, $0-72
+	GSETUP
+	TESTQ CX, CX
+	JZ    g41done
+g41loop:
+	HALF4(0, X9)
+	HALF4(2, X8)
+	NIBW(4)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	Q41STEP(DI, (R8), (R9), X13)
+	Q41STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	Q41STEP(R14, (AX), (R12), X11)
+	Q41STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT(20)
+	DECQ CX
+	JNZ  g41loop
+g41done:
+	GFINISH
+
+// Q80W: Z2, Z3 = rows 0,1 and rows 2,3 of the Q8_0 quants, offset by 128.
+#define Q80W \
+	VMOVDQU 2(SI), Y2; \
+	VINSERTI64X4 $1, 2(SI)(BX*1), Z2, Z2; \
+	VMOVDQU 2(R11), Y3; \
+	VINSERTI64X4 $1, 2(R11)(BX*1), Z3, Z3; \
+	VPXORD Z15, Z2, Z2; \
+	VPXORD Z15, Z3, Z3
+
+// Q80STEP: Q8_0's steps for one activation row; X9 holds dx.
+#define Q80STEP(yp, dmem, smem, acc) \
+	VBROADCASTI64X4 (yp), Z0; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPDPBUSD Z0, Z2, Z4; \
+	VPDPBUSD Z0, Z3, Z5; \
+	VEXTRACTI64X4 $1, Z4, Y6; \
+	VEXTRACTI64X4 $1, Z5, Y7; \
+	VPHADDD Y6, Y4, Y4; \
+	VPHADDD Y7, Y5, Y5; \
+	VPHADDD Y5, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X6; \
+	VPADDD X6, X4, X1; \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $7, X6, X6; \
+	VPSUBD X6, X1, X1; \
+	VCVTDQ2PS X1, X1; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X6, X1, X1; \
+	VADDPS X1, acc, acc
+
+// func gemm4x4Q8_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q8_0VNNI(SB), NOSPLIT, $0-72
+	GSETUP
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    g80done
+g80loop:
+	HALF4(0, X9)
+	Q80W
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	Q80STEP(DI, (R8), (R9), X13)
+	Q80STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	Q80STEP(R14, (AX), (R12), X11)
+	Q80STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT(34)
+	DECQ CX
+	JNZ  g80loop
+g80done:
+	GFINISH
