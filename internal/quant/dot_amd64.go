@@ -149,3 +149,38 @@ func gemm4x4Q4_1VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux un
 
 //go:noescape
 func gemm4x4Q8_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm1x4Q4KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+// gemm1x4Fn computes one K-type weight row against four activation rows
+// (quants lda bytes apart) up to ggml's final sums: out[9a:9a+8] the lane
+// sums of activation row a, out[9a+8] its sumf.
+type gemm1x4Fn func(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+// gemmK runs a one-by-four K kernel (activations in acts.kp's layout)
+// over groups of four activation rows, and rows over what is left.
+func gemmK(t Type, g gemm1x4Fn, rows rowsFn) gemmFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
+		nb := a.nb
+		var out [36]float32
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			qa, da, aux := &a.kp[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+			for j := j0; j < j1; j++ {
+				g(&w[j*rb], nb, qa, a.k, da, aux, &out[0])
+				for r := range 4 {
+					o := out[9*r:][:9]
+					sumf := o[8]
+					for _, s := range o[:8] {
+						sumf += s
+					}
+					y[(i+r)*ldy+j] = sumf
+				}
+			}
+		}
+		for ; i < i1; i++ {
+			rows(w, rb, j0, j1, a, i, y[i*ldy:(i+1)*ldy])
+		}
+	}
+}

@@ -283,3 +283,164 @@ v6kdone:
 	MOVL    $0, 32(R10)
 	VZEROUPPER
 	RET
+
+// One Q4_K weight row against four activation rows (GEMM): the levels,
+// scales and mins are unpacked once per block. Activation row a's kp
+// quants are at DI, DX, R14, R15, its scales at R8 + a·R10 (R10 = 4·nb)
+// and its 32-sums at R9 + a·R13 (R13 = 32·nb). Lane sums: Y25..Y28; sumf:
+// X29, X30, X31, X15.
+
+// KA(yp, acc): acc = Σ over the block's eight sub-blocks of scale × the
+// class sums against the activation quants at yp (Z0, Z1, Z20, Z21 the
+// levels; Z3, Z22, Z23, Z24 the scale multipliers), folded to 8 lanes.
+#define KA(yp, acc, yacc) \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD (yp), Z0, Z2; \
+	VPMADDWD Z3, Z2, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 64(yp), Z1, Z2; \
+	VPMADDWD Z22, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 128(yp), Z20, Z2; \
+	VPMADDWD Z23, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 192(yp), Z21, Z2; \
+	VPMADDWD Z24, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VEXTRACTI64X4 $1, acc, Y2; \
+	VPADDD Y2, yacc, yacc
+
+// KF(dmem, msum, yacc, sums, sumf): the float steps of one activation row:
+// sums += (dx·dy)·aux, sumf -= (dmx·dy)·Σ mins·msum.
+#define KF(dmem, msum, yacc, sums, sumf) \
+	VPMULLD msum, Y6, Y7; \
+	VEXTRACTI128 $1, Y7, X8; \
+	VPADDD X8, X7, X7; \
+	VPSHUFD $0x4e, X7, X8; \
+	VPADDD X8, X7, X7; \
+	VPSHUFD $0xb1, X7, X8; \
+	VPADDD X8, X7, X7; \
+	VCVTDQ2PS X7, X7; \
+	VBROADCASTSS dmem, X8; \
+	VMULPS X9, X8, X8; \
+	VBROADCASTSS X8, Y10; \
+	VCVTDQ2PS yacc, yacc; \
+	VMULPS Y10, yacc, yacc; \
+	VADDPS yacc, sums, sums; \
+	VMOVSHDUP X8, X8; \
+	VMULSS X7, X8, X8; \
+	VSUBSS X8, sumf, sumf
+
+// func gemm1x4Q4KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// out: four times (eight lane sums, sumf), one per activation row.
+TEXT ·gemm1x4Q4KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVQ CX, R13
+	SHLQ $5, R13
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+	VXORPS Y28, Y28, Y28
+	VXORPS X29, X29, X29
+	VXORPS X30, X30, X30
+	VXORPS X31, X31, X31
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	TESTQ CX, CX
+	JZ    g4kdone
+g4kloop:
+	MOVL 12(SI), R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 4(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 4(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X5
+	MOVL 12(SI), R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 8(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 8(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPERMD Z5, Z16, Z3
+	VPERMD Z5, Z17, Z22
+	VPERMD Z5, Z18, Z23
+	VPERMD Z5, Z19, Z24
+	VMOVDQU64 16(SI), Z0
+	VPSHUFB Z11, Z0, Z0
+	VPERMW Z0, Z12, Z0
+	VPSRLW $4, Z0, Z1
+	VPANDD Z14, Z0, Z0
+	VPANDD Z14, Z1, Z1
+	VMOVDQU64 80(SI), Z20
+	VPSHUFB Z11, Z20, Z20
+	VPERMW Z20, Z12, Z20
+	VPSRLW $4, Z20, Z21
+	VPANDD Z14, Z20, Z20
+	VPANDD Z14, Z21, Z21
+	VMOVD     (SI), X9
+	VCVTPH2PS X9, X9
+	KA(DI, Z4, Y4)
+	KF((R8), (R9), Y4, Y25, X29)
+	KA(DX, Z4, Y4)
+	KF((R8)(R10*1), (R9)(R13*1), Y4, Y26, X30)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R13*2), R12
+	KA(R14, Z4, Y4)
+	KF((AX), (R12), Y4, Y27, X31)
+	KA(R15, Z4, Y4)
+	KF((AX)(R10*1), (R12)(R13*1), Y4, Y28, X15)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  g4kloop
+g4kdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y25, (AX)
+	VMOVSS  X29, 32(AX)
+	VMOVUPS Y26, 36(AX)
+	VMOVSS  X30, 68(AX)
+	VMOVUPS Y27, 72(AX)
+	VMOVSS  X31, 104(AX)
+	VMOVUPS Y28, 108(AX)
+	VMOVSS  X15, 140(AX)
+	VZEROUPPER
+	RET

@@ -47,6 +47,7 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0VNNI, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
+		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K])
 		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actKW), needKW
 		return true
 	}
