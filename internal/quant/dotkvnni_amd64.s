@@ -444,3 +444,127 @@ g4kdone:
 	VMOVSS  X15, 140(AX)
 	VZEROUPPER
 	RET
+
+// One Q6_K weight row against four activation rows (GEMM): the scaled
+// int16 levels of the whole block are prepared once (Z24..Z31, one per 32
+// elements) and each activation row (acts.kw at DI, DX, R14, R15; scales
+// at R8 + a·R10) takes eight VPDPWSSD. Lane sums: Y13, Y5, Y7, Y10.
+
+#define Q6P(Yq, Zdst, idx) \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMOVZXBW Yq, Zdst; \
+	VPSUBW Z8, Zdst, Zdst; \
+	VPERMW Z9, idx, Z6; \
+	VPMULLW Z6, Zdst, Zdst
+
+#define Q6PHALF(qloff, qhoff, i0, i1, i2, i3, d0, d1, d2, d3) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d0, i0); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d1, i1); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d2, i2); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d3, i3)
+
+#define Q6A(yp, dmem, sums) \
+	VPXORD Z0, Z0, Z0; \
+	VPDPWSSD 0(yp), Z24, Z0; \
+	VPDPWSSD 64(yp), Z25, Z0; \
+	VPDPWSSD 128(yp), Z26, Z0; \
+	VPDPWSSD 192(yp), Z27, Z0; \
+	VPDPWSSD 256(yp), Z28, Z0; \
+	VPDPWSSD 320(yp), Z29, Z0; \
+	VPDPWSSD 384(yp), Z30, Z0; \
+	VPDPWSSD 448(yp), Z31, Z0; \
+	VEXTRACTI64X4 $1, Z0, Y1; \
+	VPADDD Y1, Y0, Y0; \
+	VMULSS dmem, X4, X2; \
+	VBROADCASTSS X2, Y2; \
+	VCVTDQ2PS Y0, Y0; \
+	VMULPS Y2, Y0, Y0; \
+	VADDPS Y0, sums, sums
+
+// func gemm1x4Q6KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·gemm1x4Q6KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ CX, R10
+	SHLQ $2, R10
+	VXORPS Y13, Y13, Y13
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y14
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Y12
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Z8
+	VMOVDQU yPerm<>(SB), Y11
+	VMOVDQU64 g01<>(SB), Z16
+	VMOVDQU64 g23<>(SB), Z17
+	VMOVDQU64 g45<>(SB), Z18
+	VMOVDQU64 g67<>(SB), Z19
+	VMOVDQU64 g89<>(SB), Z20
+	VMOVDQU64 g1011<>(SB), Z21
+	VMOVDQU64 g1213<>(SB), Z22
+	VMOVDQU64 g1415<>(SB), Z23
+	TESTQ CX, CX
+	JZ    g6kdone
+g6kloop:
+	VPMOVSXBW 192(SI), Y9
+	Q6PHALF(0, 128, Z16, Z17, Z18, Z19, Z24, Z25, Z26, Z27)
+	Q6PHALF(64, 160, Z20, Z21, Z22, Z23, Z28, Z29, Z30, Z31)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X4
+	VCVTPH2PS X4, X4
+	LEAQ (R8)(R10*2), AX
+	Q6A(DI, (R8), Y13)
+	Q6A(DX, (R8)(R10*1), Y5)
+	Q6A(R14, (AX), Y7)
+	Q6A(R15, (AX)(R10*1), Y10)
+	ADDQ $210, SI
+	ADDQ $512, DI
+	ADDQ $512, DX
+	ADDQ $512, R14
+	ADDQ $512, R15
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  g6kloop
+g6kdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y13, (AX)
+	MOVL    $0, 32(AX)
+	VMOVUPS Y5, 36(AX)
+	MOVL    $0, 68(AX)
+	VMOVUPS Y7, 72(AX)
+	MOVL    $0, 104(AX)
+	VMOVUPS Y10, 108(AX)
+	MOVL    $0, 140(AX)
+	VZEROUPPER
+	RET

@@ -47,8 +47,9 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0VNNI, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
-		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K])
+		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K], actKP)
 		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actKW), needKW
+		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KVNNI, k.rows[Q6_K], actKW)
 		return true
 	}
 	return false
