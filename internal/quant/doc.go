@@ -45,14 +45,17 @@
 // without a kernel of its own for a type runs the best lower level's:
 //
 //	type   avx2 (VPMADDUBSW/VPMADDWD)       avx512bf16 (AVX512_VNNI)
-//	Q4_0   4 rows per call                  VPDPBUSD ZMM, 4 rows
-//	Q4_1   4 rows                           VPDPBUSD ZMM, 4 rows
+//	Q4_0   4 rows per call                  VPDPBUSD ZMM, 4 rows; GEMM 4x4
+//	Q4_1   4 rows                           VPDPBUSD ZMM, 4 rows; GEMM 4x4
 //	Q5_0   4 rows                           (avx2)
 //	Q5_1   4 rows                           (avx2)
-//	Q8_0   4 rows                           VPDPBUSD ZMM, 4 rows
-//	Q4_K   1 row, class lanes via VPSHUFB   VPDPBUSD ZMM, VPERMW layout
+//	Q8_0   4 rows                           VPDPBUSD ZMM, 4 rows; GEMM 4x4
+//	Q4_K   1 row, class lanes via VPSHUFB   VPDPBUSD ZMM, VPERMW layout; GEMM 1x4
 //	Q5_K   1 row                            (avx2)
-//	Q6_K   1 row                            VPDPWSSD ZMM, int16 scaled levels
+//	Q6_K   1 row                            VPDPWSSD ZMM, int16 levels; GEMM 1x4
+//
+// (rows: weight rows per kernel call against one activation row; GEMM
+// AxB: A weight rows against B activation rows, the weight unpacked once.)
 //
 // The avx512 level (no VNNI) has no kernels of its own: For("avx512")
 // runs avx2's and reports Level() "avx2".
@@ -63,6 +66,6 @@
 // is read once, with software prefetch ahead, since a decoding model streams
 // its weights from memory. With m > 1 the activation rows are quantized
 // once and each group of 16 weight rows is run against all m rows while it
-// is in L1. par splits the weight rows (in groups of 16) over the caller's
-// workers.
+// is in L1 (with the GEMM kernels, four activation rows per weight load).
+// par splits the weight rows (in groups of 16) over the caller's workers.
 package quant
