@@ -193,3 +193,9 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 
 //go:noescape
 func gemm1x4Q6KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot4Q5_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

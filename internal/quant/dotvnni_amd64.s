@@ -385,3 +385,119 @@ g80loop:
 	JNZ  g80loop
 g80done:
 	GFINISH
+
+// Q5_0 and Q5_1 (VNNI, four rows): the fifth bits come from each row's
+// 32-bit qh: VPERMD puts row r's qh in lane r, VPSHUFB spreads its bytes
+// (0,1 for the low nibbles' elements, 2,3 for the high ones) and VPTESTMB
+// against 1<<(j%8) gives the byte mask where VPADDB adds 16.
+
+DATA q5Idx<>+0(SB)/8, $0x0000000000000000
+DATA q5Idx<>+8(SB)/8, $0x0000000000000000
+DATA q5Idx<>+16(SB)/8, $0x0000000100000001
+DATA q5Idx<>+24(SB)/8, $0x0000000100000001
+DATA q5Idx<>+32(SB)/8, $0x0000000200000002
+DATA q5Idx<>+40(SB)/8, $0x0000000200000002
+DATA q5Idx<>+48(SB)/8, $0x0000000300000003
+DATA q5Idx<>+56(SB)/8, $0x0000000300000003
+GLOBL q5Idx<>(SB), RODATA|NOPTR, $64
+
+#define REP4(name, a, b) \
+	DATA name+0(SB)/8, $a; \
+	DATA name+8(SB)/8, $b; \
+	DATA name+16(SB)/8, $a; \
+	DATA name+24(SB)/8, $b; \
+	DATA name+32(SB)/8, $a; \
+	DATA name+40(SB)/8, $b; \
+	DATA name+48(SB)/8, $a; \
+	DATA name+56(SB)/8, $b; \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+REP4(q5Lo<>, 0x0000000000000000, 0x0101010101010101)
+REP4(q5Hi<>, 0x0202020202020202, 0x0303030303030303)
+REP4(q5Bits<>, 0x8040201008040201, 0x8040201008040201)
+
+#define Q5SETUP \
+	VMOVDQU64 q5Idx<>(SB), Z16; \
+	VMOVDQU64 q5Lo<>(SB), Z17; \
+	VMOVDQU64 q5Hi<>(SB), Z18; \
+	VMOVDQU64 q5Bits<>(SB), Z19; \
+	MOVL $0x10101010, AX; \
+	VPBROADCASTD AX, Z20
+
+// NIB5DOT(qhoff, qsoff): X1 = the four rows' Σ level·y with 5-bit levels.
+#define NIB5DOT(qhoff, qsoff) \
+	VBROADCASTI32X4 (DI), Z0; \
+	VBROADCASTI32X4 16(DI), Z1; \
+	VMOVDQU qsoff(SI), X2; \
+	VINSERTI32X4 $1, qsoff(SI)(BX*1), Z2, Z2; \
+	VINSERTI32X4 $2, qsoff(R11), Z2, Z2; \
+	VINSERTI32X4 $3, qsoff(R11)(BX*1), Z2, Z2; \
+	VPSRLW $4, Z2, Z3; \
+	VPANDD Z14, Z2, Z2; \
+	VPANDD Z14, Z3, Z3; \
+	VMOVD qhoff(SI), X6; \
+	VPINSRD $1, qhoff(SI)(BX*1), X6, X6; \
+	VPINSRD $2, qhoff(R11), X6, X6; \
+	VPINSRD $3, qhoff(R11)(BX*1), X6, X6; \
+	VPERMD Z6, Z16, Z6; \
+	VPSHUFB Z17, Z6, Z7; \
+	VPTESTMB Z19, Z7, K1; \
+	VPADDB Z20, Z2, K1, Z2; \
+	VPSHUFB Z18, Z6, Z7; \
+	VPTESTMB Z19, Z7, K2; \
+	VPADDB Z20, Z3, K2, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPDPBUSD Z0, Z2, Z4; \
+	VPDPBUSD Z1, Z3, Z4; \
+	VEXTRACTI64X4 $1, Z4, Y5; \
+	VPHADDD Y5, Y4, Y4; \
+	VPHADDD Y4, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPUNPCKLDQ X5, X4, X1
+
+// func dot4Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot4Q5_0VNNI(SB), NOSPLIT, $0-56
+	SETUP
+	Q5SETUP
+	TESTQ CX, CX
+	JZ    v50done
+v50loop:
+	NIB5DOT(2, 6)
+	VPBROADCASTD (R9), X2
+	VPSLLD       $4, X2, X2
+	VPSUBD       X2, X1, X1
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	VADDPS       X1, X13, X13
+	NEXT(22)
+	DECQ CX
+	JNZ  v50loop
+v50done:
+	FINISH
+
+// func dot4Q5_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot4Q5_1VNNI(SB), NOSPLIT, $0-56
+	SETUP
+	Q5SETUP
+	TESTQ CX, CX
+	JZ    v51done
+v51loop:
+	NIB5DOT(4, 8)
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	HALF4(2, X2)
+	VBROADCASTSS (R9), X3
+	VMULPS       X3, X2, X2
+	VADDPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(24)
+	DECQ CX
+	JNZ  v51loop
+v51done:
+	FINISH
