@@ -24,7 +24,6 @@
 	LEAQ (SI)(BX*2), R11; \
 	MOVQ BX, R12; \
 	SHLQ $4, R12; \
-	LEAQ (R11)(R12*1), R13; \
 	ADDQ SI, R12; \
 	VPCMPEQW Y15, Y15, Y15; \
 	VPSRLW $15, Y15, Y15; \
@@ -71,13 +70,10 @@
 
 #define NEXT(size) \
 	PREFETCHT0 (R12); \
-	PREFETCHT0 (R12)(BX*1); \
-	PREFETCHT0 (R13); \
-	PREFETCHT0 (R13)(BX*1); \
+	PREFETCHT0 64(R12); \
 	ADDQ $size, SI; \
 	ADDQ $size, R11; \
-	ADDQ $size, R12; \
-	ADDQ $size, R13; \
+	ADDQ $(4*size), R12; \
 	ADDQ $32, DI; \
 	ADDQ $4, R8; \
 	ADDQ $4, R9

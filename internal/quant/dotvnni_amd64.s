@@ -20,7 +20,6 @@
 	LEAQ (SI)(BX*2), R11; \
 	MOVQ BX, R12; \
 	SHLQ $4, R12; \
-	LEAQ (R11)(R12*1), R13; \
 	ADDQ SI, R12; \
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z14; \
@@ -42,13 +41,10 @@
 
 #define NEXT(size) \
 	PREFETCHT0 (R12); \
-	PREFETCHT0 (R12)(BX*1); \
-	PREFETCHT0 (R13); \
-	PREFETCHT0 (R13)(BX*1); \
+	PREFETCHT0 64(R12); \
 	ADDQ $size, SI; \
 	ADDQ $size, R11; \
-	ADDQ $size, R12; \
-	ADDQ $size, R13; \
+	ADDQ $(4*size), R12; \
 	ADDQ $32, DI; \
 	ADDQ $4, R8; \
 	ADDQ $4, R9
