@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // acts holds m activation rows of k elements quantized to Q8_0, Q8_1 or
@@ -26,6 +27,8 @@ type acts struct {
 	// kw (Q8_K) is qs as int16 with each 16's quants in the order 0, 8, 1,
 	// 9, ..., 7, 15, for the VPDPWSSD Q6_K kernel.
 	kw []int16
+
+	bufs actBufs
 }
 
 // quantizeActs quantizes rows [i0, i1) of x (rows of a.k) into a.
@@ -87,36 +90,67 @@ const (
 	needKW             // acts.kw
 )
 
+// actsPool keeps activation buffers between MatMul calls (a decoding
+// model makes hundreds per token).
+var actsPool sync.Pool
+
+// actBufs are an acts' backing arrays, kept for reuse.
+type actBufs struct {
+	qs, kp []int8
+	d, s   []float32
+	isum   []int32
+	msum   []int32
+	bsum   []int16
+	kw     []int16
+	raw    []byte
+}
+
+func grow[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	return (*s)[:n]
+}
+
 // newActs quantizes the m rows of x (k elements each) to type t, with the
-// extra layouts in need.
+// extra layouts in need. release returns it to the pool.
 func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need int) *acts {
 	bs := t.BlockSize()
 	nb := k / bs
-	a := &acts{t: t, k: k, m: m, nb: nb, qs: make([]int8, m*k), d: make([]float32, m*nb)}
+	a, _ := actsPool.Get().(*acts)
+	if a == nil {
+		a = new(acts)
+	}
+	b := &a.bufs
+	*a = acts{t: t, k: k, m: m, nb: nb, bufs: a.bufs}
+	a.qs, a.d = grow(&b.qs, m*k), grow(&b.d, m*nb)
 	switch t {
 	case Q8_1:
-		a.s = make([]float32, m*nb)
+		a.s = grow(&b.s, m*nb)
 		fallthrough
 	case Q8_0:
-		a.isum = make([]int32, m*nb)
+		a.isum = grow(&b.isum, m*nb)
 	case Q8_K:
-		a.bsum = make([]int16, m*nb*16)
-		a.msum = make([]int32, m*nb*8)
+		a.bsum = grow(&b.bsum, m*nb*16)
+		a.msum = grow(&b.msum, m*nb*8)
 		if need&needKP != 0 {
-			a.kp = make([]int8, m*k)
+			a.kp = grow(&b.kp, m*k)
 		}
 		if need&needKW != 0 {
-			a.kw = make([]int16, m*k)
+			a.kw = grow(&b.kw, m*k)
 		}
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {
-		a.quantizeRows(x, 0, m, make([]byte, rb))
+		a.quantizeRows(x, 0, m, grow(&b.raw, rb))
 		return a
 	}
 	par(m, func(lo, hi int) { a.quantizeRows(x, lo, hi, make([]byte, rb)) })
 	return a
 }
+
+// release returns a to the pool; it must not be used afterwards.
+func (a *acts) release() { actsPool.Put(a) }
 
 // fillKW writes one Q8_K block's quants as int16, each 16 in the order 0,
 // 8, 1, 9, ..., 7, 15 (acts.kw).

@@ -133,6 +133,7 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 	}
 	at, _ := ActType(t)
 	a := newActs(at, x, m, kdim, par, k.need[t])
+	defer a.release()
 	groups := (n + rowGroup - 1) / rowGroup
 	run := func(lo, hi int) {
 		j0, j1 := lo*rowGroup, min(hi*rowGroup, n)
