@@ -291,3 +291,148 @@ q80loop:
 	JNZ  q80loop
 q80done:
 	FINISH
+
+// AVX2 GEMM: four weight rows against four activation rows, the weight
+// nibbles unpacked once per block (Y1..Y4) for all four; activation row a's
+// quants at DI, DX, R14, R15, scales at R8 + a·R10, extra array at
+// R9 + a·R10 (R10 = 4·nb). Sums: X13, X12, X11, X10.
+
+DATA nibMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibMask<>(SB), RODATA|NOPTR, $32
+
+#define WNIB(mem, X, Y) \
+	VMOVDQU mem, X; \
+	VPSRLW $4, X, X5; \
+	VINSERTI128 $1, X5, Y, Y; \
+	VPAND nibMask<>(SB), Y, Y
+
+#define W4NIB(off) \
+	WNIB(off(SI), X1, Y1); \
+	WNIB(off(SI)(BX*1), X2, Y2); \
+	WNIB(off(R11), X3, Y3); \
+	WNIB(off(R11)(BX*1), X4, Y4)
+
+// A4DOT(yp): X5 = the four rows' Σ level·y against the quants at yp.
+#define A4DOT(yp) \
+	VMOVDQU (yp), Y0; \
+	VPMADDUBSW Y0, Y1, Y5; \
+	VPMADDWD Y15, Y5, Y5; \
+	VPMADDUBSW Y0, Y2, Y6; \
+	VPMADDWD Y15, Y6, Y6; \
+	VPMADDUBSW Y0, Y3, Y7; \
+	VPMADDWD Y15, Y7, Y7; \
+	VPMADDUBSW Y0, Y4, Y8; \
+	VPMADDWD Y15, Y8, Y8; \
+	VPHADDD Y6, Y5, Y5; \
+	VPHADDD Y8, Y7, Y7; \
+	VPHADDD Y7, Y5, Y5; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD X6, X5, X5
+
+#define G40STEP(yp, dmem, smem, acc) \
+	A4DOT(yp); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $3, X6, X6; \
+	VPSUBD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VMULPS X9, X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+#define G41STEP(yp, dmem, smem, acc) \
+	A4DOT(yp); \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X5, X6, X5; \
+	VBROADCASTSS smem, X6; \
+	VMULPS X14, X6, X6; \
+	VADDPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+#define GSETUP2 \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ lda+32(FP), AX; \
+	LEAQ (DI)(AX*1), DX; \
+	LEAQ (DX)(AX*1), R14; \
+	LEAQ (R14)(AX*1), R15; \
+	MOVQ da+40(FP), R8; \
+	MOVQ aux+48(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	VPCMPEQW Y15, Y15, Y15; \
+	VPSRLW $15, Y15, Y15; \
+	VXORPS X13, X13, X13; \
+	VXORPS X12, X12, X12; \
+	VXORPS X11, X11, X11; \
+	VXORPS X10, X10, X10
+
+#define GNEXT2(size) \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $32, DI; \
+	ADDQ $32, DX; \
+	ADDQ $32, R14; \
+	ADDQ $32, R15; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+#define GFINISH2 \
+	MOVQ out+56(FP), AX; \
+	MOVQ ldo+64(FP), BX; \
+	VMOVUPS X13, (AX); \
+	VMOVUPS X12, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X11, (AX); \
+	VMOVUPS X10, (AX)(BX*4); \
+	VZEROUPPER; \
+	RET
+
+// func gemm4x4Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_0AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a40done
+a40loop:
+	HALF4(0, X9)
+	W4NIB(2)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G40STEP(DI, (R8), (R9), X13)
+	G40STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G40STEP(R14, (AX), (R12), X11)
+	G40STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(18)
+	DECQ CX
+	JNZ  a40loop
+a40done:
+	GFINISH2
+
+// func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_1AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a41done
+a41loop:
+	HALF4(0, X9)
+	HALF4(2, X14)
+	W4NIB(4)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G41STEP(DI, (R8), (R9), X13)
+	G41STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G41STEP(R14, (AX), (R12), X11)
+	G41STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(20)
+	DECQ CX
+	JNZ  a41loop
+a41done:
+	GFINISH2
