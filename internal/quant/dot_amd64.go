@@ -205,3 +205,24 @@ func gemm4x4Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux un
 
 //go:noescape
 func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func dot8Q4_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot8Q4_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// rows8 runs an eight-row kernel over groups of eight rows, then rows4's
+// four-row kernel and the generic code over the rest (the same bits).
+func rows8(t Type, k8, k4 dot4Fn) rowsFn {
+	rest := rows4(t, k4)
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		nb := a.nb
+		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+		j := j0
+		for ; j+8 <= j1; j += 8 {
+			k8(&w[j*rb], rb, nb, qa, da, aux, &y[j])
+		}
+		rest(w, rb, j, j1, a, i, y)
+	}
+}

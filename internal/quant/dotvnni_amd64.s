@@ -497,3 +497,144 @@ v51loop:
 	JNZ  v51loop
 v51done:
 	FINISH
+
+// Eight weight rows against one activation row (GEMV): rows 0..3 in the
+// 128-bit lanes of one ZMM, rows 4..7 of another, against the same
+// broadcast activation quants. Three VPHADDD leave the row totals in the
+// dword order 0, 2, 4, 6, 1, 3, 5, 7, which the half-precision scales are
+// gathered in as well; the sums are put back in row order at the end.
+// Rows: SI, SI+BX, R11 (=SI+2BX), R11+BX, R14 (=SI+4BX), R14+BX, R15
+// (=R14+2BX), R15+BX.
+
+DATA ord8<>+0(SB)/8, $0x0000000400000000
+DATA ord8<>+8(SB)/8, $0x0000000500000001
+DATA ord8<>+16(SB)/8, $0x0000000600000002
+DATA ord8<>+24(SB)/8, $0x0000000700000003
+GLOBL ord8<>(SB), RODATA|NOPTR, $32
+
+#define SETUP8 \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ da+32(FP), R8; \
+	MOVQ aux+40(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	LEAQ (SI)(BX*4), R14; \
+	LEAQ (R14)(BX*2), R15; \
+	MOVQ BX, R12; \
+	SHLQ $4, R12; \
+	ADDQ SI, R12; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z14; \
+	VXORPS Y13, Y13, Y13
+
+// HALF8(off, X, Y): Y = the eight rows' halves at off, in the order
+// 0, 2, 4, 6, 1, 3, 5, 7, as float32.
+#define HALF8(off, X, Y) \
+	MOVWLZX off(SI), AX; \
+	VMOVD AX, X; \
+	VPINSRW $1, off(R11), X, X; \
+	VPINSRW $2, off(R14), X, X; \
+	VPINSRW $3, off(R15), X, X; \
+	VPINSRW $4, off(SI)(BX*1), X, X; \
+	VPINSRW $5, off(R11)(BX*1), X, X; \
+	VPINSRW $6, off(R14)(BX*1), X, X; \
+	VPINSRW $7, off(R15)(BX*1), X, X; \
+	VCVTPH2PS X, Y
+
+// NIB8DOT(off): Y1 = the eight rows' Σ level·y (order 0,2,4,6,1,3,5,7).
+#define NIB8DOT(off) \
+	VBROADCASTI32X4 (DI), Z0; \
+	VBROADCASTI32X4 16(DI), Z1; \
+	VMOVDQU off(SI), X2; \
+	VINSERTI32X4 $1, off(SI)(BX*1), Z2, Z2; \
+	VINSERTI32X4 $2, off(R11), Z2, Z2; \
+	VINSERTI32X4 $3, off(R11)(BX*1), Z2, Z2; \
+	VMOVDQU off(R14), X6; \
+	VINSERTI32X4 $1, off(R14)(BX*1), Z6, Z6; \
+	VINSERTI32X4 $2, off(R15), Z6, Z6; \
+	VINSERTI32X4 $3, off(R15)(BX*1), Z6, Z6; \
+	VPSRLW $4, Z2, Z3; \
+	VPSRLW $4, Z6, Z7; \
+	VPANDD Z14, Z2, Z2; \
+	VPANDD Z14, Z3, Z3; \
+	VPANDD Z14, Z6, Z6; \
+	VPANDD Z14, Z7, Z7; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z8, Z8, Z8; \
+	VPDPBUSD Z0, Z2, Z4; \
+	VPDPBUSD Z1, Z3, Z4; \
+	VPDPBUSD Z0, Z6, Z8; \
+	VPDPBUSD Z1, Z7, Z8; \
+	VEXTRACTI64X4 $1, Z4, Y5; \
+	VEXTRACTI64X4 $1, Z8, Y9; \
+	VPHADDD Y5, Y4, Y4; \
+	VPHADDD Y9, Y8, Y8; \
+	VPHADDD Y8, Y4, Y1
+
+#define NEXT8(size) \
+	PREFETCHT0 (R12); \
+	PREFETCHT0 64(R12); \
+	PREFETCHT0 128(R12); \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $size, R14; \
+	ADDQ $size, R15; \
+	ADDQ $(8*size), R12; \
+	ADDQ $32, DI; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+#define FINISH8 \
+	VMOVDQU ord8<>(SB), Y0; \
+	VPERMD Y13, Y0, Y13; \
+	MOVQ out+48(FP), R10; \
+	VMOVUPS Y13, (R10); \
+	VZEROUPPER; \
+	RET
+
+// func dot8Q4_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot8Q4_0VNNI(SB), NOSPLIT, $0-56
+	SETUP8
+	TESTQ CX, CX
+	JZ    e40done
+e40loop:
+	NIB8DOT(2)
+	VPBROADCASTD (R9), Y2
+	VPSLLD       $3, Y2, Y2
+	VPSUBD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	HALF8(0, X2, Y2)
+	VMULPS       Y2, Y1, Y1
+	VBROADCASTSS (R8), Y2
+	VMULPS       Y2, Y1, Y1
+	VADDPS       Y1, Y13, Y13
+	NEXT8(18)
+	DECQ CX
+	JNZ  e40loop
+e40done:
+	FINISH8
+
+// func dot8Q4_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot8Q4_1VNNI(SB), NOSPLIT, $0-56
+	SETUP8
+	TESTQ CX, CX
+	JZ    e41done
+e41loop:
+	NIB8DOT(4)
+	VCVTDQ2PS    Y1, Y1
+	HALF8(0, X2, Y2)
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y1
+	HALF8(2, X2, Y2)
+	VBROADCASTSS (R9), Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y1, Y13, Y13
+	NEXT8(20)
+	DECQ CX
+	JNZ  e41loop
+e41done:
+	FINISH8

@@ -42,9 +42,9 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, actQS)
 		return true
 	case LevelAVX512BF16:
-		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0VNNI)
+		k.rows[Q4_0] = rows8(Q4_0, dot8Q4_0VNNI, dot4Q4_0VNNI)
 		k.gemm[Q4_0] = gemm4(Q4_0, gemm4x4Q4_0VNNI, k.rows[Q4_0])
-		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1VNNI)
+		k.rows[Q4_1] = rows8(Q4_1, dot8Q4_1VNNI, dot4Q4_1VNNI)
 		k.gemm[Q4_1] = gemm4(Q4_1, gemm4x4Q4_1VNNI, k.rows[Q4_1])
 		k.rows[Q5_0] = rows4(Q5_0, dot4Q5_0VNNI)
 		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1VNNI)
