@@ -226,3 +226,6 @@ func rows8(t Type, k8, k4 dot4Fn) rowsFn {
 		rest(w, rb, j, j1, a, i, y)
 	}
 }
+
+//go:noescape
+func dot8Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

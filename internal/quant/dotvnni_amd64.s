@@ -638,3 +638,70 @@ e41loop:
 	JNZ  e41loop
 e41done:
 	FINISH8
+
+// QH4(qhoff, base0, base1, Zlo, Zhi): add 16 to the levels in Zlo (low
+// nibbles) and Zhi (high nibbles) whose qh bit is set, for the four rows at
+// base0, base0+BX, base1, base1+BX (lanes 0..3).
+#define QH4(qhoff, base0, base1, Zlo, Zhi) \
+	VMOVD qhoff(base0), X10; \
+	VPINSRD $1, qhoff(base0)(BX*1), X10, X10; \
+	VPINSRD $2, qhoff(base1), X10, X10; \
+	VPINSRD $3, qhoff(base1)(BX*1), X10, X10; \
+	VPERMD Z10, Z16, Z10; \
+	VPSHUFB Z17, Z10, Z11; \
+	VPTESTMB Z19, Z11, K1; \
+	VPADDB Z20, Zlo, K1, Zlo; \
+	VPSHUFB Z18, Z10, Z11; \
+	VPTESTMB Z19, Z11, K2; \
+	VPADDB Z20, Zhi, K2, Zhi
+
+// func dot8Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot8Q5_0VNNI(SB), NOSPLIT, $0-56
+	SETUP8
+	Q5SETUP
+	TESTQ CX, CX
+	JZ    e50done
+e50loop:
+	VBROADCASTI32X4 (DI), Z0
+	VBROADCASTI32X4 16(DI), Z1
+	VMOVDQU 6(SI), X2
+	VINSERTI32X4 $1, 6(SI)(BX*1), Z2, Z2
+	VINSERTI32X4 $2, 6(R11), Z2, Z2
+	VINSERTI32X4 $3, 6(R11)(BX*1), Z2, Z2
+	VMOVDQU 6(R14), X6
+	VINSERTI32X4 $1, 6(R14)(BX*1), Z6, Z6
+	VINSERTI32X4 $2, 6(R15), Z6, Z6
+	VINSERTI32X4 $3, 6(R15)(BX*1), Z6, Z6
+	VPSRLW $4, Z2, Z3
+	VPSRLW $4, Z6, Z7
+	VPANDD Z14, Z2, Z2
+	VPANDD Z14, Z3, Z3
+	VPANDD Z14, Z6, Z6
+	VPANDD Z14, Z7, Z7
+	QH4(2, SI, R11, Z2, Z3)
+	QH4(2, R14, R15, Z6, Z7)
+	VPXORD Z4, Z4, Z4
+	VPXORD Z8, Z8, Z8
+	VPDPBUSD Z0, Z2, Z4
+	VPDPBUSD Z1, Z3, Z4
+	VPDPBUSD Z0, Z6, Z8
+	VPDPBUSD Z1, Z7, Z8
+	VEXTRACTI64X4 $1, Z4, Y5
+	VEXTRACTI64X4 $1, Z8, Y9
+	VPHADDD Y5, Y4, Y4
+	VPHADDD Y9, Y8, Y8
+	VPHADDD Y8, Y4, Y1
+	VPBROADCASTD (R9), Y2
+	VPSLLD       $4, Y2, Y2
+	VPSUBD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	HALF8(0, X2, Y2)
+	VBROADCASTSS (R8), Y3
+	VMULPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y1
+	VADDPS       Y1, Y13, Y13
+	NEXT8(22)
+	DECQ CX
+	JNZ  e50loop
+e50done:
+	FINISH8
