@@ -229,3 +229,6 @@ func rows8(t Type, k8, k4 dot4Fn) rowsFn {
 
 //go:noescape
 func dot8Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -568,3 +568,150 @@ g6kdone:
 	MOVL    $0, 140(AX)
 	VZEROUPPER
 	RET
+
+// Bit masks of the Q5_K sub-blocks in the two halves of a levels ZMM:
+// (0, 2), (1, 3), (4, 6), (5, 7).
+#define QBITS(name, a, b) \
+	DATA name+0(SB)/8, $a; \
+	DATA name+8(SB)/8, $a; \
+	DATA name+16(SB)/8, $a; \
+	DATA name+24(SB)/8, $a; \
+	DATA name+32(SB)/8, $b; \
+	DATA name+40(SB)/8, $b; \
+	DATA name+48(SB)/8, $b; \
+	DATA name+56(SB)/8, $b; \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+QBITS(qb02<>, 0x0101010101010101, 0x0404040404040404)
+QBITS(qb13<>, 0x0202020202020202, 0x0808080808080808)
+QBITS(qb46<>, 0x1010101010101010, 0x4040404040404040)
+QBITS(qb57<>, 0x2020202020202020, 0x8080808080808080)
+
+// KPAIR5: KPAIR with the fifth bits of Z20 (qh in the levels' order) under
+// the bit masks blo and bhi.
+#define KPAIR5(woff, yoff, ilo, ihi, blo, bhi) \
+	VMOVDQU64 woff(SI), Z0; \
+	VPSHUFB Z11, Z0, Z0; \
+	VPERMW Z0, Z12, Z0; \
+	VPSRLW $4, Z0, Z1; \
+	VPANDD Z14, Z0, Z0; \
+	VPANDD Z14, Z1, Z1; \
+	VPTESTMB blo, Z20, K1; \
+	VPADDB Z25, Z0, K1, Z0; \
+	VPTESTMB bhi, Z20, K2; \
+	VPADDB Z25, Z1, K2, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff(DI), Z0, Z2; \
+	VPERMD Z5, ilo, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff+64(DI), Z1, Z2; \
+	VPERMD Z5, ihi, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10
+
+// func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// Q4_K's kernel with the fifth bits: qh, duplicated in both halves of a
+// ZMM, gets the levels' permutation, and VPTESTMB against each half's
+// sub-block bit masks where VPADDB adds 16.
+// qa: the activation row in acts.kp's layout; aux: per block eight int32
+// sums of 32 activation quants.
+TEXT ·dotQ5KVNNI(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	VMOVDQU64 qb02<>(SB), Z21
+	VMOVDQU64 qb13<>(SB), Z22
+	VMOVDQU64 qb46<>(SB), Z23
+	VMOVDQU64 qb57<>(SB), Z24
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z25
+	TESTQ CX, CX
+	JZ    v5kdone
+v5kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	// (in registers: a load spanning two small stores would stall)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXORD Z10, Z10, Z10
+	VBROADCASTI64X4 16(SI), Z20
+	VPSHUFB Z11, Z20, Z20
+	VPERMW Z20, Z12, Z20
+	KPAIR5(48, 0, Z16, Z17, Z21, Z22)
+	KPAIR5(112, 128, Z18, Z19, Z23, Z24)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X15, X15
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  v5kloop
+v5kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X15, 32(R10)
+	VZEROUPPER
+	RET

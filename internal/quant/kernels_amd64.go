@@ -52,6 +52,7 @@ func addLevel(k *Kernels, level string) bool {
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0VNNI, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
 		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K], actKP)
+		k.rows[Q5_K], k.need[Q5_K] = rowsK(Q5_K, dotQ5KVNNI, actKP), needKP
 		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actKW), needKW
 		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KVNNI, k.rows[Q6_K], actKW)
 		return true
