@@ -232,3 +232,6 @@ func dot8Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer
 
 //go:noescape
 func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
