@@ -158,9 +158,9 @@ func gemm1x4Q4KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.
 // sums of activation row a, out[9a+8] its sumf.
 type gemm1x4Fn func(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
 
-// gemmK runs a one-by-four K kernel (activations in acts.kp's layout, or
-// acts.kw's for layout actKW) over groups of four activation rows, and rows
-// over what is left.
+// gemmK runs a one-by-four K kernel (reading the activation quants in the
+// given layout) over groups of four activation rows, and rows over what is
+// left.
 func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
 		nb := a.nb
@@ -168,10 +168,13 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 		i := i0
 		for ; i+4 <= i1; i += 4 {
 			qa, lda, da, aux := (*int8)(nil), a.k, &a.d[i*nb], auxOf(t, a, i)
-			if layout == actKW {
-				qa, lda = (*int8)(unsafe.Pointer(&a.kw[i*a.k])), 2*a.k
-			} else {
+			switch layout {
+			case actQS:
+				qa = &a.qs[i*a.k]
+			case actKP:
 				qa = &a.kp[i*a.k]
+			case actKW:
+				qa, lda = (*int8)(unsafe.Pointer(&a.kw[i*a.k])), 2*a.k
 			}
 			for j := j0; j < j1; j++ {
 				g(&w[j*rb], nb, qa, lda, da, aux, &out[0])
@@ -235,3 +238,6 @@ func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out 
 
 //go:noescape
 func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)

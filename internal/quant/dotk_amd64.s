@@ -388,3 +388,149 @@ q6kdone:
 	MOVL    $0, 32(R10)
 	VZEROUPPER
 	RET
+
+// One Q4_K weight row against four activation rows (AVX2 GEMM): levels,
+// scales and mins unpacked once per block; activation row a's quants at
+// DI, DX, R14, R15, scales at R8 + a·R10 (R10 = 4·nb), 32-sums at
+// R9 + a·R13 (R13 = 32·nb); integer lanes in Y6..Y9; the float sums live
+// in out (BX), nine floats per activation row.
+
+// KSUB1(Yq, yp, yoff, aux): aux += Y3 (the scale) × the class sums of the
+// shuffled levels Yq against the activation quants at yoff(yp).
+#define KSUB1(Yq, yp, yoff, aux) \
+	VMOVDQU yoff(yp), Y2; \
+	VPSHUFB Y11, Y2, Y2; \
+	VPMADDUBSW Y2, Yq, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDW X5, X4, X4; \
+	VPMOVSXWD X4, Y4; \
+	VPMADDWD Y3, Y4, Y4; \
+	VPADDD Y4, aux, aux
+
+// KSUB4: KSUB1 for the four activation rows, with the scale at scoff(SP).
+#define KSUB4(Yq, yoff, scoff) \
+	VPBROADCASTD scoff(SP), Y3; \
+	KSUB1(Yq, DI, yoff, Y6); \
+	KSUB1(Yq, DX, yoff, Y7); \
+	KSUB1(Yq, R14, yoff, Y8); \
+	KSUB1(Yq, R15, yoff, Y9)
+
+#define KPAIR4(woff, yoff, sc0) \
+	VMOVDQU woff(SI), Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   Y14, Y0, Y0; \
+	VPAND   Y14, Y1, Y1; \
+	VPSHUFB Y11, Y0, Y0; \
+	VPSHUFB Y11, Y1, Y1; \
+	KSUB4(Y0, yoff, sc0); \
+	KSUB4(Y1, yoff+32, sc0+4)
+
+// KFIN(aux, dmem, msum, o): the float steps of one activation row into
+// the nine floats at o(BX).
+#define KFIN(aux, dmem, msum, o) \
+	VPMULLD msum, Y12, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0x4e, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0xb1, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VCVTDQ2PS X4, X4; \
+	VBROADCASTSS dmem, X5; \
+	VMULPS X15, X5, X5; \
+	VBROADCASTSS X5, Y3; \
+	VCVTDQ2PS aux, aux; \
+	VMULPS Y3, aux, aux; \
+	VADDPS o(BX), aux, aux; \
+	VMOVUPS aux, o(BX); \
+	VMOVSHDUP X5, X3; \
+	VMULSS X4, X3, X3; \
+	VMOVSS o+32(BX), X2; \
+	VSUBSS X3, X2, X2; \
+	VMOVSS X2, o+32(BX)
+
+// func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $64-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	MOVQ out+48(FP), BX
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVQ CX, R13
+	SHLQ $5, R13
+	VXORPS Y0, Y0, Y0
+	VMOVUPS Y0, 0(BX)
+	VMOVUPS Y0, 32(BX)
+	VMOVUPS Y0, 64(BX)
+	VMOVUPS Y0, 96(BX)
+	VMOVUPS X0, 128(BX)
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    h4kdone
+h4kloop:
+	MOVL 12(SI), R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 4(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 4(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X5
+	MOVL 12(SI), R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 8(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 8(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X12
+	VPMOVZXBD X5, Y5
+	VMOVDQU   Y5, 16(SP)
+	VPMOVZXBD X12, Y12
+	VMOVD     (SI), X15
+	VCVTPH2PS X15, X15
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	KPAIR4(16, 0, 16)
+	KPAIR4(48, 64, 24)
+	KPAIR4(80, 128, 32)
+	KPAIR4(112, 192, 40)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R13*2), R12
+	KFIN(Y6, (R8), (R9), 0)
+	KFIN(Y7, (R8)(R10*1), (R9)(R13*1), 36)
+	KFIN(Y8, (AX), (R12), 72)
+	KFIN(Y9, (AX)(R10*1), (R12)(R13*1), 108)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  h4kloop
+h4kdone:
+	VZEROUPPER
+	RET
