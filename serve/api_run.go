@@ -26,12 +26,12 @@ type tokenOut struct {
 // strings applied), the tokens behind it, and at the end the finish reason
 // and counts.
 type step struct {
-	choice int
-	text   string
-	tokens []tokenOut
-	done   bool
-	finish string // "stop", "length" (with done)
-	err    error
+	choice                     int
+	text                       string
+	tokens                     []tokenOut
+	done                       bool
+	finish                     string // "stop", "length" (with done)
+	err                        error
 	prompt, completion, cached int
 }
 

@@ -138,7 +138,7 @@ func TestStopStrings(t *testing.T) {
 	tests := []struct {
 		reply, stop, want, finish string
 	}{
-		{"Hello world. Bye", `"o w"`, "Hell", "stop"},          // spans three tokens
+		{"Hello world. Bye", `"o w"`, "Hell", "stop"}, // spans three tokens
 		{"Hello world. Bye", `["xyz", ". B"]`, "Hello world", "stop"},
 		{"Hello world. Bye", `["Bye"]`, "Hello world. ", "stop"}, // at the very end
 		{"Hello world. Bye", `["Byz"]`, "Hello world. Bye", "stop"},

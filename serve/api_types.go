@@ -150,9 +150,9 @@ type chatLogprobs struct {
 }
 
 type chatTokenLogprob struct {
-	Token       string          `json:"token"`
-	Logprob     float32         `json:"logprob"`
-	Bytes       []int           `json:"bytes"`
+	Token       string           `json:"token"`
+	Logprob     float32          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
 	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
 }
 
