@@ -76,6 +76,24 @@ func (d *detok) add(id int) (string, error) {
 	return piece, nil
 }
 
+// rest returns the text still held back (an incomplete character at the
+// end), for when the sequence ends.
+func (d *detok) rest() (string, error) {
+	if d.read == len(d.ids) {
+		return "", nil
+	}
+	full, err := d.tok.Decode(d.ids[d.prefix:], true)
+	if err != nil {
+		return "", err
+	}
+	before := d.prefixText
+	d.prefix, d.read, d.prefixText = len(d.ids), len(d.ids), ""
+	if !strings.HasPrefix(full, before) {
+		return "", nil
+	}
+	return full[len(before):], nil
+}
+
 // resync is the slow path of add: it decodes everything.
 func (d *detok) resync() (string, error) {
 	before, err := d.tok.Decode(d.ids[:d.read], true)
@@ -242,7 +260,18 @@ func (s *Server) consume(sp choiceSpec, ch <-chan Event, cancel context.CancelFu
 			switch ev.FinishReason {
 			case "stop", "length":
 				st.finish = ev.FinishReason
-				st.text += stop.Flush()
+				rest, err := d.rest()
+				if err != nil {
+					st.err = err
+					break
+				}
+				text, stopped := stop.Push(rest)
+				st.text += text
+				if stopped {
+					st.finish = "stop"
+				} else {
+					st.text += stop.Flush()
+				}
 			case "cancelled":
 				st.finish = "stop"
 				st.err = context.Canceled
