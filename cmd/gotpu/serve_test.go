@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -45,6 +46,34 @@ func (e *refEngine) Submit(ctx context.Context, r serve.Request) (<-chan serve.E
 	if r.Sampling.IsGreedy() {
 		choose = models.Greedy
 	}
+	// Log-probabilities of the raw logits (the reference engine's, for
+	// the API's logprobs plumbing).
+	var lp float32
+	var top []serve.TokenLogprob
+	inner := choose
+	choose = func(seq int, logits []float32, prompt, generated []int) (int, error) {
+		tok, err := inner(seq, logits, prompt, generated)
+		if err != nil || !r.Logprobs {
+			return tok, err
+		}
+		mx := slices.Max(logits)
+		var sum float64
+		for _, l := range logits {
+			sum += math.Exp(float64(l - mx))
+		}
+		logZ := float64(mx) + math.Log(sum)
+		lp = float32(float64(logits[tok]) - logZ)
+		idx := make([]int, len(logits))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+		top = top[:0]
+		for _, i := range idx[:min(r.TopLogprobs, len(idx))] {
+			top = append(top, serve.TokenLogprob{ID: i, Logprob: float32(float64(logits[i]) - logZ)})
+		}
+		return tok, nil
+	}
 	ch := make(chan serve.Event, 1)
 	go func() {
 		defer close(ch)
@@ -57,6 +86,9 @@ func (e *refEngine) Submit(ctx context.Context, r serve.Request) (<-chan serve.E
 				n++
 				ev := base
 				ev.Token, ev.CompletionTokens = tok, n
+				if r.Logprobs {
+					ev.Logprob, ev.Top = lp, slices.Clone(top)
+				}
 				select {
 				case ch <- ev:
 					return nil
