@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -31,7 +32,8 @@ func (h hfTokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
 // ModelEmbedder serves /v1/embeddings with a sentence-embedding model
 // (models.Model with an Encoder), one batch at a time.
 type ModelEmbedder struct {
-	m  *models.Model
+	m   *models.Model
+	tok *tokenizer.Tokenizer // m's, without padding or truncation, for CountTokens
 	mu sync.Mutex
 	// BatchSize is the number of texts per forward pass (0: 32).
 	BatchSize int
@@ -45,7 +47,12 @@ func NewModelEmbedder(m *models.Model) (*ModelEmbedder, error) {
 	if m.Tokenizer == nil {
 		return nil, errors.New("serve: the embedding model has no tokenizer.json")
 	}
-	return &ModelEmbedder{m: m}, nil
+	tok := *m.Tokenizer
+	tok.SetPadding(nil)
+	if err := tok.SetTruncation(nil); err != nil {
+		return nil, fmt.Errorf("serve: the embedding model's tokenizer: %w", err)
+	}
+	return &ModelEmbedder{m: m, tok: &tok}, nil
 }
 
 // Embed embeds texts as models.Model.EmbedWith does.
@@ -62,7 +69,7 @@ func (e *ModelEmbedder) CountTokens(text string) (int, error) {
 	if sc != nil && sc.DoLowerCase {
 		text = strings.ToLower(text)
 	}
-	enc, err := e.m.Tokenizer.TryEncode(text, true)
+	enc, err := e.tok.TryEncode(text, true)
 	if err != nil {
 		return 0, err
 	}
