@@ -34,7 +34,7 @@ func (h hfTokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
 type ModelEmbedder struct {
 	m   *models.Model
 	tok *tokenizer.Tokenizer // m's, without padding or truncation, for CountTokens
-	mu sync.Mutex
+	mu  sync.Mutex
 	// BatchSize is the number of texts per forward pass (0: 32).
 	BatchSize int
 }

@@ -46,9 +46,9 @@ func TestEmbeddingsMiniLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ref struct {
-		Sentences   []string    `json:"sentences"`
-		InputIDs    [][]int     `json:"input_ids"` // what the model saw (truncated)
-		Embeddings  [][]float64 `json:"embeddings"`
+		Sentences  []string    `json:"sentences"`
+		InputIDs   [][]int     `json:"input_ids"` // what the model saw (truncated)
+		Embeddings [][]float64 `json:"embeddings"`
 	}
 	if err := json.Unmarshal(data, &ref); err != nil {
 		t.Fatal(err)
