@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/hf/tokenizer"
 )
 
@@ -123,5 +124,41 @@ func TestDetokWindow(t *testing.T) {
 				t.Errorf("%s: %q: incremental %q, full %q", name, text, got.String(), want)
 			}
 		}
+	}
+}
+
+// TestToolsQwenTemplate renders a tool conversation with the real
+// Qwen2.5-Instruct template: the tools reach it as OpenAI sends them (key
+// order kept) and an assistant's tool call (arguments sent as a JSON
+// string) comes back in the <tool_call> form the parser reads.
+func TestToolsQwenTemplate(t *testing.T) {
+	tmpl, err := chat.LoadDir(filepath.Join("..", "hf", "chat", "testdata", "models", "qwen2_5_instruct"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := newFakeGen("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>")
+	s := newTestServer(t, gen, func(o *ServerOptions) { o.Chat = tmpl })
+	w := do(t, s, "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather in Paris?"},
+		{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]},
+		{"role":"tool","tool_call_id":"call_1","content":"sunny"},
+		{"role":"user","content":"And Rome?"}],
+		"tools":[{"type":"function","function":{"name":"get_weather","description":"Get the weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`)
+	if w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	prompt, _ := fakeTokenizer{}.Decode(gen.requests()[0].Prompt, false)
+	for _, want := range []string{
+		"<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"description\": \"Get the weather\", \"parameters\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}}\n</tools>",
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+		"<tool_response>\nsunny\n</tool_response>",
+		"<|im_start|>assistant\n",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	c := decode[chatCompletion](t, w).Choices[0]
+	if len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Arguments != `{"city":"Rome"}` || c.FinishReason != "tool_calls" || c.Message.Content != nil {
+		t.Errorf("answer %+v", c)
 	}
 }
