@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -812,5 +813,30 @@ func TestDrainWaits(t *testing.T) {
 	}
 	if got := <-done; !strings.Contains(got, strings.Repeat("y", 20)) {
 		t.Errorf("in-flight request did not finish: %s", got)
+	}
+}
+
+// failConstraint rejects every token, so the generator ends the sequence
+// with an error.
+type failConstraint struct{ fakeConstraint }
+
+func (failConstraint) Accept(int) error { return errors.New("token not allowed") }
+
+// TestGenerationError checks how an engine error reaches the client: a 500
+// error object, or inside a stream that has begun an error event before
+// [DONE].
+func TestGenerationError(t *testing.T) {
+	s := newTestServer(t, newFakeGen("abc"), func(o *ServerOptions) {
+		o.NewConstraint = func([]byte) (Constraint, error) { return &failConstraint{}, nil }
+	})
+	body := `{"messages":[{"role":"user","content":"Hi"}],"response_format":{"type":"json_object"}`
+	w := do(t, s, "POST", "/v1/chat/completions", body+`}`)
+	if w.Code != 500 || !strings.Contains(w.Body.String(), "token not allowed") || !strings.Contains(w.Body.String(), `"type":"server_error"`) {
+		t.Errorf("%d %s", w.Code, w.Body)
+	}
+	w = do(t, s, "POST", "/v1/chat/completions", body+`,"stream":true}`)
+	events := sseData(t, w.Body.String())
+	if w.Code != 200 || len(events) == 0 || !strings.Contains(events[len(events)-1], `"error":{`) {
+		t.Errorf("stream: %d %s", w.Code, w.Body)
 	}
 }
