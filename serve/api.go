@@ -102,7 +102,11 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  *metrics
 	draining atomic.Bool
-	inflight sync.WaitGroup
+	// inflight counts the completion and embedding requests running;
+	// idle is closed (and replaced) whenever it drops to zero.
+	mu       sync.Mutex
+	inflight int
+	idle     chan struct{}
 	defaults sample.Params
 	log      *slog.Logger
 }
@@ -200,18 +204,50 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 // BeginDrain makes the server refuse new work with 503 (and /health report
 // "draining") while the requests already running finish.
-func (s *Server) BeginDrain() { s.draining.Store(true) }
+func (s *Server) BeginDrain() {
+	s.mu.Lock()
+	s.draining.Store(true)
+	s.mu.Unlock()
+}
 
 // Wait blocks until the completion and embedding requests in flight have
 // ended, or ctx is done.
 func (s *Server) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { s.inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		s.mu.Lock()
+		n, idle := s.inflight, s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// begin counts a request in; it reports false when the server is draining.
+func (s *Server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining.Load() {
+		return false
+	}
+	if s.inflight == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.inflight++
+	return true
+}
+
+func (s *Server) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.inflight == 0 {
+		close(s.idle)
 	}
 }
 
@@ -276,11 +312,10 @@ func (s *Server) wrap(rt route) http.Handler {
 				return unauthorized()
 			}
 			if rt.work {
-				if s.draining.Load() {
+				if !s.begin() {
 					return draining()
 				}
-				s.inflight.Add(1)
-				defer s.inflight.Done()
+				defer s.end()
 			}
 			r.Body = http.MaxBytesReader(sw, r.Body, s.o.MaxBodyBytes)
 			return rt.h(sw, r)
