@@ -152,9 +152,11 @@ func (s *Server) planChat(r *http.Request) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := chat.RenderOptions{AddGenerationPrompt: true, Extra: req.ChatTemplateKwargs}
-	if len(msgs) > 0 && msgs[len(msgs)-1].Role == "assistant" {
-		// Continue the final assistant message instead of opening a new one.
+	opts := chat.RenderOptions{AddGenerationPrompt: req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, Extra: req.ChatTemplateKwargs}
+	if req.ContinueFinalMessage {
+		if opts.AddGenerationPrompt && req.AddGenerationPrompt != nil {
+			return nil, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+		}
 		opts.AddGenerationPrompt = false
 	}
 	choice, err := s.toolChoice(req, &g)
@@ -175,6 +177,17 @@ func (s *Server) planChat(r *http.Request) (*chatPlan, error) {
 			return nil, badRequest("messages", "the chat template refused the conversation: %s", te.Message)
 		}
 		return nil, badRequest("messages", "rendering the chat template: %v", err)
+	}
+	if req.ContinueFinalMessage {
+		// As transformers' continue_final_message: cut the rendered text
+		// right after the final message's content, dropping the template's
+		// end-of-turn.
+		last := msgs[len(msgs)-1].Content
+		i := strings.LastIndex(text, last)
+		if last == "" || i < 0 {
+			return nil, badRequest("continue_final_message", "the final message's content is empty or does not appear in the rendered prompt")
+		}
+		text = text[:i+len(last)]
 	}
 	if p.prompt, err = s.o.Tokenizer.Encode(text, false); err != nil {
 		return nil, badRequest("messages", "tokenizing the prompt: %v", err)

@@ -840,3 +840,22 @@ func TestGenerationError(t *testing.T) {
 		t.Errorf("stream: %d %s", w.Code, w.Body)
 	}
 }
+
+func TestContinueFinalMessage(t *testing.T) {
+	gen := newFakeGen("x")
+	s := newTestServer(t, gen, nil)
+	tests := []struct{ extra, prompt string }{
+		{``, "<|user|>Hi\n<|assistant|>Hel\n<|assistant|>"},
+		{`,"add_generation_prompt":false`, "<|user|>Hi\n<|assistant|>Hel\n"},
+		{`,"continue_final_message":true`, "<|user|>Hi\n<|assistant|>Hel"},
+	}
+	for i, tc := range tests {
+		w := do(t, s, "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hel"}]`+tc.extra+`}`)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", tc.extra, w.Code, w.Body)
+		}
+		if got, _ := (fakeTokenizer{}).Decode(gen.requests()[i].Prompt, false); got != tc.prompt {
+			t.Errorf("%s: prompt %q, want %q", tc.extra, got, tc.prompt)
+		}
+	}
+}

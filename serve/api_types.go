@@ -51,6 +51,11 @@ type chatRequest struct {
 	// ChatTemplateKwargs are extra template variables (vLLM's extension,
 	// e.g. enable_thinking).
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	// AddGenerationPrompt (default true) and ContinueFinalMessage are
+	// vLLM's extensions: continue_final_message makes the model continue
+	// the last (assistant) message instead of opening a new turn.
+	AddGenerationPrompt  *bool `json:"add_generation_prompt"`
+	ContinueFinalMessage bool  `json:"continue_final_message"`
 }
 
 type chatMessageIn struct {
