@@ -173,7 +173,13 @@ func startServe(t *testing.T, args ...string) (start map[string]any, stop func()
 		pw.CloseWithError(errors.New("gotpu serve ended"))
 		errc <- err
 	}()
-	cleanup := func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil) }
+	cleanup := func() {
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		// ExecuteContext left the (cancelled) context on the root command,
+		// where later commands would inherit it.
+		rootCmd.SetContext(context.Background())
+	}
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
 		cancel()
