@@ -1,0 +1,150 @@
+package quant
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The kernel levels, named as backend/cpu's (level.go), least capable first.
+const (
+	LevelGeneric    = "generic"
+	LevelAVX2       = "avx2"
+	LevelAVX512     = "avx512"
+	LevelAVX512BF16 = "avx512bf16"
+)
+
+var allLevels = []string{LevelGeneric, LevelAVX2, LevelAVX512, LevelAVX512BF16}
+
+// rowsFn computes y[j] = dot(W row j, activation row i) for j in [j0, j1);
+// w holds all of W's rows (rb bytes each) and y is the output row of i.
+type rowsFn func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32)
+
+// Kernels are the kernel entry points of one CPU level.
+type Kernels struct {
+	level string
+	rows  [Q8_K + 1]rowsFn // by weight type
+}
+
+// For returns the kernels of the given level, or of the best level below it
+// that this package implements and the CPU runs (an unknown name gives the
+// generic kernels). It never changes global state.
+func For(level string) Kernels {
+	k := Kernels{level: LevelGeneric}
+	for _, t := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K} {
+		k.rows[t] = genericRows(dotGeneric(t))
+	}
+	want := slices.Index(allLevels, level)
+	for r := 1; r <= want && r < len(allLevels); r++ {
+		if !cpuHas(allLevels[r]) {
+			break
+		}
+		if addLevel(&k, allLevels[r]) {
+			k.level = allLevels[r]
+		}
+	}
+	return k
+}
+
+// Levels returns the levels whose kernels this CPU runs, generic first.
+func Levels() []string {
+	out := []string{LevelGeneric}
+	for _, l := range allLevels[1:] {
+		if !cpuHas(l) {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Level returns the level whose kernels k runs (For's fallback applied).
+func (k Kernels) Level() string {
+	if k.level == "" {
+		return LevelGeneric
+	}
+	return k.level
+}
+
+func genericRows(dot dotFn) rowsFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		for j := j0; j < j1; j++ {
+			y[j] = dot(w[j*rb:][:rb], a, i)
+		}
+	}
+}
+
+// rowGroup is the number of weight rows one unit of parallel work covers.
+const rowGroup = 16
+
+// MatMul computes y[i*n+j] = sum_p x[i*kdim+p] * W[j,p] for i < m, j < n,
+// where W is n rows of RowBytes(t, kdim) bytes of weight type t in w. Each
+// row of x is quantized per block to t's activation type (ActType) with the
+// reference quantizer and every output is ggml's vec_dot of that row with a
+// weight row: integer block dot products and the float32 accumulation of
+// ggml's generic vec_dot, in its order; every level gives the same bits.
+// kdim must be a multiple of t's block size; w must hold at least n rows, x
+// at least m*kdim values and y at least m*n; x must be finite. par runs
+// fn over [0, total) split into ranges, on the caller's worker pool (nil:
+// serially); fn is safe to run concurrently on disjoint ranges. m == 1 is
+// the decode-shaped product (W streamed once); for m > 1, x is quantized
+// once and each group of weight rows is reused for all m rows while it is
+// in cache.
+func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []float32, par func(total int, fn func(lo, hi int))) error {
+	if !IsWeight(t) {
+		return fmt.Errorf("quant: MatMul: %v is not a supported weight type", t)
+	}
+	if n < 0 || m < 0 {
+		return fmt.Errorf("quant: MatMul: negative shape m=%d n=%d", m, n)
+	}
+	rb, err := RowBytes(t, kdim)
+	if err != nil {
+		return fmt.Errorf("quant: MatMul: %w", err)
+	}
+	if len(w)/max(rb, 1) < n && rb > 0 {
+		return fmt.Errorf("quant: MatMul: weight of %d bytes is shorter than %d rows of %d bytes", len(w), n, rb)
+	}
+	if m > 0 && kdim > 0 && len(x)/kdim < m {
+		return fmt.Errorf("quant: MatMul: x has %d values, need %d×%d", len(x), m, kdim)
+	}
+	if m > 0 && n > 0 && len(y)/n < m {
+		return fmt.Errorf("quant: MatMul: y has %d values, need %d×%d", len(y), m, n)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if kdim == 0 {
+		clear(y[:m*n])
+		return nil
+	}
+	for i, v := range x[:m*kdim] {
+		if v-v != 0 {
+			return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
+		}
+	}
+	rows := k.rows[t]
+	if rows == nil {
+		rows = genericRows(dotGeneric(t))
+	}
+	at, _ := ActType(t)
+	a := newActs(at, x, m, kdim, par)
+	groups := (n + rowGroup - 1) / rowGroup
+	run := func(lo, hi int) {
+		j0, j1 := lo*rowGroup, min(hi*rowGroup, n)
+		if m == 1 {
+			rows(w, rb, j0, j1, a, 0, y[:n])
+			return
+		}
+		for g0 := j0; g0 < j1; g0 += rowGroup {
+			g1 := min(g0+rowGroup, j1)
+			for i := range m {
+				rows(w, rb, g0, g1, a, i, y[i*n:(i+1)*n])
+			}
+		}
+	}
+	if par == nil {
+		run(0, groups)
+	} else {
+		par(groups, run)
+	}
+	return nil
+}
