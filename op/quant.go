@@ -76,7 +76,8 @@ func init() {
 		Doc: "input @ W.T where W [n, k] is held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k) " +
 			"as u8 rows of k/block·blockBytes bytes; the output has input's float dtype. The decomposition dequantizes W to f32 exactly as ggml " +
 			"and multiplies in f32; backend kernels may quantize the input per block as llama.cpp does.",
-		Inputs: []string{"input", "weight"},
+		Inputs:          []string{"input", "weight"},
+		NeedsContiguous: true,
 		Attrs: []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt},
 			laPrecisionAttr},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
