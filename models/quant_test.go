@@ -2,12 +2,19 @@ package models
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/gguf"
+	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -171,5 +178,130 @@ func checkKeptWeights(t *testing.T, keep, f32 *CausalLM) {
 	}
 	if n == 0 {
 		t.Fatal("no weight was kept quantized")
+	}
+}
+
+// quantizeTinyGGUF writes src's matrices (2-d *.weight tensors) in
+// encoding t to a new file in dir, with ggml's reference quantizer, as
+// gotpu quantize does.
+func quantizeTinyGGUF(t *testing.T, src, dir string, typ gguf.Type) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []gguf.WriteTensor
+	for _, ti := range f.Tensors() {
+		ti := ti
+		dst := gguf.F32
+		if len(ti.Dims) == 2 && strings.HasSuffix(ti.Name, ".weight") {
+			dst = typ
+		}
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Type: dst, Dims: ti.Dims, Data: func() ([]byte, error) {
+			vals, _, err := f.Float32(ti.Name)
+			if err != nil || dst == gguf.F32 {
+				b := make([]byte, 4*len(vals))
+				for i, v := range vals {
+					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+				}
+				return b, err
+			}
+			k := int(ti.Dims[0])
+			rb, err := quant.RowBytes(quant.Type(dst), k)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]byte, len(vals)/k*rb)
+			for r := 0; r < len(vals)/k; r++ {
+				if err := quant.QuantizeRow(quant.Type(dst), vals[r*k:][:k], out[r*rb:][:rb]); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}})
+	}
+	p := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".gguf")+"."+strings.ToLower(typ.String())+".gguf")
+	w, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := gguf.Write(w, f.Metadata().All(), ts); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGGUFKeepTiny quantizes the tiny GGUF models of every architecture to
+// the block types their 32-wide rows allow and checks the kept-quantized
+// model against the same file dequantized to f32: every kept weight
+// dequantizes to the f32 model's bits, all-position logits within 5% of
+// their spread and the same greedy tokens (Strict; compiled too without
+// -short).
+func TestGGUFKeepTiny(t *testing.T) {
+	types := []gguf.Type{gguf.Q8_0, gguf.Q4_0, gguf.Q4_1, gguf.Q5_0, gguf.Q5_1}
+	dir := t.TempDir()
+	for i, v := range []string{"llama", "qwen2", "mistral", "gemma2", "gemma3", "qwen3"} {
+		typ := types[i%len(types)]
+		t.Run(v+"/"+strings.ToLower(typ.String()), func(t *testing.T) {
+			p := quantizeTinyGGUF(t, filepath.Join("..", "testdata", "gguf", "tiny", v+".gguf"), dir, typ)
+			f32, err := LoadGGUF(p, Options{DType: dtype.F32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			keep, err := LoadGGUF(p, Options{DType: dtype.F32, KeepQuantized: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keep.Unused) > 0 {
+				t.Errorf("unused tensors: %v", keep.Unused)
+			}
+			checkKeptWeights(t, keep.LM, f32.LM)
+			ids := []int{1, 5, 9, 17, 33, 2, 64, 100}
+			ms := []runMode{modes[0], modes[2]}
+			if testing.Short() {
+				ms = ms[:1]
+			}
+			for _, md := range ms {
+				old := tensor.SetMode(md.mode)
+				f32.LM.Compiled, keep.LM.Compiled = md.compiled, md.compiled
+				want, _, err := f32.LM.ForwardLogits([][]int{ids}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := keep.LM.ForwardLogits([][]int{ids}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst, rel, _ := keepStats(got, want)
+				t.Logf("%s: logits differ by at most %.3g (%.2f%% of the spread)", md.name, worst, 100*rel)
+				if rel > 0.05 {
+					t.Errorf("%s: kept-quantized logits differ by %.3g (%.2f%% of the spread)", md.name, worst, 100*rel)
+				}
+				opts := GenerateOptions{MaxNewTokens: 4}
+				rw, err := f32.LM.Generate(context.Background(), [][]int{ids}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rg, err := keep.LM.Generate(context.Background(), [][]int{ids}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(rg.Tokens[0], rw.Tokens[0]) {
+					t.Errorf("%s: greedy %v, f32 model %v", md.name, rg.Tokens[0], rw.Tokens[0])
+				}
+				tensor.SetMode(old)
+			}
+		})
+	}
+}
+
+// TestKeepQuantizedNeedsGGUF checks that a model directory with
+// KeepQuantized is refused.
+func TestKeepQuantizedNeedsGGUF(t *testing.T) {
+	_, err := Load(filepath.Join(refDir, "llama"), Options{KeepQuantized: true})
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Load with KeepQuantized: %v, want ErrUnsupported", err)
 	}
 }
