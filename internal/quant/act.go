@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // acts holds m activation rows of k elements quantized to Q8_0, Q8_1 or
@@ -19,6 +20,15 @@ type acts struct {
 	isum []int32   // Q8_0, Q8_1: m*nb sums of each block's quants
 	bsum []int16   // Q8_K: m*nb*16 sums of 16 quants (ggml's bsums)
 	msum []int32   // Q8_K: m*nb*8 sums of 32 quants (bsums pairwise)
+	// kp (Q8_K) is qs rearranged for the VPDPBUSD K kernels: each half of
+	// a block holds its sub-blocks of 32 in the order 0, 2, 1, 3, each with
+	// byte 4c+i = quant c+8i, so that a dword holds one p%8 class.
+	kp []int8
+	// kw (Q8_K) is qs as int16 with each 16's quants in the order 0, 8, 1,
+	// 9, ..., 7, 15, for the VPDPWSSD Q6_K kernel.
+	kw []int16
+
+	bufs actBufs
 }
 
 // quantizeActs quantizes rows [i0, i1) of x (rows of a.k) into a.
@@ -62,31 +72,108 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 				for j := range 8 {
 					ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
 				}
+				src := qs[b*qkK:][:qkK]
+				if a.kw != nil {
+					fillKW(src, a.kw[i*k+b*qkK:][:qkK])
+				}
+				if a.kp != nil {
+					fillKP(src, a.kp[i*k+b*qkK:][:qkK])
+				}
 			}
 		}
 	}
 }
 
-// newActs quantizes the m rows of x (k elements each) to type t.
-func newActs(t Type, x []float32, m, k int, par func(int, func(int, int))) *acts {
+// The extra activation layouts a kernel may read (Q8_K only).
+const (
+	needKP = 1 << iota // acts.kp
+	needKW             // acts.kw
+)
+
+// actsPool keeps activation buffers between MatMul calls (a decoding
+// model makes hundreds per token).
+var actsPool sync.Pool
+
+// actBufs are an acts' backing arrays, kept for reuse.
+type actBufs struct {
+	qs, kp []int8
+	d, s   []float32
+	isum   []int32
+	msum   []int32
+	bsum   []int16
+	kw     []int16
+	raw    []byte
+}
+
+func grow[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	return (*s)[:n]
+}
+
+// newActs quantizes the m rows of x (k elements each) to type t, with the
+// extra layouts in need. release returns it to the pool.
+func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need int) *acts {
 	bs := t.BlockSize()
 	nb := k / bs
-	a := &acts{t: t, k: k, m: m, nb: nb, qs: make([]int8, m*k), d: make([]float32, m*nb)}
+	a, _ := actsPool.Get().(*acts)
+	if a == nil {
+		a = new(acts)
+	}
+	b := &a.bufs
+	*a = acts{t: t, k: k, m: m, nb: nb, bufs: a.bufs}
+	a.qs, a.d = grow(&b.qs, m*k), grow(&b.d, m*nb)
 	switch t {
 	case Q8_1:
-		a.s = make([]float32, m*nb)
+		a.s = grow(&b.s, m*nb)
 		fallthrough
 	case Q8_0:
-		a.isum = make([]int32, m*nb)
+		a.isum = grow(&b.isum, m*nb)
 	case Q8_K:
-		a.bsum = make([]int16, m*nb*16)
-		a.msum = make([]int32, m*nb*8)
+		a.bsum = grow(&b.bsum, m*nb*16)
+		a.msum = grow(&b.msum, m*nb*8)
+		if need&needKP != 0 {
+			a.kp = grow(&b.kp, m*k)
+		}
+		if need&needKW != 0 {
+			a.kw = grow(&b.kw, m*k)
+		}
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {
-		a.quantizeRows(x, 0, m, make([]byte, rb))
+		a.quantizeRows(x, 0, m, grow(&b.raw, rb))
 		return a
 	}
 	par(m, func(lo, hi int) { a.quantizeRows(x, lo, hi, make([]byte, rb)) })
 	return a
+}
+
+// release returns a to the pool; it must not be used afterwards.
+func (a *acts) release() { actsPool.Put(a) }
+
+// fillKW writes one Q8_K block's quants as int16, each 16 in the order 0,
+// 8, 1, 9, ..., 7, 15 (acts.kw).
+func fillKW(src []int8, kw []int16) {
+	for g := range 16 {
+		sg, out := src[16*g:][:16], kw[16*g:][:16]
+		for c := range 8 {
+			out[2*c] = int16(sg[c])
+			out[2*c+1] = int16(sg[c+8])
+		}
+	}
+}
+
+// fillKP writes one Q8_K block's quants in acts.kp's order: per half, the
+// sub-blocks 0, 2, 1, 3, each with byte 4c+i = quant c+8i.
+func fillKP(src, dst []int8) {
+	for h := range 2 {
+		for o, sb := range [4]int{0, 2, 1, 3} {
+			in := src[h*128+sb*32:][:32]
+			out := dst[h*128+o*32:][:32]
+			for c := range 8 {
+				out[4*c], out[4*c+1], out[4*c+2], out[4*c+3] = in[c], in[c+8], in[c+16], in[c+24]
+			}
+		}
+	}
 }

@@ -28,9 +28,44 @@
 // time in vector lanes so that the sequential per-row float chain does not
 // limit speed. (ggml's own AVX2 vec_dot reorders the float32 sums; its
 // results differ from its generic code, and so from this package, by
-// rounding only.)
+// rounding only. So does a generic vec_dot that the C compiler contracted
+// into fused multiply-adds: the libggml-python build used for the golden
+// data fuses Q4_1's and Q5_1's d·Σ + m·s and the K types' lane updates;
+// the tests reproduce those bits with a fused model and check this
+// package's unfused results against them within rounding.)
+//
+// The golden data (testdata, tools/quant) come from the gguf Python
+// package's numpy quantizers and from ggml's own libraries (libggml-base's
+// quantize_row_*_ref, libggml-cpu's vec_dot generic code) called through
+// ctypes.
 //
 // Kernels are chosen per call through For(level), so tests can run every
 // level side by side; the levels are the names of backend/cpu's levels,
-// which this package cannot import (backend/cpu imports it).
+// which this package cannot import (backend/cpu imports it). A level
+// without a kernel of its own for a type runs the best lower level's:
+//
+//	type   avx2 (VPMADDUBSW/VPMADDWD)       avx512bf16 (AVX512_VNNI)
+//	Q4_0   4 rows per call; GEMM 4x4        VPDPBUSD ZMM, 8 rows; GEMM 4x4
+//	Q4_1   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows; GEMM 4x4
+//	Q5_0   4 rows                           VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
+//	Q5_1   4 rows                           VPDPBUSD ZMM, 4 rows (qh via VPTESTMB)
+//	Q8_0   4 rows                           VPDPBUSD ZMM, 4 rows; GEMM 4x4
+//	Q4_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, VPERMW layout; GEMM 1x4
+//	Q5_K   1 row                            VPDPBUSD ZMM, qh under VPTESTMB; GEMM 1x4
+//	Q6_K   1 row                            VPDPWSSD ZMM, int16 levels; GEMM 1x4
+//
+// (rows: weight rows per kernel call against one activation row; GEMM
+// AxB: A weight rows against B activation rows, the weight unpacked once.)
+//
+// The avx512 level (no VNNI) has no kernels of its own: For("avx512")
+// runs avx2's and reports Level() "avx2".
+//
+// # Shapes
+//
+// MatMul with m == 1 is the decode product: each group of four weight rows
+// is read once, with software prefetch ahead, since a decoding model streams
+// its weights from memory. With m > 1 the activation rows are quantized
+// once and each group of 16 weight rows is run against all m rows while it
+// is in L1 (with the GEMM kernels, four activation rows per weight load).
+// par splits the weight rows (in groups of 16) over the caller's workers.
 package quant

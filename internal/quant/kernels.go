@@ -19,10 +19,16 @@ var allLevels = []string{LevelGeneric, LevelAVX2, LevelAVX512, LevelAVX512BF16}
 // w holds all of W's rows (rb bytes each) and y is the output row of i.
 type rowsFn func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32)
 
+// gemmFn computes y[i*ldy+j] for j in [j0, j1) and activation rows i in
+// [i0, i1).
+type gemmFn func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int)
+
 // Kernels are the kernel entry points of one CPU level.
 type Kernels struct {
 	level string
 	rows  [Q8_K + 1]rowsFn // by weight type
+	gemm  [Q8_K + 1]gemmFn // by weight type; nil: rows per activation row
+	need  [Q8_K + 1]int    // the extra activation layouts rows[t] reads
 }
 
 // For returns the kernels of the given level, or of the best level below it
@@ -121,12 +127,13 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 			return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
 		}
 	}
-	rows := k.rows[t]
+	rows, gemm := k.rows[t], k.gemm[t]
 	if rows == nil {
 		rows = genericRows(dotGeneric(t))
 	}
 	at, _ := ActType(t)
-	a := newActs(at, x, m, kdim, par)
+	a := newActs(at, x, m, kdim, par, k.need[t])
+	defer a.release()
 	groups := (n + rowGroup - 1) / rowGroup
 	run := func(lo, hi int) {
 		j0, j1 := lo*rowGroup, min(hi*rowGroup, n)
@@ -136,6 +143,10 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 		}
 		for g0 := j0; g0 < j1; g0 += rowGroup {
 			g1 := min(g0+rowGroup, j1)
+			if gemm != nil {
+				gemm(w, rb, g0, g1, a, 0, m, y, n)
+				continue
+			}
 			for i := range m {
 				rows(w, rb, g0, g1, a, i, y[i*n:(i+1)*n])
 			}

@@ -27,4 +27,37 @@ func cpuHas(level string) bool {
 
 // addLevel installs a level's own kernels into k and reports whether it
 // has any.
-func addLevel(k *Kernels, level string) bool { return false }
+func addLevel(k *Kernels, level string) bool {
+	switch level {
+	case LevelAVX2:
+		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0AVX2)
+		k.gemm[Q4_0] = gemm4(Q4_0, gemm4x4Q4_0AVX2, k.rows[Q4_0])
+		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1AVX2)
+		k.gemm[Q4_1] = gemm4(Q4_1, gemm4x4Q4_1AVX2, k.rows[Q4_1])
+		k.rows[Q5_0] = rows4(Q5_0, dot4Q5_0AVX2)
+		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1AVX2)
+		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0AVX2)
+		k.rows[Q4_K] = rowsK(Q4_K, dotQ4KAVX2, actQS)
+		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KAVX2, k.rows[Q4_K], actQS)
+		k.rows[Q5_K] = rowsK(Q5_K, dotQ5KAVX2, actQS)
+		k.rows[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, actQS)
+		return true
+	case LevelAVX512BF16:
+		k.rows[Q4_0] = rows8(Q4_0, dot8Q4_0VNNI, dot4Q4_0VNNI)
+		k.gemm[Q4_0] = gemm4(Q4_0, gemm4x4Q4_0VNNI, k.rows[Q4_0])
+		k.rows[Q4_1] = rows8(Q4_1, dot8Q4_1VNNI, dot4Q4_1VNNI)
+		k.gemm[Q4_1] = gemm4(Q4_1, gemm4x4Q4_1VNNI, k.rows[Q4_1])
+		k.rows[Q5_0] = rows8(Q5_0, dot8Q5_0VNNI, dot4Q5_0VNNI)
+		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1VNNI)
+		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
+		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0VNNI, k.rows[Q8_0])
+		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
+		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K], actKP)
+		k.rows[Q5_K], k.need[Q5_K] = rowsK(Q5_K, dotQ5KVNNI, actKP), needKP
+		k.gemm[Q5_K] = gemmK(Q5_K, gemm1x4Q5KVNNI, k.rows[Q5_K], actKP)
+		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actKW), needKW
+		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KVNNI, k.rows[Q6_K], actKW)
+		return true
+	}
+	return false
+}

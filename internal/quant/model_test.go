@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 )
 
 // An exact model of ggml's generic vec_dot (ggml-cpu/quants.c), written
@@ -14,7 +15,23 @@ import (
 
 func mf16(b []byte) float32 { return f16to32(binary.LittleEndian.Uint16(b)) }
 
-func modelDot(t Type, w, y []byte, k int) float32 {
+// fma32 is a float32 fused multiply-add, a*b+c rounded once (exactly:
+// the float64 product of two float32 is exact and big.Float adds without
+// rounding).
+func fma32(a, b, c float32) float32 {
+	p := new(big.Float).SetPrec(256).SetFloat64(float64(a) * float64(b))
+	p.Add(p, new(big.Float).SetFloat64(float64(c)))
+	f, _ := p.SetPrec(24).Float32()
+	return f
+}
+
+// modelDot is ggml's generic vec_dot of weight row w with the activation
+// blocks y. With fused, the float32 steps that the libggml-cpu build of the
+// golden data contracts into fused multiply-adds (Q4_1 and Q5_1's
+// "d*sumi + m*s", the K types' "sums[l] += d*aux32[l]" and "sumf -=
+// dmin*sumi") are fused as there; without, every operation rounds (the C
+// source's semantics, and this package's).
+func modelDot(t Type, w, y []byte, k int, fused bool) float32 {
 	var sumf float32
 	switch t {
 	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0:
@@ -42,7 +59,11 @@ func modelDot(t Type, w, y []byte, k int) float32 {
 					s0 += int(x[4+j]&0x0F) * yq(j)
 					s1 += int(x[4+j]>>4) * yq(j+16)
 				}
-				sumf += float32(float32(dx*dy)*float32(s0+s1)) + float32(mf16(x[2:])*mf16(yb[2:]))
+				if fused {
+					sumf += fma32(dx*dy, float32(s0+s1), mf16(x[2:])*mf16(yb[2:]))
+				} else {
+					sumf += float32(float32(dx*dy)*float32(s0+s1)) + float32(mf16(x[2:])*mf16(yb[2:]))
+				}
 			case Q5_0:
 				qh := binary.LittleEndian.Uint32(x[2:])
 				s0, s1 := 0, 0
@@ -64,7 +85,11 @@ func modelDot(t Type, w, y []byte, k int) float32 {
 					s0 += int(x[8+j]&0xF|xh0) * yq(j)
 					s1 += int(x[8+j]>>4|xh1) * yq(j+16)
 				}
-				sumf += float32(float32(dx*dy)*float32(s0+s1)) + float32(mf16(x[2:])*mf16(yb[2:]))
+				if fused {
+					sumf += fma32(dx*dy, float32(s0+s1), mf16(x[2:])*mf16(yb[2:]))
+				} else {
+					sumf += float32(float32(dx*dy)*float32(s0+s1)) + float32(mf16(x[2:])*mf16(yb[2:]))
+				}
 			case Q8_0:
 				s := 0
 				for j := range 32 {
@@ -181,11 +206,19 @@ func modelDot(t Type, w, y []byte, k int) float32 {
 				}
 			}
 			d := mf16(x) * yd
-			for l := range 8 {
-				sums[l] += float32(d * float32(aux32[l]))
-			}
 			dmin := mf16(x[2:]) * yd
-			sumf -= float32(dmin * float32(sumi))
+			for l := range 8 {
+				if fused {
+					sums[l] = fma32(d, float32(aux32[l]), sums[l])
+				} else {
+					sums[l] += float32(d * float32(aux32[l]))
+				}
+			}
+			if fused {
+				sumf = fma32(-dmin, float32(sumi), sumf)
+			} else {
+				sumf -= float32(dmin * float32(sumi))
+			}
 			continue
 		}
 		d := mf16(x[208:]) * yd

@@ -218,9 +218,9 @@ type shape struct{ m, n, k int }
 
 func shapesFor(t Type) []shape {
 	if t.BlockSize() == 256 {
-		return []shape{{1, 1, 256}, {1, 37, 512}, {1, 64, 1536}, {3, 21, 256}, {5, 40, 768}}
+		return []shape{{1, 1, 256}, {1, 37, 512}, {1, 64, 1536}, {3, 21, 256}, {5, 40, 768}, {4, 9, 256}, {9, 35, 512}}
 	}
-	return []shape{{1, 1, 32}, {1, 37, 96}, {1, 64, 576}, {3, 21, 64}, {5, 40, 160}, {2, 70, 1536}}
+	return []shape{{1, 1, 32}, {1, 37, 96}, {1, 64, 576}, {3, 21, 64}, {5, 40, 160}, {2, 70, 1536}, {4, 37, 96}, {6, 23, 64}, {9, 50, 32}}
 }
 
 // TestMatMulModel checks every level's MatMul against the exact model of
@@ -243,7 +243,7 @@ func TestMatMulModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				for j := range sh.n {
-					want[i*sh.n+j] = modelDot(typ, wq[j*rb:(j+1)*rb], ya, sh.k)
+					want[i*sh.n+j] = modelDot(typ, wq[j*rb:(j+1)*rb], ya, sh.k, false)
 				}
 			}
 			for _, kern := range ks {
@@ -285,7 +285,7 @@ func TestMatMulVsF32(t *testing.T) {
 			}
 		}
 		at, _ := ActType(typ)
-		a := newActs(at, x, sh.m, sh.k, nil)
+		a := newActs(at, x, sh.m, sh.k, nil, 0)
 		got := make([]float32, sh.m*sh.n)
 		if err := kern.MatMul(typ, wq, sh.n, sh.k, x, sh.m, got, nil); err != nil {
 			t.Fatal(err)

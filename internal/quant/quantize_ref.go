@@ -329,7 +329,7 @@ func quantK45(x []float32, b []byte, nmax int, rmin float32, nstep int, L *[qkK]
 		if d == 0 {
 			continue
 		}
-		dm := m0 * float32(m)
+		dm := float32(m0 * float32(m))
 		for ii := range 32 {
 			l := nearestInt((x[32*j+ii] + dm) / d)
 			L[32*j+ii] = uint8(max(0, min(nmax, l)))

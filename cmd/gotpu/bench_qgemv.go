@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gotpu/gotpu/backend/cpu"
+	"github.com/gotpu/gotpu/bench/kernels"
+	"github.com/gotpu/gotpu/gguf"
+	"github.com/gotpu/gotpu/internal/quant"
+)
+
+// `gotpu bench qgemv`: the decode-shaped product of a quantized weight
+// (internal/quant) with one activation row, in GB/s of weight bytes read,
+// at every kernel level, with Go's copy bandwidth measured in the same run.
+
+func init() {
+	var k, memMB, streamMB int
+	var levels, clock string
+	registerBenchCase(benchCase{
+		Name: "qgemv",
+		Description: "quantized [n,k] weight (GGUF blocks) times a [k] vector per kernel level, GB/s of weight read, " +
+			"with Go's memmove bandwidth in the same run",
+		DTypes:      []string{"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"},
+		DefaultSize: 1536,
+		SizeHelp:    "n, the weight rows (outputs); --k is the row length (SmolLM2-135M: 576x576, 1536x576, 576x1536, 49152x576)",
+		Flags: func(fs *pflag.FlagSet) {
+			fs.IntVar(&k, "k", 576, "k, the weight columns and vector length (a multiple of the type's block: 32, or 256 for the K types)")
+			fs.IntVar(&memMB, "memmove-mb", 256, "MiB copied by the go-memmove bandwidth reference (0: skip it and go-memmove-matrix)")
+			fs.StringVar(&levels, "levels", "all", "comma-separated kernel levels to run as gotpu.<level> (all: every level this CPU runs)")
+			fs.IntVar(&streamMB, "stream-mb", 64, "MiB of distinct weight copies one repetition runs through, so that the weight streams from memory "+
+				"as in decoding a whole model (0: one copy, which stays in cache if it fits)")
+			fs.StringVar(&clock, "clock", "wall", "what a repetition's time is: wall, or cpu (the thread's CPU time, Linux, --threads 1; "+
+				"for a machine shared with other work: time spent descheduled is not counted)")
+		},
+		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
+			gt, err := gguf.ParseType(cfg.DType)
+			if err != nil {
+				return err
+			}
+			t, n := quant.Type(gt), cfg.Size
+			rb, err := quant.RowBytes(t, k)
+			if err != nil || n < 1 || k < 1 || memMB < 0 || streamMB < 0 {
+				return fmt.Errorf("qgemv: need n, k > 0 with k a multiple of %v's block and --memmove-mb, --stream-mb >= 0 (%v)", t, err)
+			}
+			if clock != "wall" && clock != "cpu" {
+				return fmt.Errorf("qgemv: --clock is wall or cpu, not %q", clock)
+			}
+			if clock == "cpu" && (cfg.Threads != 1 || threadCPUSeconds() < 0) {
+				return fmt.Errorf("qgemv: --clock cpu needs --threads 1 on Linux")
+			}
+			run.Shape = fmt.Sprintf("%dx%d %v @ %d", n, k, t, k)
+			// Weights like a trained layer's: quantized rows of normal values.
+			r := rand.New(rand.NewPCG(1, 2))
+			row := make([]float32, k)
+			w := make([]byte, n*rb)
+			for j := range n {
+				for p := range row {
+					row[p] = float32(r.NormFloat64()) * 0.02
+				}
+				if err := quant.QuantizeRow(t, row, w[j*rb:(j+1)*rb]); err != nil {
+					return err
+				}
+			}
+			copies := [][]byte{w}
+			for len(copies)*len(w) < streamMB<<20 {
+				copies = append(copies, slices.Clone(w))
+			}
+			x := make([]float32, k)
+			for p := range x {
+				x[p] = float32(r.NormFloat64())
+			}
+			y := make([]float32, n)
+			par := qgemvPar(cfg.Threads)
+			want := quant.Levels()
+			if levels != "all" {
+				want = strings.Split(levels, ",")
+			}
+			best := quant.For(cpu.CPULevel())
+			timed := clock == "cpu"
+			steps := []*kernels.Stepper{qgemvStepper("gotpu", best, t, copies, n, k, x, y, par, timed)}
+			run.Note("gotpu runs the kernels of level %s (the CPU level %s, capped by GOTPU_CPU_LEVEL); gotpu.<level> the kernels For(level) gives", best.Level(), cpu.CPULevel())
+			for _, l := range want {
+				kl := quant.For(l)
+				if kl.Level() != l {
+					run.Skip("gotpu."+l, fmt.Sprintf("no kernels of their own at this level or not supported by this CPU (falls back to %s)", kl.Level()))
+					continue
+				}
+				steps = append(steps, qgemvStepper("gotpu."+l, kl, t, copies, n, k, x, y, par, timed))
+			}
+			if memMB > 0 {
+				mm, err := kernels.MemmoveStepper("go-memmove", memMB<<20)
+				if err != nil {
+					return err
+				}
+				ms, err := kernels.MemmoveStepper("go-memmove-matrix", len(w))
+				if err != nil {
+					return err
+				}
+				if timed {
+					// A cache-resident copy is too short for the thread clock.
+					mm.Timed, mm.Run = cpuTimed(mm.Run), nil
+					steps = append(steps, mm)
+				} else {
+					steps = append(steps, mm, ms)
+				}
+				run.Note("gotpu's GB/s count the weight bytes read (%d copies of %.2f MiB per repetition); go-memmove copies %d MiB and "+
+					"go-memmove-matrix one weight's size, over %d goroutines, their GB/s counting bytes read plus written",
+					len(copies), float64(len(w))/(1<<20), memMB, cfg.Threads)
+			}
+			res, skipped, err := kernels.Interleave(ctx, cfg.Timing, steps)
+			if err != nil {
+				return err
+			}
+			for _, s := range skipped {
+				run.Skip(s.Impl, s.Reason)
+			}
+			for _, r := range res {
+				run.Add(r)
+			}
+			return nil
+		},
+	})
+}
+
+// qgemvStepper runs the product once with each weight copy per repetition.
+func qgemvStepper(impl string, kern quant.Kernels, t quant.Type, copies [][]byte, n, k int, x, y []float32,
+	par func(int, func(int, int)), cpuClock bool) *kernels.Stepper {
+	run := func() error {
+		for _, w := range copies {
+			if err := kern.MatMul(t, w, n, k, x, 1, y, par); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := &kernels.Stepper{Impl: impl, DType: t.String(), Work: kernels.Work{Bytes: float64(len(copies) * len(copies[0]))}, Run: run}
+	if cpuClock {
+		s.Timed, s.Run = cpuTimed(run), nil
+	}
+	return s
+}
+
+// cpuTimed times fn by the CPU time of the OS thread it runs on.
+func cpuTimed(fn func() error) func() (float64, error) {
+	return func() (float64, error) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		t0 := threadCPUSeconds()
+		err := fn()
+		return threadCPUSeconds() - t0, err
+	}
+}
+
+// qgemvPar splits the row groups over threads goroutines (0: GOMAXPROCS;
+// nil, serial, for one).
+func qgemvPar(threads int) func(int, func(int, int)) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if threads == 1 {
+		return nil
+	}
+	return func(total int, fn func(lo, hi int)) {
+		var wg sync.WaitGroup
+		parts := min(threads, total)
+		for p := range parts {
+			lo, hi := total*p/parts, total*(p+1)/parts
+			wg.Go(func() { fn(lo, hi) })
+		}
+		wg.Wait()
+	}
+}

@@ -1,0 +1,438 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 kernels: four weight rows against one activation row. Each block's
+// integer dot products come from VPMADDUBSW (unsigned weight levels ×
+// signed activations; no pair can saturate) and VPMADDWD, the four rows'
+// sums are reduced with VPHADDD into one XMM, and the float32 steps of
+// ggml's generic vec_dot run on that XMM, one lane per row, in the generic
+// order, so every lane's result is the generic code's bits.
+//
+// Registers shared by the kernels: SI row 0, SI+BX row 1, R11 row 2,
+// R11+BX row 3 (at the current block), DI activation quants, R8 activation
+// scales, R9 the extra activation array, CX blocks left, X13 the four
+// sums, Y14 0x0f bytes, Y15 int16 ones.
+
+#define SETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ da+32(FP), R8; \
+	MOVQ aux+40(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVQ BX, R12; \
+	SHLQ $4, R12; \
+	ADDQ SI, R12; \
+	VPCMPEQW Y15, Y15, Y15; \
+	VPSRLW $15, Y15, Y15; \
+	MOVL $0x0f0f0f0f, AX; \
+	VMOVD AX, X14; \
+	VPBROADCASTD X14, Y14; \
+	VXORPS X13, X13, X13
+
+#define FINISH \
+	MOVQ out+48(FP), R10; \
+	VMOVUPS X13, (R10); \
+	VZEROUPPER; \
+	RET
+
+// NIB: Y = the 32 levels of 16 nibble bytes at mem (lows, then highs).
+#define NIB(mem, X, Y, XT) \
+	VMOVDQU mem, X; \
+	VPSRLW $4, X, XT; \
+	VINSERTI128 $1, XT, Y, Y; \
+	VPAND Y14, Y, Y
+
+// DOT: Y = eight int32 sums of Y (unsigned bytes) times Y0 (signed bytes).
+#define DOT(Y) \
+	VPMADDUBSW Y0, Y, Y; \
+	VPMADDWD Y15, Y, Y
+
+// RED4: X1 = the totals of Y1..Y4 (rows 0..3); clobbers Y2, Y3.
+#define RED4 \
+	VPHADDD Y2, Y1, Y1; \
+	VPHADDD Y4, Y3, Y3; \
+	VPHADDD Y3, Y1, Y1; \
+	VEXTRACTI128 $1, Y1, X2; \
+	VPADDD X2, X1, X1
+
+// HALF4: X = the four rows' half-precision values at off in the block,
+// converted to float32.
+#define HALF4(off, X) \
+	MOVWLZX off(SI), AX; \
+	VMOVD AX, X; \
+	VPINSRW $1, off(SI)(BX*1), X, X; \
+	VPINSRW $2, off(R11), X, X; \
+	VPINSRW $3, off(R11)(BX*1), X, X; \
+	VCVTPH2PS X, X
+
+#define NEXT(size) \
+	PREFETCHT0 (R12); \
+	PREFETCHT0 64(R12); \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $(4*size), R12; \
+	ADDQ $32, DI; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+// QH5(off, Y): Y = 0x10 in byte p where bit p of the u32 at off is set.
+#define QH5(off, Y, YT) \
+	VPBROADCASTD off, Y; \
+	VPSHUFB Y12, Y, Y; \
+	VPOR Y11, Y, Y; \
+	VPCMPEQB Y10, Y, Y; \
+	VPAND Y9, Y, Y
+
+// qh5 constants: Y12 the byte shuffle, Y11 all bits but bit p%8, Y10 all
+// ones, Y9 0x10 bytes.
+#define QH5SETUP \
+	VMOVDQU qhShuf<>(SB), Y12; \
+	VPBROADCASTQ qhBits<>(SB), Y11; \
+	VPCMPEQB Y10, Y10, Y10; \
+	MOVL $0x10101010, AX; \
+	VMOVD AX, X9; \
+	VPBROADCASTD X9, Y9
+
+DATA qhShuf<>+0(SB)/8, $0x0000000000000000
+DATA qhShuf<>+8(SB)/8, $0x0101010101010101
+DATA qhShuf<>+16(SB)/8, $0x0202020202020202
+DATA qhShuf<>+24(SB)/8, $0x0303030303030303
+GLOBL qhShuf<>(SB), RODATA|NOPTR, $32
+
+DATA qhBits<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL qhBits<>(SB), RODATA|NOPTR, $8
+
+// func dot4Q4_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per-block sums of the activation quants (int32).
+// sumf += (float(Σ(q-8)·y) * dx) * dy
+TEXT ·dot4Q4_0AVX2(SB), NOSPLIT, $0-56
+	SETUP
+	TESTQ CX, CX
+	JZ    q40done
+q40loop:
+	VMOVDQU (DI), Y0
+	NIB(2(SI), X1, Y1, X5)
+	DOT(Y1)
+	NIB(2(SI)(BX*1), X2, Y2, X5)
+	DOT(Y2)
+	NIB(2(R11), X3, Y3, X5)
+	DOT(Y3)
+	NIB(2(R11)(BX*1), X4, Y4, X5)
+	DOT(Y4)
+	RED4
+	VPBROADCASTD (R9), X2
+	VPSLLD       $3, X2, X2
+	VPSUBD       X2, X1, X1
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VMULPS       X2, X1, X1
+	VBROADCASTSS (R8), X2
+	VMULPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(18)
+	DECQ CX
+	JNZ  q40loop
+q40done:
+	FINISH
+
+// func dot4Q4_1AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per-block s of the Q8_1 activation (float32).
+// sumf += (dx*dy)*float(Σq·y) + mx*sy
+TEXT ·dot4Q4_1AVX2(SB), NOSPLIT, $0-56
+	SETUP
+	TESTQ CX, CX
+	JZ    q41done
+q41loop:
+	VMOVDQU (DI), Y0
+	NIB(4(SI), X1, Y1, X5)
+	DOT(Y1)
+	NIB(4(SI)(BX*1), X2, Y2, X5)
+	DOT(Y2)
+	NIB(4(R11), X3, Y3, X5)
+	DOT(Y3)
+	NIB(4(R11)(BX*1), X4, Y4, X5)
+	DOT(Y4)
+	RED4
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	HALF4(2, X2)
+	VBROADCASTSS (R9), X3
+	VMULPS       X3, X2, X2
+	VADDPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(20)
+	DECQ CX
+	JNZ  q41loop
+q41done:
+	FINISH
+
+// func dot4Q5_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per-block sums of the activation quants (int32).
+// sumf += (dx*dy) * float(Σ(q-16)·y)
+TEXT ·dot4Q5_0AVX2(SB), NOSPLIT, $0-56
+	SETUP
+	QH5SETUP
+	TESTQ CX, CX
+	JZ    q50done
+q50loop:
+	VMOVDQU (DI), Y0
+	NIB(6(SI), X1, Y1, X5)
+	QH5(2(SI), Y6, Y7)
+	VPOR Y6, Y1, Y1
+	DOT(Y1)
+	NIB(6(SI)(BX*1), X2, Y2, X5)
+	QH5(2(SI)(BX*1), Y6, Y7)
+	VPOR Y6, Y2, Y2
+	DOT(Y2)
+	NIB(6(R11), X3, Y3, X5)
+	QH5(2(R11), Y6, Y7)
+	VPOR Y6, Y3, Y3
+	DOT(Y3)
+	NIB(6(R11)(BX*1), X4, Y4, X5)
+	QH5(2(R11)(BX*1), Y6, Y7)
+	VPOR Y6, Y4, Y4
+	DOT(Y4)
+	RED4
+	VPBROADCASTD (R9), X2
+	VPSLLD       $4, X2, X2
+	VPSUBD       X2, X1, X1
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	VADDPS       X1, X13, X13
+	NEXT(22)
+	DECQ CX
+	JNZ  q50loop
+q50done:
+	FINISH
+
+// func dot4Q5_1AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per-block s of the Q8_1 activation (float32).
+// sumf += (dx*dy)*float(Σq·y) + mx*sy
+TEXT ·dot4Q5_1AVX2(SB), NOSPLIT, $0-56
+	SETUP
+	QH5SETUP
+	TESTQ CX, CX
+	JZ    q51done
+q51loop:
+	VMOVDQU (DI), Y0
+	NIB(8(SI), X1, Y1, X5)
+	QH5(4(SI), Y6, Y7)
+	VPOR Y6, Y1, Y1
+	DOT(Y1)
+	NIB(8(SI)(BX*1), X2, Y2, X5)
+	QH5(4(SI)(BX*1), Y6, Y7)
+	VPOR Y6, Y2, Y2
+	DOT(Y2)
+	NIB(8(R11), X3, Y3, X5)
+	QH5(4(R11), Y6, Y7)
+	VPOR Y6, Y3, Y3
+	DOT(Y3)
+	NIB(8(R11)(BX*1), X4, Y4, X5)
+	QH5(4(R11)(BX*1), Y6, Y7)
+	VPOR Y6, Y4, Y4
+	DOT(Y4)
+	RED4
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X1, X2, X1
+	HALF4(2, X2)
+	VBROADCASTSS (R9), X3
+	VMULPS       X3, X2, X2
+	VADDPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(24)
+	DECQ CX
+	JNZ  q51loop
+q51done:
+	FINISH
+
+// Q8_0 rows are signed: VPSIGNB moves the weight's sign onto the
+// activation (the activation quants are within ±127, so no negation
+// overflows) and VPABSB makes the weight unsigned (-128 becomes 128).
+#define Q8ROW(mem, Y) \
+	VMOVDQU mem, Y; \
+	VPSIGNB Y, Y0, Y6; \
+	VPABSB  Y, Y; \
+	VPMADDUBSW Y6, Y, Y; \
+	VPMADDWD Y15, Y, Y
+
+// func dot4Q8_0AVX2(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// sumf += float(Σq·y) * (dx*dy)
+TEXT ·dot4Q8_0AVX2(SB), NOSPLIT, $0-56
+	SETUP
+	TESTQ CX, CX
+	JZ    q80done
+q80loop:
+	VMOVDQU (DI), Y0
+	Q8ROW(2(SI), Y1)
+	Q8ROW(2(SI)(BX*1), Y2)
+	Q8ROW(2(R11), Y3)
+	Q8ROW(2(R11)(BX*1), Y4)
+	RED4
+	VCVTDQ2PS    X1, X1
+	HALF4(0, X2)
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+	VMULPS       X2, X1, X1
+	VADDPS       X1, X13, X13
+	NEXT(34)
+	DECQ CX
+	JNZ  q80loop
+q80done:
+	FINISH
+
+// AVX2 GEMM: four weight rows against four activation rows, the weight
+// nibbles unpacked once per block (Y1..Y4) for all four; activation row a's
+// quants at DI, DX, R14, R15, scales at R8 + a·R10, extra array at
+// R9 + a·R10 (R10 = 4·nb). Sums: X13, X12, X11, X10.
+
+DATA nibMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibMask<>(SB), RODATA|NOPTR, $32
+
+#define WNIB(mem, X, Y) \
+	VMOVDQU mem, X; \
+	VPSRLW $4, X, X5; \
+	VINSERTI128 $1, X5, Y, Y; \
+	VPAND nibMask<>(SB), Y, Y
+
+#define W4NIB(off) \
+	WNIB(off(SI), X1, Y1); \
+	WNIB(off(SI)(BX*1), X2, Y2); \
+	WNIB(off(R11), X3, Y3); \
+	WNIB(off(R11)(BX*1), X4, Y4)
+
+// A4DOT(yp): X5 = the four rows' Σ level·y against the quants at yp.
+#define A4DOT(yp) \
+	VMOVDQU (yp), Y0; \
+	VPMADDUBSW Y0, Y1, Y5; \
+	VPMADDWD Y15, Y5, Y5; \
+	VPMADDUBSW Y0, Y2, Y6; \
+	VPMADDWD Y15, Y6, Y6; \
+	VPMADDUBSW Y0, Y3, Y7; \
+	VPMADDWD Y15, Y7, Y7; \
+	VPMADDUBSW Y0, Y4, Y8; \
+	VPMADDWD Y15, Y8, Y8; \
+	VPHADDD Y6, Y5, Y5; \
+	VPHADDD Y8, Y7, Y7; \
+	VPHADDD Y7, Y5, Y5; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD X6, X5, X5
+
+#define G40STEP(yp, dmem, smem, acc) \
+	A4DOT(yp); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $3, X6, X6; \
+	VPSUBD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VMULPS X9, X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+#define G41STEP(yp, dmem, smem, acc) \
+	A4DOT(yp); \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X5, X6, X5; \
+	VBROADCASTSS smem, X6; \
+	VMULPS X14, X6, X6; \
+	VADDPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+#define GSETUP2 \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ lda+32(FP), AX; \
+	LEAQ (DI)(AX*1), DX; \
+	LEAQ (DX)(AX*1), R14; \
+	LEAQ (R14)(AX*1), R15; \
+	MOVQ da+40(FP), R8; \
+	MOVQ aux+48(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	VPCMPEQW Y15, Y15, Y15; \
+	VPSRLW $15, Y15, Y15; \
+	VXORPS X13, X13, X13; \
+	VXORPS X12, X12, X12; \
+	VXORPS X11, X11, X11; \
+	VXORPS X10, X10, X10
+
+#define GNEXT2(size) \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $32, DI; \
+	ADDQ $32, DX; \
+	ADDQ $32, R14; \
+	ADDQ $32, R15; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+#define GFINISH2 \
+	MOVQ out+56(FP), AX; \
+	MOVQ ldo+64(FP), BX; \
+	VMOVUPS X13, (AX); \
+	VMOVUPS X12, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X11, (AX); \
+	VMOVUPS X10, (AX)(BX*4); \
+	VZEROUPPER; \
+	RET
+
+// func gemm4x4Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_0AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a40done
+a40loop:
+	HALF4(0, X9)
+	W4NIB(2)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G40STEP(DI, (R8), (R9), X13)
+	G40STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G40STEP(R14, (AX), (R12), X11)
+	G40STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(18)
+	DECQ CX
+	JNZ  a40loop
+a40done:
+	GFINISH2
+
+// func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q4_1AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a41done
+a41loop:
+	HALF4(0, X9)
+	HALF4(2, X14)
+	W4NIB(4)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G41STEP(DI, (R8), (R9), X13)
+	G41STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G41STEP(R14, (AX), (R12), X11)
+	G41STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(20)
+	DECQ CX
+	JNZ  a41loop
+a41done:
+	GFINISH2

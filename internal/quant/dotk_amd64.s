@@ -1,0 +1,536 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 kernels for the K types, one weight row against one activation
+// row. ggml's generic code keeps eight int32 lanes per super-block, lane l
+// summing the elements p with p%8 == l (times their sub-block's scale),
+// and eight float32 sums, sums[l] += d*aux[l]; so these kernels keep the
+// classes apart too: VPSHUFB puts elements p and p+8 of each 16 next to
+// each other, VPMADDUBSW sums those pairs, and the 16-bit class sums are
+// widened (VPMOVSXWD) and scaled with VPMADDWD against [scale, 0] dwords.
+// The eight float32 sums and the scalar -dmin·Σmins·bsums chain are
+// ggml's; out[0:8] gets sums, out[8] sumf, and Go adds them in ggml's order.
+
+DATA kPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA kPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA kPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA kPerm<>+24(SB)/8, $0x0f070e060d050c04
+GLOBL kPerm<>(SB), RODATA|NOPTR, $32
+
+// KSUB(Yq, Xq, ymem, scoff): aux (Y10) += scale at scoff(SP) × class sums of
+// the 32 levels in Yq against the 32 activation quants at ymem.
+#define KSUB(Yq, Xq, ymem, scoff) \
+	VMOVDQU ymem, Y2; \
+	VPSHUFB Y11, Y2, Y2; \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMADDUBSW Y2, Yq, Yq; \
+	VEXTRACTI128 $1, Yq, X3; \
+	VPADDW X3, Xq, Xq; \
+	VPMOVSXWD Xq, Yq; \
+	VPBROADCASTD scoff(SP), Y3; \
+	VPMADDWD Y3, Yq, Yq; \
+	VPADDD Yq, Y10, Y10
+
+// func dotQ4KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per block eight int32 sums of 32 activation quants.
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X12, X12, X12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    q4kdone
+q4kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	// (in registers: a load spanning two small stores would stall)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VMOVDQU   Y5, 16(SP)
+	// sumi = Σ mins × (32-element activation sums)
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXOR Y10, Y10, Y10
+	VMOVDQU 16(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 0(DI), 16)
+	KSUB(Y1, X1, 32(DI), 20)
+	VMOVDQU 48(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 64(DI), 24)
+	KSUB(Y1, X1, 96(DI), 28)
+	VMOVDQU 80(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 128(DI), 32)
+	KSUB(Y1, X1, 160(DI), 36)
+	VMOVDQU 112(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	KSUB(Y0, X0, 192(DI), 40)
+	KSUB(Y1, X1, 224(DI), 44)
+	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X12, X12
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  q4kloop
+q4kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X12, 32(R10)
+	VZEROUPPER
+	RET
+
+// func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// aux: per block eight int32 sums of 32 activation quants. Q4_K with a
+// fifth bit per level from qh, moved to bit 4 by a shift and a mask.
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X12, X12, X12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	MOVL $0x10101010, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	TESTQ CX, CX
+	JZ    q5kdone
+q5kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	// (in registers: a load spanning two small stores would stall)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VMOVDQU   Y5, 16(SP)
+	// sumi = Σ mins × (32-element activation sums)
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXOR Y10, Y10, Y10
+	VMOVDQU 16(SI), Y9
+	VMOVDQU 48(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSLLW $4, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSLLW $3, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 0(DI), 16)
+	KSUB(Y1, X1, 32(DI), 20)
+	VMOVDQU 80(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSLLW $2, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSLLW $1, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 64(DI), 24)
+	KSUB(Y1, X1, 96(DI), 28)
+	VMOVDQU 112(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VMOVDQU Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSRLW $1, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 128(DI), 32)
+	KSUB(Y1, X1, 160(DI), 36)
+	VMOVDQU 144(SI), Y0
+	VPSRLW  $4, Y0, Y1
+	VPAND   Y14, Y0, Y0
+	VPAND   Y14, Y1, Y1
+	VPSRLW $2, Y9, Y4
+	VPAND   Y15, Y4, Y4
+	VPOR    Y4, Y0, Y0
+	VPSRLW $3, Y9, Y5
+	VPAND   Y15, Y5, Y5
+	VPOR    Y5, Y1, Y1
+	KSUB(Y0, X0, 192(DI), 40)
+	KSUB(Y1, X1, 224(DI), 44)
+	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X12, X12
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  q5kloop
+q5kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X12, 32(R10)
+	VZEROUPPER
+	RET
+
+// Q6SUB(Yq, Xq, ymem, g0, g1): aux += the scaled class sums of the levels
+// (0..63, 32 subtracted through the activation) in Yq, whose halves are the
+// 16-element groups with scales at g0(SP) and g1(SP).
+#define Q6SUB(Yq, Xq, ymem, g0, g1) \
+	VMOVDQU ymem, Y5; \
+	VPSHUFB Y11, Y5, Y5; \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMADDUBSW Y5, Yq, Yq; \
+	VPMADDUBSW Y5, Y8, Y6; \
+	VPSUBW Y6, Yq, Yq; \
+	VPMOVSXWD Xq, Y6; \
+	VPBROADCASTD g0(SP), Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y10, Y10; \
+	VEXTRACTI128 $1, Yq, X6; \
+	VPMOVSXWD X6, Y6; \
+	VPBROADCASTD g1(SP), Y7; \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y10, Y10
+
+// Q6HALF(off, yoff, s): the 128 elements of half off/64 of the block.
+#define Q6HALF(qloff, qhoff, yoff, s) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff(DI), s, s+4); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+32(DI), s+8, s+12); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+64(DI), s+16, s+20); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6SUB(Y3, X3, yoff+96(DI), s+24, s+28)
+
+// func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	VXORPS Y13, Y13, Y13
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x03030303, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $0x30303030, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x20202020, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    q6kdone
+q6kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 704(SI)
+	// the 16 int8 scales as [scale, 0] dwords at 0(SP)..60(SP)
+	VPMOVSXBW 192(SI), Y0
+	VPMOVZXWD X0, Y1
+	VMOVDQU   Y1, 0(SP)
+	VEXTRACTI128 $1, Y0, X0
+	VPMOVZXWD X0, Y1
+	VMOVDQU   Y1, 32(SP)
+	VPXOR Y10, Y10, Y10
+	Q6HALF(0, 128, 0, 0)
+	Q6HALF(64, 160, 128, 32)
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X7
+	VCVTPH2PS    X7, X7
+	VMULSS       (R8), X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q6kloop
+q6kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	MOVL    $0, 32(R10)
+	VZEROUPPER
+	RET
+
+// One Q4_K weight row against four activation rows (AVX2 GEMM): levels,
+// scales and mins unpacked once per block; activation row a's quants at
+// DI, DX, R14, R15, scales at R8 + a·R10 (R10 = 4·nb), 32-sums at
+// R9 + a·R13 (R13 = 32·nb); integer lanes in Y6..Y9; the float sums live
+// in out (BX), nine floats per activation row.
+
+// KSUB1(Yq, yp, yoff, aux): aux += Y3 (the scale) × the class sums of the
+// shuffled levels Yq against the activation quants at yoff(yp).
+#define KSUB1(Yq, yp, yoff, aux) \
+	VMOVDQU yoff(yp), Y2; \
+	VPSHUFB Y11, Y2, Y2; \
+	VPMADDUBSW Y2, Yq, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDW X5, X4, X4; \
+	VPMOVSXWD X4, Y4; \
+	VPMADDWD Y3, Y4, Y4; \
+	VPADDD Y4, aux, aux
+
+// KSUB4: KSUB1 for the four activation rows, with the scale at scoff(SP).
+#define KSUB4(Yq, yoff, scoff) \
+	VPBROADCASTD scoff(SP), Y3; \
+	KSUB1(Yq, DI, yoff, Y6); \
+	KSUB1(Yq, DX, yoff, Y7); \
+	KSUB1(Yq, R14, yoff, Y8); \
+	KSUB1(Yq, R15, yoff, Y9)
+
+#define KPAIR4(woff, yoff, sc0) \
+	VMOVDQU woff(SI), Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   Y14, Y0, Y0; \
+	VPAND   Y14, Y1, Y1; \
+	VPSHUFB Y11, Y0, Y0; \
+	VPSHUFB Y11, Y1, Y1; \
+	KSUB4(Y0, yoff, sc0); \
+	KSUB4(Y1, yoff+32, sc0+4)
+
+// KFIN(aux, dmem, msum, o): the float steps of one activation row into
+// the nine floats at o(BX).
+#define KFIN(aux, dmem, msum, o) \
+	VPMULLD msum, Y12, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0x4e, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0xb1, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VCVTDQ2PS X4, X4; \
+	VBROADCASTSS dmem, X5; \
+	VMULPS X15, X5, X5; \
+	VBROADCASTSS X5, Y3; \
+	VCVTDQ2PS aux, aux; \
+	VMULPS Y3, aux, aux; \
+	VADDPS o(BX), aux, aux; \
+	VMOVUPS aux, o(BX); \
+	VMOVSHDUP X5, X3; \
+	VMULSS X4, X3, X3; \
+	VMOVSS o+32(BX), X2; \
+	VSUBSS X3, X2, X2; \
+	VMOVSS X2, o+32(BX)
+
+// func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $64-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	MOVQ out+48(FP), BX
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVQ CX, R13
+	SHLQ $5, R13
+	VXORPS Y0, Y0, Y0
+	VMOVUPS Y0, 0(BX)
+	VMOVUPS Y0, 32(BX)
+	VMOVUPS Y0, 64(BX)
+	VMOVUPS Y0, 96(BX)
+	VMOVUPS X0, 128(BX)
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU kPerm<>(SB), Y11
+	TESTQ CX, CX
+	JZ    h4kdone
+h4kloop:
+	MOVL 12(SI), R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 4(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 4(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X5
+	MOVL 12(SI), R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 8(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 8(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X12
+	VPMOVZXBD X5, Y5
+	VMOVDQU   Y5, 16(SP)
+	VPMOVZXBD X12, Y12
+	VMOVD     (SI), X15
+	VCVTPH2PS X15, X15
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	KPAIR4(16, 0, 16)
+	KPAIR4(48, 64, 24)
+	KPAIR4(80, 128, 32)
+	KPAIR4(112, 192, 40)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R13*2), R12
+	KFIN(Y6, (R8), (R9), 0)
+	KFIN(Y7, (R8)(R10*1), (R9)(R13*1), 36)
+	KFIN(Y8, (AX), (R12), 72)
+	KFIN(Y9, (AX)(R10*1), (R12)(R13*1), 108)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  h4kloop
+h4kdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,843 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX512_VNNI Q4_K kernel (level avx512bf16): one row; ggml's eight p%8
+// integer lanes come straight out of VPDPBUSD, because the weight bytes are
+// rearranged (VPSHUFB pairs p, p+8 in each 16; VPERMW joins the pairs of p
+// and p+16) so that a dword holds the four levels of one class, against
+// activation quants rearranged the same way once per row (acts.kp). One ZMM
+// covers two sub-blocks of 32 at a time, each 256-bit half its own scale
+// (VPERMD), applied with VPMADDWD against [scale, 0] dwords (the class sums
+// fit in 16 bits). The float32 steps are the AVX2 kernel's.
+
+DATA zPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+24(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+32(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+40(SB)/8, $0x0f070e060d050c04
+DATA zPerm<>+48(SB)/8, $0x0b030a0209010800
+DATA zPerm<>+56(SB)/8, $0x0f070e060d050c04
+GLOBL zPerm<>(SB), RODATA|NOPTR, $64
+
+// word c of each 256-bit half's lane 0 next to word c of its lane 1
+DATA wIdx<>+0(SB)/8, $0x0009000100080000
+DATA wIdx<>+8(SB)/8, $0x000b0003000a0002
+DATA wIdx<>+16(SB)/8, $0x000d0005000c0004
+DATA wIdx<>+24(SB)/8, $0x000f0007000e0006
+DATA wIdx<>+32(SB)/8, $0x0019001100180010
+DATA wIdx<>+40(SB)/8, $0x001b0013001a0012
+DATA wIdx<>+48(SB)/8, $0x001d0015001c0014
+DATA wIdx<>+56(SB)/8, $0x001f0017001e0016
+GLOBL wIdx<>(SB), RODATA|NOPTR, $64
+
+// scale dword indices: halves (0,2), (1,3), (4,6), (5,7)
+#define SCIDX(name, a, b) \
+	DATA name+0(SB)/8, $(a<<32|a); \
+	DATA name+8(SB)/8, $(a<<32|a); \
+	DATA name+16(SB)/8, $(a<<32|a); \
+	DATA name+24(SB)/8, $(a<<32|a); \
+	DATA name+32(SB)/8, $(b<<32|b); \
+	DATA name+40(SB)/8, $(b<<32|b); \
+	DATA name+48(SB)/8, $(b<<32|b); \
+	DATA name+56(SB)/8, $(b<<32|b); \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+SCIDX(sc02<>, 0, 2)
+SCIDX(sc13<>, 1, 3)
+SCIDX(sc46<>, 4, 6)
+SCIDX(sc57<>, 5, 7)
+
+// KPAIR(woff, yoff, ilo, ihi): Z10 += the scaled class sums of the four
+// sub-blocks whose nibbles are the 64 bytes at woff(SI).
+#define KPAIR(woff, yoff, ilo, ihi) \
+	VMOVDQU64 woff(SI), Z0; \
+	VPSHUFB Z11, Z0, Z0; \
+	VPERMW Z0, Z12, Z0; \
+	VPSRLW $4, Z0, Z1; \
+	VPANDD Z14, Z0, Z0; \
+	VPANDD Z14, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff(DI), Z0, Z2; \
+	VPERMD Z5, ilo, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff+64(DI), Z1, Z2; \
+	VPERMD Z5, ihi, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10
+
+// func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// qa: the activation row in acts.kp's layout; aux: per block eight int32
+// sums of 32 activation quants.
+TEXT ·dotQ4KVNNI(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	TESTQ CX, CX
+	JZ    v4kdone
+v4kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	// (in registers: a load spanning two small stores would stall)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXORD Z10, Z10, Z10
+	KPAIR(16, 0, Z16, Z17)
+	KPAIR(80, 128, Z18, Z19)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X15, X15
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  v4kloop
+v4kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X15, 32(R10)
+	VZEROUPPER
+	RET
+
+DATA yPerm<>+0(SB)/8, $0x0b030a0209010800
+DATA yPerm<>+8(SB)/8, $0x0f070e060d050c04
+DATA yPerm<>+16(SB)/8, $0x0b030a0209010800
+DATA yPerm<>+24(SB)/8, $0x0f070e060d050c04
+GLOBL yPerm<>(SB), RODATA|NOPTR, $32
+
+// VPERMW indices: 16 words 2k then 16 words 2k+1
+#define GIDX(name, a, b) \
+	DATA name+0(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+8(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+16(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+24(SB)/8, $(a<<48|a<<32|a<<16|a); \
+	DATA name+32(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+40(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+48(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	DATA name+56(SB)/8, $(b<<48|b<<32|b<<16|b); \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+GIDX(g01<>, 0, 1)
+GIDX(g23<>, 2, 3)
+GIDX(g45<>, 4, 5)
+GIDX(g67<>, 6, 7)
+GIDX(g89<>, 8, 9)
+GIDX(g1011<>, 10, 11)
+GIDX(g1213<>, 12, 13)
+GIDX(g1415<>, 14, 15)
+
+// Q6V(Yq, Zq, yoff, idx): Z10 += Σ (level-32)·scale·y over the two
+// 16-element groups in Yq, pairs p, p+8 per dword (VPDPWSSD), against
+// the activation's int16 quants at yoff(DI) (acts.kw).
+#define Q6V(Yq, Zq, yoff, idx) \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMOVZXBW Yq, Zq; \
+	VPSUBW Z8, Zq, Zq; \
+	VPERMW Z9, idx, Z6; \
+	VPMULLW Z6, Zq, Zq; \
+	VPDPWSSD yoff(DI), Zq, Z10
+
+#define Q6VHALF(qloff, qhoff, yoff, i0, i1, i2, i3) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff, i0); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+64, i1); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+128, i2); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6V(Y3, Z3, yoff+192, i3)
+
+// func dotQ6KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// qa: the activation row as acts.kw (int16).
+TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	VXORPS Y13, Y13, Y13
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y14
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Y12
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Z8
+	VMOVDQU yPerm<>(SB), Y11
+	VMOVDQU64 g01<>(SB), Z16
+	VMOVDQU64 g23<>(SB), Z17
+	VMOVDQU64 g45<>(SB), Z18
+	VMOVDQU64 g67<>(SB), Z19
+	VMOVDQU64 g89<>(SB), Z20
+	VMOVDQU64 g1011<>(SB), Z21
+	VMOVDQU64 g1213<>(SB), Z22
+	VMOVDQU64 g1415<>(SB), Z23
+	TESTQ CX, CX
+	JZ    v6kdone
+v6kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 704(SI)
+	VPMOVSXBW 192(SI), Y9
+	VPXORD Z10, Z10, Z10
+	Q6VHALF(0, 128, 0, Z16, Z17, Z18, Z19)
+	Q6VHALF(64, 160, 256, Z20, Z21, Z22, Z23)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X7
+	VCVTPH2PS    X7, X7
+	VMULSS       (R8), X7, X7
+	VBROADCASTSS X7, Y7
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	ADDQ $210, SI
+	ADDQ $512, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  v6kloop
+v6kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	MOVL    $0, 32(R10)
+	VZEROUPPER
+	RET
+
+// One Q4_K weight row against four activation rows (GEMM): the levels,
+// scales and mins are unpacked once per block. Activation row a's kp
+// quants are at DI, DX, R14, R15, its scales at R8 + a·R10 (R10 = 4·nb)
+// and its 32-sums at R9 + a·R13 (R13 = 32·nb). Lane sums: Y25..Y28; sumf:
+// X29, X30, X31, X15.
+
+// KA(yp, acc): acc = Σ over the block's eight sub-blocks of scale × the
+// class sums against the activation quants at yp (Z0, Z1, Z20, Z21 the
+// levels; Z3, Z22, Z23, Z24 the scale multipliers), folded to 8 lanes.
+#define KA(yp, acc, yacc) \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD (yp), Z0, Z2; \
+	VPMADDWD Z3, Z2, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 64(yp), Z1, Z2; \
+	VPMADDWD Z22, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 128(yp), Z20, Z2; \
+	VPMADDWD Z23, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD 192(yp), Z21, Z2; \
+	VPMADDWD Z24, Z2, Z2; \
+	VPADDD Z2, acc, acc; \
+	VEXTRACTI64X4 $1, acc, Y2; \
+	VPADDD Y2, yacc, yacc
+
+// KF(dmem, msum, yacc, sums, sumf): the float steps of one activation row:
+// sums += (dx·dy)·aux, sumf -= (dmx·dy)·Σ mins·msum.
+#define KF(dmem, msum, yacc, sums, sumf) \
+	VPMULLD msum, Y6, Y7; \
+	VEXTRACTI128 $1, Y7, X8; \
+	VPADDD X8, X7, X7; \
+	VPSHUFD $0x4e, X7, X8; \
+	VPADDD X8, X7, X7; \
+	VPSHUFD $0xb1, X7, X8; \
+	VPADDD X8, X7, X7; \
+	VCVTDQ2PS X7, X7; \
+	VBROADCASTSS dmem, X8; \
+	VMULPS X9, X8, X8; \
+	VBROADCASTSS X8, Y10; \
+	VCVTDQ2PS yacc, yacc; \
+	VMULPS Y10, yacc, yacc; \
+	VADDPS yacc, sums, sums; \
+	VMOVSHDUP X8, X8; \
+	VMULSS X7, X8, X8; \
+	VSUBSS X8, sumf, sumf
+
+// func gemm1x4Q4KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// out: four times (eight lane sums, sumf), one per activation row.
+TEXT ·gemm1x4Q4KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVQ CX, R13
+	SHLQ $5, R13
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+	VXORPS Y28, Y28, Y28
+	VXORPS X29, X29, X29
+	VXORPS X30, X30, X30
+	VXORPS X31, X31, X31
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	TESTQ CX, CX
+	JZ    g4kdone
+g4kloop:
+	MOVL 12(SI), R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 4(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 4(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X5
+	MOVL 12(SI), R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 8(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 8(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPERMD Z5, Z16, Z3
+	VPERMD Z5, Z17, Z22
+	VPERMD Z5, Z18, Z23
+	VPERMD Z5, Z19, Z24
+	VMOVDQU64 16(SI), Z0
+	VPSHUFB Z11, Z0, Z0
+	VPERMW Z0, Z12, Z0
+	VPSRLW $4, Z0, Z1
+	VPANDD Z14, Z0, Z0
+	VPANDD Z14, Z1, Z1
+	VMOVDQU64 80(SI), Z20
+	VPSHUFB Z11, Z20, Z20
+	VPERMW Z20, Z12, Z20
+	VPSRLW $4, Z20, Z21
+	VPANDD Z14, Z20, Z20
+	VPANDD Z14, Z21, Z21
+	VMOVD     (SI), X9
+	VCVTPH2PS X9, X9
+	KA(DI, Z4, Y4)
+	KF((R8), (R9), Y4, Y25, X29)
+	KA(DX, Z4, Y4)
+	KF((R8)(R10*1), (R9)(R13*1), Y4, Y26, X30)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R13*2), R12
+	KA(R14, Z4, Y4)
+	KF((AX), (R12), Y4, Y27, X31)
+	KA(R15, Z4, Y4)
+	KF((AX)(R10*1), (R12)(R13*1), Y4, Y28, X15)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  g4kloop
+g4kdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y25, (AX)
+	VMOVSS  X29, 32(AX)
+	VMOVUPS Y26, 36(AX)
+	VMOVSS  X30, 68(AX)
+	VMOVUPS Y27, 72(AX)
+	VMOVSS  X31, 104(AX)
+	VMOVUPS Y28, 108(AX)
+	VMOVSS  X15, 140(AX)
+	VZEROUPPER
+	RET
+
+// One Q6_K weight row against four activation rows (GEMM): the scaled
+// int16 levels of the whole block are prepared once (Z24..Z31, one per 32
+// elements) and each activation row (acts.kw at DI, DX, R14, R15; scales
+// at R8 + a·R10) takes eight VPDPWSSD. Lane sums: Y13, Y5, Y7, Y10.
+
+#define Q6P(Yq, Zdst, idx) \
+	VPSHUFB Y11, Yq, Yq; \
+	VPMOVZXBW Yq, Zdst; \
+	VPSUBW Z8, Zdst, Zdst; \
+	VPERMW Z9, idx, Z6; \
+	VPMULLW Z6, Zdst, Zdst
+
+#define Q6PHALF(qloff, qhoff, i0, i1, i2, i3, d0, d1, d2, d3) \
+	VMOVDQU qloff(SI), Y0; \
+	VMOVDQU qloff+32(SI), Y1; \
+	VMOVDQU qhoff(SI), Y2; \
+	VPAND   Y14, Y0, Y3; \
+	VPAND   Y12, Y2, Y4; \
+	VPSLLW  $4, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d0, i0); \
+	VPAND   Y14, Y1, Y3; \
+	VPSLLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d1, i1); \
+	VPSRLW  $4, Y0, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPAND   Y15, Y2, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d2, i2); \
+	VPSRLW  $4, Y1, Y3; \
+	VPAND   Y14, Y3, Y3; \
+	VPSRLW  $2, Y2, Y4; \
+	VPAND   Y15, Y4, Y4; \
+	VPOR    Y4, Y3, Y3; \
+	Q6P(Y3, d3, i3)
+
+#define Q6A(yp, dmem, sums) \
+	VPXORD Z0, Z0, Z0; \
+	VPDPWSSD 0(yp), Z24, Z0; \
+	VPDPWSSD 64(yp), Z25, Z0; \
+	VPDPWSSD 128(yp), Z26, Z0; \
+	VPDPWSSD 192(yp), Z27, Z0; \
+	VPDPWSSD 256(yp), Z28, Z0; \
+	VPDPWSSD 320(yp), Z29, Z0; \
+	VPDPWSSD 384(yp), Z30, Z0; \
+	VPDPWSSD 448(yp), Z31, Z0; \
+	VEXTRACTI64X4 $1, Z0, Y1; \
+	VPADDD Y1, Y0, Y0; \
+	VMULSS dmem, X4, X2; \
+	VBROADCASTSS X2, Y2; \
+	VCVTDQ2PS Y0, Y0; \
+	VMULPS Y2, Y0, Y0; \
+	VADDPS Y0, sums, sums
+
+// func gemm1x4Q6KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·gemm1x4Q6KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ CX, R10
+	SHLQ $2, R10
+	VXORPS Y13, Y13, Y13
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y14
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Y12
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Y15
+	MOVL $0x00200020, AX
+	VPBROADCASTD AX, Z8
+	VMOVDQU yPerm<>(SB), Y11
+	VMOVDQU64 g01<>(SB), Z16
+	VMOVDQU64 g23<>(SB), Z17
+	VMOVDQU64 g45<>(SB), Z18
+	VMOVDQU64 g67<>(SB), Z19
+	VMOVDQU64 g89<>(SB), Z20
+	VMOVDQU64 g1011<>(SB), Z21
+	VMOVDQU64 g1213<>(SB), Z22
+	VMOVDQU64 g1415<>(SB), Z23
+	TESTQ CX, CX
+	JZ    g6kdone
+g6kloop:
+	VPMOVSXBW 192(SI), Y9
+	Q6PHALF(0, 128, Z16, Z17, Z18, Z19, Z24, Z25, Z26, Z27)
+	Q6PHALF(64, 160, Z20, Z21, Z22, Z23, Z28, Z29, Z30, Z31)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X4
+	VCVTPH2PS X4, X4
+	LEAQ (R8)(R10*2), AX
+	Q6A(DI, (R8), Y13)
+	Q6A(DX, (R8)(R10*1), Y5)
+	Q6A(R14, (AX), Y7)
+	Q6A(R15, (AX)(R10*1), Y10)
+	ADDQ $210, SI
+	ADDQ $512, DI
+	ADDQ $512, DX
+	ADDQ $512, R14
+	ADDQ $512, R15
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  g6kloop
+g6kdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y13, (AX)
+	MOVL    $0, 32(AX)
+	VMOVUPS Y5, 36(AX)
+	MOVL    $0, 68(AX)
+	VMOVUPS Y7, 72(AX)
+	MOVL    $0, 104(AX)
+	VMOVUPS Y10, 108(AX)
+	MOVL    $0, 140(AX)
+	VZEROUPPER
+	RET
+
+// Bit masks of the Q5_K sub-blocks in the two halves of a levels ZMM:
+// (0, 2), (1, 3), (4, 6), (5, 7).
+#define QBITS(name, a, b) \
+	DATA name+0(SB)/8, $a; \
+	DATA name+8(SB)/8, $a; \
+	DATA name+16(SB)/8, $a; \
+	DATA name+24(SB)/8, $a; \
+	DATA name+32(SB)/8, $b; \
+	DATA name+40(SB)/8, $b; \
+	DATA name+48(SB)/8, $b; \
+	DATA name+56(SB)/8, $b; \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+QBITS(qb02<>, 0x0101010101010101, 0x0404040404040404)
+QBITS(qb13<>, 0x0202020202020202, 0x0808080808080808)
+QBITS(qb46<>, 0x1010101010101010, 0x4040404040404040)
+QBITS(qb57<>, 0x2020202020202020, 0x8080808080808080)
+
+// KPAIR5: KPAIR with the fifth bits of Z20 (qh in the levels' order) under
+// the bit masks blo and bhi.
+#define KPAIR5(woff, yoff, ilo, ihi, blo, bhi) \
+	VMOVDQU64 woff(SI), Z0; \
+	VPSHUFB Z11, Z0, Z0; \
+	VPERMW Z0, Z12, Z0; \
+	VPSRLW $4, Z0, Z1; \
+	VPANDD Z14, Z0, Z0; \
+	VPANDD Z14, Z1, Z1; \
+	VPTESTMB blo, Z20, K1; \
+	VPADDB Z25, Z0, K1, Z0; \
+	VPTESTMB bhi, Z20, K2; \
+	VPADDB Z25, Z1, K2, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff(DI), Z0, Z2; \
+	VPERMD Z5, ilo, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10; \
+	VPXORD Z2, Z2, Z2; \
+	VPDPBUSD yoff+64(DI), Z1, Z2; \
+	VPERMD Z5, ihi, Z3; \
+	VPMADDWD Z3, Z2, Z2; \
+	VPADDD Z2, Z10, Z10
+
+// func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// Q4_K's kernel with the fifth bits: qh, duplicated in both halves of a
+// ZMM, gets the levels' permutation, and VPTESTMB against each half's
+// sub-block bit masks where VPADDB adds 16.
+// qa: the activation row in acts.kp's layout; aux: per block eight int32
+// sums of 32 activation quants.
+TEXT ·dotQ5KVNNI(SB), NOSPLIT, $64-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ da+24(FP), R8
+	MOVQ aux+32(FP), R9
+	VXORPS Y13, Y13, Y13
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	VMOVDQU64 qb02<>(SB), Z21
+	VMOVDQU64 qb13<>(SB), Z22
+	VMOVDQU64 qb46<>(SB), Z23
+	VMOVDQU64 qb57<>(SB), Z24
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z25
+	TESTQ CX, CX
+	JZ    v5kdone
+v5kloop:
+	PREFETCHT0 512(SI)
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	MOVL 4(SI), AX
+	MOVL 8(SI), DX
+	MOVL 12(SI), R10
+	// (in registers: a load spanning two small stores would stall)
+	MOVL R10, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X5
+	MOVL R10, R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL DX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	MOVL DX, R13
+	ANDL $0x3f3f3f3f, R13
+	ORQ  R13, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPMULLD      (R9), Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPXORD Z10, Z10, Z10
+	VBROADCASTI64X4 16(SI), Z20
+	VPSHUFB Z11, Z20, Z20
+	VPERMW Z20, Z12, Z20
+	KPAIR5(48, 0, Z16, Z17, Z21, Z22)
+	KPAIR5(112, 128, Z18, Z19, Z23, Z24)
+	VEXTRACTI64X4 $1, Z10, Y2
+	VPADDD        Y2, Y10, Y10
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS (R8), X8
+	VMULPS       X8, X7, X7
+	VBROADCASTSS X7, Y9
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y13, Y13
+	VMOVSHDUP    X7, X8
+	VMULSS       X6, X8, X8
+	VSUBSS       X8, X15, X15
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  v5kloop
+v5kdone:
+	MOVQ    out+40(FP), R10
+	VMOVUPS Y13, (R10)
+	VMOVSS  X15, 32(R10)
+	VZEROUPPER
+	RET
+
+// func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// gemm1x4Q4KVNNI with Q5_K's fifth bits (as dotQ5KVNNI).
+// out: four times (eight lane sums, sumf), one per activation row.
+TEXT ·gemm1x4Q5KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	MOVQ CX, R10
+	SHLQ $2, R10
+	MOVQ CX, R13
+	SHLQ $5, R13
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+	VXORPS Y28, Y28, Y28
+	VXORPS X29, X29, X29
+	VXORPS X30, X30, X30
+	VXORPS X31, X31, X31
+	VXORPS X15, X15, X15
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 zPerm<>(SB), Z11
+	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 sc02<>(SB), Z16
+	VMOVDQU64 sc13<>(SB), Z17
+	VMOVDQU64 sc46<>(SB), Z18
+	VMOVDQU64 sc57<>(SB), Z19
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z13
+	TESTQ CX, CX
+	JZ    g5kdone
+g5kloop:
+	MOVL 12(SI), R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 4(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 4(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X5
+	MOVL 12(SI), R12
+	SHRL $4, R12
+	ANDL $0x0f0f0f0f, R12
+	MOVL 8(SI), AX
+	SHRL $6, AX
+	ANDL $0x03030303, AX
+	SHLL $4, AX
+	ORL  AX, R12
+	SHLQ $32, R12
+	MOVL 8(SI), AX
+	ANDL $0x3f3f3f3f, AX
+	ORQ  AX, R12
+	VMOVQ R12, X6
+	VPMOVZXBD X5, Y5
+	VPMOVZXBD X6, Y6
+	VPERMD Z5, Z16, Z3
+	VPERMD Z5, Z17, Z22
+	VPERMD Z5, Z18, Z23
+	VPERMD Z5, Z19, Z24
+	VBROADCASTI64X4 16(SI), Z5
+	VPSHUFB Z11, Z5, Z5
+	VPERMW Z5, Z12, Z5
+	VMOVDQU64 48(SI), Z0
+	VPSHUFB Z11, Z0, Z0
+	VPERMW Z0, Z12, Z0
+	VPSRLW $4, Z0, Z1
+	VPANDD Z14, Z0, Z0
+	VPANDD Z14, Z1, Z1
+	VPTESTMB qb02<>(SB), Z5, K1
+	VPADDB Z13, Z0, K1, Z0
+	VPTESTMB qb13<>(SB), Z5, K2
+	VPADDB Z13, Z1, K2, Z1
+	VMOVDQU64 112(SI), Z20
+	VPSHUFB Z11, Z20, Z20
+	VPERMW Z20, Z12, Z20
+	VPSRLW $4, Z20, Z21
+	VPANDD Z14, Z20, Z20
+	VPANDD Z14, Z21, Z21
+	VPTESTMB qb46<>(SB), Z5, K1
+	VPADDB Z13, Z20, K1, Z20
+	VPTESTMB qb57<>(SB), Z5, K2
+	VPADDB Z13, Z21, K2, Z21
+	VMOVD     (SI), X9
+	VCVTPH2PS X9, X9
+	KA(DI, Z4, Y4)
+	KF((R8), (R9), Y4, Y25, X29)
+	KA(DX, Z4, Y4)
+	KF((R8)(R10*1), (R9)(R13*1), Y4, Y26, X30)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R13*2), R12
+	KA(R14, Z4, Y4)
+	KF((AX), (R12), Y4, Y27, X31)
+	KA(R15, Z4, Y4)
+	KF((AX)(R10*1), (R12)(R13*1), Y4, Y28, X15)
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  g5kloop
+g5kdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y25, (AX)
+	VMOVSS  X29, 32(AX)
+	VMOVUPS Y26, 36(AX)
+	VMOVSS  X30, 68(AX)
+	VMOVUPS Y27, 72(AX)
+	VMOVSS  X31, 104(AX)
+	VMOVUPS Y28, 108(AX)
+	VMOVSS  X15, 140(AX)
+	VZEROUPPER
+	RET
