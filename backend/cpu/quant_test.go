@@ -173,8 +173,8 @@ func TestLinearGGUFKernelLevels(t *testing.T) {
 				var first []float32
 				for _, lv := range levels {
 					kern := quant.For(lv)
-					if kern.Level() != lv {
-						t.Logf("%s %v: quant has no %s kernels; For(%s) runs %s", name, sh, lv, lv, kern.Level())
+					if kern.Level() != lv && sh == [3]int{1, 37, 2 * blk.BlockSize} {
+						t.Logf("%s: quant has no %s kernels; For(%s) runs %s", name, lv, lv, kern.Level())
 					}
 					got := linearGGUFCall(t, kern, name, xs, m, k, wb, n)
 					if first == nil {
