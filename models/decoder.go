@@ -102,9 +102,13 @@ func newCausalLM(l *loader, c *config.Config, a arch) (*CausalLM, error) {
 	} else {
 		m.norm = newNorm(l, "model.norm", h, a.norm, c.NormEps, a.normBias)
 	}
-	if c.TieWordEmbeddings {
+	switch {
+	case c.TieWordEmbeddings && l.keepsQuantized("model.embed_tokens.weight"):
+		// llama.cpp multiplies the tied head with the embedding's blocks.
+		m.head = &Linear{W: l.weight("model.embed_tokens.weight", vocab, h)}
+	case c.TieWordEmbeddings:
 		m.head = &Linear{W: Dense{W: m.embed}}
-	} else {
+	default:
 		m.head = newLinear(l, "lm_head", vocab, h, false)
 	}
 	if l.err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/hf/config"
 	"github.com/gotpu/gotpu/hf/tokenizer"
+	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -64,6 +65,7 @@ func LoadGGUF(path string, o Options) (*Model, error) {
 		o.DType = dtype.F32
 	}
 	src := newGGUFSource(f, cfg)
+	src.keep = o.KeepQuantized
 	m, err := FromSource(cfg, src, o)
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", path, err)
@@ -196,6 +198,9 @@ type ggufSource struct {
 	sandwich bool // Gemma 2/3: four norms per layer
 	heads    int
 	kvHeads  int
+	// keep makes Weight return Quantized weights for the block encodings
+	// linear_gguf takes (Options.KeepQuantized).
+	keep bool
 }
 
 func newGGUFSource(f *gguf.File, c *config.Config) *ggufSource {
@@ -322,12 +327,92 @@ func (s *ggufSource) Tensor(hf string, dev device.Device, dt dtype.DType) (t *te
 	return t, err
 }
 
+// quantizedBlock returns the encoding hf is kept in when the source keeps
+// weights quantized and linear_gguf takes the tensor's type.
+func (s *ggufSource) quantizedBlock(hf string) (gguf.TensorInfo, op.GGUFBlock, bool) {
+	if !s.keep {
+		return gguf.TensorInfo{}, op.GGUFBlock{}, false
+	}
+	g, ok := s.name(hf)
+	if !ok {
+		return gguf.TensorInfo{}, op.GGUFBlock{}, false
+	}
+	info, err := s.f.Info(g)
+	if err != nil || len(info.Shape()) != 2 {
+		return gguf.TensorInfo{}, op.GGUFBlock{}, false
+	}
+	blk, ok := op.GGUFBlockOfType(uint32(info.Type))
+	return info, blk, ok
+}
+
+// KeepsQuantized reports whether Weight(hf) returns a Quantized weight.
+func (s *ggufSource) KeepsQuantized(hf string) bool {
+	_, _, ok := s.quantizedBlock(hf)
+	return ok
+}
+
 func (s *ggufSource) Weight(hf string, dev device.Device, dt dtype.DType) (Weight, error) {
+	if info, blk, ok := s.quantizedBlock(hf); ok {
+		return s.quantized(info, blk, dev, dt)
+	}
 	t, err := s.Tensor(hf, dev, dt)
 	if err != nil {
 		return nil, err
 	}
 	return Dense{W: t}, nil
+}
+
+// quantized uploads a tensor's blocks as a Quantized weight computing in
+// dt, undoing the llama Q/K row permutation on whole encoded rows.
+func (s *ggufSource) quantized(info gguf.TensorInfo, blk op.GGUFBlock, dev device.Device, dt dtype.DType) (w Weight, err error) {
+	shape := info.Shape()
+	out, in := shape[0], shape[1]
+	rb, err := blk.RowBytes(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrWeights, info.Name, err)
+	}
+	if dt == dtype.Invalid {
+		dt = dtype.F32
+	}
+	q := Quantized{Block: blk, In: in, Compute: dt}
+	if dev.Type == "meta" {
+		err = tensor.Catch(func() { q.Blocks = tensor.Empty(dev, dtype.U8, out, rb) })
+		return q, err
+	}
+	raw, err := s.f.Bytes(info.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) != out*rb {
+		return nil, fmt.Errorf("%w: %s holds %d bytes, %d rows of %s take %d", ErrWeights, info.Name, len(raw), out, blk.Name, out*rb)
+	}
+	switch {
+	case s.arch == "llama" && strings.HasSuffix(info.Name, ".attn_q.weight"):
+		raw = unpermuteByteRows(raw, out, rb, s.heads)
+	case s.arch == "llama" && strings.HasSuffix(info.Name, ".attn_k.weight"):
+		raw = unpermuteByteRows(raw, out, rb, s.kvHeads)
+	}
+	err = tensor.Catch(func() { q.Blocks = tensor.FromBytes(dev, dtype.U8, []int{out, rb}, raw) })
+	return q, err
+}
+
+// unpermuteByteRows is unpermuteRows for rows of rb encoded bytes.
+func unpermuteByteRows(raw []byte, rows, rb, heads int) []byte {
+	if heads <= 0 || rows%(2*heads) != 0 {
+		return raw
+	}
+	half := rows / heads / 2
+	out := make([]byte, len(raw))
+	for h := 0; h < heads; h++ {
+		for i := 0; i < half; i++ {
+			for j := 0; j < 2; j++ {
+				src := (h*half*2 + i*2 + j) * rb
+				dst := (h*half*2 + j*half + i) * rb
+				copy(out[dst:dst+rb], raw[src:src+rb])
+			}
+		}
+	}
+	return out
 }
 
 // unpermuteRows undoes llama.cpp's permutation of the Q and K projection

@@ -23,6 +23,14 @@ type Options struct {
 	// DType is the dtype to compute in: f32, bf16 or f16. Invalid (the
 	// zero value) keeps the checkpoint's torch_dtype (f32 when unset).
 	DType dtype.DType
+	// KeepQuantized keeps a GGUF file's linear weights in their block
+	// encodings (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) as
+	// Quantized weights multiplied by the linear_gguf op, instead of
+	// dequantizing them to DType; norms, biases, the token embedding and
+	// weights of other types are dequantized as usual, and a tied output
+	// head multiplies with the embedding's blocks (as llama.cpp does).
+	// Only GGUF files hold quantized weights: Load rejects it.
+	KeepQuantized bool
 }
 
 // Model is a model loaded from a Hugging Face directory: its config, its
@@ -66,6 +74,9 @@ func Families() []string {
 // that say how Embed pools (see LoadSentenceConfig); a malformed or
 // unsupported one is an error.
 func Load(dir string, o Options) (*Model, error) {
+	if o.KeepQuantized {
+		return nil, fmt.Errorf("%w: keeping weights quantized needs a GGUF file; %s is a model directory", ErrUnsupported, dir)
+	}
 	cfg, err := config.Load(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)

@@ -277,6 +277,17 @@ func (l *loader) weight(name string, out, in int) Weight {
 	return w
 }
 
+// keepsQuantized reports whether the source returns name (a canonical
+// name) as a Quantized weight (a GGUF source with Options.KeepQuantized).
+func (l *loader) keepsQuantized(name string) bool {
+	ks, ok := l.src.(interface{ KeepsQuantized(string) bool })
+	if !ok {
+		return false
+	}
+	real, ok := l.resolve(name)
+	return ok && ks.KeepsQuantized(real)
+}
+
 // unused lists the checkpoint's names that no parameter took, except
 // buffers transformers itself ignores.
 func (l *loader) unused() []string {

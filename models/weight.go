@@ -1,8 +1,12 @@
 package models
 
 import (
+	"fmt"
+
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/gguf"
 	"github.com/gotpu/gotpu/nn"
+	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -36,6 +40,49 @@ func (d Dense) Linear(x, b *tensor.Tensor) *tensor.Tensor { return tensor.Linear
 // Dense returns the tensor.
 func (d Dense) Dense() *tensor.Tensor { return d.W }
 
+// Quantized is a Weight kept in a ggml block encoding (a GGUF file's Q4_0,
+// Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K or Q6_K tensor): Blocks holds its rows
+// as bytes and Linear multiplies with the linear_gguf op, which the CPU
+// backend runs with integer block dot products (as llama.cpp does) and
+// other backends through its dequantizing decomposition.
+type Quantized struct {
+	// Blocks is the u8 [out, rowBytes] matrix of encoded rows.
+	Blocks *tensor.Tensor
+	// Block is the encoding.
+	Block op.GGUFBlock
+	// In is the number of elements of a row (the matrix's in size).
+	In int
+	// Compute is the dtype of the products: the activations' dtype.
+	Compute dtype.DType
+}
+
+// Dims returns the matrix's [out, in] sizes.
+func (q Quantized) Dims() (int, int) { return q.Blocks.Size(0), q.In }
+
+// DType returns the dtype the products are computed in.
+func (q Quantized) DType() dtype.DType { return q.Compute }
+
+// Linear returns x·Wᵀ + b through linear_gguf; the result has x's dtype.
+func (q Quantized) Linear(x, b *tensor.Tensor) *tensor.Tensor {
+	y := tensor.Apply1("linear_gguf", []*tensor.Tensor{x, q.Blocks}, op.Attrs{"type": q.Block.Name, "k": q.In})
+	if b != nil {
+		y = y.Add(b)
+	}
+	return y
+}
+
+// Dense returns the dequantized matrix as a [out, in] tensor of dtype
+// Compute on the blocks' device (decoded on the host with gguf.Dequantize,
+// ggml's reference).
+func (q Quantized) Dense() *tensor.Tensor {
+	out, in := q.Dims()
+	vals := make([]float32, out*in)
+	if err := gguf.Dequantize(gguf.Type(q.Block.GGMLType), q.Blocks.Bytes(), out*in, vals); err != nil {
+		panic(fmt.Errorf("models: dequantizing a %s weight: %w", q.Block.Name, err))
+	}
+	return uploadFloats(q.Blocks.Device(), vals, []int{out, in}, q.Compute)
+}
+
 // Linear is a projection y = x·Wᵀ + b whose parameters are named as in
 // torch.nn.Linear ("weight", "bias") when the weight is dense.
 type Linear struct {
@@ -55,8 +102,12 @@ func newLinear(l *loader, prefix string, out, in int, bias bool) *Linear {
 }
 
 func (m *Linear) register() {
-	if d, ok := m.W.(Dense); ok {
-		m.RegisterParameter("weight", d.W)
+	switch w := m.W.(type) {
+	case Dense:
+		m.RegisterParameter("weight", w.W)
+	case Quantized:
+		// Blocks are not trained: a buffer, under the parameter's name.
+		m.RegisterBuffer("weight", w.Blocks, true)
 	}
 	if m.Bias != nil {
 		m.RegisterParameter("bias", m.Bias)

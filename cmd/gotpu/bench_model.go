@@ -245,7 +245,7 @@ bench/models/run.sh runs both benchmark checkpoints in both dtypes.`,
 	}
 	fs := cmd.Flags()
 	f.mf.registerSource(fs)
-	fs.StringVar(&f.dtypes, "dtype", "f32,bf16", "compute dtypes, comma-separated: f32, bf16 (f16 for gotpu alone)")
+	fs.StringVar(&f.dtypes, "dtype", "f32,bf16", "compute dtypes, comma-separated: f32, bf16 (f16 and keep, a GGUF file's weights kept quantized, for gotpu alone)")
 	fs.StringVar(&f.modes, "mode", "strict,compiled", "gotpu's execution modes, comma-separated: strict, fused, compiled")
 	fs.IntVar(&f.threads, "threads", 2, "threads: GOMAXPROCS for gotpu, torch.set_num_threads for the reference")
 	fs.IntVar(&f.reps, "reps", 5, "timed repetitions per implementation (medians reported)")
@@ -525,6 +525,8 @@ func runModelBench(ctx context.Context, f *modelBenchFlags, logw io.Writer) (*mo
 
 func benchDTypeName(dt dtype.DType) string {
 	switch dt {
+	case keepQuantized:
+		return "keep"
 	case dtype.F32:
 		return "f32"
 	case dtype.BF16:
@@ -708,6 +710,12 @@ func weightBytes(m nn.Module) int64 {
 	var n int64
 	for _, p := range uniqueParams(m) {
 		n += int64(p.Numel()) * int64(p.DType().Size())
+	}
+	// Weights kept in their quantized blocks are u8 buffers.
+	for _, b := range nn.NamedBuffers(m) {
+		if b.Tensor != nil && b.Tensor.DType() == dtype.U8 {
+			n += int64(b.Tensor.Numel())
+		}
 	}
 	return n
 }

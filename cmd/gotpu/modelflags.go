@@ -22,7 +22,7 @@ type modelFlags struct {
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
 	f.registerSource(fs)
-	fs.StringVar(&f.dtype, "dtype", "", "compute dtype: f32, bf16 or f16 (default: the checkpoint's)")
+	fs.StringVar(&f.dtype, "dtype", "", "compute dtype: f32, bf16 or f16 (default: the checkpoint's); keep: a GGUF file's linear weights stay in their quantized blocks, computing in f32")
 	fs.StringVar(&f.mode, "mode", "strict", "execution mode: strict, debug, fused or compiled")
 }
 
@@ -56,7 +56,8 @@ func (f *modelFlags) load() (m *models.Model, restore func(), err error) {
 }
 
 // loadAs loads --model onto --device in dtype dt (Invalid: the
-// checkpoint's), without touching the execution mode.
+// checkpoint's; keepQuantized: f32 with quantized weights kept), without
+// touching the execution mode.
 func (f *modelFlags) loadAs(dt dtype.DType) (*models.Model, error) {
 	if f.path == "" {
 		return nil, errors.New("--model PATH is required")
@@ -65,7 +66,11 @@ func (f *modelFlags) loadAs(dt dtype.DType) (*models.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return models.LoadPath(f.path, models.Options{Device: dev, DType: dt})
+	o := models.Options{Device: dev, DType: dt}
+	if dt == keepQuantized {
+		o.DType, o.KeepQuantized = dtype.F32, true
+	}
+	return models.LoadPath(f.path, o)
 }
 
 // parseModelMode reads --mode (models.ParseMode).
@@ -77,11 +82,19 @@ func parseModelMode(s string) (mode tensor.Mode, compiled bool, err error) {
 	return mode, compiled, err
 }
 
-// parseModelDType reads --dtype ("" keeps the checkpoint's).
+// keepQuantized is the --dtype value "keep" as parseModelDType returns
+// it: f32 compute with a GGUF file's quantized weights kept in their
+// blocks (models.Options.KeepQuantized). It is no real dtype.
+const keepQuantized = dtype.DType(255)
+
+// parseModelDType reads --dtype ("" keeps the checkpoint's; "keep" gives
+// keepQuantized).
 func parseModelDType(s string) (dtype.DType, error) {
 	switch strings.ToLower(s) {
 	case "":
 		return dtype.Invalid, nil
+	case "keep":
+		return keepQuantized, nil
 	case "f32", "float32":
 		return dtype.F32, nil
 	case "bf16", "bfloat16":
@@ -89,7 +102,7 @@ func parseModelDType(s string) (dtype.DType, error) {
 	case "f16", "float16":
 		return dtype.F16, nil
 	}
-	return dtype.Invalid, fmt.Errorf("unknown --dtype %q (want f32, bf16 or f16)", s)
+	return dtype.Invalid, fmt.Errorf("unknown --dtype %q (want f32, bf16, f16 or keep)", s)
 }
 
 // parseIDs reads a comma-separated list of token ids.

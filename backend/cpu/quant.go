@@ -1,0 +1,151 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/internal/quant"
+	"github.com/gotpu/gotpu/op"
+)
+
+// The direct kernel of linear_gguf: x·Wᵀ with W kept in its ggml blocks,
+// through internal/quant (each x row quantized per block to 8 bits and
+// multiplied with integer block dot products, as llama.cpp's CPU matmul),
+// on the GEMM worker pool. f32, bf16 and f16 inputs are multiplied in f32;
+// the output is rounded to the input's dtype once.
+
+func init() {
+	RegisterKernel("linear_gguf", Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16 | 1<<dtype.F16, Run: linearGGUFKernel})
+}
+
+// quantKernels are the quant kernels of this process's CPU level.
+var quantKernels = quant.For(cpuLevel)
+
+// linearGGUFRuns counts the kernel's calls (tests check that it ran).
+var linearGGUFRuns atomic.Int64
+
+func linearGGUFKernel(c *Call) error { return linearGGUF(c, quantKernels) }
+
+// linearGGUF runs linear_gguf with kernels k (tests pass every level's).
+func linearGGUF(c *Call, k quant.Kernels) error {
+	linearGGUFRuns.Add(1)
+	blk, err := op.GGUFBlockOf(c.Attrs.String("type"))
+	if err != nil {
+		return err
+	}
+	kd := c.Attrs.Int("k")
+	xo, wo, yo := c.In[0], c.In[1], c.Out[0]
+	if !xo.IsContiguous() || !wo.IsContiguous() || !yo.IsContiguous() {
+		return fmt.Errorf("cpu: linear_gguf needs contiguous operands (x %v, w %v, y %v)", xo.Strides, wo.Strides, yo.Strides)
+	}
+	n := wo.Shape[0]
+	m := op.Numel(xo.Shape) / max(kd, 1)
+	rb := wo.Shape[1]
+	w := c.InB[1][wo.Offset:][:n*rb]
+	x := floatsOf(xo.DType, c.InB[0], xo.Offset, m*kd)
+	y := make([]float32, m*n)
+	if xo.DType == dtype.F32 {
+		y = as[float32](c.OutB[0])[yo.Offset:][:m*n]
+	}
+	if finite(x) {
+		if err := k.MatMul(quant.Type(blk.GGMLType), w, n, kd, x, m, y, quantPar(m*n*kd)); err != nil {
+			return fmt.Errorf("cpu: linear_gguf: %w", err)
+		}
+	} else if err := linearGGUFDequant(quant.Type(blk.GGMLType), w, rb, n, kd, x, m, y); err != nil {
+		return err
+	}
+	switch yo.DType {
+	case dtype.BF16:
+		out := as[dtype.BFloat16](c.OutB[0])[yo.Offset:][:m*n]
+		for i, v := range y {
+			out[i] = dtype.BF16FromF32(v)
+		}
+	case dtype.F16:
+		out := as[dtype.Float16](c.OutB[0])[yo.Offset:][:m*n]
+		for i, v := range y {
+			out[i] = dtype.F16FromF32(v)
+		}
+	}
+	return nil
+}
+
+// floatsOf returns n values of a dense f32, bf16 or f16 buffer from offset
+// off as f32 (the buffer itself for f32).
+func floatsOf(dt dtype.DType, b []byte, off, n int) []float32 {
+	switch dt {
+	case dtype.BF16:
+		src := as[dtype.BFloat16](b)[off:][:n]
+		out := make([]float32, n)
+		for i, v := range src {
+			out[i] = v.F32()
+		}
+		return out
+	case dtype.F16:
+		src := as[dtype.Float16](b)[off:][:n]
+		out := make([]float32, n)
+		for i, v := range src {
+			out[i] = v.F32()
+		}
+		return out
+	}
+	return as[float32](b)[off:][:n]
+}
+
+func finite(x []float32) bool {
+	for _, v := range x {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// linearGGUFDequant is the path for activations with an Inf or NaN, which
+// the block quantizer cannot represent: each weight row is dequantized and
+// multiplied in f32, so that non-finite values propagate as in the
+// decomposition.
+func linearGGUFDequant(t quant.Type, w []byte, rb, n, kd int, x []float32, m int, y []float32) error {
+	row := make([]float32, kd)
+	for j := range n {
+		if err := quant.DequantizeRow(t, w[j*rb:][:rb], row); err != nil {
+			return fmt.Errorf("cpu: linear_gguf: %w", err)
+		}
+		for i := range m {
+			var s float32
+			for p, v := range x[i*kd:][:kd] {
+				s += v * row[p]
+			}
+			y[i*n+j] = s
+		}
+	}
+	return nil
+}
+
+// quantPar returns the parallel-for quant.MatMul runs its work with: the
+// GEMM worker pool taking ranges from a shared counter, or nil (serial)
+// for a product of fewer than gemmParallelMACs multiply-adds.
+func quantPar(macs int) func(total int, fn func(lo, hi int)) {
+	if macs < gemmParallelMACs || runtime.GOMAXPROCS(0) == 1 {
+		return nil
+	}
+	return func(total int, fn func(lo, hi int)) {
+		nw := min(runtime.GOMAXPROCS(0), total)
+		if nw <= 1 {
+			fn(0, total)
+			return
+		}
+		chunk := max(1, total/(4*nw))
+		var next atomic.Int64
+		gemmParallelShare(nw, func(tid, nw int) {
+			for {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= total {
+					return
+				}
+				fn(lo, min(lo+chunk, total))
+			}
+		})
+	}
+}
