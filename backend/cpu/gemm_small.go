@@ -41,7 +41,7 @@ const (
 // columns contiguous, a small or skinny shape), reporting whether it did.
 func (g *gemmProblem[SA, SB, T]) smallTiled() bool {
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || smallKernF32 == nil || p.dst == nil || p.tile != asmTileF32 {
+	if !ok || smallKernF32 == nil || p.dst == nil || p.tile == nil {
 		return false
 	}
 	if min(g.m, g.n) > gemmSmallMax && g.m*g.n*g.k > gemmSmallMACs || g.k > gemmSmallMaxK || g.m*g.k > gemmSmallMaxA {

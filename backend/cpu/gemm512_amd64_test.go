@@ -1,0 +1,139 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// zmmKernelsF32 are the AVX-512 f32 micro-kernels with their tiles.
+var zmmKernelsF32 = []struct {
+	name   string
+	mr, nr int
+	kern   func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+}{
+	{"14x32", 14, 32, gemmF32x14x32z},
+	{"12x32", 12, 32, gemmF32x12x32z},
+	{"6x64", 6, 64, gemmF32x6x64z},
+	{"8x48", 8, 48, gemmF32x8x48z},
+}
+
+// TestZMMKernels checks every AVX-512 micro-kernel directly against the
+// exact FMA chain: from zero (load 0, C only written) and from C (load 1),
+// at k around the unrolled loop's four steps, with a row stride wider
+// than the tile and guard values around every row.
+func TestZMMKernels(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: ZMM kernels not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, kd := range zmmKernelsF32 {
+		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 192} {
+			for _, load := range []int{0, 1} {
+				a := make([]float32, kd.mr*kc+1)
+				b := make([]float32, kd.nr*kc+1)
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				ldc := kd.nr + 7
+				c := make([]float32, kd.mr*ldc+8)
+				for i := range c {
+					c[i] = genF32(r)
+				}
+				want := append([]float32(nil), c...)
+				for i := 0; i < kd.mr; i++ {
+					for j := 0; j < kd.nr; j++ {
+						acc := want[i*ldc+j]
+						if load == 0 {
+							acc = 0
+						}
+						for p := 0; p < kc; p++ {
+							acc = fma32(a[p*kd.mr+i], b[p*kd.nr+j], acc)
+						}
+						want[i*ldc+j] = acc
+					}
+				}
+				kd.kern(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
+				if i := sameBits(c, want); i >= 0 {
+					t.Fatalf("%s kc %d load %d: element %d (row %d col %d) = %v, want %v", kd.name, kc, load, i, i/ldc, i%ldc, c[i], want[i])
+				}
+			}
+		}
+	}
+	// f64: math.FMA is the exact reference.
+	const mr, nr = 14, 16
+	for _, kc := range []int{0, 1, 3, 4, 5, 9, 64} {
+		for _, load := range []int{0, 1} {
+			a := make([]float64, mr*kc+1)
+			b := make([]float64, nr*kc+1)
+			for i := range a {
+				a[i] = r.NormFloat64()
+			}
+			for i := range b {
+				b[i] = r.NormFloat64()
+			}
+			ldc := nr + 3
+			c := make([]float64, mr*ldc+4)
+			for i := range c {
+				c[i] = r.NormFloat64()
+			}
+			want := append([]float64(nil), c...)
+			for i := 0; i < mr; i++ {
+				for j := 0; j < nr; j++ {
+					acc := want[i*ldc+j]
+					if load == 0 {
+						acc = 0
+					}
+					for p := 0; p < kc; p++ {
+						acc = math.FMA(a[p*mr+i], b[p*nr+j], acc)
+					}
+					want[i*ldc+j] = acc
+				}
+			}
+			gemmF64x14x16z(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
+			for i := range c {
+				if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("f64 14x16 kc %d load %d: element %d = %v, want %v", kc, load, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestZMMTilesBlocked runs the blocked driver on each candidate AVX-512
+// tile (not only the one in use) and compares with the AVX2 level bit for
+// bit.
+func TestZMMTilesBlocked(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: ZMM tiles not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(53, 54))
+	m, n, k := 61, 150, 421
+	a := makeOperand(r, "rowmajor", m, k, genF32)
+	b := makeOperand(r, "rowmajor", k, n, genF32)
+	var ref []float32
+	withLevel(LevelAVX2, func() { ref, _ = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+	prev := asm512TileF32
+	defer func() { asm512TileF32 = prev }()
+	for _, kd := range zmmKernelsF32 {
+		tile := *prev
+		tile.mr, tile.nr, tile.kern = kd.mr, kd.nr, kd.kern
+		tile.kc, tile.mc, tile.nc = 128, 3*kd.mr, 2*kd.nr
+		asm512TileF32 = &tile
+		var got []float32
+		withLevel(LevelAVX512, func() { got, _ = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+		if i := sameBits(got, ref); i >= 0 {
+			t.Fatalf("%s: [%d] = %v, avx2 %v", kd.name, i, got[i], ref[i])
+		}
+	}
+}
