@@ -3,8 +3,12 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/gotpu/gotpu/dtype"
@@ -135,5 +139,80 @@ func TestZMMTilesBlocked(t *testing.T) {
 		if i := sameBits(got, ref); i >= 0 {
 			t.Fatalf("%s: [%d] = %v, avx2 %v", kd.name, i, got[i], ref[i])
 		}
+	}
+}
+
+// TestBlockSweep512 measures the AVX-512 f32 tiles and their blocking on
+// this machine, as TestBlockSweep: one thread (run with GOMAXPROCS=1),
+// thread CPU time, configurations interleaved over rounds, medians.
+// GEMM_SWEEP=1 compares the tiles at their derived blocking, GEMM_SWEEP=grid
+// the 14x32 tile's kc and mc; GEMM_SWEEP_SIZE sets n (1024) and
+// GEMM_SWEEP_ROUNDS the rounds (5).
+func TestBlockSweep512(t *testing.T) {
+	if os.Getenv("GEMM_SWEEP") == "" {
+		t.Skip("GEMM_SWEEP not set")
+	}
+	if !haveAVX512() {
+		t.Skip("no AVX-512")
+	}
+	size := 1024
+	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_SIZE")); err == nil && v > 0 {
+		size = v
+	}
+	prev := asm512TileF32
+	defer func() { asm512TileF32 = prev }()
+	r := rand.New(rand.NewPCG(1, 1))
+	a := makeOperand(r, "rowmajor", size, size, genF32)
+	bo := makeOperand(r, "rowmajor", size, size, genF32)
+	type cfg struct {
+		k          int // index in zmmKernelsF32, -1: the AVX2 6x16 level
+		kc, mc, nc int
+	}
+	var cfgs []cfg
+	grid := os.Getenv("GEMM_SWEEP") == "grid"
+	for ki, kd := range zmmKernelsF32 {
+		kc, mc, nc := gemmBlockFor(gemmCaches, kd.mr, kd.nr, 4, nil)
+		if !grid {
+			cfgs = append(cfgs, cfg{ki, kc, mc, nc})
+			continue
+		}
+		if ki != 0 {
+			continue
+		}
+		for _, kc := range []int{128, 192, 256, 384} {
+			for _, l2 := range []int{8, 4, 2} {
+				cfgs = append(cfgs, cfg{ki, kc, gemmCaches.L2 / l2 / (kc * 4) / kd.mr * kd.mr, nc})
+			}
+		}
+	}
+	cfgs = append(cfgs, cfg{-1, asmTileF32.kc, asmTileF32.mc, asmTileF32.nc})
+	all := make([][]float64, len(cfgs))
+	rounds := 5
+	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	for round := 0; round < rounds; round++ {
+		for i, c := range cfgs {
+			level := LevelAVX512
+			if c.k >= 0 {
+				kd := zmmKernelsF32[c.k]
+				asm512TileF32 = &gemmTile[float32]{mr: kd.mr, nr: kd.nr, kc: c.kc, mc: c.mc, nc: c.nc, kern: kd.kern}
+			} else {
+				level = LevelAVX2
+			}
+			var b float64
+			withLevel(level, func() {
+				b, _ = bestGFLOPS(2*float64(size*size*size), 1, func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+			})
+			all[i] = append(all[i], b)
+		}
+	}
+	for i, c := range cfgs {
+		sort.Float64s(all[i])
+		name := "avx2 6x16"
+		if c.k >= 0 {
+			name = zmmKernelsF32[c.k].name
+		}
+		fmt.Printf("%-9s kc %3d mc %4d nc %4d: median %.1f best %.1f GFLOP/s\n", name, c.kc, c.mc, c.nc, all[i][len(all[i])/2], all[i][len(all[i])-1])
 	}
 }
