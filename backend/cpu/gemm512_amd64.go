@@ -50,3 +50,15 @@ func init() {
 		packNZAsm = gemmPackNZF32
 	}
 }
+
+//go:noescape
+func gemmF32x14x32t1(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+
+//go:noescape
+func gemmF32x14x32t1nb(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+
+//go:noescape
+func gemmF32x14x32t0nb(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+
+//go:noescape
+func gemmF32x14x32t2(kc int, a, b, c *float32, ldc int, pf *float32, load int)

@@ -25,6 +25,10 @@ var zmmKernelsF32 = []struct {
 	{"12x32", 12, 32, gemmF32x12x32z},
 	{"6x64", 6, 64, gemmF32x6x64z},
 	{"8x48", 8, 48, gemmF32x8x48z},
+	{"14x32t1", 14, 32, gemmF32x14x32t1},
+	{"14x32t1nb", 14, 32, gemmF32x14x32t1nb},
+	{"14x32t0nb", 14, 32, gemmF32x14x32t0nb},
+	{"14x32t2", 14, 32, gemmF32x14x32t2},
 }
 
 // TestZMMKernels checks every AVX-512 micro-kernel directly against the

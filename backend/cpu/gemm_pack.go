@@ -61,14 +61,14 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 // packSideFast is packSide for the f32 layouts the vector copies cover,
 // a plain single-pass f32 side: packed rows adjacent in memory (B's
 // columns, or a transposed A's rows) with a uniform non-negative stride
-// between k steps, in panels of 6 or a multiple of 16; or, in panels of a
-// multiple of 16, rows evenly
+// between k steps, in panels of 6, 8 or more; or, in panels of 8 or more
+// (the ZMM tiles' 14-row A panels, or 16 and more columns of B), rows evenly
 // spaced and each contiguous along k (the W of x·Wᵀ as B). It reports
 // false, having done nothing, for any other side.
 func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
 	d, ok1 := any(dst).([]float32)
 	src, ok2 := any(s.src).([]float32)
-	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w%16 != 0 && w != 6) ||
+	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w%16 != 0 && w != 6 && w < 8) ||
 		rows < 2 || kc < 1 || p0+kc > len(s.k) {
 		return false
 	}
@@ -77,7 +77,7 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 		// Rows contiguous along k, evenly spaced (B = Wᵀ of x·Wᵀ): the
 		// 16-row transpose, panel by panel.
 		lr, ok := uniformStride(s.row[r0 : r0+rows])
-		if w%16 != 0 || !ok || lr <= 0 || kc > 1 && !adjacent(ks) {
+		if w < 8 || !ok || lr <= 0 || kc > 1 && !adjacent(ks) {
 			return false
 		}
 		o := s.batchOff(b) + s.row[r0] + ks[0]
@@ -111,8 +111,8 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 // src[r*lds+p] for r < rows and 0 for rows <= r < 16, p < n.
 func gemmPackT16(dst, src []float32, lds, rows, n int) { gemmPackTW(dst, src, lds, rows, n, 16) }
 
-// gemmPackTW is gemmPackT16 into a w-wide panel (w a multiple of 16, rows
-// at most w): dst[p*w+r] = src[r*lds+p] for r < rows, 0 for rows <= r < w.
+// gemmPackTW is gemmPackT16 into a w-wide panel (w >= 8, rows at most
+// w): dst[p*w+r] = src[r*lds+p] for r < rows, 0 for rows <= r < w.
 func gemmPackTW(dst, src []float32, lds, rows, n, w int) {
 	if n <= 0 {
 		return
@@ -120,11 +120,15 @@ func gemmPackTW(dst, src []float32, lds, rows, n, w int) {
 	_ = dst[n*w-1]
 	_ = src[(rows-1)*lds+n-1]
 	// Blocks of eight rows by eight steps go to the vector transpose; the
-	// rest (a last partial block of rows, the last steps) to the loop.
+	// rest (the rows of a panel under eight, the last steps) to the loop.
+	// A row count that is not a multiple of eight ends with a block of the
+	// last eight rows, overlapping the one before it (the same values are
+	// written twice), so that no store reaches past row rows-1.
 	vr, vn := 0, 0
-	if atLeast(LevelAVX2) && n >= 8 && (w == 16 && packT8Asm != nil || packT8WAsm != nil) {
-		vr, vn = rows&^7, n&^7
-		for r := 0; r < vr; r += 8 {
+	if atLeast(LevelAVX2) && n >= 8 && rows >= 8 && (w == 16 && packT8Asm != nil || packT8WAsm != nil) {
+		vr, vn = rows, n&^7
+		for r := 0; r < rows; r += 8 {
+			r = min(r, rows-8)
 			if w == 16 && packT8Asm != nil {
 				packT8Asm(&dst[r], &src[r*lds], lds, vn)
 			} else {

@@ -66,6 +66,40 @@ func TestGEMMPackN(t *testing.T) {
 	}
 }
 
+// TestGEMMPackTW checks the w-wide transpose (the ZMM tiles' A and B
+// panels) at every level, over row counts below, at and above multiples of
+// eight (the overlapping last block) and lengths around the vector loop.
+func TestGEMMPackTW(t *testing.T) {
+	for _, level := range levels() {
+		for _, w := range []int{8, 12, 14, 16, 32, 64} {
+			for _, rows := range []int{1, 7, 8, 9, 12, 14, 16, 17, 31, 64} {
+				if rows > w {
+					continue
+				}
+				for _, n := range []int{1, 8, 9, 31, 200} {
+					lds := n + 5
+					src := iotaF32((rows-1)*lds + n)
+					want := guarded(n*w + 4)
+					for p := 0; p < n; p++ {
+						for r := 0; r < w; r++ {
+							if r < rows {
+								want[p*w+r] = src[r*lds+p]
+							} else {
+								want[p*w+r] = 0
+							}
+						}
+					}
+					got := guarded(n*w + 4)
+					withLevel(level, func() { gemmPackTW(got, src, lds, rows, n, w) })
+					if i := sameBits(got, want); i >= 0 {
+						t.Fatalf("%s w %d rows %d n %d: element %d = %v, want %v", level, w, rows, n, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGEMMPackT16 checks the 16-row transpose over row counts (full and
 // partial panels) and lengths around the vector loop's eight steps.
 func TestGEMMPackT16(t *testing.T) {
@@ -158,7 +192,7 @@ func TestPackSideFast(t *testing.T) {
 	for _, tc := range []struct {
 		w     int
 		level string
-	}{{16, ""}, {32, ""}, {64, ""}, {32, LevelGeneric}} {
+	}{{16, ""}, {32, ""}, {64, ""}, {14, ""}, {12, ""}, {8, ""}, {32, LevelGeneric}, {14, LevelGeneric}} {
 		w := tc.w
 		lv := tc.level
 		if lv == "" {
