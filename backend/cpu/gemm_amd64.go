@@ -36,14 +36,8 @@ func haveAVX512BF16() bool {
 	return haveAVX512() && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512VNNI
 }
 
-// Cache blocking: derived from this machine's caches (gemm_cache.go). Its
-// rules come from TestBlockSweep on the machines this project ran on
-// before (Zen 3: L1d 32 KiB, L2 512 KiB, L3 32 MiB; f32 1024^3, one
-// thread, GFLOP/s): kc 256 mc 144 nc 4080 61.8, the best of a noisy grid
-// (kc 128..512, mc 48..480) within its ±10% spread; a small nc measurably
-// lost (nc 256 49.3, 512 54.3). The rules give kc 256 (a 16-column B
-// micro-panel fills half of L1d), mc 126 (the A block a quarter of L2) and
-// nc 4096 (a packed B block an eighth of L3) there.
+// Cache blocking: derived from this machine's caches (gemm_cache.go,
+// where the measurements behind the rules are).
 var (
 	asmTileF32 = newGemmTile(6, 16, gemmF32x6x16)
 	asmTileF64 = newGemmTile(6, 8, gemmF64x6x8)

@@ -11,9 +11,29 @@ import (
 // sizes are read once at start (Linux: /sys/devices/system/cpu/cpu0/cache;
 // elsewhere, or when that is unreadable, fixed defaults of a common x86
 // core), and every level's tile derives its kc, mc and nc from them
-// (gemmBlockFor): the B micro-panel (kc x nr) fills half of L1d, the A
-// block (mc x kc) a quarter of L2 and each of the two packed B blocks
-// (kc x nc) an eighth of L3. GOTPU_GEMM_KC, GOTPU_GEMM_MC and GOTPU_GEMM_NC
+// (gemmBlockFor): kc is L1d/128 (the k extent at which a B micro-panel one
+// cache line wide, 16 f32 or 8 f64, fills half of L1d), the A block
+// (mc x kc) fills a quarter of L2 and each of the two packed B blocks
+// (kc x nc) an eighth of L3.
+//
+// The rules are measurements (TestBlockSweep, TestBlockSweep512: one
+// thread, thread CPU time, rounds interleaved, medians). Zen 3 (L1d 32
+// KiB, L2 512 KiB, L3 32 MiB), f32 1024^3 on the 6x16 YMM tile: kc 256 mc
+// 144 best within a ±10% spread, a small nc measurably worse (nc 256: 49,
+// 512: 54, 4080: 62 GFLOP/s). Zen 5 (family 26: L1d 48 KiB, L2 1 MiB, L3
+// 32 MiB), f32 1536^3 on the 6x64 ZMM tile, GFLOP/s:
+//
+//	kc \ mc    L2/8   L2/4   L2/2
+//	 96        186    202    191
+//	128        193    193    201
+//	192        185    184    193
+//	256        200    209    207
+//	384        206    213    205
+//
+// so kc grows with L1d but not with the tile's width: the wide ZMM panel
+// (kc x 64 f32 = 96 KiB at kc 384) streams from L2, and a longer k block
+// saves C tile loads and stores; a B micro-panel held in half of L1d
+// (kc 96) was 5-10% slower. GOTPU_GEMM_KC, GOTPU_GEMM_MC and GOTPU_GEMM_NC
 // override the derived values for every tile (rounded to the tile's
 // granularity), for measuring.
 
@@ -92,18 +112,19 @@ func readSysInt(path string) (int, error) {
 
 // Fractions of each cache the blocking fills (see the file comment).
 const (
-	gemmL1Frac = 2 // B micro-panel: L1d / 2
-	gemmL2Frac = 4 // A block: L2 / 4
-	gemmL3Frac = 8 // one packed B block (of two): L3 / 8
+	gemmL1Div  = 128 // kc = L1d / 128
+	gemmL2Frac = 4   // A block: L2 / 4
+	gemmL3Frac = 8   // one packed B block (of two): L3 / 8
 )
 
 // gemmBlockFor returns the kc, mc and nc of an mr x nr tile of es-byte
 // elements for caches c, overridden by env (a lookup such as
 // os.LookupEnv) where GOTPU_GEMM_KC, GOTPU_GEMM_MC or GOTPU_GEMM_NC is a
 // positive integer. kc is a multiple of 8 in [64, 1024], mc a multiple of
-// mr in [mr, 1024], nc a multiple of nr in [nr, 8192].
+// mr in [mr, 1024], nc a multiple of nr in [nr, 8192]. nr and es enter mc
+// and nc only.
 func gemmBlockFor(c CacheSizes, mr, nr, es int, env func(string) (string, bool)) (kc, mc, nc int) {
-	kc = clampInt(c.L1d/gemmL1Frac/(nr*es)/8*8, 64, 1024)
+	kc = clampInt(c.L1d/gemmL1Div/8*8, 64, 1024)
 	if v := envInt(env, "GOTPU_GEMM_KC"); v > 0 {
 		kc = max(1, v)
 	}
