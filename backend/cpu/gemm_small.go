@@ -37,7 +37,8 @@ const (
 )
 
 // smallTiled runs g on the unpacked path when it applies (f32 highest in
-// direct mode on the 6x16 kernel, the operands' strides uniform, B's
+// direct mode on a register-tiled level, whose tile it does not use: it
+// runs the 6x16 strided kernel at every level; the operands' strides uniform, B's
 // columns contiguous, a small or skinny shape), reporting whether it did.
 func (g *gemmProblem[SA, SB, T]) smallTiled() bool {
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
