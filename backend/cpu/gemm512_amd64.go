@@ -27,6 +27,12 @@ func gemmF32x6x64z(kc int, a, b, c *float32, ldc int, pf *float32, load int)
 //go:noescape
 func gemmF64x6x32z(kc int, a, b, c *float64, ldc int, pf *float64, load int)
 
+// gemmF32x6x16sz is gemmF32x6x16s (the unpacked 6x16 kernel of the small
+// and streaming paths) on ZMM registers: one 16-lane accumulator per row.
+//
+//go:noescape
+func gemmF32x6x16sz(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+
 // gemmPackNZF32 copies np panels of w = 16*nv columns: dst[q*dps + p*w +
 // j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
 //
@@ -49,5 +55,6 @@ func avx512Tile[T gemmNum](t *gemmTile[T]) *gemmTile[T] {
 func init() {
 	if haveAVX512() {
 		packNZAsm = gemmPackNZF32
+		smallKernF32Z = gemmF32x6x16sz
 	}
 }

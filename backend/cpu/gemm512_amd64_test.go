@@ -214,3 +214,57 @@ func TestBlockSweep512(t *testing.T) {
 		fmt.Printf("%-9s kc %3d mc %4d nc %4d: median %.1f best %.1f GFLOP/s\n", name, c.kc, c.mc, c.nc, all[i][len(all[i])/2], all[i][len(all[i])-1])
 	}
 }
+
+// TestZMMSmallKernel checks the unpacked ZMM kernel against the exact FMA
+// chain and bit for bit against the AVX2 one, with A read through row and
+// k strides (both layouts) and B rows rsb apart.
+func TestZMMSmallKernel(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: gemmF32x6x16sz not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(55, 56))
+	for _, kc := range []int{0, 1, 2, 5, 17, 100} {
+		for _, lay := range [][2]int{{kc + 3, 1}, {1, 9}} { // rsa, csa
+			for _, load := range []int{0, 1} {
+				rsa, csa := lay[0], lay[1]
+				a := make([]float32, 6*rsa+kc*csa+10)
+				rsb := 21
+				b := make([]float32, kc*rsb+16)
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				ldc := 19
+				c := make([]float32, 6*ldc)
+				for i := range c {
+					c[i] = genF32(r)
+				}
+				want := append([]float32(nil), c...)
+				for i := 0; i < 6; i++ {
+					for j := 0; j < 16; j++ {
+						acc := want[i*ldc+j]
+						if load == 0 {
+							acc = 0
+						}
+						for p := 0; p < kc; p++ {
+							acc = fma32(a[i*rsa+p*csa], b[p*rsb+j], acc)
+						}
+						want[i*ldc+j] = acc
+					}
+				}
+				y := append([]float32(nil), c...)
+				gemmF32x6x16sz(kc, &a[0], rsa, csa, &b[0], rsb, &c[0], ldc, load)
+				gemmF32x6x16s(kc, &a[0], rsa, csa, &b[0], rsb, &y[0], ldc, load)
+				if i := sameBits(c, want); i >= 0 {
+					t.Fatalf("kc %d rsa %d csa %d load %d: [%d] = %v, want %v", kc, rsa, csa, load, i, c[i], want[i])
+				}
+				if i := sameBits(c, y); i >= 0 {
+					t.Fatalf("kc %d rsa %d csa %d load %d: [%d] = %v, AVX2 %v", kc, rsa, csa, load, i, c[i], y[i])
+				}
+			}
+		}
+	}
+}
