@@ -63,7 +63,7 @@ type convGeom struct {
 // the precision are the caller's checks): the assembly GEMM kernel is in
 // use and the convolution is 1-d or 2-d (3-d ones keep the generic path).
 func convFastOK(p op.ConvParams) bool {
-	return asmTileF32 != nil && tileF32() == asmTileF32 && len(p.In) >= 1 && len(p.In) <= 2
+	return asmTileF32 != nil && tileF32() != nil && len(p.In) >= 1 && len(p.In) <= 2
 }
 
 // convStrided reports whether any stride of p is above 1.

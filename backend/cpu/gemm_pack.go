@@ -12,9 +12,14 @@ var (
 	// packN16Asm and packN6Asm copy np panels of w = 16 or 6 columns:
 	// dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
 	packN16Asm, packN6Asm func(dst, src *float32, lds, kc, np, dps int)
+	// packNZAsm copies np panels of w = 16*nv columns with ZMM moves
+	// (level avx512): dst[q*dps + p*w + j] = src[p*lds + q*w + j].
+	packNZAsm func(dst, src *float32, lds, kc, np, dps, nv int)
 	// packT8Asm transposes eight rows into lanes 0..7 of a 16-wide panel:
 	// dst[p*16+r] = src[r*lds+p] for r < 8, p < n (n a multiple of 8).
 	packT8Asm func(dst, src *float32, lds, n int)
+	// packT8WAsm is packT8Asm into a w-wide panel: dst[p*w+r].
+	packT8WAsm func(dst, src *float32, lds, n, w int)
 	// storeT6Asm writes a six-row tile transposed:
 	// out[i*ldo+r] = t[r*ldt+i] for r < 6, i < n (n a multiple of 8).
 	storeT6Asm func(out *float32, ldo int, t *float32, ldt, n int)
@@ -22,7 +27,7 @@ var (
 	t8x8Asm func(dst *float32, ldd int, src *float32, lds int)
 )
 
-// gemmPackN copies np panels of w columns (w 6 or 16) of a matrix whose
+// gemmPackN copies np panels of w columns (w 6 or a multiple of 16) of a matrix whose
 // rows are lds >= 0 elements apart into p-major panels dps elements apart:
 // dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
 func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
@@ -31,6 +36,10 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 	}
 	_ = dst[(np-1)*dps+kc*w-1]
 	_ = src[(kc-1)*lds+np*w-1]
+	if w%16 == 0 && w > 16 && packNZAsm != nil && atLeast(LevelAVX512) {
+		packNZAsm(&dst[0], &src[0], lds, kc, np, dps, w/16)
+		return
+	}
 	if atLeast(LevelAVX2) {
 		switch {
 		case w == 16 && packN16Asm != nil:
@@ -52,13 +61,14 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 // packSideFast is packSide for the f32 layouts the vector copies cover,
 // a plain single-pass f32 side: packed rows adjacent in memory (B's
 // columns, or a transposed A's rows) with a uniform non-negative stride
-// between k steps, in panels of 6 or 16; or, in panels of 16, rows evenly
+// between k steps, in panels of 6, 8 or more; or, in panels of 8 or more
+// (the ZMM tiles' 14-row A panels, or 16 and more columns of B), rows evenly
 // spaced and each contiguous along k (the W of x·Wᵀ as B). It reports
 // false, having done nothing, for any other side.
 func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
 	d, ok1 := any(dst).([]float32)
 	src, ok2 := any(s.src).([]float32)
-	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w != 16 && w != 6) ||
+	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w%16 != 0 && w != 6 && w < 8) ||
 		rows < 2 || kc < 1 || p0+kc > len(s.k) {
 		return false
 	}
@@ -67,12 +77,12 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 		// Rows contiguous along k, evenly spaced (B = Wᵀ of x·Wᵀ): the
 		// 16-row transpose, panel by panel.
 		lr, ok := uniformStride(s.row[r0 : r0+rows])
-		if w != 16 || !ok || lr <= 0 || kc > 1 && !adjacent(ks) {
+		if w < 8 || !ok || lr <= 0 || kc > 1 && !adjacent(ks) {
 			return false
 		}
 		o := s.batchOff(b) + s.row[r0] + ks[0]
-		for q := 0; q*16 < rows; q++ {
-			gemmPackT16(d[q*16*kc:(q+1)*16*kc], src[o+q*16*lr:], lr, min(16, rows-q*16), kc)
+		for q := 0; q*w < rows; q++ {
+			gemmPackTW(d[q*w*kc:(q+1)*w*kc], src[o+q*w*lr:], lr, min(w, rows-q*w), kc, w)
 		}
 		return true
 	}
@@ -99,39 +109,51 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 // gemmPackT16 transposes rows (at most 16) rows lds elements apart into a
 // 16-wide panel, zero-padding the missing rows: dst[p*16+r] =
 // src[r*lds+p] for r < rows and 0 for rows <= r < 16, p < n.
-func gemmPackT16(dst, src []float32, lds, rows, n int) {
+func gemmPackT16(dst, src []float32, lds, rows, n int) { gemmPackTW(dst, src, lds, rows, n, 16) }
+
+// gemmPackTW is gemmPackT16 into a w-wide panel (w >= 8, rows at most
+// w): dst[p*w+r] = src[r*lds+p] for r < rows, 0 for rows <= r < w.
+func gemmPackTW(dst, src []float32, lds, rows, n, w int) {
 	if n <= 0 {
 		return
 	}
-	_ = dst[n*16-1]
+	_ = dst[n*w-1]
 	_ = src[(rows-1)*lds+n-1]
 	// Blocks of eight rows by eight steps go to the vector transpose; the
-	// rest (a last partial block of rows, the last steps) to the loop.
+	// rest (the rows of a panel under eight, the last steps) to the loop.
+	// A row count that is not a multiple of eight ends with a block of the
+	// last eight rows, overlapping the one before it (the same values are
+	// written twice), so that no store reaches past row rows-1.
 	vr, vn := 0, 0
-	if packT8Asm != nil && atLeast(LevelAVX2) && n >= 8 {
-		vr, vn = rows&^7, n&^7
-		for r := 0; r < vr; r += 8 {
-			packT8Asm(&dst[r], &src[r*lds], lds, vn)
+	if atLeast(LevelAVX2) && n >= 8 && rows >= 8 && (w == 16 && packT8Asm != nil || packT8WAsm != nil) {
+		vr, vn = rows, n&^7
+		for r := 0; r < rows; r += 8 {
+			r = min(r, rows-8)
+			if w == 16 && packT8Asm != nil {
+				packT8Asm(&dst[r], &src[r*lds], lds, vn)
+			} else {
+				packT8WAsm(&dst[r], &src[r*lds], lds, vn, w)
+			}
 		}
 	}
 	for p := 0; p < n; p++ {
-		clear(dst[p*16+rows : p*16+16])
+		clear(dst[p*w+rows : p*w+w])
 	}
 	// Sixteen steps (a cache line of each row) at a time: rows a power of
 	// two apart share cache sets.
-	packT16Loop(dst, src, lds, vr, rows, 0, n)
-	packT16Loop(dst, src, lds, 0, vr, vn, n)
+	packT16Loop(dst, src, lds, vr, rows, 0, n, w)
+	packT16Loop(dst, src, lds, 0, vr, vn, n, w)
 }
 
-// packT16Loop is gemmPackT16's loop for rows r0..r1, steps s0..s1.
-func packT16Loop(dst, src []float32, lds, r0, r1, s0, s1 int) {
+// packT16Loop is gemmPackTW's loop for rows r0..r1, steps s0..s1.
+func packT16Loop(dst, src []float32, lds, r0, r1, s0, s1, w int) {
 	for b := s0; b < s1; b += 16 {
 		e := min(b+16, s1)
 		for r := r0; r < r1; r++ {
 			in := src[r*lds+b : r*lds+e]
-			out := dst[b*16+r:]
+			out := dst[b*w+r:]
 			for q, v := range in {
-				out[q*16] = v
+				out[q*w] = v
 			}
 		}
 	}

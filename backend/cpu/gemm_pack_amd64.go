@@ -31,10 +31,17 @@ func gemmStoreT6F32(out *float32, ldo int, t *float32, ldt, n int)
 //go:noescape
 func gemmT8x8F32(dst *float32, ldd int, src *float32, lds int)
 
+// gemmPackT8WF32 is gemmPackT8F32 into a w-wide panel: dst[p*w+r] =
+// src[r*lds+p] for r < 8, p < n (n a multiple of 8).
+//
+//go:noescape
+func gemmPackT8WF32(dst, src *float32, lds, n, w int)
+
 func init() {
 	if haveAVX2() {
 		packN16Asm, packN6Asm = gemmPackN16F32, gemmPackN6F32
 		packT8Asm = gemmPackT8F32
+		packT8WAsm = gemmPackT8WF32
 		storeT6Asm = gemmStoreT6F32
 		t8x8Asm = gemmT8x8F32
 	}

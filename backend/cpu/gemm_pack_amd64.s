@@ -249,3 +249,53 @@ TEXT ·gemmT8x8F32(SB), NOSPLIT, $0-32
 	VMOVUPS Y15, (DI)
 	VZEROUPPER
 	RET
+
+// func gemmPackT8WF32(dst, src *float32, lds, n, w int)
+// gemmPackT8F32 into a w-wide panel: dst[p*w+r] = src[r*lds+p] for
+// r < 8, p < n (n a multiple of 8).
+TEXT ·gemmPackT8WF32(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	MOVQ w+32(FP), R10
+	SHLQ $2, R10
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R11
+	ADDQ R8, R11
+	LEAQ (R10)(R10*2), R12 // 3 columns
+	MOVQ R10, R13
+	SHLQ $3, R13 // 8 columns
+
+tw8loop:
+	CMPQ CX, $8
+	JLT  tw8done
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS (SI)(R8*4), Y4
+	VMOVUPS (R11), Y5
+	VMOVUPS (R11)(R8*1), Y6
+	VMOVUPS (R11)(R8*2), Y7
+	TRANSPOSE8
+	MOVQ DI, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, (AX)(R10*1)
+	VMOVUPS Y10, (AX)(R10*2)
+	VMOVUPS Y11, (AX)(R12*1)
+	LEAQ (AX)(R10*4), AX
+	VMOVUPS Y12, (AX)
+	VMOVUPS Y13, (AX)(R10*1)
+	VMOVUPS Y14, (AX)(R10*2)
+	VMOVUPS Y15, (AX)(R12*1)
+	ADDQ $32, SI
+	ADDQ $32, R11
+	ADDQ R13, DI
+	SUBQ $8, CX
+	JMP  tw8loop
+
+tw8done:
+	VZEROUPPER
+	RET

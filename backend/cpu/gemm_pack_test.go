@@ -37,7 +37,7 @@ func sameBits(a, b []float32) int {
 // TestGEMMPackN checks the panel copies (vector and portable) against
 // their definition, with guard values around and between the panels.
 func TestGEMMPackN(t *testing.T) {
-	for _, w := range []int{6, 16} {
+	for _, w := range []int{6, 16, 32, 48, 64} {
 		for _, kc := range []int{1, 2, 7, 64, 257} {
 			for _, np := range []int{1, 2, 5} {
 				for _, extra := range []int{0, 3, 100} {
@@ -52,18 +52,47 @@ func TestGEMMPackN(t *testing.T) {
 							}
 						}
 					}
-					for _, level := range []string{LevelAVX2, LevelGeneric} {
+					for _, level := range levels() {
 						name := fmt.Sprintf("w%d/kc%d/np%d/lds%d/%s", w, kc, np, lds, level)
-						prev := cpuLevel
-						if level == LevelGeneric {
-							cpuLevel = LevelGeneric
-						}
 						got := guarded(np * dps)
-						gemmPackN(got, src, lds, kc, np, w, dps)
-						cpuLevel = prev
+						withLevel(level, func() { gemmPackN(got, src, lds, kc, np, w, dps) })
 						if i := sameBits(got, want); i >= 0 {
 							t.Fatalf("%s: element %d = %v, want %v", name, i, got[i], want[i])
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMPackTW checks the w-wide transpose (the ZMM tiles' A and B
+// panels) at every level, over row counts below, at and above multiples of
+// eight (the overlapping last block) and lengths around the vector loop.
+func TestGEMMPackTW(t *testing.T) {
+	for _, level := range levels() {
+		for _, w := range []int{8, 12, 14, 16, 32, 64} {
+			for _, rows := range []int{1, 7, 8, 9, 12, 14, 16, 17, 31, 64} {
+				if rows > w {
+					continue
+				}
+				for _, n := range []int{1, 8, 9, 31, 200} {
+					lds := n + 5
+					src := iotaF32((rows-1)*lds + n)
+					want := guarded(n*w + 4)
+					for p := 0; p < n; p++ {
+						for r := 0; r < w; r++ {
+							if r < rows {
+								want[p*w+r] = src[r*lds+p]
+							} else {
+								want[p*w+r] = 0
+							}
+						}
+					}
+					got := guarded(n*w + 4)
+					withLevel(level, func() { gemmPackTW(got, src, lds, rows, n, w) })
+					if i := sameBits(got, want); i >= 0 {
+						t.Fatalf("%s w %d rows %d n %d: element %d = %v, want %v", level, w, rows, n, i, got[i], want[i])
 					}
 				}
 			}
@@ -129,7 +158,7 @@ func TestGEMMStoreT6(t *testing.T) {
 // general loop (a converter per element) over panel widths, row counts
 // with partial panels, k offsets and strides.
 func TestPackSideFast(t *testing.T) {
-	for _, w := range []int{6, 16} {
+	for _, w := range []int{6, 16, 32, 64} {
 		for _, rows := range []int{2, 6, 13, 16, 40} {
 			for _, kc := range []int{1, 5, 64} {
 				for _, p0 := range []int{0, 3} {
@@ -158,27 +187,18 @@ func TestPackSideFast(t *testing.T) {
 			}
 		}
 	}
-	// Rows evenly spaced and contiguous along k, in 16-wide panels.
-	for _, rows := range []int{2, 10, 16, 17, 40} {
-		for _, kc := range []int{1, 8, 9, 70} {
-			for _, p0 := range []int{0, 5} {
-				ld := p0 + kc + 3
-				src := iotaF32((rows+2)*ld + 10)
-				s := gemmSide[float32, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: []func(float32) float32{idF32}, plain: true}
-				n := ceilDiv(rows, 16) * 16 * kc
-				want := guarded(n)
-				general := s
-				general.plain = false
-				packSide(want, &general, 0, 1, rows, p0, kc, 16)
-				got := guarded(n)
-				if !packSideFast(got, &s, 0, 1, rows, p0, kc, 16) {
-					t.Fatalf("strided rows %d kc %d p0 %d: not taken", rows, kc, p0)
-				}
-				if i := sameBits(got, want); i >= 0 {
-					t.Fatalf("strided rows %d kc %d p0 %d: element %d = %v, want %v", rows, kc, p0, i, got[i], want[i])
-				}
-			}
+	// Rows evenly spaced and contiguous along k, in 16-, 32- and 64-wide
+	// panels, at every level.
+	for _, tc := range []struct {
+		w     int
+		level string
+	}{{16, ""}, {32, ""}, {64, ""}, {14, ""}, {12, ""}, {8, ""}, {32, LevelGeneric}, {14, LevelGeneric}} {
+		w := tc.w
+		lv := tc.level
+		if lv == "" {
+			lv = cpuLevel
 		}
+		withLevel(lv, func() { packSideFastStrided(t, w) })
 	}
 	// Layouts it must decline: rows not adjacent, k steps not uniform.
 	src := iotaF32(1000)
@@ -191,6 +211,32 @@ func TestPackSideFast(t *testing.T) {
 	} {
 		if packSideFast(make([]float32, 16*8), &s, 0, 0, 16, 0, len(s.k), 16) {
 			t.Errorf("layout row %v k %v plain %v taken", s.row[:3], s.k, s.plain)
+		}
+	}
+}
+
+// packSideFastStrided checks packSideFast on rows evenly spaced and
+// contiguous along k (the transpose) into w-wide panels.
+func packSideFastStrided(t *testing.T, w int) {
+	for _, rows := range []int{2, 10, 16, 17, 40, 70} {
+		for _, kc := range []int{1, 8, 9, 70} {
+			for _, p0 := range []int{0, 5} {
+				ld := p0 + kc + 3
+				src := iotaF32((rows+2)*ld + 10)
+				s := gemmSide[float32, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: []func(float32) float32{idF32}, plain: true}
+				n := ceilDiv(rows, w) * w * kc
+				want := guarded(n)
+				general := s
+				general.plain = false
+				packSide(want, &general, 0, 1, rows, p0, kc, w)
+				got := guarded(n)
+				if !packSideFast(got, &s, 0, 1, rows, p0, kc, w) {
+					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: not taken", w, cpuLevel, rows, kc, p0)
+				}
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: element %d = %v, want %v", w, cpuLevel, rows, kc, p0, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }

@@ -15,8 +15,17 @@ import "sync/atomic"
 // runs never changes a result.
 
 // smallKernF32 is the strided micro-kernel (gemmF32x6x16s), nil where
-// there is none.
-var smallKernF32 func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+// there is none; smallKernF32Z is its AVX-512 form (gemmF32x6x16sz, the
+// same tile and bits), nil without AVX-512.
+var smallKernF32, smallKernF32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+
+// smallKern returns the strided micro-kernel of the active level.
+func smallKern() func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int) {
+	if smallKernF32Z != nil && atLeast(LevelAVX512) {
+		return smallKernF32Z
+	}
+	return smallKernF32
+}
 
 // gemmSmallMax is the largest min(m, n) the unpacked path takes, and
 // gemmSmallMACs the largest m*n*k it takes whatever the shape. Measured
@@ -37,11 +46,12 @@ const (
 )
 
 // smallTiled runs g on the unpacked path when it applies (f32 highest in
-// direct mode on the 6x16 kernel, the operands' strides uniform, B's
+// direct mode on a register-tiled level, whose tile it does not use: it
+// runs the 6x16 strided kernel at every level; the operands' strides uniform, B's
 // columns contiguous, a small or skinny shape), reporting whether it did.
 func (g *gemmProblem[SA, SB, T]) smallTiled() bool {
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || smallKernF32 == nil || p.dst == nil || p.tile != asmTileF32 {
+	if !ok || smallKernF32 == nil || p.dst == nil || p.tile == nil {
 		return false
 	}
 	if min(g.m, g.n) > gemmSmallMax && g.m*g.n*g.k > gemmSmallMACs || g.k > gemmSmallMaxK || g.m*g.k > gemmSmallMaxA {
@@ -102,6 +112,7 @@ func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, ti
 	mine := all[tid*tsz : (tid+1)*tsz]
 	bpad, apad, edge := mine[:nr*k], mine[nr*k:nr*k+mr*k], mine[nr*k+mr*k:nr*k+mr*k+mr*nr]
 	lastB, lastA := -1, -1
+	kern := smallKern()
 	for {
 		u := int(next.Add(1) - 1)
 		if u >= units {
@@ -135,10 +146,10 @@ func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, ti
 				ap, ra, ca = &apad[0], 1, mr
 			}
 			if h == mr && w == nr {
-				smallKernF32(k, ap, ra, ca, bp, ldb, &c[i*g.ldc+j0], g.ldc, 0)
+				kern(k, ap, ra, ca, bp, ldb, &c[i*g.ldc+j0], g.ldc, 0)
 				continue
 			}
-			smallKernF32(k, ap, ra, ca, bp, ldb, &edge[0], nr, 0)
+			kern(k, ap, ra, ca, bp, ldb, &edge[0], nr, 0)
 			for r := 0; r < h; r++ {
 				copy(c[(i+r)*g.ldc+j0:(i+r)*g.ldc+j0+w], edge[r*nr:r*nr+w])
 			}

@@ -65,6 +65,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 		gemmPackT16(xt[q*nr*k:(q+1)*nr*k], x[q*nr*ldx:], ldx, min(nr, m-q*nr), k)
 	}
 	var next atomic.Int64
+	kern := smallKern()
 	job := func(tid, nw int) {
 		mine := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		apad := mine[:mr*min(k, gemmStreamKB)]
@@ -97,7 +98,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 						load = 1
 					}
 					for q := 0; q < nq; q++ {
-						smallKernF32(kc, a, rsa, 1, &xt[q*nr*k+kb*nr], nr, &tile[q*nr], wq, load)
+						kern(kc, a, rsa, 1, &xt[q*nr*k+kb*nr], nr, &tile[q*nr], wq, load)
 					}
 				}
 				// Tile row r is column j0+r of C.

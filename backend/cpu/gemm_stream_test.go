@@ -36,29 +36,43 @@ func TestGEMMStream(t *testing.T) {
 					x[5] = float32(math.NaN())
 				}
 				w[len(w)/2] = float32(math.Inf(1))
+				// The reference: the AVX2 level's blocked or small path;
+				// every assembly level's streaming kernel must give its bits.
 				want := make([]float32, m*n)
-				gemmF32(m, n, k, x, k, false, w, ldw, true, want, n, nil)
-				got := make([]float32, m*n)
-				hits := make([]int32, m*n)
-				ok := gemmStreamXWt(m, n, k, x, k, w, ldw, got, n, func(i0, j0, mc, nc int) {
-					for i := i0; i < i0+mc; i++ {
-						for j := j0; j < j0+nc; j++ {
-							hits[i*n+j]++
-						}
+				withLevel(LevelAVX2, func() { gemmF32(m, n, k, x, k, false, w, ldw, true, want, n, nil) })
+				for _, level := range levels() {
+					if levelRank(level) < levelRank(LevelAVX2) {
+						continue
 					}
-				}, nil)
-				if !ok {
-					t.Fatalf("m=%d n=%d k=%d: path not taken", m, n, k)
-				}
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("m=%d n=%d k=%d: element %d = %v, want %v", m, n, k, i, got[i], want[i])
-					}
-					if hits[i] != 1 {
-						t.Fatalf("m=%d n=%d k=%d: epilogue saw element %d %d times", m, n, k, i, hits[i])
-					}
+					withLevel(level, func() { checkStream(t, level, m, n, k, x, w, ldw, want) })
 				}
 			}
+		}
+	}
+}
+
+// checkStream runs gemmStreamXWt at the active level and compares it with
+// want bit for bit, checking the epilogue sees every element once.
+func checkStream(t *testing.T, level string, m, n, k int, x, w []float32, ldw int, want []float32) {
+	t.Helper()
+	got := make([]float32, m*n)
+	hits := make([]int32, m*n)
+	ok := gemmStreamXWt(m, n, k, x, k, w, ldw, got, n, func(i0, j0, mc, nc int) {
+		for i := i0; i < i0+mc; i++ {
+			for j := j0; j < j0+nc; j++ {
+				hits[i*n+j]++
+			}
+		}
+	}, nil)
+	if !ok {
+		t.Fatalf("%s m=%d n=%d k=%d: path not taken", level, m, n, k)
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("%s m=%d n=%d k=%d: element %d = %v, want %v", level, m, n, k, i, got[i], want[i])
+		}
+		if hits[i] != 1 {
+			t.Fatalf("%s m=%d n=%d k=%d: epilogue saw element %d %d times", level, m, n, k, i, hits[i])
 		}
 	}
 }

@@ -13,6 +13,9 @@ package cpu
 // tileF32 and tileF64 return the assembly micro-kernels for the active
 // level, or nil for the pure-Go path.
 func tileF32() *gemmTile[float32] {
+	if asm512TileF32 != nil && atLeast(LevelAVX512) {
+		return asm512TileF32
+	}
 	if atLeast(LevelAVX2) {
 		return asmTileF32
 	}
@@ -20,6 +23,9 @@ func tileF32() *gemmTile[float32] {
 }
 
 func tileF64() *gemmTile[float64] {
+	if asm512TileF64 != nil && atLeast(LevelAVX512) {
+		return asm512TileF64
+	}
 	if atLeast(LevelAVX2) {
 		return asmTileF64
 	}
@@ -33,7 +39,8 @@ func tileF64() *gemmTile[float64] {
 // at pf, the one it will be called on next. kc, mc and nc are the blocking
 // of k (a B micro-panel, kc x nr, stays in L1), of the rows packed at once
 // (the A block, mc x kc, stays in L2) and of the columns of one packed B
-// block (kc x nc, in L3). See gemm_amd64.go for the measured choice.
+// block (kc x nc, in L3), derived from this machine's cache sizes
+// (gemm_cache.go).
 type gemmTile[T gemmNum] struct {
 	mr, nr, kc, mc, nc int
 	kern               func(kc int, a, b, c *T, ldc int, pf *T, load int)

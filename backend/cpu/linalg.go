@@ -32,8 +32,11 @@ import (
 // rounding pass over the packed panels.
 //
 // Paths, by shape and CPU level (GOTPU_CPU_LEVEL):
-//   - avx2, f32/f64/bf16/f16: the BLIS-style blocked driver around the
-//     assembly micro-kernels (gemm_blis.go), with the matrix-vector
+//   - avx2 and up, f32/f64/bf16/f16: the BLIS-style blocked driver around
+//     the assembly micro-kernels (gemm_blis.go; 6x16 f32 YMM tiles at avx2,
+//     6x64 ZMM tiles at avx512 and above, gemm512_amd64.go, all with the
+//     same bits; blocking from the CPU's caches, gemm_cache.go), with the
+//     matrix-vector
 //     kernels for m == 1 or n == 1 (gemm_gemv.go) and the unpacked strided
 //     kernel for small or skinny f32 shapes (gemm_small.go) in front;
 //   - generic (and integers everywhere): the pure-Go path below, units of

@@ -123,9 +123,11 @@ func runOp(name string, f func() []*tensor.Tensor) func() error {
 
 // GEMMWork is the work of an n×n by n×n product: 2n³ flops (bytes are not
 // reported: a GEMM is compute-bound).
-func GEMMWork(n int) Work {
-	f := float64(n)
-	return Work{Flops: 2 * f * f * f}
+func GEMMWork(n int) Work { return GEMMShapeWork(n, n, n) }
+
+// GEMMShapeWork is the work of an [m,k] by [k,n] product: 2mkn flops.
+func GEMMShapeWork(m, k, n int) Work {
+	return Work{Flops: 2 * float64(m) * float64(k) * float64(n)}
 }
 
 // measureOne runs a single stepper (Interleave of one) and frees its inputs.
@@ -144,15 +146,21 @@ func measureOne(ctx context.Context, t Timing, s *Stepper, done func(), err erro
 // GEMMStepper prepares gotpu's MatmulPrec of two n×n matrices in dt; done
 // frees the inputs.
 func GEMMStepper(dt string, n int) (s *Stepper, done func(), err error) {
+	return GEMMShapeStepper(dt, n, n, n)
+}
+
+// GEMMShapeStepper prepares gotpu's MatmulPrec of an [m,k] and a [k,n]
+// matrix (both row-major) in dt; done frees the inputs.
+func GEMMShapeStepper(dt string, m, k, n int) (s *Stepper, done func(), err error) {
 	tt, prec, err := tensorType(dt)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := randns(tt, []int{n, n}, []int{n, n})
+	in, err := randns(tt, []int{m, k}, []int{k, n})
 	if err != nil {
 		return nil, nil, fmt.Errorf("gemm: %w", err)
 	}
-	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMMWork(n), Run: runOp("matmul", func() []*tensor.Tensor {
+	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMMShapeWork(m, k, n), Run: runOp("matmul", func() []*tensor.Tensor {
 		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
 	})}, func() { freeAll(in...) }, nil
 }
@@ -165,15 +173,20 @@ func GEMM(ctx context.Context, t Timing, dt string, n int) (Result, error) {
 
 // GonumStepper prepares gonum's pure-Go Sgemm (f32) of two n×n matrices, as
 // a reference.
-func GonumStepper(n int) *Stepper {
-	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+func GonumStepper(n int) *Stepper { return GonumShapeStepper(n, n, n) }
+
+// GonumShapeStepper is GonumStepper for an [m,k] by [k,n] product.
+func GonumShapeStepper(m, k, n int) *Stepper {
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range a {
 		a[i] = float32(i%17) * 0.1
+	}
+	for i := range b {
 		b[i] = float32(i%13) * 0.1
 	}
 	impl := gonum.Implementation{}
-	return &Stepper{Impl: "gonum", DType: F32, Work: GEMMWork(n), Ref: true, Run: func() error {
-		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+	return &Stepper{Impl: "gonum", DType: F32, Work: GEMMShapeWork(m, k, n), Ref: true, Run: func() error {
+		impl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
 		return nil
 	}}
 }

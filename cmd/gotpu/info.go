@@ -25,6 +25,7 @@ type infoReport struct {
 	GOMAXPROCS  int          `json:"gomaxprocs"`
 	CPUFeatures []string     `json:"cpu_features"`
 	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernel level in use: "generic", "avx2", "avx512" or "avx512bf16"
+	GEMM        gemmInfo     `json:"cpu_gemm_blocking"`
 	Mode        string       `json:"mode"`
 	Environment []envVar     `json:"environment"`
 	Devices     []deviceInfo `json:"devices"`
@@ -43,6 +44,16 @@ type envVar struct {
 	Set   bool   `json:"set"`
 }
 
+// gemmInfo is the CPU GEMM's cache blocking: the cache sizes it was
+// derived from and each register-tiled kernel's tile and blocks.
+type gemmInfo struct {
+	L1dBytes int             `json:"l1d_bytes"`
+	L2Bytes  int             `json:"l2_bytes"`
+	L3Bytes  int             `json:"l3_bytes"`
+	Source   string          `json:"source"` // "sysfs" or "default"
+	Kernels  []cpu.GEMMBlock `json:"kernels"`
+}
+
 type deviceInfo struct {
 	Name             string   `json:"name"`
 	Description      string   `json:"description"`
@@ -56,6 +67,7 @@ type deviceInfo struct {
 }
 
 var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CPU_LEVEL",
+	"GOTPU_GEMM_KC", "GOTPU_GEMM_MC", "GOTPU_GEMM_NC",
 	"GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE", "GOTPU_CACHE_MODE", "GOTPU_CACHE_REMOTE_STRICT", "GOTPU_CACHE_MEMORY_BYTES", "GOTPU_MNIST_DIR",
 	"GOTPU_PJRT_PLUGIN", "GOTPU_PJRT_CACHE", "GOTPU_PJRT_AUTOLOAD", "XLA_FLAGS"}
 
@@ -68,6 +80,11 @@ func collectInfo() infoReport {
 	if r.CPUFeatures == nil {
 		r.CPUFeatures = []string{}
 	}
+	caches, blocks := cpu.GEMMBlocking()
+	if blocks == nil {
+		blocks = []cpu.GEMMBlock{}
+	}
+	r.GEMM = gemmInfo{L1dBytes: caches.L1d, L2Bytes: caches.L2, L3Bytes: caches.L3, Source: caches.Source, Kernels: blocks}
 	for _, k := range envVars {
 		v, ok := os.LookupEnv(k)
 		r.Environment = append(r.Environment, envVar{Name: k, Value: v, Set: ok})
@@ -99,6 +116,15 @@ func collectInfo() infoReport {
 func writeInfo(w io.Writer, r infoReport) {
 	fmt.Fprintf(w, "gotpu %s (%s, %s/%s)\n", r.Version, r.GoVersion, r.OS, r.Arch)
 	fmt.Fprintf(w, "CPU: %d logical cores, GOMAXPROCS %d, features: %v, kernels: %s\n", r.NumCPU, r.GOMAXPROCS, r.CPUFeatures, r.CPULevel)
+	g := r.GEMM
+	fmt.Fprintf(w, "CPU GEMM blocking (caches L1d %d KiB, L2 %d KiB, L3 %d KiB from %s):\n", g.L1dBytes>>10, g.L2Bytes>>10, g.L3Bytes>>10, g.Source)
+	for _, k := range g.Kernels {
+		active := ""
+		if k.Active {
+			active = " (active)"
+		}
+		fmt.Fprintf(w, "  %-6s %s %2dx%-2d kc %4d mc %4d nc %5d%s\n", k.Level, k.DType, k.MR, k.NR, k.KC, k.MC, k.NC, active)
+	}
 	fmt.Fprintf(w, "mode: %s\n", r.Mode)
 	fmt.Fprintln(w, "devices:")
 	for _, d := range r.Devices {
@@ -135,7 +161,9 @@ matmul precision, the CPU features detected, and the execution mode taken from
 the environment.
 
 With --json, one object with the stable keys: version, go_version, os, arch,
-num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, mode, environment [{name, value, set}],
+num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, cpu_gemm_blocking {l1d_bytes,
+l2_bytes, l3_bytes, source, kernels [{level, dtype, mr, nr, kc, mc, nc, active}]},
+mode, environment [{name, value, set}],
 devices [{name, description, memory_bytes, default_precision, async, features,
 allocated_bytes, reserved_bytes, peak_allocated_bytes}], and in builds with the pjrt tag
 pjrt_plugins [{name, loaded, path, platform, platform_version, api_version, devices, error}].`,

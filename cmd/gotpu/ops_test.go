@@ -89,6 +89,24 @@ func TestInfoJSON(t *testing.T) {
 			t.Errorf("info --json lacks %q", k)
 		}
 	}
+	// The GEMM blocking: cache sizes and, per register-tiled kernel, its
+	// tile and blocks (none on the pure-Go level).
+	gemm, ok := rep["cpu_gemm_blocking"].(map[string]any)
+	if !ok {
+		t.Fatalf("info --json lacks cpu_gemm_blocking: %v", rep["cpu_gemm_blocking"])
+	}
+	for _, k := range []string{"l1d_bytes", "l2_bytes", "l3_bytes", "source", "kernels"} {
+		if _, ok := gemm[k]; !ok {
+			t.Errorf("cpu_gemm_blocking lacks %q", k)
+		}
+	}
+	for _, kern := range gemm["kernels"].([]any) {
+		for _, k := range []string{"level", "dtype", "mr", "nr", "kc", "mc", "nc", "active"} {
+			if _, ok := kern.(map[string]any)[k]; !ok {
+				t.Errorf("kernel %v lacks %q", kern, k)
+			}
+		}
+	}
 	devs := rep["devices"].([]any)
 	if len(devs) < 2 {
 		t.Fatalf("devices %v", devs)

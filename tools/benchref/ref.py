@@ -3,11 +3,12 @@
 
     /usr/bin/python3 tools/benchref/ref.py CASE --impl numpy|torch
         [--dtype f32|bf16|medium] [--size N] [--threads N] [--reps N]
-        [--warmup N] [--k K] [--batch N] [--channels C] [--cout C]
+        [--warmup N] [--k K] [--m M] [--batch N] [--channels C] [--cout C]
         [--kernel K] [--pad P] [--heads H] [--dim E] [--causal]
 
 Cases and what --size means (the same as `gotpu bench`):
-  gemm       n x n @ n x n                  (size n, default 1024)
+  gemm       n x n @ n x n                  (size n, default 1024);
+             with --m, [m, k] @ [k, size]
   gemv       [size, k] @ [k]                (size = rows, default 768; --k 3072)
   eltwise    gelu(x*a + b)*c, four tensors  (size = elements, default 16M)
   softmax    softmax over the last dim of [size, size]        (default 4096)
@@ -86,6 +87,7 @@ def parse_args(argv):
     p.add_argument("--reps", type=positive, default=5)
     p.add_argument("--warmup", type=nonneg, default=1)
     p.add_argument("--k", type=positive, default=3072)
+    p.add_argument("--m", type=positive, default=None)
     p.add_argument("--batch", type=positive, default=8)
     p.add_argument("--channels", type=positive, default=64)
     p.add_argument("--cout", type=positive, default=64)
@@ -132,7 +134,8 @@ def run_numpy(a):
 
     n = a.size
     if a.case == "gemm":
-        x, y = randn(n, n), randn(n, n)
+        m, k = (a.m, a.k) if a.m else (n, n)
+        x, y = randn(m, k), randn(k, n)
         fn = lambda: np.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)
@@ -185,7 +188,8 @@ def run_torch(a):
     n = a.size
     impls = {}
     if a.case == "gemm":
-        x, y = randn(n, n), randn(n, n)
+        m, k = (a.m, a.k) if a.m else (n, n)
+        x, y = randn(m, k), randn(k, n)
         fn = lambda: torch.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)

@@ -1,0 +1,270 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// zmmKernelsF32 are the AVX-512 f32 micro-kernels with their tiles (the
+// sweep compares them; add a candidate here to measure it).
+var zmmKernelsF32 = []struct {
+	name   string
+	mr, nr int
+	kern   func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+}{
+	{"6x64", 6, 64, gemmF32x6x64z},
+}
+
+// TestZMMKernels checks every AVX-512 micro-kernel directly against the
+// exact FMA chain: from zero (load 0, C only written) and from C (load 1),
+// at k around the unrolled loop's four steps, with a row stride wider
+// than the tile and guard values around every row.
+func TestZMMKernels(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: ZMM kernels not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, kd := range zmmKernelsF32 {
+		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 192} {
+			for _, load := range []int{0, 1} {
+				a := make([]float32, kd.mr*kc+1)
+				b := make([]float32, kd.nr*kc+1)
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				ldc := kd.nr + 7
+				c := make([]float32, kd.mr*ldc+8)
+				for i := range c {
+					c[i] = genF32(r)
+				}
+				want := append([]float32(nil), c...)
+				for i := 0; i < kd.mr; i++ {
+					for j := 0; j < kd.nr; j++ {
+						acc := want[i*ldc+j]
+						if load == 0 {
+							acc = 0
+						}
+						for p := 0; p < kc; p++ {
+							acc = fma32(a[p*kd.mr+i], b[p*kd.nr+j], acc)
+						}
+						want[i*ldc+j] = acc
+					}
+				}
+				kd.kern(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
+				if i := sameBits(c, want); i >= 0 {
+					t.Fatalf("%s kc %d load %d: element %d (row %d col %d) = %v, want %v", kd.name, kc, load, i, i/ldc, i%ldc, c[i], want[i])
+				}
+			}
+		}
+	}
+	// f64: math.FMA is the exact reference.
+	const mr, nr = 6, 32
+	for _, kc := range []int{0, 1, 3, 4, 5, 9, 64} {
+		for _, load := range []int{0, 1} {
+			a := make([]float64, mr*kc+1)
+			b := make([]float64, nr*kc+1)
+			for i := range a {
+				a[i] = r.NormFloat64()
+			}
+			for i := range b {
+				b[i] = r.NormFloat64()
+			}
+			ldc := nr + 3
+			c := make([]float64, mr*ldc+4)
+			for i := range c {
+				c[i] = r.NormFloat64()
+			}
+			want := append([]float64(nil), c...)
+			for i := 0; i < mr; i++ {
+				for j := 0; j < nr; j++ {
+					acc := want[i*ldc+j]
+					if load == 0 {
+						acc = 0
+					}
+					for p := 0; p < kc; p++ {
+						acc = math.FMA(a[p*mr+i], b[p*nr+j], acc)
+					}
+					want[i*ldc+j] = acc
+				}
+			}
+			gemmF64x6x32z(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
+			for i := range c {
+				if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("f64 6x32 kc %d load %d: element %d = %v, want %v", kc, load, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestZMMTilesBlocked runs the blocked driver on each candidate AVX-512
+// tile (not only the one in use) and compares with the AVX2 level bit for
+// bit.
+func TestZMMTilesBlocked(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: ZMM tiles not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(53, 54))
+	m, n, k := 61, 150, 421
+	a := makeOperand(r, "rowmajor", m, k, genF32)
+	b := makeOperand(r, "rowmajor", k, n, genF32)
+	var ref []float32
+	withLevel(LevelAVX2, func() { ref, _ = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+	prev := asm512TileF32
+	defer func() { asm512TileF32 = prev }()
+	for _, kd := range zmmKernelsF32 {
+		tile := *prev
+		tile.mr, tile.nr, tile.kern = kd.mr, kd.nr, kd.kern
+		tile.kc, tile.mc, tile.nc = 128, 3*kd.mr, 2*kd.nr
+		asm512TileF32 = &tile
+		var got []float32
+		withLevel(LevelAVX512, func() { got, _ = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+		if i := sameBits(got, ref); i >= 0 {
+			t.Fatalf("%s: [%d] = %v, avx2 %v", kd.name, i, got[i], ref[i])
+		}
+	}
+}
+
+// TestBlockSweep512 measures the AVX-512 f32 tiles and their blocking on
+// this machine, as TestBlockSweep: one thread (run with GOMAXPROCS=1),
+// thread CPU time, configurations interleaved over rounds, medians.
+// GEMM_SWEEP=1 compares the tiles at their derived blocking, GEMM_SWEEP=grid
+// the kc and mc of the tile GEMM_SWEEP_TILE names (default the first); GEMM_SWEEP_SIZE sets n (1024) and
+// GEMM_SWEEP_ROUNDS the rounds (5).
+func TestBlockSweep512(t *testing.T) {
+	if os.Getenv("GEMM_SWEEP") == "" {
+		t.Skip("GEMM_SWEEP not set")
+	}
+	if !haveAVX512() {
+		t.Skip("no AVX-512")
+	}
+	size := 1024
+	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_SIZE")); err == nil && v > 0 {
+		size = v
+	}
+	prev := asm512TileF32
+	defer func() { asm512TileF32 = prev }()
+	r := rand.New(rand.NewPCG(1, 1))
+	a := makeOperand(r, "rowmajor", size, size, genF32)
+	bo := makeOperand(r, "rowmajor", size, size, genF32)
+	type cfg struct {
+		k          int // index in zmmKernelsF32, -1: the AVX2 6x16 level
+		kc, mc, nc int
+	}
+	var cfgs []cfg
+	grid := os.Getenv("GEMM_SWEEP") == "grid"
+	for ki, kd := range zmmKernelsF32 {
+		kc, mc, nc := gemmBlockFor(gemmCaches, kd.mr, kd.nr, 4, nil)
+		if !grid {
+			cfgs = append(cfgs, cfg{ki, kc, mc, nc})
+			continue
+		}
+		if want := os.Getenv("GEMM_SWEEP_TILE"); kd.name != want && (want != "" || ki != 0) {
+			continue
+		}
+		for _, kc := range []int{96, 128, 192, 256, 384} {
+			for _, l2 := range []int{8, 4, 2} {
+				cfgs = append(cfgs, cfg{ki, kc, gemmCaches.L2 / l2 / (kc * 4) / kd.mr * kd.mr, nc})
+			}
+		}
+	}
+	cfgs = append(cfgs, cfg{-1, asmTileF32.kc, asmTileF32.mc, asmTileF32.nc})
+	all := make([][]float64, len(cfgs))
+	rounds := 5
+	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	for round := 0; round < rounds; round++ {
+		for i, c := range cfgs {
+			level := LevelAVX512
+			if c.k >= 0 {
+				kd := zmmKernelsF32[c.k]
+				asm512TileF32 = &gemmTile[float32]{mr: kd.mr, nr: kd.nr, kc: c.kc, mc: c.mc, nc: c.nc, kern: kd.kern}
+			} else {
+				level = LevelAVX2
+			}
+			var b float64
+			withLevel(level, func() {
+				b, _ = bestGFLOPS(2*float64(size*size*size), 1, func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+			})
+			all[i] = append(all[i], b)
+		}
+	}
+	for i, c := range cfgs {
+		sort.Float64s(all[i])
+		name := "avx2 6x16"
+		if c.k >= 0 {
+			name = zmmKernelsF32[c.k].name
+		}
+		fmt.Printf("%-9s kc %3d mc %4d nc %4d: median %.1f best %.1f GFLOP/s\n", name, c.kc, c.mc, c.nc, all[i][len(all[i])/2], all[i][len(all[i])-1])
+	}
+}
+
+// TestZMMSmallKernel checks the unpacked ZMM kernel against the exact FMA
+// chain and bit for bit against the AVX2 one, with A read through row and
+// k strides (both layouts) and B rows rsb apart.
+func TestZMMSmallKernel(t *testing.T) {
+	if !haveAVX512() {
+		t.Logf("level %s not supported by this CPU: gemmF32x6x16sz not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(55, 56))
+	for _, kc := range []int{0, 1, 2, 5, 17, 100} {
+		for _, lay := range [][2]int{{kc + 3, 1}, {1, 9}} { // rsa, csa
+			for _, load := range []int{0, 1} {
+				rsa, csa := lay[0], lay[1]
+				a := make([]float32, 6*rsa+kc*csa+10)
+				rsb := 21
+				b := make([]float32, kc*rsb+16)
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				ldc := 19
+				c := make([]float32, 6*ldc)
+				for i := range c {
+					c[i] = genF32(r)
+				}
+				want := append([]float32(nil), c...)
+				for i := 0; i < 6; i++ {
+					for j := 0; j < 16; j++ {
+						acc := want[i*ldc+j]
+						if load == 0 {
+							acc = 0
+						}
+						for p := 0; p < kc; p++ {
+							acc = fma32(a[i*rsa+p*csa], b[p*rsb+j], acc)
+						}
+						want[i*ldc+j] = acc
+					}
+				}
+				y := append([]float32(nil), c...)
+				gemmF32x6x16sz(kc, &a[0], rsa, csa, &b[0], rsb, &c[0], ldc, load)
+				gemmF32x6x16s(kc, &a[0], rsa, csa, &b[0], rsb, &y[0], ldc, load)
+				if i := sameBits(c, want); i >= 0 {
+					t.Fatalf("kc %d rsa %d csa %d load %d: [%d] = %v, want %v", kc, rsa, csa, load, i, c[i], want[i])
+				}
+				if i := sameBits(c, y); i >= 0 {
+					t.Fatalf("kc %d rsa %d csa %d load %d: [%d] = %v, AVX2 %v", kc, rsa, csa, load, i, c[i], y[i])
+				}
+			}
+		}
+	}
+}
