@@ -874,13 +874,21 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			rounds = bf16Rounds(prec)
 			plain = false
+			if tp := pairTile(m, n); tp != nil {
+				// VDPBF16PS on the bf16 rounding of the inputs (bf16_gemm.go).
+				t = tp
+			}
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out), rounds)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		// plain: the packing widens bf16 inline (packBF16), as to does.
+		t := tileF32()
+		if tp := pairTile(m, n); tp != nil {
+			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
+		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), true, tileF32(), nil, [2][]int8{})
+			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), true, t, nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
