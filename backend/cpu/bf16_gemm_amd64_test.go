@@ -73,21 +73,21 @@ func TestDPBF16Contract(t *testing.T) {
 	var lanes []lane
 	neg0 := float32(math.Copysign(0, -1))
 	edges := []lane{
-		{0x1p-126, 0, 0x1p-76, 0, -0x1p-76},   // rounds up to 2^-126
-		{0x1p-126, 0, 0x1p-75, 0, -0x1p-75},   // tiny after rounding: flushed
-		{0x1p-125, 0, 0x1p-63, 0, -0x1p-64},   // denormal product, normal sum
-		{0x1p-127, 0, 1, 0, 1},                // denormal accumulator
-		{0, 0x1p-63, 0, 0x1p-64, 0},           // denormal result
-		{0, 0x1p-130, 0, 1, 0},                // denormal input
-		{neg0, 0, 0, 0, 0},                    // -0 + +0
-		{neg0, neg0, 0, 1, 0},                 // -0 + -0
-		{1, 0x1p-24, 0, 1, 0},                 // tie to even
-		{1, 0x1p-24, 0x1p-24, 1, 1},           // two ties: sequential vs once
-		{1, -1, 0x1p-12, 1, 0x1p-12},          // odd first: 1+2^-24 -> 1, then 0
-		{-1, 1, 0x1p-8, 1, 0x1p-16},           // cancellation
-		{0x1.fep127, 0x1p127, 0, 1, 0},        // overflow
+		{0x1p-126, 0, 0x1p-76, 0, -0x1p-76}, // rounds up to 2^-126
+		{0x1p-126, 0, 0x1p-75, 0, -0x1p-75}, // tiny after rounding: flushed
+		{0x1p-125, 0, 0x1p-63, 0, -0x1p-64}, // denormal product, normal sum
+		{0x1p-127, 0, 1, 0, 1},              // denormal accumulator
+		{0, 0x1p-63, 0, 0x1p-64, 0},         // denormal result
+		{0, 0x1p-130, 0, 1, 0},              // denormal input
+		{neg0, 0, 0, 0, 0},                  // -0 + +0
+		{neg0, neg0, 0, 1, 0},               // -0 + -0
+		{1, 0x1p-24, 0, 1, 0},               // tie to even
+		{1, 0x1p-24, 0x1p-24, 1, 1},         // two ties: sequential vs once
+		{1, -1, 0x1p-12, 1, 0x1p-12},        // odd first: 1+2^-24 -> 1, then 0
+		{-1, 1, 0x1p-8, 1, 0x1p-16},         // cancellation
+		{0x1.fep127, 0x1p127, 0, 1, 0},      // overflow
 		{float32(math.Inf(1)), 1, float32(math.Inf(-1)), 1, 1},
-		{1, float32(math.Inf(1)), 0, 0, 1},    // inf*0
+		{1, float32(math.Inf(1)), 0, 0, 1}, // inf*0
 		{float32(math.NaN()), 1, 1, 1, 1},
 		{1, float32(math.NaN()), 1, 1, 1},
 	}

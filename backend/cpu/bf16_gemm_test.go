@@ -81,7 +81,7 @@ func TestFMADAZReference(t *testing.T) {
 		{0x1p-126, 0x1p-76, -0x1p-76, 0x1p-126}, // rounds up to 2^-126: kept
 		{0x1p-126, 0x1p-75, -0x1p-75, 0},        // 2^-126 - 2^-150 is tiny: flushed
 		{0x1p-125, 0x1p-63, -0x1p-64, 0x1.8p-126},
-		{0x1p-127, 1, 1, 1}, // a denormal accumulator reads as zero
+		{0x1p-127, 1, 1, 1},                                                          // a denormal accumulator reads as zero
 		{float32(math.Copysign(0, -1)), -0x1p-130, 1, float32(math.Copysign(0, -1))}, // DAZ keeps the sign
 		{float32(math.Copysign(0, -1)), 0x1p-130, 1, 0},
 	} {
