@@ -806,6 +806,17 @@ func storeTile[T gemmNum, O any](dst []O, m, n int, conv func(T) O) func(b, i0, 
 	}
 }
 
+// storeBF16 is storeTile to bfloat16 (dtype.BF16FromF32) with the vector
+// narrowing, which rounds the finished tile in place (it is scratch).
+func storeBF16(dst []dtype.BFloat16, m, n int) func(b, i0, j0, mc, nc int, c []float32) {
+	return func(b, i0, j0, mc, nc int, c []float32) {
+		for i := 0; i < mc; i++ {
+			o := (b*m+i0+i)*n + j0
+			bf16Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
+		}
+	}
+}
+
 // storeCopy is storeTile without a conversion.
 func storeCopy[T gemmNum](dst []T, m, n int) func(b, i0, j0, mc, nc int, c []T) {
 	return func(b, i0, j0, mc, nc int, c []T) {
@@ -888,7 +899,7 @@ func dotGeneralKernel(c *Call) error {
 			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), true, t, nil, [2][]int8{})
+			storeBF16(as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
