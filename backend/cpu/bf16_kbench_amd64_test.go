@@ -68,9 +68,9 @@ func BenchmarkGEMMBF16(b *testing.B) {
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						g := gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]{nb: 1, m: m, n: n, k: k,
-							a:     gemmSide[dtype.BFloat16, float32]{src: x, row: seqShared(m, k), k: seqShared(k, 1), conv: toF, plain: true},
-							b:     gemmSide[dtype.BFloat16, float32]{src: w, row: seqShared(n, k), k: seqShared(k, 1), conv: toF, plain: true},
-							kern:  kern4x4[float32], dot: dotPlain[float32], tile: tile,
+							a:    gemmSide[dtype.BFloat16, float32]{src: x, row: seqShared(m, k), k: seqShared(k, 1), conv: toF, plain: true},
+							b:    gemmSide[dtype.BFloat16, float32]{src: w, row: seqShared(n, k), k: seqShared(k, 1), conv: toF, plain: true},
+							kern: kern4x4[float32], dot: dotPlain[float32], tile: tile,
 							store: storeBF16(out, m, n),
 						}
 						g.run()
