@@ -194,6 +194,11 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 	}
 }
 
+// pairT16Asm is the vector transpose of 16 rows into the pair layout
+// (bf16_gemm_amd64.s), nil where there is none: dst[j*ldd + r] =
+// src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < 16, j < n (a multiple of 16).
+var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int)
+
 // as16 views bfloat16 values as their bits.
 func as16(s []dtype.BFloat16) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
@@ -207,15 +212,40 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 	kc := len(ks)
 	full := kc / 2
 	if adjacent(ks) || kc == 1 {
-		for r, ro := range row {
-			panel := d[(r/w)*w*kp : (r/w+1)*w*kp]
-			in := src[base+ro+ks[0] : base+ro+ks[0]+kc]
-			out := panel[r%w:]
-			for j := 0; j < full; j++ {
-				out[j*w] = uint32(in[2*j])<<16 | uint32(in[2*j+1])
+		// Blocks of 16 rows evenly spaced by 16 pair steps go to the
+		// vector transpose (a 32-wide B panel of x·Wᵀ), the rest to the
+		// loop below, sixteen pair steps (a cache line of each row) at a
+		// time so that the panel's lines written stay in L1.
+		vr := make([]bool, 0, 4)
+		vn := 0
+		if pairT16Asm != nil && atLeast(LevelAVX512) && w%16 == 0 && full >= 16 {
+			vn = full &^ 15
+			for g := 0; g < len(row); g += 16 {
+				lr, ok := uniformStride(row[g:min(g+16, len(row))])
+				v := ok && g+16 <= len(row) && lr > 0
+				vr = append(vr, v)
+				if v {
+					q, rr := g/w, g%w
+					pairT16Asm(&d[q*w*kp+rr], w, &src[base+row[g]+ks[0]], lr, vn)
+				}
 			}
-			if kc&1 != 0 {
-				out[full*w] = uint32(in[kc-1])<<16 | pad
+		}
+		for s0 := 0; s0 < full; s0 += 16 {
+			s1 := min(s0+16, full)
+			for r, ro := range row {
+				if s0 < vn && vr[r/16] {
+					continue
+				}
+				in := src[base+ro+ks[0]+2*s0 : base+ro+ks[0]+2*s1]
+				out := d[(r/w)*w*kp+s0*w+r%w:]
+				for j := 0; j < s1-s0; j++ {
+					out[j*w] = uint32(in[2*j])<<16 | uint32(in[2*j+1])
+				}
+			}
+		}
+		if kc&1 != 0 {
+			for r, ro := range row {
+				d[(r/w)*w*kp+full*w+r%w] = uint32(src[base+ro+ks[0]+kc-1])<<16 | pad
 			}
 		}
 		return true

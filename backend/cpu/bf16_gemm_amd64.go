@@ -37,3 +37,17 @@ func init() {
 		asmTileBF16 = &gemmTile[float32]{mr: 12, nr: 32, kc: 512, mc: 192, nc: 4096, kern: gemmBF16x12x32, pairs: true}
 	}
 }
+
+// pairT16AVX512 packs 16 rows of bf16 values, lds elements apart and each
+// contiguous along k, into the pair layout transposed: dst[j*ldd + r] =
+// src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < 16, j < n (a multiple of
+// 16).
+//
+//go:noescape
+func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int)
+
+func init() {
+	if haveAVX512() {
+		pairT16Asm = pairT16AVX512
+	}
+}

@@ -108,8 +108,8 @@ func pairRef(a, b func(p int) float32, k int) float32 {
 func TestPackPairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, lay := range layoutNames {
-		for _, rows := range []int{1, 5, 12, 33} {
-			for _, k := range []int{1, 2, 7, 16} {
+		for _, rows := range []int{1, 5, 12, 33, 48} {
+			for _, k := range []int{1, 2, 7, 16, 67} {
 				for _, w := range []int{12, 32} {
 					bf := makeOperand(r, lay, rows, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(float32(r.NormFloat64())) })
 					f := makeOperand(r, lay, rows, k, func(r *rand.Rand) float32 { return float32(r.NormFloat64()) })
