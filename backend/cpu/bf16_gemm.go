@@ -216,15 +216,14 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 		// vector transpose (a 32-wide B panel of x·Wᵀ), the rest to the
 		// loop below, sixteen pair steps (a cache line of each row) at a
 		// time so that the panel's lines written stay in L1.
-		vr := make([]bool, 0, 4)
+		var vr uint64 // bit g: rows 16g.. went to the vector transpose
 		vn := 0
-		if pairT16Asm != nil && atLeast(LevelAVX512) && w%16 == 0 && full >= 16 {
+		if pairT16Asm != nil && atLeast(LevelAVX512) && w%16 == 0 && full >= 16 && len(row) <= 64*16 {
 			vn = full &^ 15
 			for g := 0; g < len(row); g += 16 {
 				lr, ok := uniformStride(row[g:min(g+16, len(row))])
-				v := ok && g+16 <= len(row) && lr > 0
-				vr = append(vr, v)
-				if v {
+				if ok && g+16 <= len(row) && lr > 0 {
+					vr |= 1 << (g / 16)
 					q, rr := g/w, g%w
 					pairT16Asm(&d[q*w*kp+rr], w, &src[base+row[g]+ks[0]], lr, vn)
 				}
@@ -233,7 +232,7 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 		for s0 := 0; s0 < full; s0 += 16 {
 			s1 := min(s0+16, full)
 			for r, ro := range row {
-				if s0 < vn && vr[r/16] {
+				if s0 < vn && vr>>(r/16)&1 != 0 {
 					continue
 				}
 				in := src[base+ro+ks[0]+2*s0 : base+ro+ks[0]+2*s1]
