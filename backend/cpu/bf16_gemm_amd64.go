@@ -34,7 +34,7 @@ var asmTileBF16 *gemmTile[float32]
 
 func init() {
 	if haveAVX512BF16() {
-		asmTileBF16 = &gemmTile[float32]{mr: 12, nr: 32, kc: 512, mc: 192, nc: 4096, kern: gemmBF16x12x32, pairs: true}
+		asmTileBF16 = &gemmTile[float32]{mr: 12, nr: 32, kc: 384, mc: 192, nc: 4096, kern: gemmBF16x12x32, pairs: true}
 	}
 }
 

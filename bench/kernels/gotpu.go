@@ -157,6 +157,36 @@ func GEMMStepper(dt string, n int) (s *Stepper, done func(), err error) {
 	})}, func() { freeAll(in...) }, nil
 }
 
+// GEMMShapeWork is the work of an [m,k] by [k,n] product: 2mkn flops.
+func GEMMShapeWork(m, k, n int) Work {
+	return Work{Flops: 2 * float64(m) * float64(k) * float64(n)}
+}
+
+// GEMMShapeStepper prepares gotpu's MatmulPrec of an [m,k] matrix by a
+// [k,n] one in dt; with wt the second operand is stored as W [n,k] and
+// used transposed (x·Wᵀ, a linear layer: the LLM prefill products).
+func GEMMShapeStepper(dt string, m, k, n int, wt bool) (s *Stepper, done func(), err error) {
+	tt, prec, err := tensorType(dt)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := []int{k, n}
+	if wt {
+		ws = []int{n, k}
+	}
+	in, err := randns(tt, []int{m, k}, ws)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gemm: %w", err)
+	}
+	w := in[1]
+	if wt {
+		w = w.T()
+	}
+	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMMShapeWork(m, k, n), Run: runOp("matmul", func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.MatmulPrec(in[0], w, prec)}
+	})}, func() { freeAll(in...) }, nil
+}
+
 // GEMM times gotpu's MatmulPrec of two n×n matrices in dt.
 func GEMM(ctx context.Context, t Timing, dt string, n int) (Result, error) {
 	s, done, err := GEMMStepper(dt, n)

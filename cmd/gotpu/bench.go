@@ -79,6 +79,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -675,30 +676,60 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 // The kernel cases of issue #4. Each interleaves gotpu with its references
 // rep by rep (benchConfig.Measure).
 func init() {
+	var gemmM, gemmK int
+	var gemmWt bool
 	registerBenchCase(benchCase{
 		Name:        "gemm",
-		Description: "n×n by n×n matrix product (tensor.MatmulPrec)",
+		Description: "n×n by n×n matrix product, or m×k by k×n with --m/--k (tensor.MatmulPrec)",
 		DTypes:      []string{kernels.F32, kernels.Medium, kernels.BF16},
 		DefaultSize: 1024,
-		SizeHelp:    "n of the n×n matrices",
+		SizeHelp:    "n of the n×n matrices (the columns of the product with --m/--k)",
 		Refs:        []string{"numpy", "torch", "gonum"},
+		Flags: func(fs *pflag.FlagSet) {
+			fs.IntVar(&gemmM, "m", 0, "rows of the first operand (0: --size); e.g. --m 128 --k 576 --size 1536 --wt is an LLM prefill's x·Wᵀ")
+			fs.IntVar(&gemmK, "k", 0, "the contraction length (0: --size)")
+			fs.BoolVar(&gemmWt, "wt", false, "store the second operand as W [n,k] and multiply by its transpose (a linear layer)")
+		},
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			n := cfg.Size
-			run.Shape = fmt.Sprintf("%dx%d @ %dx%d", n, n, n, n)
-			g, done, err := kernels.GEMMStepper(cfg.DType, n)
+			if gemmM < 0 || gemmK < 0 {
+				return fmt.Errorf("--m and --k must not be negative")
+			}
+			m, k := cmp.Or(gemmM, n), cmp.Or(gemmK, n)
+			square := m == n && k == n && !gemmWt
+			var g *kernels.Stepper
+			var done func()
+			var err error
+			var pyArgs []string
+			if square {
+				run.Shape = fmt.Sprintf("%dx%d @ %dx%d", n, n, n, n)
+				g, done, err = kernels.GEMMStepper(cfg.DType, n)
+			} else {
+				run.Shape = fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n)
+				if gemmWt {
+					run.Shape = fmt.Sprintf("%dx%d @ (%dx%d)ᵀ", m, k, n, k)
+					pyArgs = append(pyArgs, "--wt")
+				}
+				pyArgs = append(pyArgs, "--gemm-m", fmt.Sprint(m), "--gemm-k", fmt.Sprint(k))
+				g, done, err = kernels.GEMMShapeStepper(cfg.DType, m, k, n, gemmWt)
+			}
 			if err != nil {
 				return err
 			}
 			defer done()
 			steps := []*kernels.Stepper{g}
 			if cfg.WantRef("gonum") {
-				steps = append(steps, kernels.GonumStepper(n))
+				if square {
+					steps = append(steps, kernels.GonumStepper(n))
+				} else {
+					run.Skip("gonum", "square shapes only")
+				}
 			}
 			if cfg.DType != kernels.F32 {
 				run.Note("numpy and gonum compute in f32; torch uses bf16 tensors for bf16, and f32 tensors at set_float32_matmul_precision(\"medium\") for medium (which PyTorch 1.13 ignores on the CPU)")
 			}
-			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, nil,
-				func(string) kernels.Work { return kernels.GEMMWork(n) })
+			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, pyArgs,
+				func(string) kernels.Work { return kernels.GEMMShapeWork(m, k, n) })
 		},
 	})
 

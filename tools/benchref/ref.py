@@ -7,7 +7,7 @@
         [--kernel K] [--pad P] [--heads H] [--dim E] [--causal]
 
 Cases and what --size means (the same as `gotpu bench`):
-  gemm       n x n @ n x n                  (size n, default 1024)
+  gemm       n x n @ n x n                  (size n, default 1024; --gemm-m, --gemm-k, --wt: m x k @ k x n)
   gemv       [size, k] @ [k]                (size = rows, default 768; --k 3072)
   eltwise    gelu(x*a + b)*c, four tensors  (size = elements, default 16M)
   softmax    softmax over the last dim of [size, size]        (default 4096)
@@ -94,6 +94,9 @@ def parse_args(argv):
     p.add_argument("--heads", type=positive, default=8)
     p.add_argument("--dim", type=positive, default=64)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--gemm-m", type=nonneg, default=0, help="gemm: rows of the first operand (0: --size)")
+    p.add_argument("--gemm-k", type=nonneg, default=0, help="gemm: the contraction length (0: --size)")
+    p.add_argument("--wt", action="store_true", help="gemm: the second operand stored [n,k] and used transposed")
     p.add_argument("--serve", action="store_true",
                    help='answer "run <impl>" lines on stdin with {"t": seconds}, for interleaved timing')
     a = p.parse_args(argv)
@@ -132,7 +135,9 @@ def run_numpy(a):
 
     n = a.size
     if a.case == "gemm":
-        x, y = randn(n, n), randn(n, n)
+        gm, gk = a.gemm_m or n, a.gemm_k or n
+        x = randn(gm, gk)
+        y = randn(n, gk).T if a.wt else randn(gk, n)
         fn = lambda: np.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)
@@ -185,7 +190,9 @@ def run_torch(a):
     n = a.size
     impls = {}
     if a.case == "gemm":
-        x, y = randn(n, n), randn(n, n)
+        gm, gk = a.gemm_m or n, a.gemm_k or n
+        x = randn(gm, gk)
+        y = randn(n, gk).t() if a.wt else randn(gk, n)
         fn = lambda: torch.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)
