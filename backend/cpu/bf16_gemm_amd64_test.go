@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -147,9 +148,14 @@ func TestDPBF16Contract(t *testing.T) {
 func TestGEMMBF16Pairs(t *testing.T) {
 	needBF16(t)
 	r := rand.New(rand.NewPCG(23, 24))
-	small := *asmTileBF16
-	small.kc, small.mc, small.nc = 8, 24, 64
-	tiles := map[string]*gemmTile[float32]{"small-blocks": &small, "default": asmTileBF16}
+	// Every kernel variant with small blocks, and the default tile.
+	tiles := map[string]*gemmTile[float32]{"default": asmTileBF16}
+	for _, v := range []struct {
+		mr   int
+		kern func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+	}{{8, gemmBF16x8x32}, {12, gemmBF16x12x32}, {14, gemmBF16x14x32}} {
+		tiles[fmt.Sprintf("%dx32-small-blocks", v.mr)] = &gemmTile[float32]{mr: v.mr, nr: 32, kc: 8, mc: 2 * v.mr, nc: 64, kern: v.kern, pairs: true}
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	dims := [][3]int{{2, 2, 1}, {12, 32, 2}, {13, 33, 3}, {25, 65, 9}, {37, 70, 17}, {11, 97, 31}, {50, 40, 64}}
 	if !testing.Short() {
