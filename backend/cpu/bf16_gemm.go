@@ -194,10 +194,11 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 	}
 }
 
-// pairT16Asm is the vector transpose of 16 rows into the pair layout
-// (bf16_gemm_amd64.s), nil where there is none: dst[j*ldd + r] =
-// src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < 16, j < n (a multiple of 16).
-var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int)
+// pairT16Asm is the vector transpose of up to 16 rows into the pair
+// layout (bf16_gemm_amd64.s), nil where there is none: dst[j*ldd + r] =
+// src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < rows (1 to 16), j < n (a
+// multiple of 16); other lanes of dst are untouched.
+var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
 
 // as16 views bfloat16 values as their bits.
 func as16(s []dtype.BFloat16) []uint16 {
@@ -212,35 +213,35 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 	kc := len(ks)
 	full := kc / 2
 	if adjacent(ks) || kc == 1 {
-		// Blocks of 16 rows evenly spaced by 16 pair steps go to the
-		// vector transpose (a 32-wide B panel of x·Wᵀ), the rest to the
-		// loop below, sixteen pair steps (a cache line of each row) at a
-		// time so that the panel's lines written stay in L1.
-		var vr uint64 // bit g: rows 16g.. went to the vector transpose
+		// Groups of up to 16 rows of one panel, evenly spaced, go to the
+		// vector transpose by blocks of 16 pair steps; the rest (the last
+		// steps, uneven rows) to the loop, sixteen pair steps (a cache
+		// line of each row) at a time so that the panel's lines written
+		// stay in L1.
 		vn := 0
-		if pairT16Asm != nil && atLeast(LevelAVX512) && w%16 == 0 && full >= 16 && len(row) <= 64*16 {
+		if pairT16Asm != nil && atLeast(LevelAVX512) && full >= 16 {
 			vn = full &^ 15
-			for g := 0; g < len(row); g += 16 {
-				lr, ok := uniformStride(row[g:min(g+16, len(row))])
-				if ok && g+16 <= len(row) && lr > 0 {
-					vr |= 1 << (g / 16)
-					q, rr := g/w, g%w
-					pairT16Asm(&d[q*w*kp+rr], w, &src[base+row[g]+ks[0]], lr, vn)
-				}
-			}
 		}
-		for s0 := 0; s0 < full; s0 += 16 {
-			s1 := min(s0+16, full)
-			for r, ro := range row {
-				if s0 < vn && vr>>(r/16)&1 != 0 {
-					continue
-				}
-				in := src[base+ro+ks[0]+2*s0 : base+ro+ks[0]+2*s1]
-				out := d[(r/w)*w*kp+s0*w+r%w:]
-				for j := 0; j < s1-s0; j++ {
-					out[j*w] = uint32(in[2*j])<<16 | uint32(in[2*j+1])
+		for g0 := 0; g0 < len(row); {
+			g1 := min(g0+16, (g0/w+1)*w, len(row))
+			lo := 0
+			if vn > 0 {
+				if lr, ok := uniformStride(row[g0:g1]); ok && (lr > 0 || g1-g0 == 1) {
+					pairT16Asm(&d[(g0/w)*w*kp+g0%w], w, &src[base+row[g0]+ks[0]], lr, vn, g1-g0)
+					lo = vn
 				}
 			}
+			for s0 := lo; s0 < full; s0 += 16 {
+				s1 := min(s0+16, full)
+				for r := g0; r < g1; r++ {
+					in := src[base+row[r]+ks[0]+2*s0 : base+row[r]+ks[0]+2*s1]
+					out := d[(r/w)*w*kp+s0*w+r%w:]
+					for j := 0; j < s1-s0; j++ {
+						out[j*w] = uint32(in[2*j])<<16 | uint32(in[2*j+1])
+					}
+				}
+			}
+			g0 = g1
 		}
 		if kc&1 != 0 {
 			for r, ro := range row {

@@ -38,13 +38,13 @@ func init() {
 	}
 }
 
-// pairT16AVX512 packs 16 rows of bf16 values, lds elements apart and each
-// contiguous along k, into the pair layout transposed: dst[j*ldd + r] =
-// src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < 16, j < n (a multiple of
-// 16).
+// pairT16AVX512 packs rows (1 to 16) of bf16 values, lds elements apart
+// and each contiguous along k, into the pair layout transposed:
+// dst[j*ldd + r] = src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < rows, j < n
+// (a multiple of 16), leaving dst's other lanes as they are.
 //
 //go:noescape
-func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int)
+func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
 
 func init() {
 	if haveAVX512() {

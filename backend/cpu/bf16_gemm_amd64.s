@@ -1064,13 +1064,21 @@ bf14store:
 	VZEROUPPER
 	RET
 
-// func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int)
-// Packs 16 rows (lds elements apart) of bf16 pairs transposed:
+// func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
+// Packs rows (1 to 16; lds elements apart) of bf16 pairs transposed:
 // dst[j*ldd + r] = the dword at src[r*lds + 2j] rotated by 16 bits (step
-// 2j in the high half), for r < 16, j < n (a multiple of 16). A 16x16
-// dword transpose per block of 16 pairs: unpack dwords, unpack qwords,
-// then two rounds of 128-bit lane shuffles.
-TEXT ·pairT16AVX512(SB), NOSPLIT, $0-40
+// 2j in the high half), for r < rows, j < n (a multiple of 16); the other
+// lanes of dst are left as they are. A 16x16 dword transpose per block of
+// 16 pairs: unpack dwords, unpack qwords, then two rounds of 128-bit lane
+// shuffles; rows past the count are not read and their lanes are masked
+// off the stores (K1).
+TEXT ·pairT16AVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+40(FP), BX
+	MOVQ $1, AX
+	MOVQ BX, CX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	SHLQ $2, R8
@@ -1084,35 +1092,66 @@ pt16loop:
 	MOVQ SI, R10
 	VMOVDQU32 (R10), Z0
 	ADDQ R9, R10
+	CMPQ BX, $2
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z1
 	ADDQ R9, R10
+	CMPQ BX, $3
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z2
 	ADDQ R9, R10
+	CMPQ BX, $4
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z3
 	ADDQ R9, R10
+	CMPQ BX, $5
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z4
 	ADDQ R9, R10
+	CMPQ BX, $6
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z5
 	ADDQ R9, R10
+	CMPQ BX, $7
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z6
 	ADDQ R9, R10
+	CMPQ BX, $8
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z7
 	ADDQ R9, R10
+	CMPQ BX, $9
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z8
 	ADDQ R9, R10
+	CMPQ BX, $10
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z9
 	ADDQ R9, R10
+	CMPQ BX, $11
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z10
 	ADDQ R9, R10
+	CMPQ BX, $12
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z11
 	ADDQ R9, R10
+	CMPQ BX, $13
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z12
 	ADDQ R9, R10
+	CMPQ BX, $14
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z13
 	ADDQ R9, R10
+	CMPQ BX, $15
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z14
 	ADDQ R9, R10
+	CMPQ BX, $16
+	JLT pt16loaded
 	VMOVDQU32 (R10), Z15
+pt16loaded:
 	VPUNPCKLDQ Z1, Z0, Z16
 	VPUNPCKHDQ Z1, Z0, Z17
 	VPUNPCKLDQ Z3, Z2, Z18
@@ -1179,52 +1218,52 @@ pt16loop:
 	VSHUFI32X4 $0xDD, Z31, Z29, Z15
 	MOVQ DI, R10
 	VPROLD $16, Z0, Z0
-	VMOVDQU32 Z0, (R10)
+	VMOVDQU32 Z0, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z1, Z1
-	VMOVDQU32 Z1, (R10)
+	VMOVDQU32 Z1, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z2, Z2
-	VMOVDQU32 Z2, (R10)
+	VMOVDQU32 Z2, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z3, Z3
-	VMOVDQU32 Z3, (R10)
+	VMOVDQU32 Z3, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z4, Z4
-	VMOVDQU32 Z4, (R10)
+	VMOVDQU32 Z4, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z5, Z5
-	VMOVDQU32 Z5, (R10)
+	VMOVDQU32 Z5, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z6, Z6
-	VMOVDQU32 Z6, (R10)
+	VMOVDQU32 Z6, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z7, Z7
-	VMOVDQU32 Z7, (R10)
+	VMOVDQU32 Z7, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z8, Z8
-	VMOVDQU32 Z8, (R10)
+	VMOVDQU32 Z8, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z9, Z9
-	VMOVDQU32 Z9, (R10)
+	VMOVDQU32 Z9, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z10, Z10
-	VMOVDQU32 Z10, (R10)
+	VMOVDQU32 Z10, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z11, Z11
-	VMOVDQU32 Z11, (R10)
+	VMOVDQU32 Z11, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z12, Z12
-	VMOVDQU32 Z12, (R10)
+	VMOVDQU32 Z12, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z13, Z13
-	VMOVDQU32 Z13, (R10)
+	VMOVDQU32 Z13, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z14, Z14
-	VMOVDQU32 Z14, (R10)
+	VMOVDQU32 Z14, K1, (R10)
 	ADDQ R8, R10
 	VPROLD $16, Z15, Z15
-	VMOVDQU32 Z15, (R10)
+	VMOVDQU32 Z15, K1, (R10)
 	ADDQ $64, SI
 	MOVQ R8, R11
 	SHLQ $4, R11
