@@ -192,6 +192,31 @@ func TestGEMMBF16Pairs(t *testing.T) {
 			}
 		}
 	}
+	// Batched (a batch-parallel split with two threads: 4 x 40x70x97 is
+	// above the parallel threshold), B broadcast over the batch.
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		nb, m, n, k := 4, 40, 70, 97
+		a := makeOperand(r, "rowmajor", nb*m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
+		b := makeOperand(r, "transposed", k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
+		got := make([]float32, nb*m*n)
+		g := gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]{nb: nb, m: m, n: n, k: k,
+			a:    gemmSide[dtype.BFloat16, float32]{src: a.data, batch: seq(nb, m*k), row: seq(m, k), k: seq(k, 1), conv: toF, plain: true},
+			b:    gemmSide[dtype.BFloat16, float32]{src: b.data, batch: seq(nb, 0), row: seq(n, b.lay.Strides[1]), k: seq(k, b.lay.Strides[0]), conv: toF, plain: true},
+			kern: kern4x4[float32], dot: dotPlain[float32], tile: asmTileBF16, dst: got, ldc: n, dstBatch: m * n,
+		}
+		g.run()
+		for bi := 0; bi < nb; bi++ {
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					want := pairRef(func(p int) float32 { return a.at(bi*m+i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }, k)
+					if got := got[(bi*m+i)*n+j]; !sameF32(got, want) {
+						t.Fatalf("batched procs=%d: [%d,%d,%d] = %g, want %g", procs, bi, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
 	// f32 at medium and high through dot_general (the default blocking).
 	withLevel(LevelAVX512BF16, func() {
 		for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
