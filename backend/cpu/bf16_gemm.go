@@ -277,52 +277,53 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 }
 
 // packPairsF32 is packPairsFast for f32 values rounded to bf16 (part
-// roundHi or roundLo of the split) while packing.
+// roundHi or roundLo of the split) while packing: the block is converted
+// to a bf16 matrix in scratch with the vector rounding (roundBF16Hi/Lo and
+// the AVX2 narrowing), laid out as the source (rows contiguous along k, or
+// k steps contiguous across rows), and packed from there by
+// packPairsFast. It reports whether it handled the layout.
 func packPairsF32(d []uint32, src []float32, base int, row, ks []int, kp, w int, pad uint32, part int8) bool {
-	kc := len(ks)
-	full := kc / 2
-	if adjacent(ks) || kc == 1 {
-		// Sixteen pair steps (two cache lines of each row) at a time, so
-		// that the panel's lines written stay in L1.
-		for s0 := 0; s0 < full; s0 += 16 {
-			s1 := min(s0+16, full)
-			for r, ro := range row {
-				in := src[base+ro+ks[0]+2*s0 : base+ro+ks[0]+2*s1]
-				out := d[(r/w)*w*kp+s0*w+r%w:]
-				for j := 0; j < s1-s0; j++ {
-					out[j*w] = bf16Of(in[2*j], part)<<16 | bf16Of(in[2*j+1], part)
-				}
-			}
-		}
-		if kc&1 != 0 {
-			for r, ro := range row {
-				d[(r/w)*w*kp+full*w+r%w] = bf16Of(src[base+ro+ks[0]+kc-1], part)<<16 | pad
-			}
-		}
-		return true
-	}
-	lds, ok := uniformStride(ks)
-	if !ok || !adjacent(row) {
+	kc, nr := len(ks), len(row)
+	kAdj := adjacent(ks) || kc == 1
+	lds, uni := uniformStride(ks)
+	if !kAdj && (!uni || !adjacent(row)) {
 		return false
 	}
-	nr := len(row)
+	run := max(nr, kc)
+	buf := getScratch(run*4 + nr*kc*2)
+	defer putScratch(buf)
+	tmp := as[float32]((*buf)[: run*4 : run*4])
+	b16 := as[uint16]((*buf)[run*4 : run*4+nr*kc*2])
+	if kAdj {
+		for r, ro := range row {
+			f32ToBF16Part(b16[r*kc:(r+1)*kc], src[base+ro+ks[0]:base+ro+ks[0]+kc], tmp[:kc], part)
+		}
+		return packPairsFast(d, b16, 0, seqShared(nr, kc), seqShared(kc, 1), kp, w, pad)
+	}
 	o := base + row[0] + ks[0]
-	for j := 0; j < kp; j++ {
-		in0 := src[o+2*j*lds : o+2*j*lds+nr]
-		for q := 0; q*w < nr; q++ {
-			out := d[q*w*kp+j*w : q*w*kp+j*w+min(w, nr-q*w)]
-			a := in0[q*w : q*w+len(out)]
-			if 2*j+1 < kc {
-				bb := src[o+(2*j+1)*lds+q*w : o+(2*j+1)*lds+q*w+len(out)]
-				for c := range out {
-					out[c] = bf16Of(a[c], part)<<16 | bf16Of(bb[c], part)
-				}
-			} else {
-				for c := range out {
-					out[c] = bf16Of(a[c], part)<<16 | pad
-				}
-			}
+	for p := 0; p < kc; p++ {
+		f32ToBF16Part(b16[p*nr:(p+1)*nr], src[o+p*lds:o+p*lds+nr], tmp[:nr], part)
+	}
+	return packPairsFast(d, b16, 0, seqShared(nr, 1), seqShared(kc, nr), kp, w, pad)
+}
+
+// f32ToBF16Part sets dst[i] to the bf16 bits of part (roundHi or roundLo)
+// of the bf16 split of src[i], as bf16Of, using tmp (as long as src) as
+// scratch.
+func f32ToBF16Part(dst []uint16, src, tmp []float32, part int8) {
+	copy(tmp, src)
+	if part == roundLo {
+		roundBF16Lo(tmp)
+	} else {
+		roundBF16Hi(tmp)
+	}
+	n8 := 0
+	if bf16PackAsm != nil && atLeast(LevelAVX2) {
+		if n8 = len(tmp) &^ 7; n8 > 0 {
+			bf16PackAsm(&dst[0], &tmp[0], n8)
 		}
 	}
-	return true
+	for i := n8; i < len(tmp); i++ {
+		dst[i] = uint16(math.Float32bits(tmp[i]) >> 16)
+	}
 }
