@@ -20,6 +20,11 @@ const (
 	PrecisionMedium  = "medium"  // one bf16 pass: inputs rounded to bf16, exact products, sums in f32
 )
 
+// On the CPU at level avx512bf16 the bf16 passes (and bf16 tensors'
+// products with more than one row and column) run on VDPBF16PS: the same
+// f32 FMA chain over k, but denormal bf16 inputs read as zero and denormal
+// partial sums flush to zero (backend/cpu/linalg.go).
+
 // CheckPrecision returns an error unless p is a known matmul precision.
 func CheckPrecision(name, p string) error {
 	switch p {

@@ -16,7 +16,12 @@ var matmulPrecision atomic.Value // string
 // SetMatmulPrecision sets the precision of f32 matrix products and
 // convolutions for the whole process (torch.set_float32_matmul_precision):
 // "highest" (full f32), "high" (three bf16 passes), "medium" (one bf16 pass)
-// or "" for each device's default (cpu: highest). It returns the previous
+// or "" for each device's default (cpu: highest). Every bf16 product is
+// exact in f32 and the sums are f32. On a CPU with AVX512_BF16 (level
+// avx512bf16, backend/cpu) the bf16 passes run on VDPBF16PS, which treats
+// denormal bf16 inputs as zero and flushes denormal partial sums to zero;
+// elsewhere denormals are IEEE (see backend/cpu/linalg.go for the exact
+// contract; bf16 tensors' products follow the same rule). It returns the previous
 // setting and panics on an unknown name. The setting is read when an op is
 // called, so it applies to every goroutine from then on.
 func SetMatmulPrecision(p string) string {

@@ -256,6 +256,11 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 			if kc < 0 {
 				kc = 0
 			}
+			// ps is the packed steps per panel: k steps, or pairs of them.
+			ps := kc
+			if t.pairs {
+				ps = (kc + 1) / 2
+			}
 			load := 0
 			if pc > 0 {
 				load = 1
@@ -280,7 +285,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				}
 				plo := v * gemmPackChunk
 				phi := min(plo+gemmPackChunk, npan)
-				if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
+				if t.pairs {
+					packPairs(bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, pairPadB)
+				} else if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
 					packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
 				}
 				st.packDone.Add(1)
@@ -301,7 +308,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				ic := ib * mcb
 				mc := min(mcb, g.m-ic)
 				if ib != packed {
-					if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
+					if t.pairs {
+						packPairs(th.apack, &g.a, b, ic, mc, pc, kc, mr, pairPadA)
+					} else if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
 						packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
 					}
 					packed = ib
@@ -309,10 +318,10 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				jlo, jhi := npan*jb/nJr*nr, min(npan*(jb+1)/nJr*nr, nc)
 				for jr := jlo; jr < jhi; jr += nr {
 					w := min(nr, nc-jr)
-					bpp := &bp[jr*kc]
+					bpp := &bp[jr*ps]
 					for ir := 0; ir < mc; ir += mr {
 						h := min(mr, mc-ir)
-						ap := &th.apack[ir*kc]
+						ap := &th.apack[ir*ps]
 						co := (ic+ir)*ldc + jr
 						pf := &c[co]
 						if ir+mr < mc {

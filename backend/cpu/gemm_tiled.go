@@ -41,9 +41,15 @@ func tileF64() *gemmTile[float64] {
 // (the A block, mc x kc, stays in L2) and of the columns of one packed B
 // block (kc x nc, in L3), derived from this machine's cache sizes
 // (gemm_cache.go).
+//
+// pairs marks a kernel on the bf16 pair layout (packPairs, the VDPBF16PS
+// kernel of bf16_gemm.go): its panels hold ceil(kc/2) packed steps of
+// 32-bit words instead of kc values, and kc must be even so that the
+// pairs fall on the same k steps whatever the blocking.
 type gemmTile[T gemmNum] struct {
 	mr, nr, kc, mc, nc int
 	kern               func(kc int, a, b, c *T, ldc int, pf *T, load int)
+	pairs              bool
 }
 
 func roundUp(a, b int) int { return ceilDiv(a, b) * b }

@@ -22,14 +22,21 @@ import (
 //   - medium:  inputs rounded to bf16, products exact, sums in f32;
 //   - high:    three bf16 passes hi*hi + hi*lo + lo*hi (K tripled), sums in f32.
 // bf16 and f16 products are exact in f32, so their accumulation is plain
-// f32 and the result is rounded once at the end. The bf16 precisions are
-// emulated exactly by rounding while packing (packRounded) and running the
-// f32 FMA kernel: a product of two bf16 values is exact in f32, so the FMA
-// adds exactly the bf16 product. The native bf16 dot-product instruction
-// (VDPBF16PS, AVX512_BF16) would make medium faster than f32, but the
-// machines this runs on now have AVX2+FMA only (no AVX-512 at all), so
-// there is no such kernel: medium costs what highest does plus the
-// rounding pass over the packed panels.
+// f32 and the result is rounded once at the end. Below level avx512bf16
+// the bf16 precisions are emulated exactly by rounding while packing
+// (packRounded) and running the f32 FMA kernel: a product of two bf16
+// values is exact in f32, so the FMA adds exactly the bf16 product.
+//
+// At level avx512bf16 (AVX512_BF16, VDPBF16PS), bf16 x bf16 products and
+// f32 products at medium and high with m > 1 and n > 1 run the VDPBF16PS
+// kernel (bf16_gemm.go) on bf16 pairs packed along k. Each element of C is
+// then the same f32 FMA chain over k in order, with the instruction's
+// denormal handling: a denormal bf16 input counts as zero (DAZ) and a
+// partial sum whose magnitude, rounded to 24 bits, is below 2^-126 is
+// flushed to zero of its sign (FTZ). Results with no denormal input or
+// partial sum are bit-identical to level avx2's; matrix-vector products
+// (m == 1 or n == 1) keep their FMA kernels and IEEE denormals. Results
+// stay independent of the blocking and the thread count.
 //
 // Paths, by shape and CPU level (GOTPU_CPU_LEVEL):
 //   - avx2 and up, f32/f64/bf16/f16: the BLIS-style blocked driver around
@@ -809,6 +816,17 @@ func storeTile[T gemmNum, O any](dst []O, m, n int, conv func(T) O) func(b, i0, 
 	}
 }
 
+// storeBF16 is storeTile to bfloat16 (dtype.BF16FromF32) with the vector
+// narrowing, which rounds the finished tile in place (it is scratch).
+func storeBF16(dst []dtype.BFloat16, m, n int) func(b, i0, j0, mc, nc int, c []float32) {
+	return func(b, i0, j0, mc, nc int, c []float32) {
+		for i := 0; i < mc; i++ {
+			o := (b*m+i0+i)*n + j0
+			bf16Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
+		}
+	}
+}
+
 // storeCopy is storeTile without a conversion.
 func storeCopy[T gemmNum](dst []T, m, n int) func(b, i0, j0, mc, nc int, c []T) {
 	return func(b, i0, j0, mc, nc int, c []T) {
@@ -877,13 +895,21 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			rounds = bf16Rounds(prec)
 			plain = false
+			if tp := pairTile(m, n); tp != nil {
+				// VDPBF16PS on the bf16 rounding of the inputs (bf16_gemm.go).
+				t = tp
+			}
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], ca, cb, nil, plain, t, as[float32](out), rounds)
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		// plain: the packing widens bf16 inline (packBF16), as to does.
+		t := tileF32()
+		if tp := pairTile(m, n); tp != nil {
+			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
+		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeTile(as[dtype.BFloat16](out), m, n, dtype.BF16FromF32), true, tileF32(), nil, [2][]int8{})
+			storeBF16(as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},

@@ -146,22 +146,31 @@ func measureOne(ctx context.Context, t Timing, s *Stepper, done func(), err erro
 // GEMMStepper prepares gotpu's MatmulPrec of two n×n matrices in dt; done
 // frees the inputs.
 func GEMMStepper(dt string, n int) (s *Stepper, done func(), err error) {
-	return GEMMShapeStepper(dt, n, n, n)
+	return GEMMShapeStepper(dt, n, n, n, false)
 }
 
-// GEMMShapeStepper prepares gotpu's MatmulPrec of an [m,k] and a [k,n]
-// matrix (both row-major) in dt; done frees the inputs.
-func GEMMShapeStepper(dt string, m, k, n int) (s *Stepper, done func(), err error) {
+// GEMMShapeStepper prepares gotpu's MatmulPrec of an [m,k] matrix by a
+// [k,n] one in dt; with wt the second operand is stored as W [n,k] and
+// used transposed (x·Wᵀ, a linear layer: the LLM prefill products).
+func GEMMShapeStepper(dt string, m, k, n int, wt bool) (s *Stepper, done func(), err error) {
 	tt, prec, err := tensorType(dt)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := randns(tt, []int{m, k}, []int{k, n})
+	ws := []int{k, n}
+	if wt {
+		ws = []int{n, k}
+	}
+	in, err := randns(tt, []int{m, k}, ws)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gemm: %w", err)
 	}
+	w := in[1]
+	if wt {
+		w = w.T()
+	}
 	return &Stepper{Impl: "gotpu", DType: dt, Work: GEMMShapeWork(m, k, n), Run: runOp("matmul", func() []*tensor.Tensor {
-		return []*tensor.Tensor{tensor.MatmulPrec(in[0], in[1], prec)}
+		return []*tensor.Tensor{tensor.MatmulPrec(in[0], w, prec)}
 	})}, func() { freeAll(in...) }, nil
 }
 

@@ -677,16 +677,18 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 // rep by rep (benchConfig.Measure).
 func init() {
 	var gemmM, gemmK int
+	var gemmWt bool
 	registerBenchCase(benchCase{
 		Name:        "gemm",
-		Description: "n×n by n×n matrix product (tensor.MatmulPrec), or [m,k] by [k,n] with --m/--k",
+		Description: "n×n by n×n matrix product, or m×k by k×n with --m/--k (tensor.MatmulPrec)",
 		DTypes:      []string{kernels.F32, kernels.Medium, kernels.BF16},
 		DefaultSize: 1024,
-		SizeHelp:    "n of the n×n matrices (the columns of B with --m/--k)",
+		SizeHelp:    "n of the n×n matrices (the columns of the product with --m/--k)",
 		Refs:        []string{"numpy", "torch", "gonum"},
 		Flags: func(fs *pflag.FlagSet) {
-			fs.IntVar(&gemmM, "m", 0, "rows of A (0: --size)")
-			fs.IntVar(&gemmK, "k", 0, "columns of A and rows of B (0: --size)")
+			fs.IntVar(&gemmM, "m", 0, "rows of the first operand (0: --size); e.g. --m 128 --k 576 --size 1536 --wt is an LLM prefill's x·Wᵀ")
+			fs.IntVar(&gemmK, "k", 0, "the contraction length (0: --size)")
+			fs.BoolVar(&gemmWt, "wt", false, "store the second operand as W [n,k] and multiply by its transpose (a linear layer)")
 		},
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			n := cfg.Size
@@ -694,19 +696,34 @@ func init() {
 				return fmt.Errorf("--m and --k must not be negative")
 			}
 			m, k := cmp.Or(gemmM, n), cmp.Or(gemmK, n)
-			run.Shape = fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n)
-			g, done, err := kernels.GEMMShapeStepper(cfg.DType, m, k, n)
+			square := m == n && k == n && !gemmWt
+			var g *kernels.Stepper
+			var done func()
+			var err error
+			var pyArgs []string
+			if square {
+				run.Shape = fmt.Sprintf("%dx%d @ %dx%d", n, n, n, n)
+				g, done, err = kernels.GEMMStepper(cfg.DType, n)
+			} else {
+				run.Shape = fmt.Sprintf("%dx%d @ %dx%d", m, k, k, n)
+				if gemmWt {
+					run.Shape = fmt.Sprintf("%dx%d @ (%dx%d)ᵀ", m, k, n, k)
+					pyArgs = append(pyArgs, "--wt")
+				}
+				pyArgs = append(pyArgs, "--gemm-m", fmt.Sprint(m), "--gemm-k", fmt.Sprint(k))
+				g, done, err = kernels.GEMMShapeStepper(cfg.DType, m, k, n, gemmWt)
+			}
 			if err != nil {
 				return err
 			}
 			defer done()
 			steps := []*kernels.Stepper{g}
 			if cfg.WantRef("gonum") {
-				steps = append(steps, kernels.GonumShapeStepper(m, k, n))
-			}
-			var pyArgs []string
-			if m != n || k != n {
-				pyArgs = []string{"--m", fmt.Sprint(m), "--k", fmt.Sprint(k)}
+				if gemmWt {
+					run.Skip("gonum", "--wt is not measured on gonum")
+				} else {
+					steps = append(steps, kernels.GonumShapeStepper(m, k, n))
+				}
 			}
 			if cfg.DType != kernels.F32 {
 				run.Note("numpy and gonum compute in f32; torch uses bf16 tensors for bf16, and f32 tensors at set_float32_matmul_precision(\"medium\") for medium (which PyTorch 1.13 ignores on the CPU)")

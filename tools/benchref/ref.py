@@ -3,12 +3,11 @@
 
     /usr/bin/python3 tools/benchref/ref.py CASE --impl numpy|torch
         [--dtype f32|bf16|medium] [--size N] [--threads N] [--reps N]
-        [--warmup N] [--k K] [--m M] [--batch N] [--channels C] [--cout C]
+        [--warmup N] [--k K] [--batch N] [--channels C] [--cout C]
         [--kernel K] [--pad P] [--heads H] [--dim E] [--causal]
 
 Cases and what --size means (the same as `gotpu bench`):
-  gemm       n x n @ n x n                  (size n, default 1024);
-             with --m, [m, k] @ [k, size]
+  gemm       n x n @ n x n                  (size n, default 1024; --gemm-m, --gemm-k, --wt: m x k @ k x n)
   gemv       [size, k] @ [k]                (size = rows, default 768; --k 3072)
   eltwise    gelu(x*a + b)*c, four tensors  (size = elements, default 16M)
   softmax    softmax over the last dim of [size, size]        (default 4096)
@@ -87,7 +86,6 @@ def parse_args(argv):
     p.add_argument("--reps", type=positive, default=5)
     p.add_argument("--warmup", type=nonneg, default=1)
     p.add_argument("--k", type=positive, default=3072)
-    p.add_argument("--m", type=positive, default=None)
     p.add_argument("--batch", type=positive, default=8)
     p.add_argument("--channels", type=positive, default=64)
     p.add_argument("--cout", type=positive, default=64)
@@ -96,6 +94,9 @@ def parse_args(argv):
     p.add_argument("--heads", type=positive, default=8)
     p.add_argument("--dim", type=positive, default=64)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--gemm-m", type=nonneg, default=0, help="gemm: rows of the first operand (0: --size)")
+    p.add_argument("--gemm-k", type=nonneg, default=0, help="gemm: the contraction length (0: --size)")
+    p.add_argument("--wt", action="store_true", help="gemm: the second operand stored [n,k] and used transposed")
     p.add_argument("--serve", action="store_true",
                    help='answer "run <impl>" lines on stdin with {"t": seconds}, for interleaved timing')
     a = p.parse_args(argv)
@@ -134,8 +135,9 @@ def run_numpy(a):
 
     n = a.size
     if a.case == "gemm":
-        m, k = (a.m, a.k) if a.m else (n, n)
-        x, y = randn(m, k), randn(k, n)
+        gm, gk = a.gemm_m or n, a.gemm_k or n
+        x = randn(gm, gk)
+        y = randn(n, gk).T if a.wt else randn(gk, n)
         fn = lambda: np.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)
@@ -188,8 +190,9 @@ def run_torch(a):
     n = a.size
     impls = {}
     if a.case == "gemm":
-        m, k = (a.m, a.k) if a.m else (n, n)
-        x, y = randn(m, k), randn(k, n)
+        gm, gk = a.gemm_m or n, a.gemm_k or n
+        x = randn(gm, gk)
+        y = randn(n, gk).t() if a.wt else randn(gk, n)
         fn = lambda: torch.matmul(x, y)
     elif a.case == "gemv":
         x, v = randn(n, a.k), randn(a.k)
