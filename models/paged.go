@@ -146,6 +146,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	var outIdx []int64
 	type rowOut struct{ n int }
 	var rows []rowOut
+	var runs []writeRun
 	off, seqLen := 0, 0
 	for gi, g := range groups {
 		b, t, l, err := g.shape()
@@ -187,6 +188,14 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 					return nil, fmt.Errorf("%w: paged sequence %d of group %d names block %d outside [0, %d)", ErrModel, r, gi, blk, kv.NumBlocks)
 				}
 				gather[r*l+p] = int64(blk*kv.BlockSize + p%kv.BlockSize)
+			}
+			for j := range s.Tokens {
+				slot := int(gather[r*l+s.Start+j])
+				if k := len(runs) - 1; j > 0 && k >= 0 && runs[k].slot+runs[k].n == slot && runs[k].at+runs[k].n == off+r*t+j {
+					runs[k].n++
+				} else {
+					runs = append(runs, writeRun{slot: slot, at: off + r*t + j, n: 1})
+				}
 			}
 			for j, id := range s.Tokens {
 				if id < 0 || id >= vocab {
@@ -241,14 +250,14 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 			in = append(in, kv.K[i], kv.V[i])
 		}
 		if !m.Compiled {
-			tensor.NoGrad(func() { lg = m.pagedLogits(in, len(groups)) })
+			tensor.NoGrad(func() { lg = m.pagedLogits(in, len(groups), runs) })
 			return
 		}
 		if m.compiledPaged == nil {
 			m.compiledPaged = compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
 				var out *tensor.Tensor
 				ng := (len(in) - 1 - len(m.ropes) - 2*len(m.layers)) / 5
-				tensor.NoGrad(func() { out = m.pagedLogits(in, ng) })
+				tensor.NoGrad(func() { out = m.pagedLogits(in, ng, nil) })
 				return []*tensor.Tensor{out}
 			}, compile.TraceOnce(), compile.RecompileLimit(maxPagedPrograms), compile.Name(fmt.Sprintf("%s paged step", m.a.family)))
 		}
@@ -271,11 +280,21 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	return res, nil
 }
 
+// writeRun is a run of n new tokens, from flat token at on, written into
+// consecutive slots from slot.
+type writeRun struct{ slot, at, n int }
+
 // pagedLogits is the paged step over its inputs: per group ids, positions
 // [B, T], write slots [B·T], gather slots [B, L] and iota [L]; then the
 // output rows, the ropes' inverse frequencies and the pools (K and V per
 // layer). It returns the f32 logits of the output rows [R, vocab].
-func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int) *tensor.Tensor {
+//
+// With runs (eager steps), keys and values are written run by run into
+// views of the pools, in place: an eager index_copy_ copies the whole pool
+// twice per layer, which for a cache of any real size costs more than the
+// step. A compiled step (runs nil) writes with one index_copy_ on the
+// write slots, which the program does in place.
+func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *tensor.Tensor {
 	a := &m.a
 	type group struct {
 		b, t, l           int
@@ -317,6 +336,15 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int) *tensor.Tensor {
 	// Masks [B, 1, T, L] per group and window: key j (position j of the
 	// sequence) is seen by the query at position p when j <= p (and j >
 	// p-window). Padding keys sit past every real query's position.
+	iotas := map[int]*tensor.Tensor{}
+	iotaOf := func(n int) *tensor.Tensor {
+		if t, ok := iotas[n]; ok {
+			return t
+		}
+		t := tensor.Arange(outIdx.Device(), 0, n, 1, dtype.I64)
+		iotas[n] = t
+		return t
+	}
 	masks := make([]map[int]*tensor.Tensor, ng)
 	for i := range masks {
 		masks[i] = map[int]*tensor.Tensor{}
@@ -345,9 +373,17 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int) *tensor.Tensor {
 		w := a.window[li]
 		x = b.forwardWith(x, func(h *tensor.Tensor) *tensor.Tensor {
 			n := h.Size(1)
-			q, k, v := b.project(h, c, sn) // [1, heads, N, hd], [1, kvHeads, N, hd]
-			kp.IndexCopyInPlace(0, writeAll, k.Squeeze(0).Transpose(0, 1).ToDType(kp.DType()))
-			vp.IndexCopyInPlace(0, writeAll, v.Squeeze(0).Transpose(0, 1).ToDType(vp.DType()))
+			q, k, v := b.project(h, c, sn)                                                                               // [1, heads, N, hd], [1, kvHeads, N, hd]
+			kt, vt := k.Squeeze(0).Transpose(0, 1).ToDType(kp.DType()), v.Squeeze(0).Transpose(0, 1).ToDType(vp.DType()) // [N, kvHeads, hd]
+			if runs == nil {
+				kp.IndexCopyInPlace(0, writeAll, kt)
+				vp.IndexCopyInPlace(0, writeAll, vt)
+			}
+			for _, r := range runs {
+				idx := iotaOf(r.n)
+				kp.Narrow(0, r.slot, r.n).IndexCopyInPlace(0, idx, kt.Narrow(0, r.at, r.n))
+				vp.Narrow(0, r.slot, r.n).IndexCopyInPlace(0, idx, vt.Narrow(0, r.at, r.n))
+			}
 			var ctxs []*tensor.Tensor
 			o := 0
 			for gi, g := range gs {
