@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gotpu/gotpu/compile"
@@ -118,8 +119,8 @@ func (g PagedGroup) shape() (b, t, l int, err error) {
 }
 
 // maxPagedPrograms bounds the compiled paged step programs (one per
-// distinct combination of group shapes).
-const maxPagedPrograms = 256
+// distinct combination of group shapes); a variable for tests.
+var maxPagedPrograms = 256
 
 // ForwardPaged runs one step over sequences of a paged cache, each at its
 // own positions with its own block table: decode tokens and prefill
@@ -134,7 +135,8 @@ const maxPagedPrograms = 256
 // token (vocab long), or with all of every token (len(Tokens)·vocab).
 // Dynamic and LongRoPE frequencies use the longest sequence of the step,
 // as a left-padded batch of Generate does. With m.Compiled each distinct
-// set of group shapes is one compiled program, replayed once stable.
+// set of group shapes is one compiled program, replayed once stable;
+// past maxPagedPrograms programs new shapes run op by op.
 func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][]float32, error) {
 	if len(kv.K) != len(m.layers) {
 		return nil, fmt.Errorf("%w: paged cache of %d layers for a model of %d", ErrModel, len(kv.K), len(m.layers))
@@ -262,6 +264,13 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 			}, compile.TraceOnce(), compile.RecompileLimit(maxPagedPrograms), compile.Name(fmt.Sprintf("%s paged step", m.a.family)))
 		}
 		out, cerr := m.compiledPaged.Call(in...)
+		if errors.Is(cerr, compile.ErrTooManyRecompiles) {
+			// Past the program limit a new shape runs op by op rather
+			// than failing the step.
+			tensor.Logf("recompile", "%s: running a paged step of a new shape eagerly: %v", m.a.family, cerr)
+			tensor.NoGrad(func() { lg = m.pagedLogits(in, len(groups), runs) })
+			return
+		}
 		if cerr != nil {
 			panic(&tensor.Error{Op: "ForwardPaged", Msg: cerr.Error()})
 		}

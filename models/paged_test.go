@@ -144,3 +144,34 @@ func TestForwardPagedErrors(t *testing.T) {
 		t.Error("CopyBlocks into the padding block succeeded")
 	}
 }
+
+// TestForwardPagedProgramLimit checks that past the compiled program
+// limit a new step shape runs op by op with the same logits.
+func TestForwardPagedProgramLimit(t *testing.T) {
+	old := maxPagedPrograms
+	maxPagedPrograms = 1
+	defer func() { maxPagedPrograms = old }()
+	lm := tinyModel(t, "llama")
+	seq := []int{3, 1, 4, 1, 5, 9, 2, 6}
+	want, _, err := lm.ForwardLogits([][]int{seq}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm.Compiled = true
+	kv, err := lm.NewPagedKV(4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float32
+	for _, r := range [][2]int{{0, 5}, {5, 8}} { // two shapes: the second is past the limit
+		out, err := lm.ForwardPaged(kv, []PagedGroup{{Seqs: []PagedSeq{{Tokens: seq[r[0]:r[1]], Start: r[0], Blocks: []int{2, 0}}}}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out[0]...)
+	}
+	compare(t, "logits", got, want, tol{1e-5, 0}, nil)
+	if st := lm.CompileStats(); st.Programs != 1 {
+		t.Errorf("%d programs, want 1", st.Programs)
+	}
+}
