@@ -36,6 +36,7 @@ func main() {
 	tokens := flag.Int("tokens", 32, "new tokens per stream")
 	reps := flag.Int("reps", 3, "repetitions (medians are reported)")
 	compiled := flag.Bool("compiled", false, "compiled steps (one program per step shape)")
+	blocks := flag.Int("blocks", 0, "KV blocks of 16 tokens (0: the engine's default, 256 MiB)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -49,14 +50,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*modelPath, *streams, *promptLen, *tokens, *reps, *compiled); err != nil {
+	if err := run(*modelPath, *streams, *promptLen, *tokens, *reps, *blocks, *compiled); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/serve:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(path, streams string, promptLen, tokens, reps int, compiled bool) error {
+func run(path, streams string, promptLen, tokens, reps, blocks int, compiled bool) error {
 	m, err := models.LoadPath(path, models.Options{DType: dtype.F32})
 	if err != nil {
 		return err
@@ -72,7 +73,7 @@ func run(path, streams string, promptLen, tokens, reps int, compiled bool) error
 		if err != nil || n <= 0 {
 			return fmt.Errorf("bad -streams entry %q", f)
 		}
-		e, err := serve.NewEngine(lm, serve.EngineOptions{MaxBatch: max(n, 1), DisablePrefixCache: true})
+		e, err := serve.NewEngine(lm, serve.EngineOptions{MaxBatch: n, NumBlocks: blocks, DisablePrefixCache: true})
 		if err != nil {
 			return err
 		}
