@@ -81,7 +81,11 @@ type Engine struct {
 	done     chan struct{} // closed when the scheduler returns
 
 	// Scheduler state (its goroutine only).
-	pool    *blockPool
+	pool *blockPool
+	// pending counts the hashes of full blocks that running sequences
+	// are still prefilling: a waiting sequence whose next block is one
+	// of them waits for it rather than computing it twice (n > 1).
+	pending map[uint64]int
 	waiting []*seq
 	running []*seq
 	order   uint64
@@ -106,6 +110,8 @@ type seq struct {
 	computed int      // tokens whose keys and values are in the cache
 	blocks   []int    // block table
 	hashes   []uint64 // hashes of the leading full blocks registered
+	pend     []uint64 // hashes of the blocks pendAt, ... it will register
+	pendAt   int
 	cached   int
 	order    uint64
 	sampler  *sample.Sampler
@@ -173,7 +179,7 @@ func NewEngine(m *models.CausalLM, o EngineOptions) (*Engine, error) {
 	}
 	e := &Engine{m: m, kv: kv, o: o, ctxLen: ctxLen, vocab: m.Config.VocabSize,
 		drained: make(chan struct{}), wakeCh: make(chan struct{}, 1), done: make(chan struct{}),
-		pool: newBlockPool(o.NumBlocks)}
+		pool: newBlockPool(o.NumBlocks), pending: map[uint64]int{}}
 	e.stats.KVBlocksTotal = o.NumBlocks
 	go e.loop()
 	return e, nil
@@ -406,6 +412,7 @@ func (e *Engine) freeBlocks(s *seq) {
 	for _, b := range s.blocks {
 		e.pool.release(b)
 	}
+	e.unpend(s, math.MaxInt)
 	s.blocks, s.hashes, s.computed = nil, nil, 0
 }
 
@@ -452,6 +459,47 @@ func (e *Engine) ensureBlocks(s *seq, n int) (int, error) {
 		s.blocks = append(s.blocks, b)
 	}
 	return n, nil
+}
+
+// unpend drops s's pending hashes of blocks before index upTo.
+func (e *Engine) unpend(s *seq, upTo int) {
+	for len(s.pend) > 0 && s.pendAt < upTo {
+		h := s.pend[0]
+		if e.pending[h]--; e.pending[h] <= 0 {
+			delete(e.pending, h)
+		}
+		s.pend, s.pendAt = s.pend[1:], s.pendAt+1
+	}
+	if len(s.pend) == 0 {
+		s.pend = nil
+	}
+}
+
+// pendBlocks records the hashes of s's full blocks past its cache hits,
+// which its prefill will register; it reports false, recording nothing,
+// when the first of them is being prefilled by a running sequence.
+func (e *Engine) pendBlocks(s *seq) bool {
+	if e.o.DisablePrefixCache {
+		return true
+	}
+	bs := e.o.BlockSize
+	var parent uint64
+	if n := len(s.hashes); n > 0 {
+		parent = s.hashes[n-1]
+	}
+	var chain []uint64
+	for i := len(s.blocks); (i+1)*bs <= len(s.tokens); i++ {
+		parent = blockHash(parent, s.tokens[i*bs:(i+1)*bs])
+		chain = append(chain, parent)
+	}
+	if len(chain) > 0 && e.pending[chain[0]] > 0 {
+		return false
+	}
+	for _, h := range chain {
+		e.pending[h]++
+	}
+	s.pend, s.pendAt = chain, len(s.blocks)
+	return true
 }
 
 // admit looks s's full blocks up in the prefix cache and takes the hits;
@@ -533,7 +581,9 @@ func (e *Engine) step() {
 		if len(e.running) > 0 {
 			need++ // a block of headroom for the running decodes
 		}
-		if e.pool.available() < need {
+		if e.pool.available() < need || !e.pendBlocks(s) {
+			// Not enough blocks, or its next block is being computed
+			// by a running sequence (identical prompts): wait.
 			e.freeBlocks(s)
 			break
 		}
@@ -629,6 +679,7 @@ func (e *Engine) registerBlocks(s *seq) {
 		e.pool.register(s.blocks[i], h, parent, toks)
 		s.hashes = append(s.hashes, h)
 	}
+	e.unpend(s, len(s.hashes))
 }
 
 // fail ends every running sequence with err (a failed step leaves the

@@ -49,6 +49,9 @@ func newEngine(t *testing.T, m *models.CausalLM, o EngineOptions) *Engine {
 		if err := e.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
+		if len(e.pending) != 0 { // the scheduler has returned
+			t.Errorf("pending block hashes left: %v", e.pending)
+		}
 		deadline := time.Now().Add(5 * time.Second)
 		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -215,9 +218,24 @@ func TestEnginePrefixCache(t *testing.T) {
 			t.Errorf("shared prompt %d: cached %d, want 39", i, b.last.CachedTokens)
 		}
 	}
+	// Two new identical prompts at once (the API's n > 1): the second
+	// waits for the first's prefill and takes its 7 full blocks.
+	fresh := make([]int, 30)
+	for i := range fresh {
+		fresh[i] = rng.IntN(m.Config.VocabSize)
+	}
+	r3 := Request{Prompt: fresh, MaxTokens: 5, Sampling: sample.Greedy()}
+	want = generateAlone(t, m, r3)
+	pair := runAll(t, e, []Request{r3, r3})
+	if !slices.Equal(pair[0].tokens, want) || !slices.Equal(pair[1].tokens, want) {
+		t.Errorf("n=2: %v and %v, alone %v", pair[0].tokens, pair[1].tokens, want)
+	}
+	if c0, c1 := pair[0].last.CachedTokens, pair[1].last.CachedTokens; c0 != 0 || c1 != 28 {
+		t.Errorf("n=2: cached %d and %d tokens, want 0 and 28", c0, c1)
+	}
 	st := e.Stats()
-	if st.PrefixHits != 3 || st.PrefixLookups != 4 {
-		t.Errorf("prefix hits %d of %d lookups, want 3 of 4", st.PrefixHits, st.PrefixLookups)
+	if st.PrefixHits != 4 || st.PrefixLookups != 6 {
+		t.Errorf("prefix hits %d of %d lookups, want 4 of 6", st.PrefixHits, st.PrefixLookups)
 	}
 }
 
