@@ -146,8 +146,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	pad := kv.padSlot()
 	var in []*tensor.Tensor
 	var outIdx []int64
-	type rowOut struct{ n int }
-	var rows []rowOut
+	var rows []int // output rows per sequence
 	var runs []writeRun
 	off, seqLen := 0, 0
 	for gi, g := range groups {
@@ -211,10 +210,10 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 				for j := range s.Tokens {
 					outIdx = append(outIdx, int64(off+r*t+j))
 				}
-				rows = append(rows, rowOut{len(s.Tokens)})
+				rows = append(rows, len(s.Tokens))
 			} else {
 				outIdx = append(outIdx, int64(off+r*t+len(s.Tokens)-1))
-				rows = append(rows, rowOut{1})
+				rows = append(rows, 1)
 			}
 		}
 		off += b * t
@@ -283,8 +282,8 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	res := make([][]float32, len(rows))
 	at := 0
 	for i, r := range rows {
-		res[i] = flat[at*vocab : (at+r.n)*vocab : (at+r.n)*vocab]
-		at += r.n
+		res[i] = flat[at*vocab : (at+r)*vocab : (at+r)*vocab]
+		at += r
 	}
 	return res, nil
 }
