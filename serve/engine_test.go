@@ -421,3 +421,29 @@ func TestEngineQueueAndClose(t *testing.T) {
 		t.Errorf("Drain after Close: %v", err)
 	}
 }
+
+func TestEngineDrain(t *testing.T) {
+	m := tinyLM(t, "llama")
+	e := newEngine(t, m, EngineOptions{BlockSize: 4})
+	r := randomRequests(9, 1, 10, m.Config.VocabSize)[0]
+	r.MaxTokens = 400
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := e.Submit(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	short, stop := context.WithTimeout(context.Background(), time.Millisecond)
+	defer stop()
+	if err := e.Drain(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Drain with a request running: %v", err)
+	}
+	if _, err := e.Submit(context.Background(), r); !errors.Is(err, ErrDraining) {
+		t.Errorf("Submit while draining: %v", err)
+	}
+	cancel()
+	collect(t, ch)
+	if err := e.Drain(context.Background()); err != nil {
+		t.Errorf("Drain: %v", err)
+	}
+}
