@@ -57,6 +57,7 @@ type CausalLM struct {
 	// input shape, replayed once stable) instead of op by op.
 	Compiled                  bool
 	compiledLast, compiledAll *compile.Function
+	compiledPaged             *compile.Function // ForwardPaged's steps
 }
 
 type block struct {
@@ -309,21 +310,37 @@ func (m *CausalLM) Logits(hidden *tensor.Tensor) *tensor.Tensor {
 }
 
 func (b *block) forward(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tensor.Tensor {
-	a := b.a
-	if a.sandwich {
+	return b.forwardWith(x, func(h *tensor.Tensor) *tensor.Tensor {
+		return b.attention(h, cos, sin, mask, slots, kc, vc)
+	})
+}
+
+// forwardWith is the block around an attention function of the normed
+// hidden states (the dense cache's or the paged one's).
+func (b *block) forwardWith(x *tensor.Tensor, attn func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+	if b.a.sandwich {
 		r := x
-		y := b.postNorm.Forward(b.attention(b.inNorm.Forward(x), cos, sin, mask, slots, kc, vc))
+		y := b.postNorm.Forward(attn(b.inNorm.Forward(x)))
 		x = r.Add(y)
 		return x.Add(b.postFF.Forward(b.mlp(b.preFF.Forward(x))))
 	}
-	x = x.Add(b.attention(b.inNorm.Forward(x), cos, sin, mask, slots, kc, vc))
+	x = x.Add(attn(b.inNorm.Forward(x)))
 	return x.Add(b.mlp(b.postNorm.Forward(x)))
 }
 
 func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tensor.Tensor {
-	a := b.a
 	n, t := x.Size(0), x.Size(1)
-	var q, k, v *tensor.Tensor
+	q, k, v := b.project(x, cos, sin)
+	kc.IndexCopyInPlace(2, slots, k.ToDType(kc.DType()))
+	vc.IndexCopyInPlace(2, slots, v.ToDType(vc.DType()))
+	ctx := b.attend(q, kc, vc, mask)
+	return b.o.Forward(ctx.Transpose(1, 2).Reshape(n, t, b.heads*b.hd))
+}
+
+// project returns the queries [B, heads, T, hd] and keys and values [B,
+// kvHeads, T, hd] of x [B, T, hidden], normed and rotated.
+func (b *block) project(x, cos, sin *tensor.Tensor) (q, k, v *tensor.Tensor) {
+	n, t := x.Size(0), x.Size(1)
 	if b.qkv != nil {
 		qkv := b.qkv.Forward(x).Chunk(3, -1)
 		q, k, v = qkv[0], qkv[1], qkv[2]
@@ -340,11 +357,16 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 	if cos != nil {
 		q, k = applyRope(q, cos, sin), applyRope(k, cos, sin)
 	}
-	kc.IndexCopyInPlace(2, slots, k.ToDType(kc.DType()))
-	vc.IndexCopyInPlace(2, slots, v.ToDType(vc.DType()))
+	return q, k, v
+}
+
+// attend is attention of queries q [B, heads, T, hd] over cached keys and
+// values kc, vc [B, kvHeads, S, hd] (the cache's dtype) under mask [B, 1,
+// T, S]; it returns [B, heads, T, hd] in q's dtype.
+func (b *block) attend(q, kc, vc, mask *tensor.Tensor) *tensor.Tensor {
+	a := b.a
 	scale := a.attnScale
 	dt := q.DType()
-	var ctx *tensor.Tensor
 	if a.attnSoftcap > 0 {
 		// Gemma 2's eager attention, in the model's dtype.
 		kk, vv := kc.ToDType(dt), vc.ToDType(dt)
@@ -356,14 +378,12 @@ func (b *block) attention(x, cos, sin, mask, slots, kc, vc *tensor.Tensor) *tens
 		s = s.DivScalar(a.attnSoftcap).Tanh().MulScalar(a.attnSoftcap)
 		s = s.MaskedFill(mask.LogicalNot(), math.Inf(-1))
 		p := s.SoftmaxAs(-1, dtype.F32).ToDType(dt)
-		ctx = tensor.Matmul(p, vv)
-	} else {
-		// PyTorch's CPU attention kernels accumulate bf16/f16 inputs in
-		// f32 and round the output once; so does this (the cache holds
-		// the narrow values widened to f32).
-		ctx = tensor.ScaledDotProductAttention(q.ToDType(kc.DType()), kc, vc, tensor.SDPAOpts{Mask: mask, Scale: scale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
+		return tensor.Matmul(p, vv)
 	}
-	return b.o.Forward(ctx.Transpose(1, 2).Reshape(n, t, b.heads*b.hd))
+	// PyTorch's CPU attention kernels accumulate bf16/f16 inputs in f32
+	// and round the output once; so does this (the cache holds the narrow
+	// values widened to f32).
+	return tensor.ScaledDotProductAttention(q.ToDType(kc.DType()), kc, vc, tensor.SDPAOpts{Mask: mask, Scale: b.a.attnScale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
 }
 
 func (b *block) mlp(x *tensor.Tensor) *tensor.Tensor {

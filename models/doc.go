@@ -2,7 +2,8 @@
 // model directory (config.json, safetensors weights, tokenizer.json,
 // generation_config.json) onto any device, builds the family's network
 // from the runtime's tensor ops, and generates text with a preallocated KV
-// cache.
+// cache (Generate) or steps many sequences over a paged one (ForwardPaged,
+// the serve engine's forward).
 //
 // Families: GPT-2, Llama 1-3 (with every rope scaling transformers knows:
 // linear, dynamic, YaRN, Llama 3, LongRoPE), Mistral (sliding window),

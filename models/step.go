@@ -70,7 +70,7 @@ func (m *CausalLM) logitsOf(s Step, cache *KVCache, all bool) *tensor.Tensor {
 // (zero unless Compiled).
 func (m *CausalLM) CompileStats() compile.Stats {
 	var st compile.Stats
-	for _, f := range []*compile.Function{m.compiledLast, m.compiledAll} {
+	for _, f := range []*compile.Function{m.compiledLast, m.compiledAll, m.compiledPaged} {
 		if f == nil {
 			continue
 		}
