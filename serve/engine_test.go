@@ -63,17 +63,17 @@ func newEngine(t *testing.T, m *models.CausalLM, o EngineOptions) *Engine {
 	return e
 }
 
-// result is one request's output.
-type result struct {
+// engineResult is one request's output.
+type engineResult struct {
 	tokens []int
 	events []Event
 	last   Event
 }
 
 // collect reads a stream to its end.
-func collect(t testing.TB, ch <-chan Event) result {
+func collect(t testing.TB, ch <-chan Event) engineResult {
 	t.Helper()
-	var r result
+	var r engineResult
 	for ev := range ch {
 		r.events = append(r.events, ev)
 		if ev.Token >= 0 {
@@ -90,9 +90,9 @@ func collect(t testing.TB, ch <-chan Event) result {
 }
 
 // runAll submits every request at once and returns their results.
-func runAll(t *testing.T, e *Engine, reqs []Request) []result {
+func runAll(t *testing.T, e *Engine, reqs []Request) []engineResult {
 	t.Helper()
-	out := make([]result, len(reqs))
+	out := make([]engineResult, len(reqs))
 	chans := make([]<-chan Event, len(reqs))
 	for i, r := range reqs {
 		ch, err := e.Submit(context.Background(), r)
