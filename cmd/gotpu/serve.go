@@ -34,11 +34,19 @@ type engineConfig struct {
 	MaxQueue  int   // waiting requests before Submit answers ErrQueueFull
 }
 
-// newEngine builds the batching engine that runs m. It is the one place
-// gotpu serve constructs it, so wiring the engine (serve/engine*.go) in is
-// one line; until then it reports that the engine is missing.
+// newEngine builds the continuous-batching engine (serve.Engine) that runs
+// m's causal LM; tests swap it.
 var newEngine = func(m *models.Model, c engineConfig) (serve.Generator, error) {
-	return nil, errors.New("the continuous-batching engine is not built into this gotpu yet (serve/engine*.go); only --embed-model serving works")
+	if m.LM == nil {
+		return nil, errors.New("--model is not a causal language model (serve embeddings with --embed-model)")
+	}
+	return serve.NewEngine(m.LM, serve.EngineOptions{
+		MaxBatch:     c.MaxBatch,
+		NumBlocks:    c.KVBlocks,
+		BlockSize:    c.BlockSize,
+		MaxQueue:     c.MaxQueue,
+		BatchBuckets: c.Buckets,
+	})
 }
 
 // serveStartup is the line gotpu serve --json prints once it listens.
@@ -228,7 +236,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&ec.MaxBatch, "max-batch", 0, "most sequences decoded together (0: the engine's default)")
 	f.IntVar(&ec.KVBlocks, "kv-blocks", 0, "paged KV cache blocks (0: the engine's default)")
 	f.IntVar(&ec.BlockSize, "block-size", 0, "tokens per KV cache block (0: the engine's default)")
-	f.StringVar(&buckets, "buckets", "", "comma-separated batch sizes to compile programs for (default: the engine's)")
+	f.StringVar(&buckets, "buckets", "", "comma-separated batch sizes a step is padded to, each compiled once (default: powers of two)")
 	f.IntVar(&ec.MaxQueue, "max-queue", 0, "most waiting requests before answering 429 (0: the engine's default)")
 	f.StringArrayVar(&apiKeys, "api-key", nil, "require Authorization: Bearer KEY (repeatable)")
 	f.StringVar(&embedPath, "embed-model", "", "sentence-embedding model directory for /v1/embeddings (bert, roberta)")

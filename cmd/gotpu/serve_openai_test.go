@@ -39,8 +39,8 @@ func TestServeOpenAIClients(t *testing.T) {
 		{"python", []string{py}, []string{py}, "client_test.py"},
 		{"node", []string{"node"}, []string{filepath.Join(nodeDir, "node_modules", "openai", "package.json")}, "client_test.mjs"},
 	}
-	useRefEngine(t)
 	dir := chatModelDir(t)
+	widenPositions(t, dir, 256)
 	embed := tinyEmbedModel(t)
 	start, stop := startServe(t, "--model", dir, "--embed-model", embed, "--served-model-name", "tiny", "--api-key", "sk-test")
 	defer stop()
