@@ -52,6 +52,31 @@ func (p *progressPrinter) update(pr train.Progress) {
 	}
 }
 
+// checkTrainFlags rejects flag values that have no meaning, naming the
+// flag: train.Config reads a zero epochs or batch size as "the default",
+// which a user who typed --epochs 0 did not ask for.
+func checkTrainFlags(c train.Config) error {
+	for _, f := range []struct {
+		flag string
+		v    float64
+		min  float64
+	}{
+		{"epochs", float64(c.Epochs), 1},
+		{"batch-size", float64(c.BatchSize), 1},
+		{"train-limit", float64(c.TrainLimit), 0},
+		{"max-steps", float64(c.MaxSteps), 0},
+		{"lr", c.LR, 0},
+	} {
+		switch {
+		case f.v < f.min && f.min == 0:
+			return fmt.Errorf("train mnist: --%s must not be negative, got %v", f.flag, f.v)
+		case f.v < f.min:
+			return fmt.Errorf("train mnist: --%s must be at least %v, got %v", f.flag, f.min, f.v)
+		}
+	}
+	return nil
+}
+
 func init() {
 	trainCmd := &cobra.Command{
 		Use:   "train",
@@ -83,6 +108,9 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 (gs://, s3://, azblob:// or file:// URL) and GOTPU_CACHE_MODE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTrainFlags(c); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			progOut := cmd.OutOrStdout()
@@ -126,17 +154,17 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 	}
 	f := mnistCmd.Flags()
 	f.StringVar(&c.Model, "model", "mlp", "mlp or cnn")
-	f.IntVar(&c.Epochs, "epochs", 5, "epochs")
-	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: 1e-3 for mlp, 2e-3 for cnn)")
+	f.IntVar(&c.Epochs, "epochs", 5, "epochs (at least 1)")
+	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size (at least 1)")
+	f.Float64Var(&c.LR, "lr", 0, "learning rate (0: the default, 1e-3 for mlp, 2e-3 for cnn)")
 	f.StringVar(&c.Optimizer, "optimizer", "", "adamw, adam or sgd (momentum 0.9) (default: adamw)")
 	f.StringVar(&c.Device, "device", "cpu", "device")
 	f.Uint64Var(&c.Seed, "seed", 0, "seed for initialisation and shuffling")
 	f.StringVar(&c.CheckpointDir, "checkpoint", "", "directory for checkpoints")
 	f.BoolVar(&c.Resume, "resume", false, "resume from the checkpoint in --checkpoint")
 	f.StringVar(&c.DataDir, "data", "", "directory with the MNIST files (default: the GoMNIST module)")
-	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images")
-	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps")
+	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images (0: all of them)")
+	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps (0: no limit)")
 	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)
