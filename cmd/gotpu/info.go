@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +43,8 @@ type envVar struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 	Set   bool   `json:"set"`
+	// unread marks a set GOTPU_ variable this binary does not read.
+	unread bool
 }
 
 type deviceInfo struct {
@@ -55,9 +59,33 @@ type deviceInfo struct {
 	PeakBytes        int64    `json:"peak_allocated_bytes"`
 }
 
+// envVars are the environment variables this gotpu binary reads, each
+// listed by gotpu info whether set or not; the pjrt build adds its own
+// (GOTPU_PJRT_*, XLA_FLAGS). Secrets (GOTPU_API_KEY) are left out.
 var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CPU_LEVEL",
 	"GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE", "GOTPU_CACHE_MODE", "GOTPU_CACHE_REMOTE_STRICT", "GOTPU_CACHE_MEMORY_BYTES", "GOTPU_MNIST_DIR",
-	"GOTPU_PJRT_PLUGIN", "GOTPU_PJRT_CACHE", "GOTPU_PJRT_AUTOLOAD", "XLA_FLAGS"}
+	"GOTPU_BENCHREF", "GOTPU_MODELREF_PYTHON", "GOTPU_MODELREF_VENV"}
+
+// collectEnv reports envVars, then any other GOTPU_ variable that is set
+// (a typo, or one only tests read), sorted and marked unread.
+func collectEnv(environ []string, lookup func(string) (string, bool)) []envVar {
+	var out []envVar
+	known := map[string]bool{"GOTPU_API_KEY": true}
+	for _, k := range envVars {
+		known[k] = true
+		v, ok := lookup(k)
+		out = append(out, envVar{Name: k, Value: v, Set: ok})
+	}
+	var extra []envVar
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GOTPU_") && !known[k] {
+			extra = append(extra, envVar{Name: k, Value: v, Set: true, unread: true})
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Name < extra[j].Name })
+	return append(out, extra...)
+}
 
 func collectInfo() infoReport {
 	r := infoReport{
@@ -68,10 +96,7 @@ func collectInfo() infoReport {
 	if r.CPUFeatures == nil {
 		r.CPUFeatures = []string{}
 	}
-	for _, k := range envVars {
-		v, ok := os.LookupEnv(k)
-		r.Environment = append(r.Environment, envVar{Name: k, Value: v, Set: ok})
-	}
+	r.Environment = collectEnv(os.Environ(), os.LookupEnv)
 	for _, t := range device.Types() {
 		be, err := device.Lookup(t)
 		if err != nil {
@@ -116,12 +141,19 @@ func writeInfo(w io.Writer, r infoReport) {
 		}
 	}
 	fmt.Fprintln(w, "environment:")
+	width := 0
+	for _, e := range r.Environment {
+		width = max(width, len(e.Name))
+	}
 	for _, e := range r.Environment {
 		v := "(unset)"
-		if e.Set {
+		switch {
+		case e.unread:
+			v = e.Value + "  (not read by gotpu)"
+		case e.Set:
 			v = e.Value
 		}
-		fmt.Fprintf(w, "  %-22s %s\n", e.Name, v)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, e.Name, v)
 	}
 }
 
@@ -135,7 +167,8 @@ matmul precision, the CPU features detected, and the execution mode taken from
 the environment.
 
 With --json, one object with the stable keys: version, go_version, os, arch,
-num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, mode, environment [{name, value, set}],
+num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, mode, environment [{name, value, set}]
+(every variable this binary reads, set or not, then any other GOTPU_ variable set),
 devices [{name, description, memory_bytes, default_precision, async, features,
 allocated_bytes, reserved_bytes, peak_allocated_bytes}], and in builds with the pjrt tag
 pjrt_plugins [{name, loaded, path, platform, platform_version, api_version, devices, error}].`,
