@@ -28,6 +28,16 @@ type progressPrinter struct {
 	out  io.Writer
 	tty  bool
 	last time.Time
+	open bool // a bar is drawn without its newline yet
+}
+
+// end finishes a bar left open (training stopped mid-epoch: Ctrl-C, an
+// error, --max-steps), so what is printed next starts on its own line.
+func (p *progressPrinter) end() {
+	if p.open {
+		fmt.Fprintln(p.out)
+		p.open = false
+	}
 }
 
 func (p *progressPrinter) update(pr train.Progress) {
@@ -42,8 +52,9 @@ func (p *progressPrinter) update(pr train.Progress) {
 		filled := width * pr.Step / max(1, pr.StepsPerEpoch)
 		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
 		fmt.Fprintf(p.out, "\r[%s] %s   ", bar, line)
+		p.open = true
 		if pr.Step == pr.StepsPerEpoch {
-			fmt.Fprintln(p.out)
+			p.end()
 		}
 		return
 	}
@@ -128,6 +139,10 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 				defer tensor.SetProgramProvider(nil)
 			}
 			res, err := train.RunMNIST(ctx, c, pp.update)
+			pp.end()
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("train mnist: interrupted: %w", err)
+			}
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gotpu/gotpu/train"
 )
 
 // TestTrainRejectsMeaninglessFlags checks that zero or negative values are
@@ -24,6 +27,38 @@ func TestTrainRejectsMeaninglessFlags(t *testing.T) {
 			_, err := runCmd(t, append([]string{"train", "mnist", "--data", t.TempDir()}, tc.args...)...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressEndsItsLine checks that a bar left open when training stops
+// mid-epoch (Ctrl-C) is ended before anything else is printed, and that a
+// finished epoch's bar is not ended twice.
+func TestProgressEndsItsLine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tty   bool
+		steps []int // steps reported, of 10 per epoch
+		want  string
+	}{
+		{"interrupted bar", true, []int{1, 2, 3}, "   \n"},
+		{"finished epoch", true, []int{9, 10}, "   \n"},
+		{"no progress", true, nil, ""},
+		{"plain lines", false, []int{1, 10}, "ETA 0s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			p := &progressPrinter{out: &out, tty: tc.tty}
+			for _, s := range tc.steps {
+				p.last = time.Time{} // no rate limit in the test
+				p.update(train.Progress{Epoch: 1, Epochs: 1, Step: s, StepsPerEpoch: 10})
+			}
+			p.end()
+			p.end()
+			got := out.String()
+			if !strings.HasSuffix(got, tc.want) || strings.HasSuffix(got, "\n\n") || (tc.want == "" && got != "") {
+				t.Errorf("output %q: want it to end with %q, once", got, tc.want)
 			}
 		})
 	}
