@@ -88,6 +88,37 @@ func checkTrainFlags(c train.Config) error {
 	return nil
 }
 
+// writeTrainResult prints a run's summary. A resumed run with no step
+// left to take says so instead of reporting 0 examples/s.
+func writeTrainResult(w io.Writer, c train.Config, res *train.Result) {
+	fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
+	idle := c.Resume && res.Steps == res.ResumedFromStep
+	switch {
+	case idle && c.MaxSteps > 0 && res.Steps >= c.MaxSteps:
+		fmt.Fprintf(w, "nothing to do: the checkpoint is already at step %d (--max-steps %d)\n", res.Steps, c.MaxSteps)
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f\n", 100*res.TestAccuracy, res.TestLoss)
+	case idle:
+		unit := "epochs"
+		if res.Epochs == 1 {
+			unit = "epoch"
+		}
+		fmt.Fprintf(w, "nothing to do: already trained %d %s (%d steps); raise --epochs to train more\n", res.Epochs, unit, res.Steps)
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f\n", 100*res.TestAccuracy, res.TestLoss)
+	default:
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
+		fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
+	}
+	if res.Mode != "strict" {
+		fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
+	}
+	if res.Mode == "compiled" {
+		fmt.Fprintf(w, "steps traced %d, replayed without tracing %d\n", res.Traces, res.Replays)
+	}
+	if res.Checkpoint != "" {
+		fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
+	}
+}
+
 func init() {
 	trainCmd := &cobra.Command{
 		Use:   "train",
@@ -108,7 +139,8 @@ every epoch's end; --resume continues from it exactly.
 With --json, progress goes to stderr and stdout gets one JSON object with the
 stable keys: model, device, epochs, batch_size, lr, optimizer, seed, steps,
 resumed_from_step, train_loss, test_loss, test_accuracy, wall_seconds,
-train_seconds, examples_per_second, parameters, checkpoint, mode,
+train_seconds, examples_per_second (0 when --resume found the run
+finished: steps equals resumed_from_step), parameters, checkpoint, mode,
 programs_compiled (programs this process compiled in fused or compiled
 mode), cache_hits (programs served per cache tier: memory, disk, remote),
 traces and replays (compiled mode: steps that traced the step function,
@@ -151,19 +183,7 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
-			fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
-			fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
-			if res.Mode != "strict" {
-				fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
-			}
-			if res.Mode == "compiled" {
-				fmt.Fprintf(w, "steps traced %d, replayed without tracing %d\n", res.Traces, res.Replays)
-			}
-			if res.Checkpoint != "" {
-				fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
-			}
+			writeTrainResult(cmd.OutOrStdout(), c, res)
 			return nil
 		},
 	}

@@ -63,3 +63,33 @@ func TestProgressEndsItsLine(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainResultNothingToDo checks the summary of a resumed run that had
+// no step left: it says so instead of "0 examples/s".
+func TestTrainResultNothingToDo(t *testing.T) {
+	base := train.Result{Model: "mlp", Device: "cpu", Epochs: 5, Mode: "strict", TestAccuracy: 0.9, ExamplesPerSec: 0}
+	for _, tc := range []struct {
+		name     string
+		c        train.Config
+		steps    int
+		resumed  int
+		want     string
+		wantNot  string
+		examples float64
+	}{
+		{"fresh run", train.Config{}, 100, 0, "examples/s", "nothing to do", 1000},
+		{"resumed with steps left", train.Config{Resume: true}, 100, 60, "1000 examples/s", "nothing to do", 1000},
+		{"resumed finished run", train.Config{Resume: true}, 100, 100, "nothing to do: already trained 5 epochs (100 steps)", "examples/s", 0},
+		{"resumed at --max-steps", train.Config{Resume: true, MaxSteps: 50}, 50, 50, "nothing to do: the checkpoint is already at step 50 (--max-steps 50)", "examples/s", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := base
+			res.Steps, res.ResumedFromStep, res.ExamplesPerSec = tc.steps, tc.resumed, tc.examples
+			var out strings.Builder
+			writeTrainResult(&out, tc.c, &res)
+			if got := out.String(); !strings.Contains(got, tc.want) || strings.Contains(got, tc.wantNot) || !strings.Contains(got, "test accuracy 90.00%") {
+				t.Errorf("summary:\n%s\nwant %q and the test accuracy, not %q", got, tc.want, tc.wantNot)
+			}
+		})
+	}
+}
