@@ -145,7 +145,28 @@ type Backend interface {
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Backend{}
+	hints    = map[string]func() string{}
 )
+
+// pjrtHint explains the device types that only the PJRT backend provides,
+// for a program that does not include it or found no plugin.
+const pjrtHint = "tpu, cuda and xla devices need a build with -tags pjrt (which links " +
+	"github.com/gotpu/gotpu/backend/pjrt) and a PJRT plugin: tools/pjrt/fetch.sh for xla, " +
+	"libtpu for tpu, a jax CUDA plugin for cuda; `gotpu pjrt` in that build lists the plugins found"
+
+// defaultHints are the explanations for well-known device types that need
+// a backend not linked into every program; SetHint replaces them.
+var defaultHints = map[string]string{"tpu": pjrtHint, "cuda": pjrtHint, "xla": pjrtHint}
+
+// SetHint registers an explanation of why device type t may be missing (a
+// build tag, a plugin to install); Lookup appends hint() to its
+// ErrUnknownDevice error while no backend is registered for t. A backend
+// package that finds no plugin calls it with the reason it found.
+func SetHint(t string, hint func() string) {
+	regMu.Lock()
+	hints[t] = hint
+	regMu.Unlock()
+}
 
 // Register makes a backend available under its Name. Registering a name twice
 // replaces the earlier backend (tests use this to swap implementations).
@@ -159,9 +180,17 @@ func Register(b Backend) {
 func Lookup(t string) (Backend, error) {
 	regMu.RLock()
 	b, ok := registry[t]
+	hint := hints[t]
 	regMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("device %q: %w (registered: %s)", t, ErrUnknownDevice, strings.Join(Types(), ", "))
+		msg := defaultHints[t]
+		if hint != nil {
+			msg = hint()
+		}
+		if msg != "" {
+			msg = "; " + msg
+		}
+		return nil, fmt.Errorf("device %q: %w (registered: %s)%s", t, ErrUnknownDevice, strings.Join(Types(), ", "), msg)
 	}
 	return b, nil
 }

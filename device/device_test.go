@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -38,6 +39,34 @@ func TestLookupUnknown(t *testing.T) {
 	_, err := Lookup("nonesuch")
 	if !errors.Is(err, ErrUnknownDevice) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLookupHint(t *testing.T) {
+	SetHint("hinted", func() string { return "install the hinted plugin" })
+	defer func() { regMu.Lock(); delete(hints, "hinted"); regMu.Unlock() }()
+	for _, tc := range []struct {
+		typ, want string
+	}{
+		{"tpu", "need a build with -tags pjrt"},
+		{"cuda", "need a build with -tags pjrt"},
+		{"xla", "tools/pjrt/fetch.sh"},
+		{"hinted", "; install the hinted plugin"},
+		{"nonesuch", "(registered: "},
+	} {
+		regMu.RLock()
+		_, registered := registry[tc.typ]
+		regMu.RUnlock()
+		if registered {
+			continue
+		}
+		_, err := Lookup(tc.typ)
+		if !errors.Is(err, ErrUnknownDevice) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Lookup(%q) = %v, want ErrUnknownDevice mentioning %q", tc.typ, err, tc.want)
+		}
+		if tc.typ == "nonesuch" && strings.Contains(err.Error(), ";") {
+			t.Errorf("Lookup(%q) = %v: a hint for a type nobody hinted", tc.typ, err)
+		}
 	}
 }
 

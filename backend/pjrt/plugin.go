@@ -460,6 +460,11 @@ func Statuses() []Status {
 var AutoOpen = os.Getenv("GOTPU_PJRT_AUTOLOAD") != "0"
 
 func init() {
+	// A device type whose plugin did not load says why (device.Lookup
+	// appends the hint to its unknown-device error).
+	for _, s := range specs {
+		device.SetHint(s.name, func() string { return missingReason(s.name) })
+	}
 	if !AutoOpen {
 		return
 	}
@@ -486,6 +491,18 @@ func init() {
 			_ = Open(name)
 		}
 	}
+}
+
+// missingReason says why plugin name is not open: the error of the last
+// attempt to open it, or that nothing tried.
+func missingReason(name string) string {
+	mu.Lock()
+	err := lastErr[name]
+	mu.Unlock()
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("pjrt: the %s plugin was not opened (GOTPU_PJRT_AUTOLOAD=0: call pjrt.Open(%q)); `gotpu pjrt` lists the plugins found", name, name)
 }
 
 // setXLAFlags makes XLA:CPU propagate NaN through max and min (PyTorch's

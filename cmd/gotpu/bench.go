@@ -294,7 +294,7 @@ func init() {
 			return writeBenchList(cmd.OutOrStdout(), asJSON)
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {name, description, dtypes, default_size, size_help, refs}")
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {name, description, dtypes, default_size, size_help, refs} (cases with their own flags: empty dtypes and refs, size 0)")
 	benchCmd.AddCommand(list)
 
 	var sumJSON bool
@@ -407,17 +407,23 @@ type benchCaseInfo struct {
 	Refs        []string `json:"refs"`
 }
 
+// writeBenchList lists every `gotpu bench` subcommand but list and summary,
+// so the list cannot drift from what runs: registered cases with their
+// dtypes, size and references; cases with their own flags (fuse, model,
+// xla...) with their description only (dtypes and refs empty, size 0).
 func writeBenchList(w io.Writer, asJSON bool) error {
-	names := make([]string, 0, len(benchCases))
-	for n := range benchCases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	infos := make([]benchCaseInfo, 0, len(names))
-	for _, n := range names {
-		c := benchCases[n]
-		infos = append(infos, benchCaseInfo{Name: c.Name, Description: c.Description, DTypes: c.DTypes,
-			DefaultSize: c.DefaultSize, SizeHelp: c.SizeHelp, Refs: nonNil(c.Refs)})
+	infos := []benchCaseInfo{}
+	for _, cmd := range benchCmd.Commands() { // sorted by name
+		n := cmd.Name()
+		if n == "list" || n == "summary" || !cmd.IsAvailableCommand() {
+			continue
+		}
+		if c, ok := benchCases[n]; ok {
+			infos = append(infos, benchCaseInfo{Name: c.Name, Description: c.Description, DTypes: c.DTypes,
+				DefaultSize: c.DefaultSize, SizeHelp: c.SizeHelp, Refs: nonNil(c.Refs)})
+			continue
+		}
+		infos = append(infos, benchCaseInfo{Name: n, Description: cmd.Short, DTypes: []string{}, Refs: []string{}})
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)
@@ -427,10 +433,21 @@ func writeBenchList(w io.Writer, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tDTYPES\tSIZE\tREFS\tDESCRIPTION")
 	for _, i := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%d (%s)\t%s\t%s\n", i.Name, strings.Join(i.DTypes, ","), i.DefaultSize, i.SizeHelp,
-			strings.Join(i.Refs, ","), i.Description)
+		size := "-"
+		if i.DefaultSize > 0 {
+			size = fmt.Sprintf("%d (%s)", i.DefaultSize, i.SizeHelp)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, orDash(strings.Join(i.DTypes, ",")), size,
+			orDash(strings.Join(i.Refs, ",")), i.Description)
 	}
 	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func nonNil[T any](v []T) []T {

@@ -213,7 +213,7 @@ func TestBenchList(t *testing.T) {
 	var names []string
 	for _, c := range cases {
 		names = append(names, c.Name)
-		if c.Description == "" || len(c.DTypes) == 0 || c.DefaultSize < 1 {
+		if _, registered := benchCases[c.Name]; c.Description == "" || registered && (len(c.DTypes) == 0 || c.DefaultSize < 1) {
 			t.Errorf("case %+v incomplete", c)
 		}
 	}

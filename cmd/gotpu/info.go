@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +44,8 @@ type envVar struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 	Set   bool   `json:"set"`
+	// unread marks a set GOTPU_ variable this binary does not read.
+	unread bool
 }
 
 // gemmInfo is the CPU GEMM's cache blocking: the cache sizes it was
@@ -66,10 +70,34 @@ type deviceInfo struct {
 	PeakBytes        int64    `json:"peak_allocated_bytes"`
 }
 
+// envVars are the environment variables this gotpu binary reads, each
+// listed by gotpu info whether set or not; the pjrt build adds its own
+// (GOTPU_PJRT_*, XLA_FLAGS). Secrets (GOTPU_API_KEY) are left out.
 var envVars = []string{"GOTPU_LAUNCH_BLOCKING", "GOTPU_DEFER_AND_FUSE", "GOTPU_DEBUG_NAN", "GOTPU_LOG", "GOTPU_CPU_LEVEL",
 	"GOTPU_GEMM_KC", "GOTPU_GEMM_MC", "GOTPU_GEMM_NC",
 	"GOTPU_CACHE_DIR", "GOTPU_CACHE_REMOTE", "GOTPU_CACHE_MODE", "GOTPU_CACHE_REMOTE_STRICT", "GOTPU_CACHE_MEMORY_BYTES", "GOTPU_MNIST_DIR",
-	"GOTPU_PJRT_PLUGIN", "GOTPU_PJRT_CACHE", "GOTPU_PJRT_AUTOLOAD", "XLA_FLAGS"}
+	"GOTPU_BENCHREF", "GOTPU_MODELREF_PYTHON", "GOTPU_MODELREF_VENV"}
+
+// collectEnv reports envVars, then any other GOTPU_ variable that is set
+// (a typo, or one only tests read), sorted and marked unread.
+func collectEnv(environ []string, lookup func(string) (string, bool)) []envVar {
+	var out []envVar
+	known := map[string]bool{"GOTPU_API_KEY": true}
+	for _, k := range envVars {
+		known[k] = true
+		v, ok := lookup(k)
+		out = append(out, envVar{Name: k, Value: v, Set: ok})
+	}
+	var extra []envVar
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GOTPU_") && !known[k] {
+			extra = append(extra, envVar{Name: k, Value: v, Set: true, unread: true})
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Name < extra[j].Name })
+	return append(out, extra...)
+}
 
 func collectInfo() infoReport {
 	r := infoReport{
@@ -85,10 +113,7 @@ func collectInfo() infoReport {
 		blocks = []cpu.GEMMBlock{}
 	}
 	r.GEMM = gemmInfo{L1dBytes: caches.L1d, L2Bytes: caches.L2, L3Bytes: caches.L3, Source: caches.Source, Kernels: blocks}
-	for _, k := range envVars {
-		v, ok := os.LookupEnv(k)
-		r.Environment = append(r.Environment, envVar{Name: k, Value: v, Set: ok})
-	}
+	r.Environment = collectEnv(os.Environ(), os.LookupEnv)
 	for _, t := range device.Types() {
 		be, err := device.Lookup(t)
 		if err != nil {
@@ -142,12 +167,19 @@ func writeInfo(w io.Writer, r infoReport) {
 		}
 	}
 	fmt.Fprintln(w, "environment:")
+	width := 0
+	for _, e := range r.Environment {
+		width = max(width, len(e.Name))
+	}
 	for _, e := range r.Environment {
 		v := "(unset)"
-		if e.Set {
+		switch {
+		case e.unread:
+			v = e.Value + "  (not read by gotpu)"
+		case e.Set:
 			v = e.Value
 		}
-		fmt.Fprintf(w, "  %-22s %s\n", e.Name, v)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, e.Name, v)
 	}
 }
 
@@ -163,7 +195,8 @@ the environment.
 With --json, one object with the stable keys: version, go_version, os, arch,
 num_cpu, gomaxprocs, cpu_features, cpu_kernel_level, cpu_gemm_blocking {l1d_bytes,
 l2_bytes, l3_bytes, source, kernels [{level, dtype, mr, nr, kc, mc, nc, active}]},
-mode, environment [{name, value, set}],
+mode, environment [{name, value, set}] (every variable this binary reads, set or
+not, then any other GOTPU_ variable set),
 devices [{name, description, memory_bytes, default_precision, async, features,
 allocated_bytes, reserved_bytes, peak_allocated_bytes}], and in builds with the pjrt tag
 pjrt_plugins [{name, loaded, path, platform, platform_version, api_version, devices, error}].`,

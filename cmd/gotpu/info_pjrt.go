@@ -9,6 +9,9 @@ import (
 )
 
 func init() {
+	// XLA_FLAGS shows what the plugin reads: the pjrt backend adds
+	// --xla_cpu_enable_fast_min_max=false unless the user set that flag.
+	envVars = append(envVars, "GOTPU_PJRT_PLUGIN", "GOTPU_PJRT_CACHE", "GOTPU_PJRT_AUTOLOAD", "XLA_FLAGS")
 	infoPlugins = func() (any, []string) {
 		st := pjrt.Statuses()
 		var lines []string

@@ -150,6 +150,9 @@ func inspectPath(path string) (*inspectReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}
+	if !info.IsDir() && info.Size() == 0 {
+		return nil, fmt.Errorf("inspect: %s: %s (the file is empty)", path, notFormat(path))
+	}
 	if !info.IsDir() && isGGUF(path) {
 		return inspectGGUFFile(path)
 	}
@@ -173,6 +176,9 @@ func inspectPath(path string) (*inspectReport, error) {
 			if errors.Is(err, fs.ErrNotExist) && rep.Config != nil {
 				return rep, nil // a config-only directory: nothing more to list
 			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("inspect: %s: not a model directory: it has no config.json, .safetensors file or model.safetensors.index.json (a .gguf file is inspected by its own path)", path)
+			}
 			return nil, fmt.Errorf("inspect: %w", err)
 		}
 		r = s
@@ -186,6 +192,9 @@ func inspectPath(path string) (*inspectReport, error) {
 	default:
 		rep.Kind = "file"
 		f, err := st.Open(path)
+		if errors.Is(err, st.ErrInvalidHeader) || errors.Is(err, st.ErrHeaderTooLarge) {
+			return nil, fmt.Errorf("inspect: %s: %w", notFormat(path), err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("inspect: %w", err)
 		}
@@ -214,6 +223,18 @@ func inspectPath(path string) (*inspectReport, error) {
 		rep.Metadata = m
 	}
 	return rep, nil
+}
+
+// notFormat says which formats path is not, from its extension: a file
+// that is neither GGUF (by magic) nor a readable safetensors header.
+func notFormat(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".safetensors":
+		return "not a safetensors file"
+	case ".gguf":
+		return "not a GGUF file"
+	}
+	return "not a safetensors or GGUF file"
 }
 
 func fileExists(p string) bool {

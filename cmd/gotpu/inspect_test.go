@@ -193,6 +193,12 @@ func TestInspectErrors(t *testing.T) {
 		{"index with missing shard", []string{write("idx2/model.safetensors.index.json", `{"weight_map": {"a": "gone.safetensors"}}`)}, "gone.safetensors"},
 		{"bad config in dir", []string{filepath.Dir(write("good/config.json", `{"model_type": "llama", "hidden_size": 8}`))}, `missing required field: "vocab_size"`},
 		{"missing path", []string{filepath.Join(dir, "nope")}, "no such file"},
+		{"text file", []string{write("notes.txt", "hello, this is text\n")}, "not a safetensors or GGUF file"},
+		{"text .safetensors", []string{write("text.safetensors", "hello, this is text\n")}, "not a safetensors file"},
+		{"text .gguf", []string{write("text.gguf", "hello, this is text\n")}, "not a GGUF file"},
+		{"empty file", []string{write("empty", "")}, "not a safetensors or GGUF file (the file is empty)"},
+		{"empty .gguf", []string{write("empty.gguf", "")}, "not a GGUF file (the file is empty)"},
+		{"dir without weights", []string{filepath.Dir(write("noweights/README", "x"))}, "not a model directory"},
 		{"no args", []string{}, "accepts 1 arg"},
 	}
 	for _, tc := range tests {

@@ -28,6 +28,16 @@ type progressPrinter struct {
 	out  io.Writer
 	tty  bool
 	last time.Time
+	open bool // a bar is drawn without its newline yet
+}
+
+// end finishes a bar left open (training stopped mid-epoch: Ctrl-C, an
+// error, --max-steps), so what is printed next starts on its own line.
+func (p *progressPrinter) end() {
+	if p.open {
+		fmt.Fprintln(p.out)
+		p.open = false
+	}
 }
 
 func (p *progressPrinter) update(pr train.Progress) {
@@ -42,13 +52,70 @@ func (p *progressPrinter) update(pr train.Progress) {
 		filled := width * pr.Step / max(1, pr.StepsPerEpoch)
 		bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
 		fmt.Fprintf(p.out, "\r[%s] %s   ", bar, line)
+		p.open = true
 		if pr.Step == pr.StepsPerEpoch {
-			fmt.Fprintln(p.out)
+			p.end()
 		}
 		return
 	}
 	if pr.Step%100 == 0 || pr.Step == pr.StepsPerEpoch {
 		fmt.Fprintln(p.out, line)
+	}
+}
+
+// checkTrainFlags rejects flag values that have no meaning, naming the
+// flag: train.Config reads a zero epochs or batch size as "the default",
+// which a user who typed --epochs 0 did not ask for.
+func checkTrainFlags(c train.Config) error {
+	for _, f := range []struct {
+		flag string
+		v    float64
+		min  float64
+	}{
+		{"epochs", float64(c.Epochs), 1},
+		{"batch-size", float64(c.BatchSize), 1},
+		{"train-limit", float64(c.TrainLimit), 0},
+		{"max-steps", float64(c.MaxSteps), 0},
+		{"lr", c.LR, 0},
+	} {
+		switch {
+		case f.v < f.min && f.min == 0:
+			return fmt.Errorf("train mnist: --%s must not be negative, got %v", f.flag, f.v)
+		case f.v < f.min:
+			return fmt.Errorf("train mnist: --%s must be at least %v, got %v", f.flag, f.min, f.v)
+		}
+	}
+	return nil
+}
+
+// writeTrainResult prints a run's summary. A resumed run with no step
+// left to take says so instead of reporting 0 examples/s.
+func writeTrainResult(w io.Writer, c train.Config, res *train.Result) {
+	fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
+	idle := c.Resume && res.Steps == res.ResumedFromStep
+	switch {
+	case idle && c.MaxSteps > 0 && res.Steps >= c.MaxSteps:
+		fmt.Fprintf(w, "nothing to do: the checkpoint is already at step %d (--max-steps %d)\n", res.Steps, c.MaxSteps)
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f\n", 100*res.TestAccuracy, res.TestLoss)
+	case idle:
+		unit := "epochs"
+		if res.Epochs == 1 {
+			unit = "epoch"
+		}
+		fmt.Fprintf(w, "nothing to do: already trained %d %s (%d steps); raise --epochs to train more\n", res.Epochs, unit, res.Steps)
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f\n", 100*res.TestAccuracy, res.TestLoss)
+	default:
+		fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
+		fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
+	}
+	if res.Mode != "strict" {
+		fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
+	}
+	if res.Mode == "compiled" {
+		fmt.Fprintf(w, "steps traced %d, replayed without tracing %d\n", res.Traces, res.Replays)
+	}
+	if res.Checkpoint != "" {
+		fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
 	}
 }
 
@@ -72,7 +139,8 @@ every epoch's end; --resume continues from it exactly.
 With --json, progress goes to stderr and stdout gets one JSON object with the
 stable keys: model, device, epochs, batch_size, lr, optimizer, seed, steps,
 resumed_from_step, train_loss, test_loss, test_accuracy, wall_seconds,
-train_seconds, examples_per_second, parameters, checkpoint, mode,
+train_seconds, examples_per_second (0 when --resume found the run
+finished: steps equals resumed_from_step), parameters, checkpoint, mode,
 programs_compiled (programs this process compiled in fused or compiled
 mode), cache_hits (programs served per cache tier: memory, disk, remote),
 traces and replays (compiled mode: steps that traced the step function,
@@ -83,6 +151,9 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 (gs://, s3://, azblob:// or file:// URL) and GOTPU_CACHE_MODE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTrainFlags(c); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			progOut := cmd.OutOrStdout()
@@ -100,6 +171,10 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 				defer tensor.SetProgramProvider(nil)
 			}
 			res, err := train.RunMNIST(ctx, c, pp.update)
+			pp.end()
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("train mnist: interrupted: %w", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -108,35 +183,23 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model %s on %s: %d steps, %d parameters\n", res.Model, res.Device, res.Steps, res.Parameters)
-			fmt.Fprintf(w, "test accuracy %.2f%%  test loss %.4f  train loss %.4f\n", 100*res.TestAccuracy, res.TestLoss, res.TrainLoss)
-			fmt.Fprintf(w, "wall time %.1fs (training %.1fs), %.0f examples/s\n", res.WallSeconds, res.TrainSeconds, res.ExamplesPerSec)
-			if res.Mode != "strict" {
-				fmt.Fprintf(w, "mode %s: %d programs compiled, cache hits %v\n", res.Mode, res.ProgramsCompiled, res.CacheHits)
-			}
-			if res.Mode == "compiled" {
-				fmt.Fprintf(w, "steps traced %d, replayed without tracing %d\n", res.Traces, res.Replays)
-			}
-			if res.Checkpoint != "" {
-				fmt.Fprintf(w, "checkpoint %s\n", res.Checkpoint)
-			}
+			writeTrainResult(cmd.OutOrStdout(), c, res)
 			return nil
 		},
 	}
 	f := mnistCmd.Flags()
 	f.StringVar(&c.Model, "model", "mlp", "mlp or cnn")
-	f.IntVar(&c.Epochs, "epochs", 5, "epochs")
-	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size")
-	f.Float64Var(&c.LR, "lr", 0, "learning rate (default: 1e-3 for mlp, 2e-3 for cnn)")
+	f.IntVar(&c.Epochs, "epochs", 5, "epochs (at least 1)")
+	f.IntVar(&c.BatchSize, "batch-size", 64, "batch size (at least 1)")
+	f.Float64Var(&c.LR, "lr", 0, "learning rate (0: the default, 1e-3 for mlp, 2e-3 for cnn)")
 	f.StringVar(&c.Optimizer, "optimizer", "", "adamw, adam or sgd (momentum 0.9) (default: adamw)")
 	f.StringVar(&c.Device, "device", "cpu", "device")
 	f.Uint64Var(&c.Seed, "seed", 0, "seed for initialisation and shuffling")
 	f.StringVar(&c.CheckpointDir, "checkpoint", "", "directory for checkpoints")
 	f.BoolVar(&c.Resume, "resume", false, "resume from the checkpoint in --checkpoint")
 	f.StringVar(&c.DataDir, "data", "", "directory with the MNIST files (default: the GoMNIST module)")
-	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images")
-	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps")
+	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images (0: all of them)")
+	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps (0: no limit)")
 	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)

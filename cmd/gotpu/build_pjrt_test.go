@@ -1,0 +1,6 @@
+//go:build pjrt
+
+package main
+
+// pjrtBuild reports whether the tests run in a -tags pjrt build.
+const pjrtBuild = true

@@ -1,0 +1,5 @@
+//go:build pjrt
+
+package main
+
+func init() { pjrtBuilt = true }
