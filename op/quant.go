@@ -75,7 +75,7 @@ func init() {
 		Name: "linear_gguf", Kind: Composite, Group: "linalg",
 		Doc: "input @ W.T where W [n, k] is held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k) " +
 			"as u8 rows of k/block·blockBytes bytes; the output has input's float dtype. The decomposition dequantizes W to f32 exactly as ggml " +
-			"and multiplies in f32; backend kernels may quantize the input per block as llama.cpp does.",
+			"and multiplies in f32 (f64 for f64 input); backend kernels may quantize the input per block as llama.cpp does.",
 		Inputs:          []string{"input", "weight"},
 		NeedsContiguous: true,
 		Attrs: []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt},
@@ -113,13 +113,20 @@ func init() {
 			}
 			w := DequantizeGGUF(b, in[1], blk, a.Int("k"))
 			x := in[0]
+			// The product runs in f32 (f64 for f64 x: the dequantized
+			// values are exact in both), rounded once to x's dtype.
 			xd := b.Meta(x).DType
-			if xd != dtype.F32 {
-				x = Call1(b, "convert", Attrs{"dtype": dtype.F32}, x)
+			ct := dtype.F32
+			if xd == dtype.F64 {
+				ct = dtype.F64
+				w = Call1(b, "convert", Attrs{"dtype": ct}, w)
+			}
+			if xd != ct {
+				x = Call1(b, "convert", Attrs{"dtype": ct}, x)
 			}
 			xs := b.Meta(x).Shape
 			y := laDot(b, x, w, []int{}, []int{}, []int{len(xs) - 1}, []int{1}, a["precision"])
-			if xd != dtype.F32 {
+			if xd != ct {
 				y = Call1(b, "convert", Attrs{"dtype": xd}, y)
 			}
 			return []Value{y}
