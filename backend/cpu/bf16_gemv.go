@@ -57,10 +57,10 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 		step = max(64, roundUp(ceilDiv(rows, nw), 64))
 	}
 	// Scratch (float32 units): the widened vectors, then per thread an
-	// output strip and a zero-padded 16-row bf16 block (8k float32s) for
-	// the dot form's last rows.
+	// output strip and a zero-padded 16-row bf16 block (rows k rounded up
+	// to 8 long) for the dot form's last rows.
 	xsz := g.nb * k
-	tsz := step + 8*k + 16
+	tsz := step + 8*roundUp(k, 8) + 16
 	buf := getScratch((xsz + nw*tsz) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
@@ -83,12 +83,13 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	if !dot {
 		chunk = 1
 	}
-	k8 := k &^ 7
+	dk, dkAVX2 := gemvDotBF16()
+	tail, k8up := gemvTailMask(k), roundUp(k, 8)
 	var next atomic.Int64
 	gemmParallel(nw, nil, func(tid, _ int) {
 		tb := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		y := tb[:step]
-		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k)
+		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*roundUp(k, 8))
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
 			if u0 >= total {
@@ -110,34 +111,17 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 					gemvAxpyBF16Strip(kr, x, src[base+r0:], ks, y[:n])
 				default:
 					a, lda := src[base+r0*rs:], rs
-					if n < 16 {
+					if dkAVX2 && k%8 != 0 && base+(r0+n-1)*rs+k8up > len(src) {
+						// The AVX2 kernel reads each row to k rounded up to 8:
+						// past the end of the matrix here, so read a copy.
 						clear(pad)
 						for r := 0; r < n; r++ {
 							o := base + (r0+r)*rs
-							copy(pad[r*k:(r+1)*k], src[o:o+k])
+							copy(pad[r*k8up:r*k8up+k], src[o:o+k])
 						}
-						a, lda = pad, k
+						a, lda = pad, k8up
 					}
-					switch {
-					case k8 >= 32 && lda%512 == 0 && kr.dot16s != nil:
-						// Rows a multiple of 1 KiB apart fall into at most 4 of
-						// the 64 L1 sets (3072: 2): the skewed kernel spreads
-						// them over twice as many (measured 1.3x at k = 3072
-						// and 4096, 5-10% slower on other strides).
-						kr.dot16s(k8, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0])
-					case k8 > 0:
-						kr.dot16(k8, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0])
-					default:
-						clear(y[:16])
-					}
-					for r := 0; r < min(n, 16); r++ {
-						acc := y[r]
-						row := a[r*lda:]
-						for p := k8; p < k; p++ {
-							acc = fmaF32(row[p].F32(), x[p], acc)
-						}
-						y[r] = acc
-					}
+					dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0], n, tail)
 				}
 				store(b, r0, n, y)
 			}

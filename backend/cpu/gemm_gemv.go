@@ -8,21 +8,39 @@ import (
 )
 
 // The matrix-vector path (m == 1 or n == 1, the batch-1 decode shapes) on
-// the AVX2 kernels: memory-bound, so the matrix is read in place, once,
-// without packing. Two forms, by which way the matrix is contiguous:
+// the AVX2 and AVX-512 kernels: memory-bound, so the matrix is read in
+// place, once, without packing. Two forms, by which way the matrix is
+// contiguous:
 //
 //   - dot form (the matrix side contiguous along k, as W in x·Wᵀ or a
 //     row-major A in A·x): each output is a row's dot product with the
-//     vector; gemvDotF32x16 reads 16 rows at a time and transposes 8x8
-//     blocks in registers so every lane runs one row's chain;
+//     vector, the row read contiguously (four rows at a time on AVX-512,
+//     two on AVX2) into vector lanes;
 //   - axpy form (contiguous along the output index, as W in x·W): the
 //     outputs are a strip of columns accumulated over the rows,
 //     y += x[p]·W[p, :], 64 columns held in registers.
 //
-// Each output element is one FMA chain over k in order from zero, the
-// GEMM micro-kernel's arithmetic, so a batch-1 product equals the
-// corresponding row of a batched one bit for bit. The rows (dot form) or
-// column strips (axpy form) are shared between the pool's threads.
+// Summation order. The axpy form runs each output as one FMA chain over k
+// in order from zero, the GEMM micro-kernel's arithmetic, so it equals the
+// corresponding row of a batched product bit for bit. The dot form does
+// not: it has its own fixed order (gemvOrderF32 in the tests is its exact
+// Go model), chosen so that a row streams through independent lanes:
+//
+//	lane j < 32 of a row is the FMA chain, from +0 and in k order, of
+//	the products w[p]·x[p] with p%32 == j; then s[j] = lane[j] +
+//	lane[j+16] (j < 16) and the halving tree s[j] + s[j+8], then +4,
+//	+2, +1 gives the output.
+//
+// The order depends on k alone — not on the thread count, the row split,
+// the row's position or the CPU level (AVX-512 and AVX2 give the same
+// bits; a bf16 matrix is widened to f32 exactly, so it gives the bits of
+// the f32 kernel on the widened values) — so a dot-form product is
+// bitwise reproducible from run to run and thread count to thread count,
+// and within the usual k·ε·Σ|w·x| of the exact dot product; but a batch-1
+// product no longer equals a row of the batched GEMM (m > 1) bit for bit.
+// The generic level does not take this path (the GEMM's in-order chain).
+// The rows (dot form) or column strips (axpy form) are shared between the
+// pool's threads.
 
 // gemvKernelsF32 are the f32 matrix-vector kernels of a CPU level.
 type gemvKernelsF32 struct {
@@ -30,8 +48,52 @@ type gemvKernelsF32 struct {
 	axpy        func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 }
 
-// gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere.
+// gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere. Its dot8
+// and dot16 (the in-order chain) serve sdpa.go; the matrix-vector path's
+// dot form runs gemvDotF32Z or gemvDotF32Y.
 var gemvAsmF32 *gemvKernelsF32
+
+// The dot-form kernels in the order above, AVX-512 (Z) and AVX2 (Y), set
+// by the amd64 init (nil elsewhere): y[r] for r < rows is row r of a (rows
+// lda apart) dotted with x, both of length k; tail is gemvTailMask(k).
+var (
+	gemvDotF32Z, gemvDotF32Y   func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
+)
+
+// gemvTailLanes backs gemvTailMask.
+var gemvTailLanes = [64]int32{
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+}
+
+// gemvTailMask returns 32 int32 lanes, -1 for the first k%32 and 0 for
+// the rest: the live lanes of the dot kernels' last, partial 32-step.
+func gemvTailMask(k int) *int32 { return &gemvTailLanes[32-k%32] }
+
+// gemvDotF32 returns the f32 dot-form kernel of the active level (nil if
+// none).
+func gemvDotF32() func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32) {
+	switch {
+	case gemvDotF32Z != nil && atLeast(LevelAVX512):
+		return gemvDotF32Z
+	case gemvDotF32Y != nil && atLeast(LevelAVX2):
+		return gemvDotF32Y
+	}
+	return nil
+}
+
+// gemvDotBF16 is gemvDotF32 for a bf16 matrix; avx2 reports whether the
+// kernel is the AVX2 one (which reads up to k rounded up to 8 values).
+func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32), avx2 bool) {
+	switch {
+	case gemvDotBF16Z != nil && atLeast(LevelAVX512):
+		return gemvDotBF16Z, false
+	case gemvDotBF16Y != nil && atLeast(LevelAVX2):
+		return gemvDotBF16Y, true
+	}
+	return nil, false
+}
 
 // gemvKB is the number of matrix rows the axpy form walks at a time.
 const gemvKB = 256
@@ -66,10 +128,13 @@ func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
 		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) || p.dst != nil || p.store == nil {
 			return false
 		}
+		if dk, _ := gemvDotBF16(); dk == nil {
+			return false
+		}
 		return gemvBF16(p, gemvAsmBF16)
 	}
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || gemvAsmF32 == nil || !atLeast(LevelAVX2) || p.dst == nil {
+	if !ok || gemvAsmF32 == nil || gemvDotF32() == nil || !atLeast(LevelAVX2) || p.dst == nil {
 		return false
 	}
 	return gemvF32(p, gemvAsmF32)
@@ -150,8 +215,8 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	k := g.k
 	vs, vok := uniformStride(vec.k)
 	contig := vok && (vs == 1 || k <= 1)
-	// Scratch: gathered vectors (when not contiguous) and, per thread, a
-	// zero-padded 8-row block for the dot form's last rows.
+	dk, tail := gemvDotF32(), gemvTailMask(k)
+	// Scratch: gathered vectors (when not contiguous).
 	cost := g.nb * rows * max(k, 1)
 	nw := 1
 	if cost >= gemvParallelMACs {
@@ -161,8 +226,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	if !contig {
 		xsz = g.nb * k
 	}
-	psz := 8 * max(k, 1)
-	buf := getScratch((xsz + nw*(psz+16)) * 4)
+	buf := getScratch(max(xsz, 1) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	xs := all[:xsz]
@@ -198,7 +262,6 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	}
 	var next atomic.Int64
 	gemmParallelShare(nw, func(tid, _ int) {
-		pad := all[xsz+tid*(psz+16) : xsz+tid*(psz+16)+psz]
 		var y [16]float32
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
@@ -228,24 +291,10 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 					}
 					continue
 				}
-				switch {
-				case k == 0:
+				if k == 0 {
 					clear(y[:n])
-				case n == 16:
-					kr.dot16(k, &mat.src[base+r0*rs], rs, x, &y[0])
-				default:
-					if n >= 8 {
-						kr.dot8(k, &mat.src[base+r0*rs], rs, x, &y[0])
-					}
-					if h := n % 8; h > 0 || n < 8 {
-						lo := n &^ 7
-						clear(pad[h*k:])
-						for r := 0; r < h; r++ {
-							o := base + (r0+lo+r)*rs
-							copy(pad[r*k:r*k+k], mat.src[o:o+k])
-						}
-						kr.dot8(k, &pad[0], k, x, &y[lo])
-					}
+				} else {
+					dk(k, &mat.src[base+r0*rs], rs, x, &y[0], n, tail)
 				}
 				for r := 0; r < n; r++ {
 					out[(r0+r)*ostride] = y[r]

@@ -1,0 +1,294 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
+)
+
+// gemvOrderF32 is the exact Go model of the dot form's summation order
+// (gemm_gemv.go): 32 lanes, lane p%32 the FMA chain from +0 over its
+// products in k order; then lane[j] + lane[j+16] and the halving tree
+// +8, +4, +2, +1.
+func gemvOrderF32(k int, w, x func(p int) float32) float32 {
+	var lane [32]float32
+	for p := 0; p < k; p++ {
+		lane[p%32] = fma32(w(p), x(p), lane[p%32])
+	}
+	var s [16]float32
+	for j := range s {
+		s[j] = lane[j] + lane[j+16]
+	}
+	for h := 8; h >= 1; h /= 2 {
+		for j := 0; j < h; j++ {
+			s[j] += s[j+h]
+		}
+	}
+	return s[0]
+}
+
+// gemvIsDot reports whether the matrix-vector kernels read the [m,k]·[k,n]
+// problem (m == 1 or n == 1) in the dot form: the matrix side (b unless n
+// == 1) contiguous along k.
+func gemvIsDot[T any](a, b operand[T], n, k int) bool {
+	if k == 1 {
+		return true
+	}
+	if n == 1 {
+		return a.lay.Strides[1] == 1
+	}
+	return b.lay.Strides[0] == 1
+}
+
+// checkGEMVF32 checks a matrix-vector product on level: at the generic
+// level within tolerance of the float64 dot product; on the kernels
+// bitwise against gemvOrderF32 (dot form) or the in-order FMA chain (axpy
+// form), and within tolerance too.
+func checkGEMVF32(got []float32, a, b operand[float32], m, n, k int, level string) string {
+	dot := gemvIsDot(a, b, n, k)
+	if bad := checkF32(got, a, b, m, n, k, level != LevelGeneric && !dot); bad != "" || level == LevelGeneric || !dot {
+		return bad
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			want := gemvOrderF32(k, func(p int) float32 { return a.at(i, p) }, func(p int) float32 { return b.at(p, j) })
+			if g := got[i*n+j]; !sameF32(g, want) {
+				return fmt.Sprintf("[%d,%d] = %v (%#08x), want the dot order's %v (%#08x)", i, j, g, math.Float32bits(g), want, math.Float32bits(want))
+			}
+		}
+	}
+	return ""
+}
+
+// TestGEMVOrderModel checks the Go model of the dot order on sums whose
+// lanes and tree are easy to follow by hand.
+func TestGEMVOrderModel(t *testing.T) {
+	one := func(int) float32 { return 1 }
+	for _, k := range []int{0, 1, 31, 32, 33, 100} {
+		if got := gemvOrderF32(k, one, one); got != float32(k) {
+			t.Errorf("k=%d: sum of ones %v", k, got)
+		}
+	}
+	// 2^24 in lane 0 and 1 in each of lanes 1..16: in k order all ones
+	// are lost (2^24 + 1 rounds to 2^24). Here lane 16 joins lane 0 and is
+	// lost, lanes 1..15 pair up by the tree into 2, 4, 8 before meeting
+	// lane 0: 2^24 + 1 (lost) + 2 + 4 + 8.
+	w := func(p int) float32 {
+		if p == 0 {
+			return 0x1p24
+		}
+		return 1
+	}
+	if got, want := gemvOrderF32(17, w, one), float32(0x1p24+14); got != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestGEMVDotKernels runs the f32 and bf16 dot kernels of every level the
+// CPU supports directly, against gemvOrderF32 bit for bit (signed zeros
+// included): k around the 32-step and its tail groups, row counts around
+// the kernels' 4- and 2-row blocks, a row stride past k, and NaN, ±Inf,
+// subnormal and tiny values (products rounding to ±0) in some trials. The
+// matrix buffers end exactly at the last row's end, so a read past it
+// would fault or be caught by the race/ASan builds.
+func TestGEMVDotKernels(t *testing.T) {
+	type kf32 = func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+	type kbf16 = func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
+	var f32s []kf32
+	var bf16s []kbf16
+	var names []string
+	sup := SupportedLevels()
+	has := func(l string) bool { return levelRank(sup[len(sup)-1]) >= levelRank(l) }
+	if gemvDotF32Y != nil && has(LevelAVX2) {
+		f32s, bf16s, names = append(f32s, gemvDotF32Y), append(bf16s, gemvDotBF16Y), append(names, LevelAVX2)
+	} else {
+		t.Logf("AVX2 dot kernels not run (not on this CPU or build)")
+	}
+	if gemvDotF32Z != nil && has(LevelAVX512) {
+		f32s, bf16s, names = append(f32s, gemvDotF32Z), append(bf16s, gemvDotBF16Z), append(names, LevelAVX512)
+	} else {
+		t.Logf("AVX-512 dot kernels not run (not on this CPU or build)")
+	}
+	if len(names) == 0 {
+		t.Skip("no dot kernels")
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 1e-30, 0, float32(math.Copysign(0, -1))}
+	ks := []int{1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65, 96, 100, 576, 1031}
+	for _, k := range ks {
+		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
+			for trial := 0; trial < 4; trial++ {
+				lda := k + trial%2*5
+				a := make([]float32, (rows-1)*lda+k)
+				x := make([]float32, k)
+				for i := range a {
+					a[i] = dtype.RoundBF16(float32(r.NormFloat64()))
+				}
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				if trial >= 2 {
+					for n := 0; n < 1+k/16; n++ {
+						a[r.IntN(len(a))] = dtype.RoundBF16(specials[r.IntN(len(specials))])
+						x[r.IntN(k)] = specials[r.IntN(len(specials))]
+					}
+				}
+				if trial == 3 {
+					for i := range a {
+						a[i] = dtype.RoundBF16(a[i] * 1e-25)
+					}
+				}
+				ab := make([]dtype.BFloat16, len(a))
+				for i, v := range a {
+					ab[i] = dtype.BF16FromF32(v)
+				}
+				want := make([]float32, rows)
+				for i := range want {
+					want[i] = gemvOrderF32(k, func(p int) float32 { return a[i*lda+p] }, func(p int) float32 { return x[p] })
+				}
+				for li, name := range names {
+					for _, bf := range []bool{false, true} {
+						y := make([]float32, rows+1)
+						y[rows] = 42
+						if bf {
+							bf16s[li](k, (*uint16)(&ab[0]), lda, &x[0], &y[0], rows, gemvTailMask(k))
+						} else {
+							f32s[li](k, &a[0], lda, &x[0], &y[0], rows, gemvTailMask(k))
+						}
+						if y[rows] != 42 {
+							t.Fatalf("%s bf16=%v k=%d rows=%d: wrote past y", name, bf, k, rows)
+						}
+						for i := range want {
+							if !sameF32(y[i], want[i]) {
+								t.Fatalf("%s bf16=%v k=%d rows=%d lda=%d trial %d: row %d = %v (%#08x), want %v (%#08x)",
+									name, bf, k, rows, lda, trial, i, y[i], math.Float32bits(y[i]), want[i], math.Float32bits(want[i]))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMV checks the matrix-vector shapes (m == 1 or n == 1) on every
+// level — bitwise against the dot order or the in-order chain on the
+// kernels, within tolerance of float64 everywhere — for the matrix in both
+// contiguous orientations (the dot and axpy forms), strided and
+// broadcast, and checks the gemv kernels ran for the contiguous ones.
+func TestGEMV(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	lens := []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 129}
+	ks := []int{1, 7, 8, 9, 17, 64, 300}
+	for _, vecLeft := range []bool{true, false} {
+		for _, ml := range layoutNames {
+			for _, rows := range lens {
+				for _, k := range ks {
+					var a, b operand[float32]
+					m, n := 1, rows
+					if vecLeft {
+						a = makeOperand(r, "rowmajor", 1, k, genF32)
+						b = makeOperand(r, ml, k, rows, genF32)
+					} else {
+						m, n = rows, 1
+						a = makeOperand(r, ml, rows, k, genF32)
+						b = makeOperand(r, "transposed", k, 1, genF32)
+					}
+					for _, level := range levels() {
+						before := gemvHits.Load()
+						var got []float32
+						var err error
+						withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+						if err != nil {
+							t.Fatal(err)
+						}
+						name := fmt.Sprintf("%s m=%d n=%d k=%d matrix=%s", level, m, n, k, ml)
+						if bad := checkGEMVF32(got, a, b, m, n, k, level); bad != "" {
+							t.Fatalf("%s: %s", name, bad)
+						}
+						if hit := gemvHits.Load() > before; level != LevelGeneric && ml != "strided" && !hit {
+							t.Fatalf("%s: the gemv kernels did not run", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMVThreads checks the matrix-vector products' results are the same
+// bits with 1 and 2 threads and between runs (the dot order does not
+// depend on the row split), batched ([nb,1,k] times [nb,k,n], the matrix
+// stored [nb,k,n] (axpy form) or [nb,n,k] (dot form)) and large enough to
+// be shared between threads, and that they match the order's model.
+func TestGEMVThreads(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	shapes := [][3]int{{3, 777, 1031}, {1, 2048, 2049}}
+	if testing.Short() {
+		shapes[0] = [3]int{3, 77, 131}
+	}
+	for _, sh := range shapes {
+		nb, n, k := sh[0], sh[1], sh[2]
+		av := make([]float32, nb*k)
+		bv := make([]float32, nb*k*n)
+		for i := range av {
+			av[i] = genF32(r)
+		}
+		for i := range bv {
+			bv[i] = genF32(r)
+		}
+		for _, level := range levels() {
+			for _, bT := range []bool{false, true} {
+				var first []float32
+				for _, procs := range []int{1, 2, 2, 1} {
+					runtime.GOMAXPROCS(procs)
+					out := make([]float32, nb*n)
+					bl, rc := op.Contiguous([]int{nb, k, n}), 1
+					if bT {
+						bl, rc = op.Contiguous([]int{nb, n, k}), 2
+					}
+					c := &Call{
+						Launch: &device.Launch{
+							Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{rc}, "precision": ""},
+							In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, 1, k})}, {DType: dtype.F32, Layout: bl}},
+							Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, 1, n})}},
+						},
+						InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+					}
+					withLevel(level, func() {
+						if err := dotGeneralKernel(c); err != nil {
+							t.Fatal(err)
+						}
+					})
+					name := fmt.Sprintf("%s nb=%d n=%d k=%d procs=%d bT=%v", level, nb, n, k, procs, bT)
+					if first == nil {
+						first = out
+						for bb := 0; bb < nb; bb++ {
+							a := operand[float32]{av, op.Layout{Shape: []int{1, k}, Strides: []int{k, 1}, Offset: bb * k}}
+							b := operand[float32]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{n, 1}, Offset: bb * k * n}}
+							if bT {
+								b.lay.Strides = []int{1, k}
+							}
+							if bad := checkGEMVF32(out[bb*n:(bb+1)*n], a, b, 1, n, k, level); bad != "" {
+								t.Fatalf("%s batch %d: %s", name, bb, bad)
+							}
+						}
+						continue
+					}
+					for i := range out {
+						if math.Float32bits(out[i]) != math.Float32bits(first[i]) {
+							t.Fatalf("%s: [%d] = %#08x, first run %#08x", name, i, math.Float32bits(out[i]), math.Float32bits(first[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+}
