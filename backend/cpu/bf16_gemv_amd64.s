@@ -2,10 +2,16 @@
 
 #include "textflag.h"
 
-// bf16 dot-form matrix-vector kernels in the order of gemm_gemv.go
-// (gemvDotF32AVX512/AVX2 of gemm_gemv_amd64.s with the matrix's bf16
-// values widened to f32 in registers, exactly): the same bits as the f32
-// kernels on the widened matrix, at both levels. x is f32.
+// bf16 dot-form matrix-vector kernels in the bf16 order of gemm_gemv.go:
+// a 32-value chunk of a row is loaded whole and split without shuffles
+// into its even values (shifted up 16 bits: lane j holds value 2j) and
+// its odd values (low half cleared: lane j holds value 2j+1), each an
+// exact f32; the vector x comes deinterleaved to match (per 32-chunk its
+// 16 even values, then its 16 odd ones; gemvDeinterleave), zero past k.
+// The even values go to the 16-lane accumulator L0, the odd ones to L1,
+// then L0+L1 and the halving tree as in the f32 kernels. Both levels run
+// the same lane arithmetic: the same bits. A partial last chunk's values
+// past k are cleared (lane mask of 32 words, gemvTailMask16).
 
 #define BF16REDZ(ZA, ZB, YA, YB, XA, XB, OUT) \
 	VADDPS ZB, ZA, ZA; \
@@ -19,19 +25,24 @@
 	VADDSS XB, XA, XA; \
 	VMOVSS XA, OUT
 
-// BF16FMAZ(ROW, OFF, X, ACC): ACC += widen(16 bf16 at OFF(ROW)(AX*2)) * X.
-#define BF16FMAZ(ROW, OFF, XR, ACC) \
-	VPMOVZXWD OFF(ROW)(AX*2), Z10; \
-	VPSLLD $16, Z10, Z10; \
-	VFMADD231PS Z10, XR, ACC
+// BF16Z(ADDR, E, O): the chunk at ADDR loaded into Z18, split and
+// accumulated into E (even values, times Z8) and O (odd, times Z9);
+// BF16ZT the same for the last, partial chunk (values past k cleared).
+#define BF16ZT(ADDR, E, O) \
+	VMOVDQU16.Z ADDR, K1, Z18; \
+	VPSLLD $16, Z18, Z19; \
+	VPANDD Z31, Z18, Z18; \
+	VFMADD231PS Z19, Z8, E; \
+	VFMADD231PS Z18, Z9, O
 
-// BF16TAILZ is BF16FMAZ for the masked tail (lanes off in KM load zero).
-#define BF16TAILZ(ROW, OFF, KM, XR, ACC) \
-	VPMOVZXWD.Z OFF(ROW)(AX*2), KM, Z10; \
-	VPSLLD $16, Z10, Z10; \
-	VFMADD231PS Z10, XR, ACC
+#define BF16Z(ADDR, E, O) \
+	VMOVDQU16 ADDR, Z18; \
+	VPSLLD $16, Z18, Z19; \
+	VPANDD Z31, Z18, Z18; \
+	VFMADD231PS Z19, Z8, E; \
+	VFMADD231PS Z18, Z9, O
 
-// func gemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
+// func gemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 TEXT ·gemvDotBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -41,18 +52,18 @@ TEXT ·gemvDotBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ y+32(FP), DX
 	MOVQ rows+40(FP), BX
 	MOVQ tail+48(FP), R9
-	VMOVDQU32 (R9), Z30
-	VMOVDQU32 64(R9), Z31
-	VPMOVD2M Z30, K1
-	VPMOVD2M Z31, K2
+	VMOVDQU16 (R9), Z30
+	VPMOVW2M Z30, K1
+	MOVL $0xFFFF0000, AX
+	VPBROADCASTD AX, Z31
 	MOVQ CX, R9
 	ANDQ $31, R9
-	ANDQ $-32, CX
-	VMOVUPS.Z (DI)(CX*4), K1, Z28
-	VMOVUPS.Z 64(DI)(CX*4), K2, Z29
+	SHRQ $5, CX
 	LEAQ (R8)(R8*2), R11
-gemvDotBF16Z4:
-	CMPQ BX, $4
+	// Eight rows at a time: row pointers R12 (rows 0-3) and R15 (4-7) and
+	// x's R10 advance, rows addressed through R8 and R11.
+gemvDotBF16Z8:
+	CMPQ BX, $8
 	JLT gemvDotBF16Z1
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -62,67 +73,94 @@ gemvDotBF16Z4:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	LEAQ (SI)(R8*1), R12
-	LEAQ (SI)(R8*2), R13
-	LEAQ (SI)(R11*1), R14
-	XORQ AX, AX
-	CMPQ AX, CX
-	JGE gemvDotBF16Z4tail
-gemvDotBF16Z4loop:
-	VMOVUPS (DI)(AX*4), Z8
-	VMOVUPS 64(DI)(AX*4), Z9
-	BF16FMAZ(SI, 0, Z8, Z0)
-	BF16FMAZ(SI, 32, Z9, Z1)
-	BF16FMAZ(R12, 0, Z8, Z2)
-	BF16FMAZ(R12, 32, Z9, Z3)
-	BF16FMAZ(R13, 0, Z8, Z4)
-	BF16FMAZ(R13, 32, Z9, Z5)
-	BF16FMAZ(R14, 0, Z8, Z6)
-	BF16FMAZ(R14, 32, Z9, Z7)
-	ADDQ $32, AX
-	CMPQ AX, CX
-	JLT gemvDotBF16Z4loop
-gemvDotBF16Z4tail:
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	MOVQ SI, R12
+	LEAQ (SI)(R8*4), R15
+	MOVQ DI, R10
+	MOVQ CX, R13
+	TESTQ R13, R13
+	JEQ gemvDotBF16Z8tail
+gemvDotBF16Z8loop:
+	VMOVUPS (R10), Z8
+	VMOVUPS 64(R10), Z9
+	BF16Z((R12), Z0, Z1)
+	BF16Z((R12)(R8*1), Z2, Z3)
+	BF16Z((R12)(R8*2), Z4, Z5)
+	BF16Z((R12)(R11*1), Z6, Z7)
+	BF16Z((R15), Z20, Z21)
+	BF16Z((R15)(R8*1), Z22, Z23)
+	BF16Z((R15)(R8*2), Z24, Z25)
+	BF16Z((R15)(R11*1), Z26, Z27)
+	ADDQ $64, R12
+	ADDQ $64, R15
+	ADDQ $128, R10
+	DECQ R13
+	JNZ gemvDotBF16Z8loop
+gemvDotBF16Z8tail:
 	TESTQ R9, R9
-	JEQ gemvDotBF16Z4red
-	BF16TAILZ(SI, 0, K1, Z28, Z0)
-	BF16TAILZ(SI, 32, K2, Z29, Z1)
-	BF16TAILZ(R12, 0, K1, Z28, Z2)
-	BF16TAILZ(R12, 32, K2, Z29, Z3)
-	BF16TAILZ(R13, 0, K1, Z28, Z4)
-	BF16TAILZ(R13, 32, K2, Z29, Z5)
-	BF16TAILZ(R14, 0, K1, Z28, Z6)
-	BF16TAILZ(R14, 32, K2, Z29, Z7)
-gemvDotBF16Z4red:
+	JEQ gemvDotBF16Z8red
+	VMOVUPS (R10), Z8
+	VMOVUPS 64(R10), Z9
+	BF16ZT((R12), Z0, Z1)
+	BF16ZT((R12)(R8*1), Z2, Z3)
+	BF16ZT((R12)(R8*2), Z4, Z5)
+	BF16ZT((R12)(R11*1), Z6, Z7)
+	BF16ZT((R15), Z20, Z21)
+	BF16ZT((R15)(R8*1), Z22, Z23)
+	BF16ZT((R15)(R8*2), Z24, Z25)
+	BF16ZT((R15)(R11*1), Z26, Z27)
+gemvDotBF16Z8red:
 	BF16REDZ(Z0, Z1, Y0, Y1, X0, X1, 0(DX))
 	BF16REDZ(Z2, Z3, Y2, Y3, X2, X3, 4(DX))
 	BF16REDZ(Z4, Z5, Y4, Y5, X4, X5, 8(DX))
 	BF16REDZ(Z6, Z7, Y6, Y7, X6, X7, 12(DX))
-	LEAQ (SI)(R8*4), SI
-	ADDQ $16, DX
-	SUBQ $4, BX
-	JMP gemvDotBF16Z4
+	VMOVAPS Z20, Z0
+	VMOVAPS Z21, Z1
+	VMOVAPS Z22, Z2
+	VMOVAPS Z23, Z3
+	VMOVAPS Z24, Z4
+	VMOVAPS Z25, Z5
+	VMOVAPS Z26, Z6
+	VMOVAPS Z27, Z7
+	BF16REDZ(Z0, Z1, Y0, Y1, X0, X1, 16(DX))
+	BF16REDZ(Z2, Z3, Y2, Y3, X2, X3, 20(DX))
+	BF16REDZ(Z4, Z5, Y4, Y5, X4, X5, 24(DX))
+	BF16REDZ(Z6, Z7, Y6, Y7, X6, X7, 28(DX))
+	LEAQ (SI)(R8*8), SI
+	ADDQ $32, DX
+	SUBQ $8, BX
+	JMP gemvDotBF16Z8
 gemvDotBF16Z1:
 	TESTQ BX, BX
 	JEQ gemvDotBF16Zdone
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	XORQ AX, AX
-	CMPQ AX, CX
-	JGE gemvDotBF16Z1tail
+	MOVQ SI, R12
+	MOVQ DI, R10
+	MOVQ CX, R13
+	TESTQ R13, R13
+	JEQ gemvDotBF16Z1tail
 gemvDotBF16Z1loop:
-	VMOVUPS (DI)(AX*4), Z8
-	VMOVUPS 64(DI)(AX*4), Z9
-	BF16FMAZ(SI, 0, Z8, Z0)
-	BF16FMAZ(SI, 32, Z9, Z1)
-	ADDQ $32, AX
-	CMPQ AX, CX
-	JLT gemvDotBF16Z1loop
+	VMOVUPS (R10), Z8
+	VMOVUPS 64(R10), Z9
+	BF16Z((R12), Z0, Z1)
+	ADDQ $64, R12
+	ADDQ $128, R10
+	DECQ R13
+	JNZ gemvDotBF16Z1loop
 gemvDotBF16Z1tail:
 	TESTQ R9, R9
 	JEQ gemvDotBF16Z1red
-	BF16TAILZ(SI, 0, K1, Z28, Z0)
-	BF16TAILZ(SI, 32, K2, Z29, Z1)
+	VMOVUPS (R10), Z8
+	VMOVUPS 64(R10), Z9
+	BF16ZT((R12), Z0, Z1)
 gemvDotBF16Z1red:
 	BF16REDZ(Z0, Z1, Y0, Y1, X0, X1, 0(DX))
 	ADDQ R8, SI
@@ -145,31 +183,25 @@ gemvDotBF16Zdone:
 	VADDSS XB, XA, XA; \
 	VMOVSS XA, OUT
 
-// BF16FMAY(ROW, OFF, X, ACC): ACC += widen(8 bf16 at OFF(ROW)(AX*2)) * X.
-#define BF16FMAY(ROW, OFF, XR, ACC) \
-	VPMOVZXWD OFF(ROW)(AX*2), Y12; \
-	VPSLLD $16, Y12, Y12; \
-	VFMADD231PS Y12, XR, ACC
+// BF16Y(E, O, XE, XO): the 16 values in Y12 split and accumulated into E
+// (even, times XE) and O (odd, times XO).
+#define BF16Y(E, O, XE, XO) \
+	VPSLLD $16, Y12, Y13; \
+	VPAND Y15, Y12, Y12; \
+	VFMADD231PS Y13, XE, E; \
+	VFMADD231PS Y12, XO, O
 
-// BF16TAILY(OFF, XOFF, ACC0, ACC1): the tail of the 8-lane group at bf16
-// byte offset OFF (f32 offset XOFF) of rows SI and R12: x loaded masked (from the lane mask at
-// XOFF(R9)), the rows' 8 values loaded whole (the caller keeps that read
-// inside the matrix) and their lanes past k cleared.
-#define BF16TAILY(OFF, XOFF, ACC0, ACC1) \
-	VMOVDQU XOFF(R9), Y13; \
-	VMASKMOVPS XOFF(DI)(AX*4), Y13, Y8; \
-	VPMOVZXWD OFF(SI)(AX*2), Y12; \
-	VPSLLD $16, Y12, Y12; \
-	VPAND Y13, Y12, Y12; \
-	VFMADD231PS Y12, Y8, ACC0; \
-	VPMOVZXWD OFF(R12)(AX*2), Y12; \
-	VPSLLD $16, Y12, Y12; \
-	VPAND Y13, Y12, Y12; \
-	VFMADD231PS Y12, Y8, ACC1
+// BF16ROWY(P, A, B, C, D): a whole 32-chunk of the row at P.
+#define BF16ROWY(P, A, B, C, D) \
+	VMOVDQU (P), Y12; \
+	BF16Y(A, C, Y8, Y10); \
+	VMOVDQU 32(P), Y12; \
+	BF16Y(B, D, Y9, Y11)
 
-// func gemvDotBF16AVX2(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
-// The tail reads each row's last group of eight values whole: up to seven
-// values past k, which the caller keeps inside the matrix's memory.
+// func gemvDotBF16AVX2(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
+// The partial last chunk reads each row up to k rounded up to 16 values
+// (the caller keeps that inside the matrix's memory) and clears the
+// values past k.
 TEXT ·gemvDotBF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -179,16 +211,21 @@ TEXT ·gemvDotBF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ y+32(FP), DX
 	MOVQ rows+40(FP), BX
 	MOVQ tail+48(FP), R9
-	MOVQ CX, R10
-	ANDQ $31, R10
-	ANDQ $-32, CX
+	MOVL $0xFFFF0000, AX
+	MOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ CX, R11
+	ANDQ $31, R11
+	SHRQ $5, CX
 gemvDotBF16Y2:
 	TESTQ BX, BX
 	JEQ gemvDotBF16Ydone
+	// Two rows (the second repeats the first when one is left).
 	MOVQ SI, R12
+	MOVQ SI, R14
 	CMPQ BX, $2
 	JLT gemvDotBF16Y2go
-	ADDQ R8, R12
+	ADDQ R8, R14
 gemvDotBF16Y2go:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -198,39 +235,43 @@ gemvDotBF16Y2go:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	XORQ AX, AX
-	CMPQ AX, CX
-	JGE gemvDotBF16Y2tail
+	MOVQ DI, R10
+	MOVQ CX, R13
+	TESTQ R13, R13
+	JEQ gemvDotBF16Y2tail
 gemvDotBF16Y2loop:
-	VMOVUPS (DI)(AX*4), Y8
-	VMOVUPS 32(DI)(AX*4), Y9
-	VMOVUPS 64(DI)(AX*4), Y10
-	VMOVUPS 96(DI)(AX*4), Y11
-	BF16FMAY(SI, 0, Y8, Y0)
-	BF16FMAY(SI, 16, Y9, Y1)
-	BF16FMAY(SI, 32, Y10, Y2)
-	BF16FMAY(SI, 48, Y11, Y3)
-	BF16FMAY(R12, 0, Y8, Y4)
-	BF16FMAY(R12, 16, Y9, Y5)
-	BF16FMAY(R12, 32, Y10, Y6)
-	BF16FMAY(R12, 48, Y11, Y7)
-	ADDQ $32, AX
-	CMPQ AX, CX
-	JLT gemvDotBF16Y2loop
+	VMOVUPS (R10), Y8
+	VMOVUPS 32(R10), Y9
+	VMOVUPS 64(R10), Y10
+	VMOVUPS 96(R10), Y11
+	BF16ROWY(R12, Y0, Y1, Y2, Y3)
+	BF16ROWY(R14, Y4, Y5, Y6, Y7)
+	ADDQ $64, R12
+	ADDQ $64, R14
+	ADDQ $128, R10
+	DECQ R13
+	JNZ gemvDotBF16Y2loop
 gemvDotBF16Y2tail:
-	// Groups wholly past k are skipped (they would add nothing).
-	CMPQ R10, $0
+	TESTQ R11, R11
 	JEQ gemvDotBF16Y2red
-	BF16TAILY(0, 0, Y0, Y4)
-	CMPQ R10, $8
+	VMOVUPS (R10), Y8
+	VMOVUPS 32(R10), Y9
+	VMOVUPS 64(R10), Y10
+	VMOVUPS 96(R10), Y11
+	VMOVDQU (R12), Y12
+	VPAND (R9), Y12, Y12
+	BF16Y(Y0, Y2, Y8, Y10)
+	VMOVDQU (R14), Y12
+	VPAND (R9), Y12, Y12
+	BF16Y(Y4, Y6, Y8, Y10)
+	CMPQ R11, $16
 	JLE gemvDotBF16Y2red
-	BF16TAILY(16, 32, Y1, Y5)
-	CMPQ R10, $16
-	JLE gemvDotBF16Y2red
-	BF16TAILY(32, 64, Y2, Y6)
-	CMPQ R10, $24
-	JLE gemvDotBF16Y2red
-	BF16TAILY(48, 96, Y3, Y7)
+	VMOVDQU 32(R12), Y12
+	VPAND 32(R9), Y12, Y12
+	BF16Y(Y1, Y3, Y9, Y11)
+	VMOVDQU 32(R14), Y12
+	VPAND 32(R9), Y12, Y12
+	BF16Y(Y5, Y7, Y9, Y11)
 gemvDotBF16Y2red:
 	BF16REDY(Y0, Y1, Y2, Y3, X0, X1, 0(DX))
 	CMPQ BX, $2

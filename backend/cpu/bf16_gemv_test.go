@@ -20,14 +20,14 @@ func genBF16(r *rand.Rand) dtype.BFloat16 {
 // each output the f32 FMA chain (the kernels' levels) or multiply-add
 // chain (the generic level; the same but where a product overflows or
 // underflows) over p in order from zero — or on the kernels' levels, for
-// the dot form, the dot order (gemvOrderF32) — rounded to bf16 once.
+// the dot form, the bf16 dot order (gemvOrderBF16) — rounded to bf16 once.
 func gemvBF16Ref(a, b operand[dtype.BFloat16], m, n, k int, level string) []dtype.BFloat16 {
 	out := make([]dtype.BFloat16, m*n)
 	fused := level != LevelGeneric
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			if fused && gemvIsDot(a, b, n, k) {
-				out[i*n+j] = dtype.BF16FromF32(gemvOrderF32(k, func(p int) float32 { return a.at(i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }))
+				out[i*n+j] = dtype.BF16FromF32(gemvOrderBF16(k, func(p int) float32 { return a.at(i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }))
 				continue
 			}
 			var acc float32

@@ -31,10 +31,16 @@ import (
 //	lane[j+16] (j < 16) and the halving tree s[j] + s[j+8], then +4,
 //	+2, +1 gives the output.
 //
+// A bf16 matrix (bf16_gemv.go) takes its 32-value chunks whole and splits
+// them without shuffles into even and odd values, so its lanes differ:
+// lane j < 16 takes the products with p%32 == 2j, lane 16+j those with
+// p%32 == 2j+1; the sums and the tree are the same (gemvOrderBF16 in the
+// tests). Each product of a bf16 value (exact in f32) and the f32 vector
+// is fused into its lane's chain, as in f32.
+//
 // The order depends on k alone — not on the thread count, the row split,
 // the row's position or the CPU level (AVX-512 and AVX2 give the same
-// bits; a bf16 matrix is widened to f32 exactly, so it gives the bits of
-// the f32 kernel on the widened values) — so a dot-form product is
+// bits) — so a dot-form product is
 // bitwise reproducible from run to run and thread count to thread count,
 // and within the usual k·ε·Σ|w·x| of the exact dot product; but a batch-1
 // product no longer equals a row of the batched GEMM (m > 1) bit for bit.
@@ -58,7 +64,7 @@ var gemvAsmF32 *gemvKernelsF32
 // lda apart) dotted with x, both of length k; tail is gemvTailMask(k).
 var (
 	gemvDotF32Z, gemvDotF32Y   func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
+	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 )
 
 // gemvTailLanes backs gemvTailMask.
@@ -70,6 +76,28 @@ var gemvTailLanes = [64]int32{
 // gemvTailMask returns 32 int32 lanes, -1 for the first k%32 and 0 for
 // the rest: the live lanes of the dot kernels' last, partial 32-step.
 func gemvTailMask(k int) *int32 { return &gemvTailLanes[32-k%32] }
+
+// gemvTailLanes16 backs gemvTailMask16.
+var gemvTailLanes16 = [64]int16{
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+}
+
+// gemvTailMask16 is gemvTailMask in 16-bit lanes (the bf16 kernels).
+func gemvTailMask16(k int) *int16 { return &gemvTailLanes16[32-k%32] }
+
+// gemvDeinterleave writes x (length k) to dst (length k rounded up to
+// 32) in the bf16 dot kernels' order: per 32-value chunk its 16
+// even-indexed values, then its 16 odd-indexed ones, zero past k.
+func gemvDeinterleave(dst, x []float32) {
+	clear(dst[len(x)&^31:])
+	for c := 0; c < len(x); c += 32 {
+		ch := x[c:min(c+32, len(x))]
+		for i, v := range ch {
+			dst[c+i/2+16*(i&1)] = v
+		}
+	}
+}
 
 // gemvDotF32 returns the f32 dot-form kernel of the active level (nil if
 // none).
@@ -84,8 +112,8 @@ func gemvDotF32() func(k int, a *float32, lda int, x, y *float32, rows int, tail
 }
 
 // gemvDotBF16 is gemvDotF32 for a bf16 matrix; avx2 reports whether the
-// kernel is the AVX2 one (which reads up to k rounded up to 8 values).
-func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32), avx2 bool) {
+// kernel is the AVX2 one (which reads up to k rounded up to 16 values).
+func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16), avx2 bool) {
 	switch {
 	case gemvDotBF16Z != nil && atLeast(LevelAVX512):
 		return gemvDotBF16Z, false

@@ -21,9 +21,21 @@ import (
 // products in k order; then lane[j] + lane[j+16] and the halving tree
 // +8, +4, +2, +1.
 func gemvOrderF32(k int, w, x func(p int) float32) float32 {
+	return gemvOrder(k, w, x, func(c int) int { return c })
+}
+
+// gemvOrderBF16 is the model of the bf16 dot order: lane j < 16 takes
+// p%32 == 2j, lane 16+j takes p%32 == 2j+1; w's values are bf16 (as f32).
+func gemvOrderBF16(k int, w, x func(p int) float32) float32 {
+	return gemvOrder(k, w, x, func(c int) int { return c/2 + 16*(c&1) })
+}
+
+// gemvOrder is the dot order with lane(p%32) the lane of element p.
+func gemvOrder(k int, w, x func(p int) float32, lane32 func(c int) int) float32 {
 	var lane [32]float32
 	for p := 0; p < k; p++ {
-		lane[p%32] = fma32(w(p), x(p), lane[p%32])
+		l := lane32(p % 32)
+		lane[l] = fma32(w(p), x(p), lane[l])
 	}
 	var s [16]float32
 	for j := range s {
@@ -103,13 +115,12 @@ func TestGEMVOrderModel(t *testing.T) {
 // TestGEMVDotKernels runs the f32 and bf16 dot kernels of every level the
 // CPU supports directly, against gemvOrderF32 bit for bit (signed zeros
 // included): k around the 32-step and its tail groups, row counts around
-// the kernels' 4- and 2-row blocks, a row stride past k, and NaN, ±Inf,
-// subnormal and tiny values (products rounding to ±0) in some trials. The
-// matrix buffers end exactly at the last row's end, so a read past it
-// would fault or be caught by the race/ASan builds.
+// the kernels' 8-, 4- and 2-row blocks, a row stride past k (the gap
+// holding +Inf, which must not count), and NaN, ±Inf, subnormal and tiny
+// values (products rounding to ±0) in some trials.
 func TestGEMVDotKernels(t *testing.T) {
 	type kf32 = func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-	type kbf16 = func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int32)
+	type kbf16 = func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 	var f32s []kf32
 	var bf16s []kbf16
 	var names []string
@@ -132,7 +143,7 @@ func TestGEMVDotKernels(t *testing.T) {
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 1e-30, 0, float32(math.Copysign(0, -1))}
 	ks := []int{1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65, 96, 100, 576, 1031}
 	for _, k := range ks {
-		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17} {
 			for trial := 0; trial < 4; trial++ {
 				lda := k + trial%2*5
 				a := make([]float32, (rows-1)*lda+k)
@@ -154,25 +165,45 @@ func TestGEMVDotKernels(t *testing.T) {
 						a[i] = dtype.RoundBF16(a[i] * 1e-25)
 					}
 				}
-				ab := make([]dtype.BFloat16, len(a))
+				// The bf16 matrix has 16 values of NaN slack (the AVX2
+				// kernel's reads past k; they must not count).
+				ab := make([]dtype.BFloat16, len(a)+16)
+				for i := range ab {
+					ab[i] = dtype.BF16FromF32(float32(math.NaN()))
+				}
 				for i, v := range a {
 					ab[i] = dtype.BF16FromF32(v)
 				}
+				if lda > k {
+					for i := 0; i < rows-1; i++ {
+						for p := k; p < lda; p++ {
+							ab[i*lda+p] = dtype.BF16FromF32(float32(math.Inf(1)))
+						}
+					}
+				}
+				xd := make([]float32, roundUp(k, 32))
+				gemvDeinterleave(xd, x)
 				want := make([]float32, rows)
+				wantB := make([]float32, rows)
 				for i := range want {
 					want[i] = gemvOrderF32(k, func(p int) float32 { return a[i*lda+p] }, func(p int) float32 { return x[p] })
+					wantB[i] = gemvOrderBF16(k, func(p int) float32 { return a[i*lda+p] }, func(p int) float32 { return x[p] })
 				}
 				for li, name := range names {
 					for _, bf := range []bool{false, true} {
 						y := make([]float32, rows+1)
 						y[rows] = 42
 						if bf {
-							bf16s[li](k, (*uint16)(&ab[0]), lda, &x[0], &y[0], rows, gemvTailMask(k))
+							bf16s[li](k, (*uint16)(&ab[0]), lda, &xd[0], &y[0], rows, gemvTailMask16(k))
 						} else {
 							f32s[li](k, &a[0], lda, &x[0], &y[0], rows, gemvTailMask(k))
 						}
 						if y[rows] != 42 {
 							t.Fatalf("%s bf16=%v k=%d rows=%d: wrote past y", name, bf, k, rows)
+						}
+						want := want
+						if bf {
+							want = wantB
 						}
 						for i := range want {
 							if !sameF32(y[i], want[i]) {
@@ -343,6 +374,59 @@ func TestGEMVCompiled(t *testing.T) {
 					t.Errorf("%s %s: element %d: %v vs interp %v", dt, level, k, as[float32](got[0])[k], as[float32](want[0])[k])
 				}
 			})
+		}
+	}
+}
+
+// gemvDecodeShapes are the [in→out] linear layers of SmolLM2-135M and
+// GPT-2 small (x·Wᵀ with W [out, in]) whose batch-1 products a decode step
+// runs.
+var gemvDecodeShapes = [][2]int{{576, 576}, {576, 192}, {576, 1536}, {1536, 576}, {768, 2304}, {3072, 768}, {576, 49152}, {768, 50257}}
+
+// BenchmarkGEMVDecode runs x·Wᵀ on the decode shapes in f32 and bf16 at
+// each level with the gemv kernels, through dot_general, and reports GB/s
+// of the weight read. Each iteration cycles through enough copies of W to
+// leave the caches (48 MiB), as a decode step's weights do.
+func BenchmarkGEMVDecode(b *testing.B) {
+	for _, sh := range gemvDecodeShapes {
+		in, out := sh[0], sh[1]
+		for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+			wbytes := in * out * dt.Size()
+			copies := max(1, (48<<20)/wbytes)
+			r := rand.New(rand.NewPCG(1, 1))
+			xs := make([]byte, in*dt.Size())
+			ws := make([]byte, copies*wbytes)
+			for i := 0; i < in; i++ {
+				dtype.PutFloat64(dt, xs, i, r.NormFloat64())
+			}
+			for i := 0; i < len(ws)/dt.Size(); i++ {
+				dtype.PutFloat64(dt, ws, i, r.NormFloat64())
+			}
+			y := make([]byte, out*dt.Size())
+			for _, level := range levels() {
+				if level == LevelGeneric {
+					continue
+				}
+				b.Run(fmt.Sprintf("%dto%d/%s/%s", in, out, dt, level), func(b *testing.B) {
+					withLevel(level, func() {
+						b.SetBytes(int64(wbytes))
+						for i := 0; i < b.N; i++ {
+							c := i % copies
+							call := &Call{
+								Launch: &device.Launch{
+									Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+									In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous([]int{out, in})}},
+									Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
+								},
+								InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
+							}
+							if err := dotGeneralKernel(call); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+				})
+			}
 		}
 	}
 }
