@@ -21,12 +21,10 @@ import (
 // (bf16_gemv_amd64.s), its vector deinterleaved to match. The f32 outputs
 // go out through the problem's store, which rounds them to bf16 once.
 
-// gemvKernelsBF16 are the bf16 matrix-vector kernels of a CPU level.
+// gemvKernelsBF16 are the bf16 matrix-vector axpy kernels of a CPU level
+// (the dot form's are gemvDotBF16Z and gemvDotBF16Y).
 type gemvKernelsBF16 struct {
-	// dot16s is dot16 for k >= 32, faster where rows alias in the L1
-	// cache (nil: dot16 everywhere).
-	dot16, dot16s func(k int, a *uint16, lda int, x, y *float32)
-	axpy          func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+	axpy func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
 }
 
 // gemvAsmBF16 is set by the amd64 kernels' init; nil elsewhere.

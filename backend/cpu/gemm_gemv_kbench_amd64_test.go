@@ -11,9 +11,9 @@ import (
 )
 
 // BenchmarkGEMVDotKernels compares the dot-form kernels alone (no
-// dispatch, one thread) on x·Wᵀ decode shapes: the in-order chain kernels
-// that the path ran before (gemvDotF32x16, gemvDotBF16x16: 8x8 transposes
-// in registers) against the lane-order ones, on enough copies of W to
+// dispatch, one thread) on x·Wᵀ decode shapes: the f32 in-order chain
+// kernel that the path ran before (gemvDotF32x16: 8x8 transposes in
+// registers, still sdpa's) against the lane-order ones, on enough copies of W to
 // leave the caches. GB/s of the weight read, and per CPU-second (the
 // machine is often shared).
 func BenchmarkGEMVDotKernels(b *testing.B) {
@@ -54,12 +54,6 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 		})
 		run("f32/lanes-avx2", in*out*4, func(c int) { gemvDotF32AVX2(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
 		run("f32/lanes-avx512", in*out*4, func(c int) { gemvDotF32AVX512(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
-		run("bf16/chain16", in*out*2, func(c int) {
-			a := wb[c*in*out:]
-			for r := 0; r+16 <= out; r += 16 {
-				gemvDotBF16x16(in, (*uint16)(unsafe.Pointer(&a[r*in])), in, &x[0], &y[r])
-			}
-		})
 		run("bf16/lanes-avx2", in*out*2, func(c int) {
 			gemvDotBF16AVX2(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
 		})
