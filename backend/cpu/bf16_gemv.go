@@ -157,13 +157,17 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb int, y []float32) {
 	k, n := len(x), len(y)
 	n8 := n &^ 7
+	axpy := kr.axpy
+	if gemvAxpyBF16Z != nil && atLeast(LevelAVX512) {
+		axpy = gemvAxpyBF16Z
+	}
 	if n8 > 0 {
 		for kb := 0; kb < k; kb += gemvKB {
 			load := 0
 			if kb > 0 {
 				load = 1
 			}
-			kr.axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n8, load)
+			axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n8, load)
 		}
 	}
 	for j := n8; j < n; j++ {

@@ -19,6 +19,13 @@ func gemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail 
 //go:noescape
 func gemvDotBF16AVX2(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 
+// gemvAxpyBF16AVX512 is gemvAxpyBF16 on AVX-512 (the same bits): strips
+// of 256 columns, then 16, then 8 (n is a multiple of 8).
+//
+//go:noescape
+func gemvAxpyBF16AVX512(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+
 func init() {
 	gemvDotBF16Z, gemvDotBF16Y = gemvDotBF16AVX512, gemvDotBF16AVX2
+	gemvAxpyBF16Z = gemvAxpyBF16AVX512
 }

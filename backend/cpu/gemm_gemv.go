@@ -67,6 +67,13 @@ var (
 	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 )
 
+// The axpy-form kernels on AVX-512, set by the amd64 init (nil elsewhere):
+// the AVX2 ones' arithmetic (in-order chains), 256-column strips.
+var (
+	gemvAxpyF32Z  func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+	gemvAxpyBF16Z func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+)
+
 // gemvTailLanes backs gemvTailMask.
 var gemvTailLanes = [64]int32{
 	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -244,6 +251,10 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	vs, vok := uniformStride(vec.k)
 	contig := vok && (vs == 1 || k <= 1)
 	dk, tail := gemvDotF32(), gemvTailMask(k)
+	axpy := kr.axpy
+	if gemvAxpyF32Z != nil && atLeast(LevelAVX512) {
+		axpy = gemvAxpyF32Z
+	}
 	// Scratch: gathered vectors (when not contiguous).
 	cost := g.nb * rows * max(k, 1)
 	nw := 1
@@ -315,7 +326,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 						if kb > 0 {
 							load = 1
 						}
-						kr.axpy(min(gemvKB, k-kb), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*kb)), &mat.src[base+kb*ks+r0], ks, &out[r0], n, &gemvMask[8-n%8], load)
+						axpy(min(gemvKB, k-kb), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*kb)), &mat.src[base+kb*ks+r0], ks, &out[r0], n, &gemvMask[8-n%8], load)
 					}
 					continue
 				}

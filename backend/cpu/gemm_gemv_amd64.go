@@ -42,6 +42,13 @@ func gemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail 
 //go:noescape
 func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
 
+// gemvAxpyF32AVX512 is gemvAxpyF32 on AVX-512 (mask unused; the same
+// bits): strips of 256 columns, then 16, then the rest under a lane mask.
+//
+//go:noescape
+func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+
 func init() {
 	gemvDotF32Z, gemvDotF32Y = gemvDotF32AVX512, gemvDotF32AVX2
+	gemvAxpyF32Z = gemvAxpyF32AVX512
 }
