@@ -430,3 +430,45 @@ func BenchmarkGEMVDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGEMVThreads runs x·Wᵀ on the decode shapes (f32 and bf16, the
+// weights cycled through 48 MiB of copies) on one thread and shared by
+// all of GOMAXPROCS (gemvParallelMACs forced low), reporting ns/op and
+// the CPU time per op: the data for gemvParallelMACs.
+func BenchmarkGEMVThreads(b *testing.B) {
+	defer func(v int) { gemvParallelMACs = v }(gemvParallelMACs)
+	for _, sh := range gemvDecodeShapes {
+		in, out := sh[0], sh[1]
+		for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+			wbytes := in * out * dt.Size()
+			copies := max(1, (48<<20)/wbytes)
+			xs := make([]byte, in*dt.Size())
+			ws := make([]byte, copies*wbytes)
+			y := make([]byte, out*dt.Size())
+			for _, shared := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%dto%d/%s/shared=%v", in, out, dt, shared), func(b *testing.B) {
+					gemvParallelMACs = 1 << 40
+					if shared {
+						gemvParallelMACs = 0
+					}
+					cpu0 := cpuSeconds()
+					for i := 0; i < b.N; i++ {
+						c := i % copies
+						call := &Call{
+							Launch: &device.Launch{
+								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+								In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous([]int{out, in})}},
+								Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
+							},
+							InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
+						}
+						if err := dotGeneralKernel(call); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-us/op")
+				})
+			}
+		}
+	}
+}
