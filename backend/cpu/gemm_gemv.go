@@ -14,11 +14,11 @@ import (
 //
 //   - dot form (the matrix side contiguous along k, as W in x·Wᵀ or a
 //     row-major A in A·x): each output is a row's dot product with the
-//     vector, the row read contiguously (four rows at a time on AVX-512,
-//     two on AVX2) into vector lanes;
+//     vector, the rows read contiguously (f32: four at a time on AVX-512,
+//     bf16: eight; two on AVX2) into vector lanes;
 //   - axpy form (contiguous along the output index, as W in x·W): the
 //     outputs are a strip of columns accumulated over the rows,
-//     y += x[p]·W[p, :], 64 columns held in registers.
+//     y += x[p]·W[p, :], 64 columns held in registers (256 on AVX-512).
 //
 // Summation order. The axpy form runs each output as one FMA chain over k
 // in order from zero, the GEMM micro-kernel's arithmetic, so it equals the
@@ -40,10 +40,13 @@ import (
 //
 // The order depends on k alone — not on the thread count, the row split,
 // the row's position or the CPU level (AVX-512 and AVX2 give the same
-// bits) — so a dot-form product is
-// bitwise reproducible from run to run and thread count to thread count,
-// and within the usual k·ε·Σ|w·x| of the exact dot product; but a batch-1
-// product no longer equals a row of the batched GEMM (m > 1) bit for bit.
+// bits) — so a dot-form product is bitwise reproducible from run to run
+// and thread count to thread count, and within the usual k·ε·Σ|w·x| of
+// the exact dot product; but a batch-1 product no longer equals a row of
+// the batched GEMM (m > 1) bit for bit, nor does SDPA's row path (which
+// runs the in-order chain) equal its decomposition at one query row. The
+// bf16-vector case takes the same f32 path (the vector widened exactly):
+// no VDPBF16PS, whose pair sums would round differently again.
 // The generic level does not take this path (the GEMM's in-order chain).
 // The rows (dot form) or column strips (axpy form) are shared between the
 // pool's threads.
