@@ -45,8 +45,9 @@ import (
 // the exact dot product; but a batch-1 product no longer equals a row of
 // the batched GEMM (m > 1) bit for bit, nor does SDPA's row path (which
 // runs the in-order chain) equal its decomposition at one query row. The
-// bf16-vector case takes the same f32 path (the vector widened exactly):
-// no VDPBF16PS, whose pair sums would round differently again.
+// bf16-vector case takes the same f32 path (the vector widened exactly);
+// there is no VDPBF16PS kernel (its pair-sum rounding is not yet
+// characterised on this CPU).
 // The generic level does not take this path (the GEMM's in-order chain).
 // The rows (dot form) or column strips (axpy form) are shared between the
 // pool's threads.
