@@ -14,19 +14,6 @@ func bf16WidenAVX2(dst *float32, src *uint16, n int)
 //go:noescape
 func bf16PackAVX2(dst *uint16, src *float32, n int)
 
-// gemvDotBF16x16 sets y[r] (r < 16) to the FMA chain over p < k (a
-// multiple of 8), in order from zero, of float32(a[r*lda+p])*x[p].
-//
-//go:noescape
-func gemvDotBF16x16(k int, a *uint16, lda int, x, y *float32)
-
-// gemvDotBF16x16s is gemvDotBF16x16 for k >= 32 with the rows of the
-// high lane a cache line behind (fewer L1 conflicts for strides that are
-// multiples of 4 KiB); the same results.
-//
-//go:noescape
-func gemvDotBF16x16s(k int, a *uint16, lda int, x, y *float32)
-
 // gemvAxpyBF16 continues (load 1) or starts from zero (load 0) y[j] (j <
 // n, a multiple of 8) with the FMA chain over p < k, in order, of
 // x[p]*float32(b[p*ldb+j]).
@@ -38,6 +25,6 @@ func init() {
 	if haveAVX2() {
 		bf16WidenAsm = bf16WidenAVX2
 		bf16PackAsm = bf16PackAVX2
-		gemvAsmBF16 = &gemvKernelsBF16{dot16: gemvDotBF16x16, dot16s: gemvDotBF16x16s, axpy: gemvAxpyBF16}
+		gemvAsmBF16 = &gemvKernelsBF16{axpy: gemvAxpyBF16}
 	}
 }

@@ -8,24 +8,23 @@ import (
 )
 
 // The bf16 matrix-vector path: gemvF32's two forms for bf16 operands with
-// f32 accumulation, on the kernels of bf16_amd64.s. The vector is widened
-// to float32 once (exact); the matrix is read in place, its bf16 values
-// widened in registers, so a product moves half the bytes of f32. Every
-// output is one f32 FMA chain over k in order from zero — the arithmetic
-// of the blocked GEMM's bf16 path, whose packing widens to f32 — so a
-// batch-1 product equals the corresponding row of a batched one bit for
-// bit. (The Go loops below, which finish the last k steps or columns,
-// use fmaF32 (optim.go), an exactly rounded float32 FMA: a product of two bf16 values
-// is exact in float32 unless it overflows or underflows, and there only
-// the FMA gives the kernels' bits.) The f32 tile goes out through the problem's
-// store, which rounds it to bf16 once.
+// f32 accumulation. The vector is widened to float32 once (exact); the
+// matrix is read in place, its bf16 values widened in registers, so a
+// product moves half the bytes of f32. The axpy form (bf16_amd64.s) runs
+// every output as one f32 FMA chain over k in order from zero — the
+// arithmetic of the blocked GEMM's bf16 path, whose packing widens to f32
+// — so it equals the corresponding row of a batched product bit for bit;
+// its Go loop for the last columns uses fmaF32 (optim.go), an exactly
+// rounded float32 FMA (a product of two bf16 values is exact in float32
+// unless it overflows or underflows, and there only the FMA gives the
+// kernels' bits). The dot form runs the bf16 dot order of gemm_gemv.go
+// (bf16_gemv_amd64.s), its vector deinterleaved to match. The f32 outputs
+// go out through the problem's store, which rounds them to bf16 once.
 
-// gemvKernelsBF16 are the bf16 matrix-vector kernels of a CPU level.
+// gemvKernelsBF16 are the bf16 matrix-vector axpy kernels of a CPU level
+// (the dot form's are gemvDotBF16Z and gemvDotBF16Y).
 type gemvKernelsBF16 struct {
-	// dot16s is dot16 for k >= 32, faster where rows alias in the L1
-	// cache (nil: dot16 everywhere).
-	dot16, dot16s func(k int, a *uint16, lda int, x, y *float32)
-	axpy          func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+	axpy func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
 }
 
 // gemvAsmBF16 is set by the amd64 kernels' init; nil elsewhere.
@@ -57,24 +56,42 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 		step = max(64, roundUp(ceilDiv(rows, nw), 64))
 	}
 	// Scratch (float32 units): the widened vectors, then per thread an
-	// output strip and a zero-padded 16-row bf16 block (8k float32s) for
-	// the dot form's last rows.
+	// output strip and a zero-padded 16-row bf16 block (rows k rounded up
+	// to 16 long) for the dot form's last rows. The dot form's vectors are
+	// deinterleaved (gemvDeinterleave), kp = k rounded up to 32 long.
 	xsz := g.nb * k
-	tsz := step + 8*k + 16
+	kp, k16 := roundUp(k, 32), roundUp(k, 16)
+	if dot {
+		xsz = g.nb * kp
+	}
+	tsz := step + 8*k16 + 16
 	buf := getScratch((xsz + nw*tsz) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	xs := all[:xsz]
+	var nat []float32 // one vector in its own order, for deinterleaving
+	if dot && k > 0 {
+		nbuf := getScratch(k * 4)
+		defer putScratch(nbuf)
+		nat = as[float32](*nbuf)[:k]
+	}
 	for b := 0; b < g.nb; b++ {
 		o := vec.batchOff(b) + vec.row[0]
+		xb := xs[b*k : (b+1)*k]
+		if dot {
+			xb = nat
+		}
 		if vs, ok := uniformStride(vec.k); ok && (vs == 1 || k <= 1) {
 			if k > 0 {
-				bf16Widen(xs[b*k:(b+1)*k], vec.src[o+vec.k[0]:])
+				bf16Widen(xb, vec.src[o+vec.k[0]:])
 			}
-			continue
+		} else {
+			for p, ko := range vec.k {
+				xb[p] = vec.src[o+ko].F32()
+			}
 		}
-		for p, ko := range vec.k {
-			xs[b*k+p] = vec.src[o+ko].F32()
+		if dot {
+			gemvDeinterleave(xs[b*kp:(b+1)*kp], nat)
 		}
 	}
 	per := ceilDiv(rows, step)
@@ -83,12 +100,13 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	if !dot {
 		chunk = 1
 	}
-	k8 := k &^ 7
+	dk, dkAVX2 := gemvDotBF16()
+	tail := gemvTailMask16(k)
 	var next atomic.Int64
 	gemmParallel(nw, nil, func(tid, _ int) {
 		tb := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		y := tb[:step]
-		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k)
+		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k16)
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
 			if u0 >= total {
@@ -98,6 +116,9 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 				b, r0 := u/per, u%per*step
 				n := min(step, rows-r0)
 				x := xs[b*k : (b+1)*k]
+				if dot {
+					x = xs[b*kp : (b+1)*kp]
+				}
 				base := mat.batchOff(b) + mat.row[0]
 				if k > 0 {
 					base += mat.k[0]
@@ -110,34 +131,17 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 					gemvAxpyBF16Strip(kr, x, src[base+r0:], ks, y[:n])
 				default:
 					a, lda := src[base+r0*rs:], rs
-					if n < 16 {
+					if dkAVX2 && k%16 != 0 && base+(r0+n-1)*rs+k16 > len(src) {
+						// The AVX2 kernel reads each row to k rounded up to 16:
+						// past the end of the matrix here, so read a copy.
 						clear(pad)
 						for r := 0; r < n; r++ {
 							o := base + (r0+r)*rs
-							copy(pad[r*k:(r+1)*k], src[o:o+k])
+							copy(pad[r*k16:r*k16+k], src[o:o+k])
 						}
-						a, lda = pad, k
+						a, lda = pad, k16
 					}
-					switch {
-					case k8 >= 32 && lda%512 == 0 && kr.dot16s != nil:
-						// Rows a multiple of 1 KiB apart fall into at most 4 of
-						// the 64 L1 sets (3072: 2): the skewed kernel spreads
-						// them over twice as many (measured 1.3x at k = 3072
-						// and 4096, 5-10% slower on other strides).
-						kr.dot16s(k8, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0])
-					case k8 > 0:
-						kr.dot16(k8, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0])
-					default:
-						clear(y[:16])
-					}
-					for r := 0; r < min(n, 16); r++ {
-						acc := y[r]
-						row := a[r*lda:]
-						for p := k8; p < k; p++ {
-							acc = fmaF32(row[p].F32(), x[p], acc)
-						}
-						y[r] = acc
-					}
+					dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &x[0], &y[0], n, tail)
 				}
 				store(b, r0, n, y)
 			}
@@ -153,13 +157,17 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb int, y []float32) {
 	k, n := len(x), len(y)
 	n8 := n &^ 7
+	axpy := kr.axpy
+	if gemvAxpyBF16Z != nil && atLeast(LevelAVX512) {
+		axpy = gemvAxpyBF16Z
+	}
 	if n8 > 0 {
 		for kb := 0; kb < k; kb += gemvKB {
 			load := 0
 			if kb > 0 {
 				load = 1
 			}
-			kr.axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n8, load)
+			axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n8, load)
 		}
 	}
 	for j := n8; j < n; j++ {

@@ -8,21 +8,49 @@ import (
 )
 
 // The matrix-vector path (m == 1 or n == 1, the batch-1 decode shapes) on
-// the AVX2 kernels: memory-bound, so the matrix is read in place, once,
-// without packing. Two forms, by which way the matrix is contiguous:
+// the AVX2 and AVX-512 kernels: memory-bound, so the matrix is read in
+// place, once, without packing. Two forms, by which way the matrix is
+// contiguous:
 //
 //   - dot form (the matrix side contiguous along k, as W in x·Wᵀ or a
 //     row-major A in A·x): each output is a row's dot product with the
-//     vector; gemvDotF32x16 reads 16 rows at a time and transposes 8x8
-//     blocks in registers so every lane runs one row's chain;
+//     vector, the rows read contiguously (f32: four at a time on AVX-512,
+//     bf16: eight; two on AVX2) into vector lanes;
 //   - axpy form (contiguous along the output index, as W in x·W): the
 //     outputs are a strip of columns accumulated over the rows,
-//     y += x[p]·W[p, :], 64 columns held in registers.
+//     y += x[p]·W[p, :], 64 columns held in registers (256 on AVX-512).
 //
-// Each output element is one FMA chain over k in order from zero, the
-// GEMM micro-kernel's arithmetic, so a batch-1 product equals the
-// corresponding row of a batched one bit for bit. The rows (dot form) or
-// column strips (axpy form) are shared between the pool's threads.
+// Summation order. The axpy form runs each output as one FMA chain over k
+// in order from zero, the GEMM micro-kernel's arithmetic, so it equals the
+// corresponding row of a batched product bit for bit. The dot form does
+// not: it has its own fixed order (gemvOrderF32 in the tests is its exact
+// Go model), chosen so that a row streams through independent lanes:
+//
+//	lane j < 32 of a row is the FMA chain, from +0 and in k order, of
+//	the products w[p]·x[p] with p%32 == j; then s[j] = lane[j] +
+//	lane[j+16] (j < 16) and the halving tree s[j] + s[j+8], then +4,
+//	+2, +1 gives the output.
+//
+// A bf16 matrix (bf16_gemv.go) takes its 32-value chunks whole and splits
+// them without shuffles into even and odd values, so its lanes differ:
+// lane j < 16 takes the products with p%32 == 2j, lane 16+j those with
+// p%32 == 2j+1; the sums and the tree are the same (gemvOrderBF16 in the
+// tests). Each product of a bf16 value (exact in f32) and the f32 vector
+// is fused into its lane's chain, as in f32.
+//
+// The order depends on k alone — not on the thread count, the row split,
+// the row's position or the CPU level (AVX-512 and AVX2 give the same
+// bits) — so a dot-form product is bitwise reproducible from run to run
+// and thread count to thread count, and within the usual k·ε·Σ|w·x| of
+// the exact dot product; but a batch-1 product no longer equals a row of
+// the batched GEMM (m > 1) bit for bit, nor does SDPA's row path (which
+// runs the in-order chain) equal its decomposition at one query row. The
+// bf16-vector case takes the same f32 path (the vector widened exactly);
+// there is no VDPBF16PS kernel (its pair-sum rounding is not yet
+// characterised on this CPU).
+// The generic level does not take this path (the GEMM's in-order chain).
+// The rows (dot form) or column strips (axpy form) are shared between the
+// pool's threads.
 
 // gemvKernelsF32 are the f32 matrix-vector kernels of a CPU level.
 type gemvKernelsF32 struct {
@@ -30,8 +58,81 @@ type gemvKernelsF32 struct {
 	axpy        func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 }
 
-// gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere.
+// gemvAsmF32 is set by the amd64 kernels' init; nil elsewhere. Its dot8
+// and dot16 (the in-order chain) serve sdpa.go; the matrix-vector path's
+// dot form runs gemvDotF32Z or gemvDotF32Y.
 var gemvAsmF32 *gemvKernelsF32
+
+// The dot-form kernels in the order above, AVX-512 (Z) and AVX2 (Y), set
+// by the amd64 init (nil elsewhere): y[r] for r < rows is row r of a (rows
+// lda apart) dotted with x, both of length k; tail is gemvTailMask(k).
+var (
+	gemvDotF32Z, gemvDotF32Y   func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
+)
+
+// The axpy-form kernels on AVX-512, set by the amd64 init (nil elsewhere):
+// the AVX2 ones' arithmetic (in-order chains), 256-column strips.
+var (
+	gemvAxpyF32Z  func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+	gemvAxpyBF16Z func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+)
+
+// gemvTailLanes backs gemvTailMask.
+var gemvTailLanes = [64]int32{
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+}
+
+// gemvTailMask returns 32 int32 lanes, -1 for the first k%32 and 0 for
+// the rest: the live lanes of the dot kernels' last, partial 32-step.
+func gemvTailMask(k int) *int32 { return &gemvTailLanes[32-k%32] }
+
+// gemvTailLanes16 backs gemvTailMask16.
+var gemvTailLanes16 = [64]int16{
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+}
+
+// gemvTailMask16 is gemvTailMask in 16-bit lanes (the bf16 kernels).
+func gemvTailMask16(k int) *int16 { return &gemvTailLanes16[32-k%32] }
+
+// gemvDeinterleave writes x (length k) to dst (length k rounded up to
+// 32) in the bf16 dot kernels' order: per 32-value chunk its 16
+// even-indexed values, then its 16 odd-indexed ones, zero past k.
+func gemvDeinterleave(dst, x []float32) {
+	clear(dst[len(x)&^31:])
+	for c := 0; c < len(x); c += 32 {
+		ch := x[c:min(c+32, len(x))]
+		for i, v := range ch {
+			dst[c+i/2+16*(i&1)] = v
+		}
+	}
+}
+
+// gemvDotF32 returns the f32 dot-form kernel of the active level (nil if
+// none).
+func gemvDotF32() func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32) {
+	switch {
+	case gemvDotF32Z != nil && atLeast(LevelAVX512):
+		return gemvDotF32Z
+	case gemvDotF32Y != nil && atLeast(LevelAVX2):
+		return gemvDotF32Y
+	}
+	return nil
+}
+
+// gemvDotBF16 is gemvDotF32 for a bf16 matrix; avx2 reports whether the
+// kernel is the AVX2 one (which reads up to k rounded up to 16 values).
+func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16), avx2 bool) {
+	switch {
+	case gemvDotBF16Z != nil && atLeast(LevelAVX512):
+		return gemvDotBF16Z, false
+	case gemvDotBF16Y != nil && atLeast(LevelAVX2):
+		return gemvDotBF16Y, true
+	}
+	return nil, false
+}
 
 // gemvKB is the number of matrix rows the axpy form walks at a time.
 const gemvKB = 256
@@ -45,7 +146,7 @@ const gemvKB = 256
 // AVX2, three alternating runs): from 2^19 (the GEMM threshold) 25.9-27.5
 // tokens/s and 18-20 tokens per CPU-second, from 2^22 27.3-28.5 and 22-24;
 // only the 49152-row output projection is still shared.
-const gemvParallelMACs = 1 << 22
+var gemvParallelMACs = 1 << 22 // a var for BenchmarkGEMVThreads
 
 // gemvHits counts the products the gemv kernels ran (tests check the path
 // is taken).
@@ -66,10 +167,13 @@ func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
 		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) || p.dst != nil || p.store == nil {
 			return false
 		}
+		if dk, _ := gemvDotBF16(); dk == nil {
+			return false
+		}
 		return gemvBF16(p, gemvAsmBF16)
 	}
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || gemvAsmF32 == nil || !atLeast(LevelAVX2) || p.dst == nil {
+	if !ok || gemvAsmF32 == nil || gemvDotF32() == nil || !atLeast(LevelAVX2) || p.dst == nil {
 		return false
 	}
 	return gemvF32(p, gemvAsmF32)
@@ -150,8 +254,12 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	k := g.k
 	vs, vok := uniformStride(vec.k)
 	contig := vok && (vs == 1 || k <= 1)
-	// Scratch: gathered vectors (when not contiguous) and, per thread, a
-	// zero-padded 8-row block for the dot form's last rows.
+	dk, tail := gemvDotF32(), gemvTailMask(k)
+	axpy := kr.axpy
+	if gemvAxpyF32Z != nil && atLeast(LevelAVX512) {
+		axpy = gemvAxpyF32Z
+	}
+	// Scratch: gathered vectors (when not contiguous).
 	cost := g.nb * rows * max(k, 1)
 	nw := 1
 	if cost >= gemvParallelMACs {
@@ -161,8 +269,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	if !contig {
 		xsz = g.nb * k
 	}
-	psz := 8 * max(k, 1)
-	buf := getScratch((xsz + nw*(psz+16)) * 4)
+	buf := getScratch(max(xsz, 1) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	xs := all[:xsz]
@@ -198,7 +305,6 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	}
 	var next atomic.Int64
 	gemmParallelShare(nw, func(tid, _ int) {
-		pad := all[xsz+tid*(psz+16) : xsz+tid*(psz+16)+psz]
 		var y [16]float32
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
@@ -224,28 +330,14 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 						if kb > 0 {
 							load = 1
 						}
-						kr.axpy(min(gemvKB, k-kb), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*kb)), &mat.src[base+kb*ks+r0], ks, &out[r0], n, &gemvMask[8-n%8], load)
+						axpy(min(gemvKB, k-kb), (*float32)(unsafe.Add(unsafe.Pointer(x), 4*kb)), &mat.src[base+kb*ks+r0], ks, &out[r0], n, &gemvMask[8-n%8], load)
 					}
 					continue
 				}
-				switch {
-				case k == 0:
+				if k == 0 {
 					clear(y[:n])
-				case n == 16:
-					kr.dot16(k, &mat.src[base+r0*rs], rs, x, &y[0])
-				default:
-					if n >= 8 {
-						kr.dot8(k, &mat.src[base+r0*rs], rs, x, &y[0])
-					}
-					if h := n % 8; h > 0 || n < 8 {
-						lo := n &^ 7
-						clear(pad[h*k:])
-						for r := 0; r < h; r++ {
-							o := base + (r0+lo+r)*rs
-							copy(pad[r*k:r*k+k], mat.src[o:o+k])
-						}
-						kr.dot8(k, &pad[0], k, x, &y[lo])
-					}
+				} else {
+					dk(k, &mat.src[base+r0*rs], rs, x, &y[0], n, tail)
 				}
 				for r := 0; r < n; r++ {
 					out[(r0+r)*ostride] = y[r]

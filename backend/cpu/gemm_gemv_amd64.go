@@ -27,3 +27,28 @@ func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, 
 func init() {
 	gemvAsmF32 = &gemvKernelsF32{dot8: gemvDotF32x8, dot16: gemvDotF32x16, axpy: gemvAxpyF32}
 }
+
+// gemvDotF32AVX512 sets y[r] (r < rows) to row r of a (rows lda apart)
+// dotted with x, both of length k, in the lane order of gemm_gemv.go
+// (four rows at a time, two 16-lane accumulators each); tail is
+// gemvTailMask(k). AVX-512 F/DQ.
+//
+//go:noescape
+func gemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+
+// gemvDotF32AVX2 is gemvDotF32AVX512 on AVX2 (two rows at a time, four
+// 8-lane accumulators each): the same bits.
+//
+//go:noescape
+func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+
+// gemvAxpyF32AVX512 is gemvAxpyF32 on AVX-512 (mask unused; the same
+// bits): strips of 256 columns, then 16, then the rest under a lane mask.
+//
+//go:noescape
+func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+
+func init() {
+	gemvDotF32Z, gemvDotF32Y = gemvDotF32AVX512, gemvDotF32AVX2
+	gemvAxpyF32Z = gemvAxpyF32AVX512
+}

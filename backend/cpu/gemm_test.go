@@ -172,6 +172,10 @@ func TestGEMMF32Highest(t *testing.T) {
 }
 
 func checkF32(got []float32, a, b operand[float32], m, n, k int, exact bool) string {
+	if exact && (m == 1 || n == 1) && gemvIsDot(a, b, n, k) {
+		// The matrix-vector dot form has its own order (gemm_gemv.go).
+		return checkGEMVDotF32(got, a, b, m, n, k)
+	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var chain float32
@@ -603,104 +607,6 @@ func BenchmarkGEMMShapes(b *testing.B) {
 						b.ReportMetric(flops/cs/1e9, "GFLOP/cpu-s")
 					}
 				})
-			})
-		}
-	}
-}
-
-// TestGEMV checks the matrix-vector shapes (m == 1 or n == 1) bit-exactly
-// against the sequential FMA chain on every level, for the matrix in both
-// contiguous orientations (the dot and axpy forms of the gemv kernels),
-// strided and broadcast, and checks the AVX2 gemv kernels ran for the
-// contiguous ones.
-func TestGEMV(t *testing.T) {
-	r := rand.New(rand.NewPCG(15, 16))
-	lens := []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 129}
-	ks := []int{1, 7, 8, 9, 17, 64, 300}
-	for _, vecLeft := range []bool{true, false} {
-		for _, ml := range layoutNames {
-			for _, rows := range lens {
-				for _, k := range ks {
-					var a, b operand[float32]
-					m, n := 1, rows
-					if vecLeft {
-						a = makeOperand(r, "rowmajor", 1, k, genF32)
-						b = makeOperand(r, ml, k, rows, genF32)
-					} else {
-						m, n = rows, 1
-						a = makeOperand(r, ml, rows, k, genF32)
-						b = makeOperand(r, "transposed", k, 1, genF32)
-					}
-					for _, level := range levels() {
-						before := gemvHits.Load()
-						var got []float32
-						var err error
-						withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
-						if err != nil {
-							t.Fatal(err)
-						}
-						name := fmt.Sprintf("%s m=%d n=%d k=%d matrix=%s", level, m, n, k, ml)
-						if bad := checkF32(got, a, b, m, n, k, level != LevelGeneric); bad != "" {
-							t.Fatalf("%s: %s", name, bad)
-						}
-						if hit := gemvHits.Load() > before; level != LevelGeneric && ml != "strided" && !hit {
-							t.Fatalf("%s: the gemv kernels did not run", name)
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestGEMVBatchedThreads checks a batched matrix-vector product is the
-// same with 1 and 2 workers and equal to the FMA chain.
-func TestGEMVBatchedThreads(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 18))
-	nb, n, k := 3, 777, 1031
-	av := make([]float32, nb*k)
-	bv := make([]float32, nb*k*n)
-	for i := range av {
-		av[i] = genF32(r)
-	}
-	for i := range bv {
-		bv[i] = genF32(r)
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []int{1, 2} {
-		runtime.GOMAXPROCS(procs)
-		for _, level := range levels() {
-			withLevel(level, func() {
-				// a: [nb, 1, k]; b: [nb, k, n] (axpy form) and, as [nb, n, k]
-				// contracted on its last axis, the dot form.
-				for _, bT := range []bool{false, true} {
-					out := make([]float32, nb*n)
-					bl, rc := op.Contiguous([]int{nb, k, n}), 1
-					if bT {
-						bl, rc = op.Contiguous([]int{nb, n, k}), 2
-					}
-					c := &Call{
-						Launch: &device.Launch{
-							Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{rc}, "precision": ""},
-							In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, 1, k})}, {DType: dtype.F32, Layout: bl}},
-							Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, 1, n})}},
-						},
-						InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
-					}
-					if err := dotGeneralKernel(c); err != nil {
-						t.Fatal(err)
-					}
-					for bb := 0; bb < nb; bb++ {
-						a := operand[float32]{av, op.Layout{Shape: []int{1, k}, Strides: []int{k, 1}, Offset: bb * k}}
-						b := operand[float32]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{n, 1}, Offset: bb * k * n}}
-						if bT {
-							b.lay.Strides = []int{1, k}
-						}
-						if bad := checkF32(out[bb*n:(bb+1)*n], a, b, 1, n, k, level != LevelGeneric); bad != "" {
-							t.Fatalf("%s procs=%d bT=%v batch %d: %s", level, procs, bT, bb, bad)
-						}
-					}
-				}
 			})
 		}
 	}

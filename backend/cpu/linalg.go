@@ -43,9 +43,16 @@ import (
 //     the assembly micro-kernels (gemm_blis.go; 6x16 f32 YMM tiles at avx2,
 //     6x64 ZMM tiles at avx512 and above, gemm512_amd64.go, all with the
 //     same bits; blocking from the CPU's caches, gemm_cache.go), with the
-//     matrix-vector
-//     kernels for m == 1 or n == 1 (gemm_gemv.go) and the unpacked strided
-//     kernel for small or skinny f32 shapes (gemm_small.go) in front;
+//     matrix-vector kernels for m == 1 or n == 1 (gemm_gemv.go; AVX-512
+//     ones from level avx512) and the unpacked strided kernel for small or
+//     skinny f32 shapes (gemm_small.go) in front. Every output of these
+//     paths is one FMA chain over k in order, so a row of a batched product
+//     is the same bits whatever the batch — except the matrix-vector dot
+//     form (f32 and bf16 highest, the matrix contiguous along k, as W in
+//     x·Wᵀ), which has its own fixed order (32 k-strided lanes, then a
+//     halving tree; gemm_gemv.go): deterministic for any thread count and
+//     row split, the same bits at avx2 and avx512, within tolerance of the
+//     exact dot product, but not bitwise equal to the batched GEMM's row;
 //   - generic (and integers everywhere): the pure-Go path below, units of
 //     (batch, MC rows, NC columns), each packing its own panels and running
 //     4x4 kernels, in parallel above ParallelThreshold multiply-adds.

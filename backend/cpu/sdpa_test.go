@@ -99,7 +99,11 @@ func withSDPABlocks(bq, bk int, fn func()) {
 // sizes of the issue: L, S in {1, 7, 16, 17, 63, 65, 200}, E in {1, 8, 64,
 // 65}, causal or not, at the default block sizes and at small ones (many
 // key blocks, ragged edges). One key block runs the exact path, which
-// must equal the decomposition bit for bit.
+// must equal the decomposition bit for bit — except where one of the
+// decomposition's matmuls is a matrix-vector product (L, S or the value
+// width 1), whose dot form has its own summation order (gemm_gemv.go),
+// not the GEMM's in-order chain that the kernel runs: there within
+// tolerance.
 func TestSDPAShapes(t *testing.T) {
 	sizes := []int{1, 7, 16, 17, 63, 65, 200}
 	dims := []int{1, 8, 64, 65}
@@ -126,7 +130,7 @@ func TestSDPAShapes(t *testing.T) {
 							name := fmt.Sprintf("blocks%v/L%d/S%d/E%d/causal=%v", blocks, l, s, e, causal)
 							got := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a)
 							want := sdpaDecomposed(t, []*tensor.Tensor{q, k, v, nil}, a)
-							sdpaClose(t, name, got, want, s <= blocks[1], 2e-6, 2e-6)
+							sdpaClose(t, name, got, want, s <= blocks[1] && l > 1 && s > 1 && ev > 1, 2e-6, 2e-6)
 						}
 					}
 				}
@@ -346,8 +350,9 @@ func TestSDPAExactPath(t *testing.T) {
 }
 
 // TestSDPARowPath checks the row path (at most sdpaRowMaxL query rows,
-// the decode shapes) against the decomposition bit for bit: K and V
-// row-major or contiguous along S, masks, causal, GQA, dropout.
+// the decode shapes) against the decomposition bit for bit (within
+// tolerance at L or S = 1, as in TestSDPAShapes): K and V row-major or
+// contiguous along S, masks, causal, GQA, dropout.
 func TestSDPARowPath(t *testing.T) {
 	if gemvAsmF32 == nil || !atLeast(LevelAVX2) {
 		t.Skip("no gemv kernels at this CPU level")
@@ -383,7 +388,7 @@ func TestSDPARowPath(t *testing.T) {
 					if sdpaRowRuns.Load() == before {
 						t.Fatalf("L%d S%d E%d %s: the row path did not run", l, s, e, c.name)
 					}
-					sdpaClose(t, fmt.Sprintf("L%d/S%d/E%d/%s", l, s, e, c.name), got, sdpaDecomposed(t, in, c.a), true, 0, 0)
+					sdpaClose(t, fmt.Sprintf("L%d/S%d/E%d/%s", l, s, e, c.name), got, sdpaDecomposed(t, in, c.a), l > 1 && s > 1, 2e-6, 2e-6)
 				}
 			}
 		}

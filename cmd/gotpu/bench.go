@@ -789,13 +789,17 @@ func init() {
 				run.Note("go-memmove copies %d MiB, go-memmove-matrix the matrix's %.1f MiB (which stays in cache between repetitions "+
 					"if it fits), over %d goroutines; their GB/s count bytes read plus written", memMB, float64(mb)/(1<<20), cfg.Threads)
 			}
-			return cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, []string{"--k", fmt.Sprint(k)},
+			err = cfg.Measure(ctx, run, steps, []string{"numpy", "torch"}, []string{"--k", fmt.Sprint(k)},
 				func(impl string) kernels.Work {
 					if impl == "numpy" {
 						return kernels.GEMVWork(m, k, kernels.F32)
 					}
 					return kernels.GEMVWork(m, k, refDType(cfg.DType))
 				})
+			if err == nil {
+				gemvCopyShare(run)
+			}
+			return err
 		},
 	})
 
@@ -902,4 +906,21 @@ func refDType(dt string) string {
 		return kernels.F32
 	}
 	return dt
+}
+
+// gemvCopyShare notes gotpu's GEMV rate (bytes read) as a share of each
+// memmove's read rate (half its bytes read plus written): the
+// bandwidth-bound target of a matrix-vector product.
+func gemvCopyShare(run *benchRun) {
+	var got float64
+	for _, r := range run.Results {
+		if r.Impl == "gotpu" {
+			got = r.GBPS
+		}
+	}
+	for _, r := range run.Results {
+		if (r.Impl == "go-memmove" || r.Impl == "go-memmove-matrix") && got > 0 && r.GBPS > 0 {
+			run.Note("gotpu reads %.1f GB/s: %.0f%% of %s's read rate (%.1f GB/s, half its bytes moved)", got, 100*got/(r.GBPS/2), r.Impl, r.GBPS/2)
+		}
+	}
 }
