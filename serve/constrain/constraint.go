@@ -1,0 +1,184 @@
+package constrain
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Grammar is a compiled response format over one Vocab. It is safe for
+// concurrent use; each sequence takes its own Constraint from New. The
+// Grammar memoizes the allowed tokens of the automaton states it has seen.
+type Grammar struct {
+	v *Vocab
+	g *grammar
+
+	mu      sync.Mutex
+	memo    map[string][]int32
+	memoIDs int // ids held by memo
+}
+
+// memoLimit bounds the ids a Grammar's memo holds (4 bytes each); past it
+// the memo starts over.
+const memoLimit = 8 << 20
+
+// Schema compiles a JSON schema (response_format json_schema's "schema")
+// over v. Errors wrap ErrSchema; an unsupported keyword is an
+// *UnsupportedError naming it.
+func (v *Vocab) Schema(schema []byte) (*Grammar, error) {
+	g, err := compileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return v.grammar(g), nil
+}
+
+// JSONObject is response_format json_object: any JSON object.
+func (v *Vocab) JSONObject() *Grammar { return v.grammar(jsonObjectGrammar()) }
+
+func (v *Vocab) grammar(g *grammar) *Grammar {
+	return &Grammar{v: v, g: g, memo: map[string][]int32{}}
+}
+
+// New compiles schema over a vocabulary and returns a constraint for one
+// sequence; schema nil or `{"type":"object"}`-like json_object use is
+// JSONObject. Building the Vocab is the expensive part: servers keep one
+// Vocab per model and one Grammar per schema instead.
+func New(schema []byte, vocab [][]byte, eos []int) (*Constraint, error) {
+	v, err := NewVocab(vocab, eos)
+	if err != nil {
+		return nil, err
+	}
+	if schema == nil {
+		return v.JSONObject().New(), nil
+	}
+	g, err := v.Schema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return g.New(), nil
+}
+
+// Constraint restricts one sequence to the Grammar's language; it has the
+// methods of serve.Constraint. Not safe for concurrent use.
+type Constraint struct {
+	gr   *Grammar
+	s    state
+	done bool // an EOS was accepted
+	key  []byte
+}
+
+// New starts a constraint at the beginning of the value.
+func (gr *Grammar) New() *Constraint {
+	return &Constraint{gr: gr, s: gr.g.start()}
+}
+
+// Allowed sets allow[id] for each token that may come next: the tokens
+// whose bytes continue the value, and the EOS ids once the value is
+// complete. It returns false when the value is complete and nothing but
+// EOS may follow (or, with a vocabulary that cannot spell the next byte,
+// when nothing may).
+func (c *Constraint) Allowed(allow []bool) bool {
+	gr := c.gr
+	end := !c.done && gr.g.canEnd(c.s)
+	if end || c.done {
+		for _, e := range gr.v.eos {
+			if e < len(allow) {
+				allow[e] = true
+			}
+		}
+	}
+	if c.done {
+		return false
+	}
+	ids := gr.allowed(c)
+	for _, id := range ids {
+		if int(id) < len(allow) {
+			allow[id] = true
+		}
+	}
+	return len(ids) > 0
+}
+
+// allowed returns the ids allowed in c's state, from the memo or a walk.
+func (gr *Grammar) allowed(c *Constraint) []int32 {
+	c.key = c.s.key(c.key[:0])
+	gr.mu.Lock()
+	ids, ok := gr.memo[string(c.key)]
+	gr.mu.Unlock()
+	if ok {
+		return ids
+	}
+	ids = gr.walk(c.s)
+	gr.mu.Lock()
+	if gr.memoIDs+len(ids) > memoLimit {
+		clear(gr.memo)
+		gr.memoIDs = 0
+	}
+	gr.memo[string(c.key)] = ids
+	gr.memoIDs += len(ids) + 1
+	gr.mu.Unlock()
+	return ids
+}
+
+// walk visits the vocabulary trie in preorder with the automaton, skipping
+// every subtree whose prefix is rejected, and returns the ids of the tokens
+// fully accepted.
+func (gr *Grammar) walk(s0 state) []int32 {
+	v, g := gr.v, gr.g
+	states := make([]state, v.maxDepth+1)
+	states[0] = s0
+	var out []int32
+	n := int32(len(v.b))
+	for i := int32(1); i < n; {
+		d := v.depth[i]
+		s := states[d-1]
+		c := v.b[i]
+		// Fast path: a byte of a free string's body keeps the state.
+		if f := &s.top; f.ph == strBody && c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && g.nodes[f.node].free {
+			// s unchanged
+		} else if !g.step(&s, c) {
+			i = v.end[i]
+			continue
+		}
+		states[d] = s
+		out = append(out, v.ids[v.tok[i]:v.tok[i+1]]...)
+		i++
+	}
+	return out
+}
+
+// Accept advances past token id. An EOS id is accepted once the value is
+// complete; any other id must be one Allowed would allow.
+func (c *Constraint) Accept(id int) error {
+	gr := c.gr
+	for _, e := range gr.v.eos {
+		if id == e {
+			if c.done || gr.g.canEnd(c.s) {
+				c.done = true
+				return nil
+			}
+			return fmt.Errorf("constrain: EOS token %d before the JSON value is complete", id)
+		}
+	}
+	if c.done {
+		return fmt.Errorf("constrain: token %d after EOS", id)
+	}
+	tb, ok := gr.v.bytesOf(id)
+	if !ok {
+		return fmt.Errorf("constrain: token %d is never allowed (special or outside the vocabulary)", id)
+	}
+	s := c.s
+	for i, b := range tb {
+		if !gr.g.step(&s, b) {
+			return fmt.Errorf("constrain: token %d (%q) not allowed: byte %d does not continue the JSON value", id, tb, i)
+		}
+	}
+	c.s = s
+	return nil
+}
+
+// Done reports whether an EOS was accepted.
+func (c *Constraint) Done() bool { return c.done }
+
+// Complete reports whether the text accepted so far is a complete value.
+func (c *Constraint) Complete() bool { return c.done || c.gr.g.canEnd(c.s) }
