@@ -2,6 +2,7 @@ package constrain
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -65,6 +66,7 @@ type Constraint struct {
 	s    state
 	done bool // an EOS was accepted
 	key  []byte
+	w    walker
 }
 
 // New starts a constraint at the beginning of the value.
@@ -108,7 +110,7 @@ func (gr *Grammar) allowed(c *Constraint) []int32 {
 	if ok {
 		return ids
 	}
-	ids = gr.walk(c.s)
+	ids = gr.walk(c.s, &c.w)
 	gr.mu.Lock()
 	if gr.memoIDs+len(ids) > memoLimit {
 		clear(gr.memo)
@@ -122,29 +124,79 @@ func (gr *Grammar) allowed(c *Constraint) []int32 {
 
 // walk visits the vocabulary trie in preorder with the automaton, skipping
 // every subtree whose prefix is rejected, and returns the ids of the tokens
-// fully accepted.
-func (gr *Grammar) walk(s0 state) []int32 {
+// fully accepted. Inside a string without a pattern, plain bytes are
+// handled inline, and a subtree of plain bytes that fits the string's
+// remaining length is taken whole (its ids are contiguous in preorder).
+func (gr *Grammar) walk(s0 state, w *walker) []int32 {
 	v, g := gr.v, gr.g
-	states := make([]state, v.maxDepth+1)
-	states[0] = s0
-	var out []int32
+	if len(w.states) < v.maxDepth+1 {
+		w.states = make([]state, v.maxDepth+1)
+		w.ref = make([]int32, v.maxDepth+1)
+	}
+	states, ref := w.states, w.ref
+	states[0], ref[0] = s0, 0
+	out := w.out[:0]
 	n := int32(len(v.b))
 	for i := int32(1); i < n; {
 		d := v.depth[i]
-		s := states[d-1]
+		r := ref[d-1]
+		s := &states[r]
 		c := v.b[i]
-		// Fast path: a byte of a free string's body keeps the state.
-		if f := &s.top; f.ph == strBody && c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && g.nodes[f.node].free {
-			// s unchanged
-		} else if !g.step(&s, c) {
+		if f := &s.top; f.ph == strBody && plainByte(c) {
+			if nd := &g.nodes[f.node]; nd.kind == kString && nd.pat == nil {
+				if nd.free {
+					if v.plain[i] {
+						out = append(out, v.ids[v.tok[i]:v.tok[v.end[i]]]...)
+						i = v.end[i]
+						continue
+					}
+					ref[d] = r // the same state
+					out = append(out, v.ids[v.tok[i]:v.tok[i+1]]...)
+					i++
+					continue
+				}
+				// The room left for code points (plain bytes are one each).
+				room := int32(1 << 30)
+				if nd.maxLen >= 0 {
+					room = nd.maxLen - f.n
+				}
+				if v.plain[i] && room >= int32(v.deepest[i]-d+1) {
+					out = append(out, v.ids[v.tok[i]:v.tok[v.end[i]]]...)
+					i = v.end[i]
+					continue
+				}
+				if room < 1 {
+					i = v.end[i]
+					continue
+				}
+				ns := &states[d]
+				*ns = *s
+				nd.count(&ns.top)
+				ref[d] = int32(d)
+				out = append(out, v.ids[v.tok[i]:v.tok[i+1]]...)
+				i++
+				continue
+			}
+		}
+		ns := &states[d]
+		*ns = *s
+		if !g.step(ns, c) {
 			i = v.end[i]
 			continue
 		}
-		states[d] = s
+		ref[d] = int32(d)
 		out = append(out, v.ids[v.tok[i]:v.tok[i+1]]...)
 		i++
 	}
-	return out
+	w.out = out
+	return slices.Clone(out)
+}
+
+// walker is the scratch space of walks, kept by a Constraint.
+type walker struct {
+	states []state
+	ref    []int32
+	out    []int32
 }
 
 // Accept advances past token id. An EOS id is accepted once the value is

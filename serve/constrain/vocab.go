@@ -23,9 +23,17 @@ type Vocab struct {
 	end   []int32
 	tok   []int32
 	ids   []int32
+	// plain[i]: every byte in node i's subtree (i included) is a plain
+	// string byte (printable ASCII but '"' and '\\'); deepest[i]: the
+	// depth of the deepest node in the subtree.
+	plain   []bool
+	deepest []uint16
 	// maxDepth is the longest token.
 	maxDepth int
 }
+
+// plainByte reports whether c stands for itself inside a JSON string.
+func plainByte(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
 
 // NewVocab builds the trie of a vocabulary: tokens[id] is the bytes token
 // id decodes to (see TokenBytes); an empty entry is a token the constraint
@@ -97,6 +105,25 @@ func NewVocab(tokens [][]byte, eos []int) (*Vocab, error) {
 			v.end[i] = st[len(st)-1]
 		}
 		st = append(st, int32(i))
+	}
+	v.plain = make([]bool, n)
+	v.deepest = make([]uint16, n)
+	parent := make([]int32, n)
+	var path []int32 // the node at each depth along the current path
+	for i := 1; i < n; i++ {
+		d := int(v.depth[i])
+		path = append(path[:d-1], int32(i))
+		if d > 1 {
+			parent[i] = path[d-2]
+		}
+		v.plain[i] = plainByte(v.b[i])
+		v.deepest[i] = v.depth[i]
+	}
+	for i := n - 1; i >= 1; i-- {
+		if p := parent[i]; p > 0 {
+			v.plain[p] = v.plain[p] && v.plain[i]
+			v.deepest[p] = max(v.deepest[p], v.deepest[i])
+		}
 	}
 	return v, nil
 }
