@@ -138,6 +138,9 @@ func lossy(b []byte) string {
 }
 
 func TestTokenBytesGemma(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loading Gemma's 262k-token tokenizer takes seconds; runs without -short")
+	}
 	tok, _ := loadTokenizer(t, "gemma-3-270m-q4_k_m.gguf")
 	tb := TokenBytes(tok)
 	if isByteLevel(tok) {
@@ -172,7 +175,7 @@ func TestSmolLM2Walks(t *testing.T) {
 	t.Logf("vocabulary %d tokens, trie %d nodes, longest token %d bytes", v.Size(), v.Nodes(), v.maxDepth)
 	walks := 8
 	if testing.Short() {
-		walks = 3
+		walks = 2
 	}
 	for _, tc := range testSchemas {
 		t.Run(tc.name, func(t *testing.T) {
