@@ -392,3 +392,41 @@ func TestNewAndEOS(t *testing.T) {
 		t.Fatal("unsupported keyword accepted")
 	}
 }
+
+func TestResponseFormat(t *testing.T) {
+	v, err := NewVocab(synthVocab(), []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		rf      string
+		nilG    bool
+		good    string
+		errWant string
+	}{
+		{rf: `{"type":"text"}`, nilG: true},
+		{rf: `{"type":"json_object"}`, good: `{"a": [1]}`},
+		{rf: `{"type":"json_schema","json_schema":{"name":"n","strict":true,"schema":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}`, good: `{"x": 3}`},
+		{rf: `{"type":"json_schema","json_schema":{"name":"n"}}`, good: `[true]`},
+		{rf: `{"type":"json_schema"}`, errWant: "json_schema is missing"},
+		{rf: `{"type":"yaml"}`, errWant: `unknown type "yaml"`},
+		{rf: `{"type":"json_schema","json_schema":{"schema":{"type":"integer","minimum":0}}}`, errWant: `"minimum"`},
+	}
+	for _, tc := range cases {
+		g, err := v.ResponseFormat([]byte(tc.rf))
+		switch {
+		case tc.errWant != "":
+			if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), tc.errWant) {
+				t.Errorf("%s: err %v, want ErrSchema with %q", tc.rf, err, tc.errWant)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.rf, err)
+		case tc.nilG != (g == nil):
+			t.Errorf("%s: grammar %v", tc.rf, g)
+		case g != nil:
+			if ok, complete := accepts(g, tc.good); !ok || !complete {
+				t.Errorf("%s: %q not accepted", tc.rf, tc.good)
+			}
+		}
+	}
+}

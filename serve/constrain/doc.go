@@ -48,9 +48,11 @@
 //
 // Strings with minLength/maxLength count Unicode code points; they and
 // pattern strings do not allow \u escapes (the other escapes are fine).
-// pattern is matched against the whole string (anchors are implied) and
-// supports literals, ., [...] classes, \d \w \s, groups, |, *, +, ?, {m,n};
-// all of it ASCII only.
+// pattern follows JSON Schema: a search, anchored only by a leading ^ and
+// a trailing $; it supports literals, ., [...] classes, \d \w \s, groups,
+// |, *, +, ?, {m,n} (m, n <= 64), (?i), and matches ASCII only (a
+// non-ASCII character never matches). Combining pattern with maxLength can
+// leave no way to finish the string; avoid it.
 //
 // # Speed
 //
