@@ -63,7 +63,7 @@ func New(schema []byte, vocab [][]byte, eos []int) (*Constraint, error) {
 // methods of serve.Constraint. Not safe for concurrent use.
 type Constraint struct {
 	gr   *Grammar
-	s    state
+	s    mstate
 	done bool // an EOS was accepted
 	key  []byte
 	w    walker
@@ -71,7 +71,7 @@ type Constraint struct {
 
 // New starts a constraint at the beginning of the value.
 func (gr *Grammar) New() *Constraint {
-	return &Constraint{gr: gr, s: gr.g.start()}
+	return &Constraint{gr: gr, s: gr.g.startM()}
 }
 
 // Allowed sets allow[id] for each token that may come next: the tokens
@@ -81,7 +81,7 @@ func (gr *Grammar) New() *Constraint {
 // when nothing may).
 func (c *Constraint) Allowed(allow []bool) bool {
 	gr := c.gr
-	end := !c.done && gr.g.canEnd(c.s)
+	end := !c.done && gr.g.canEndM(&c.s)
 	if end || c.done {
 		for _, e := range gr.v.eos {
 			if e < len(allow) {
@@ -110,7 +110,7 @@ func (gr *Grammar) allowed(c *Constraint) []int32 {
 	if ok {
 		return ids
 	}
-	ids = gr.walk(c.s, &c.w)
+	ids = gr.walk(&c.s, &c.w)
 	gr.mu.Lock()
 	if gr.memoIDs+len(ids) > memoLimit {
 		clear(gr.memo)
@@ -127,14 +127,14 @@ func (gr *Grammar) allowed(c *Constraint) []int32 {
 // fully accepted. Inside a string without a pattern, plain bytes are
 // handled inline, and a subtree of plain bytes that fits the string's
 // remaining length is taken whole (its ids are contiguous in preorder).
-func (gr *Grammar) walk(s0 state, w *walker) []int32 {
+func (gr *Grammar) walk(s0 *mstate, w *walker) []int32 {
 	v, g := gr.v, gr.g
 	if len(w.states) < v.maxDepth+1 {
-		w.states = make([]state, v.maxDepth+1)
+		w.states = make([]mstate, v.maxDepth+1)
 		w.ref = make([]int32, v.maxDepth+1)
 	}
 	states, ref := w.states, w.ref
-	states[0], ref[0] = s0, 0
+	states[0], ref[0] = *s0, 0
 	out := w.out[:0]
 	n := int32(len(v.b))
 	for i := int32(1); i < n; {
@@ -142,7 +142,7 @@ func (gr *Grammar) walk(s0 state, w *walker) []int32 {
 		r := ref[d-1]
 		s := &states[r]
 		c := v.b[i]
-		if f := &s.top; f.ph == strBody && plainByte(c) {
+		if f := &s.alt[0].top; s.n == 1 && f.ph == strBody && plainByte(c) {
 			if nd := &g.nodes[f.node]; nd.kind == kString && nd.pat == nil {
 				if nd.free {
 					if v.plain[i] {
@@ -160,27 +160,41 @@ func (gr *Grammar) walk(s0 state, w *walker) []int32 {
 				if nd.maxLen >= 0 {
 					room = nd.maxLen - f.n
 				}
-				if v.plain[i] && room >= int32(v.deepest[i]-d+1) {
-					out = append(out, v.ids[v.tok[i]:v.tok[v.end[i]]]...)
-					i = v.end[i]
-					continue
-				}
 				if room < 1 {
 					i = v.end[i]
 					continue
 				}
+				if v.plain[i] {
+					// Plain bytes all the way down: the tokens no deeper
+					// than the room are allowed, the others are not.
+					limit := int32(d) - 1 + room
+					if int32(v.deepest[i]) <= limit {
+						out = append(out, v.ids[v.tok[i]:v.tok[v.end[i]]]...)
+						i = v.end[i]
+						continue
+					}
+					for j := i; j < v.end[i]; {
+						if int32(v.depth[j]) > limit {
+							j = v.end[j]
+							continue
+						}
+						out = append(out, v.ids[v.tok[j]:v.tok[j+1]]...)
+						j++
+					}
+					i = v.end[i]
+					continue
+				}
 				ns := &states[d]
-				*ns = *s
-				nd.count(&ns.top)
+				ns.n = 1
+				ns.alt[0] = s.alt[0]
+				nd.count(&ns.alt[0].top)
 				ref[d] = int32(d)
 				out = append(out, v.ids[v.tok[i]:v.tok[i+1]]...)
 				i++
 				continue
 			}
 		}
-		ns := &states[d]
-		*ns = *s
-		if !g.step(ns, c) {
+		if !g.stepM(s, c, &states[d]) {
 			i = v.end[i]
 			continue
 		}
@@ -194,7 +208,7 @@ func (gr *Grammar) walk(s0 state, w *walker) []int32 {
 
 // walker is the scratch space of walks, kept by a Constraint.
 type walker struct {
-	states []state
+	states []mstate
 	ref    []int32
 	out    []int32
 }
@@ -205,7 +219,7 @@ func (c *Constraint) Accept(id int) error {
 	gr := c.gr
 	for _, e := range gr.v.eos {
 		if id == e {
-			if c.done || gr.g.canEnd(c.s) {
+			if c.done || gr.g.canEndM(&c.s) {
 				c.done = true
 				return nil
 			}
@@ -219,13 +233,14 @@ func (c *Constraint) Accept(id int) error {
 	if !ok {
 		return fmt.Errorf("constrain: token %d is never allowed (special or outside the vocabulary)", id)
 	}
-	s := c.s
+	cur, next := c.s, mstate{}
 	for i, b := range tb {
-		if !gr.g.step(&s, b) {
+		if !gr.g.stepM(&cur, b, &next) {
 			return fmt.Errorf("constrain: token %d (%q) not allowed: byte %d does not continue the JSON value", id, tb, i)
 		}
+		cur, next = next, cur
 	}
-	c.s = s
+	c.s = cur
 	return nil
 }
 
@@ -233,4 +248,4 @@ func (c *Constraint) Accept(id int) error {
 func (c *Constraint) Done() bool { return c.done }
 
 // Complete reports whether the text accepted so far is a complete value.
-func (c *Constraint) Complete() bool { return c.done || c.gr.g.canEnd(c.s) }
+func (c *Constraint) Complete() bool { return c.done || c.gr.g.canEndM(&c.s) }

@@ -206,6 +206,7 @@ var patternSamples = map[string][]string{
 	"^[0-9]{5}(-[0-9]{4})?$": {"12345", "00000-1234"},
 	"ab+c":                   {"abc", "xxabbbc", "abc\"\\\n"},
 	"^[A-Z][a-z]*$":          {"A", "Hello"},
+	"^x+$":                   {"x", "xxxxx"},
 }
 
 // TestGeneratedValuesAccepted is the other direction of the random walks:

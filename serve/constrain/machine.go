@@ -331,242 +331,313 @@ const (
 	arrCommaSpace
 )
 
-// step advances s by one byte; false means c is not allowed (s is then
-// garbage).
-func (g *grammar) step(s *state, c byte) bool {
+// step advances s by one byte: 1 done (s is the new state), 0 c is not
+// allowed (s is garbage), 2 an anyOf forked and the surviving states were
+// added to out instead.
+func (g *grammar) step(s *state, c byte, out *mstate) int {
 	for {
 		f := &s.top
 		n := &g.nodes[f.node]
 		switch n.kind {
 		case kRoot:
 			if f.ph != 0 {
-				return false
+				return 0
 			}
 			f.ph = 1
 			if !s.push(n.items) {
-				return false
+				return 0
 			}
 		case kUnion:
 			a := n.first[c]
+			if a == -2 {
+				for _, alt := range n.multi[c] {
+					s2 := *s
+					s2.top = frame{node: alt}
+					if g.step(&s2, c, out) == 1 {
+						out.add(s2)
+					}
+				}
+				return 2
+			}
 			if a < 0 {
-				return false
+				return 0
 			}
 			*f = frame{node: a}
 		case kLits:
 			if to, ok := n.trie.child(f.k, c); ok {
 				f.k = to
-				return true
+				return 1
 			}
 			if n.trie.nodes[f.k].term < 0 {
-				return false
+				return 0
 			}
 			s.pop()
 		case kNumber, kInteger:
 			switch stepNumber(f, c, n.kind == kInteger) {
 			case 1:
-				return true
+				return 1
 			case -1:
-				return false
+				return 0
 			}
 			s.pop()
 		case kString:
 			switch stepString(f, n, c) {
 			case 1:
-				return true
+				return 1
 			case 2:
 				s.pop()
-				return true
+				return 1
 			}
-			return false
+			return 0
 		case kObject:
-			return g.stepObject(s, f, n, c)
+			return g.stepObject(s, f, n, c, out)
 		case kFreeObj:
 			switch f.ph {
 			case objOpen:
 				if c != '{' {
-					return false
+					return 0
 				}
 				f.ph = objFirst
-				return true
+				return 1
 			case objFirst, objComma, objCommaSpace:
 				if c == '}' && f.ph == objFirst {
 					s.pop()
-					return true
+					return 1
 				}
 				if c == ' ' && f.ph == objComma {
 					f.ph = objCommaSpace
-					return true
+					return 1
 				}
 				if c != '"' {
-					return false
+					return 0
 				}
 				f.ph = objColon
 				if !s.push(g.freeStr) {
-					return false
+					return 0
 				}
 			case objColon:
 				if c != ':' {
-					return false
+					return 0
 				}
 				f.ph = objValue
-				return true
+				return 1
 			case objValue, objValueSpace:
 				if c == ' ' && f.ph == objValue {
 					f.ph = objValueSpace
-					return true
+					return 1
 				}
 				f.ph = objAfter
 				if !s.push(g.any) {
-					return false
+					return 0
 				}
 			case objAfter:
 				switch c {
 				case ',':
 					f.ph = objComma
-					return true
+					return 1
 				case '}':
 					s.pop()
-					return true
+					return 1
 				}
-				return false
+				return 0
 			default:
-				return false
+				return 0
 			}
 		case kArray:
 			switch f.ph {
 			case arrOpen:
 				if c != '[' {
-					return false
+					return 0
 				}
 				f.ph = arrFirst
-				return true
+				return 1
 			case arrFirst, arrComma, arrCommaSpace:
 				if f.ph == arrFirst && c == ']' {
 					if n.minItems > 0 {
-						return false
+						return 0
 					}
 					s.pop()
-					return true
+					return 1
 				}
 				if f.ph == arrComma && c == ' ' {
 					f.ph = arrCommaSpace
-					return true
+					return 1
 				}
 				if n.maxItems >= 0 && f.n >= n.maxItems {
-					return false
+					return 0
 				}
 				if limit := max(n.minItems, n.maxItems); f.n < limit {
 					f.n++
 				}
 				f.ph = arrAfter
 				if !s.push(n.items) {
-					return false
+					return 0
 				}
 			case arrAfter:
 				switch c {
 				case ',':
 					if n.maxItems >= 0 && f.n >= n.maxItems {
-						return false
+						return 0
 					}
 					f.ph = arrComma
-					return true
+					return 1
 				case ']':
 					if f.n < n.minItems {
-						return false
+						return 0
 					}
 					s.pop()
-					return true
+					return 1
 				}
-				return false
+				return 0
 			default:
-				return false
+				return 0
 			}
 		default:
-			return false
+			return 0
 		}
 	}
 }
 
-func (g *grammar) stepObject(s *state, f *frame, n *node, c byte) bool {
+func (g *grammar) stepObject(s *state, f *frame, n *node, c byte, out *mstate) int {
 	np := int32(len(n.props))
 	for {
 		switch f.ph {
 		case objOpen:
 			if c != '{' {
-				return false
+				return 0
 			}
 			f.ph = objFirst
-			return true
+			return 1
 		case objFirst, objComma, objCommaSpace:
 			if c == '}' && f.ph == objFirst {
 				if n.nextReq[f.n] != np {
-					return false
+					return 0
 				}
 				s.pop()
-				return true
+				return 1
 			}
 			if c == ' ' && f.ph == objComma {
 				f.ph = objCommaSpace
-				return true
+				return 1
 			}
 			if c != '"' {
-				return false
+				return 0
 			}
 			f.ph, f.k = objKey, 0
 			continue
 		case objKey:
 			to, ok := n.trie.child(f.k, c)
 			if !ok {
-				return false
+				return 0
 			}
 			hi := n.nextReq[f.n]
 			if hi == np {
 				hi = np - 1
 			}
 			if !n.trie.anyIn(to, f.n, hi) {
-				return false
+				return 0
 			}
 			f.k = to
 			if t := n.trie.nodes[to].term; t >= 0 {
 				f.ph, f.n = objColon, t+1
 			}
-			return true
+			return 1
 		case objColon:
 			if c != ':' {
-				return false
+				return 0
 			}
 			f.ph = objValue
-			return true
+			return 1
 		case objValue, objValueSpace:
 			if c == ' ' && f.ph == objValue {
 				f.ph = objValueSpace
-				return true
+				return 1
 			}
 			f.ph = objAfter
 			if !s.push(n.props[f.n-1].node) {
-				return false
+				return 0
 			}
-			return g.step(s, c)
+			return g.step(s, c, out)
 		case objAfter:
 			switch c {
 			case ',':
 				if f.n >= np {
-					return false
+					return 0
 				}
 				f.ph = objComma
-				return true
+				return 1
 			case '}':
 				if n.nextReq[f.n] != np {
-					return false
+					return 0
 				}
 				s.pop()
-				return true
+				return 1
 			}
-			return false
+			return 0
 		default:
-			return false
+			return 0
 		}
 	}
+}
+
+// maxAlts bounds the parses an anyOf with overlapping alternatives keeps
+// at once; further ones are dropped (every kept one is a valid parse, so
+// the output stays valid; only some continuations are lost).
+const maxAlts = 4
+
+// mstate is the automaton's full state: the parses still alive (usually
+// one; more only inside overlapping anyOf alternatives).
+type mstate struct {
+	n   int
+	alt [maxAlts]state
+}
+
+func (m *mstate) add(s state) {
+	for i := 0; i < m.n; i++ {
+		if m.alt[i] == s {
+			return
+		}
+	}
+	if m.n < maxAlts {
+		m.alt[m.n] = s
+		m.n++
+	}
+}
+
+// stepM advances every parse of in by c into out (out != in); false when
+// none survives.
+func (g *grammar) stepM(in *mstate, c byte, out *mstate) bool {
+	out.n = 0
+	for i := 0; i < in.n; i++ {
+		s := in.alt[i]
+		if g.step(&s, c, out) == 1 {
+			out.add(s)
+		}
+	}
+	return out.n > 0
+}
+
+func (g *grammar) startM() mstate {
+	return mstate{n: 1, alt: [maxAlts]state{g.start()}}
+}
+
+// canEndM reports whether some parse is a complete value.
+func (g *grammar) canEndM(m *mstate) bool {
+	for i := 0; i < m.n; i++ {
+		if g.canEnd(m.alt[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyM appends a byte string that identifies m.
+func (m *mstate) key(dst []byte) []byte {
+	for i := 0; i < m.n; i++ {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(m.alt[i].depth))
+		dst = m.alt[i].key(dst)
+	}
+	return dst
 }
 
 // canEnd reports whether the text so far is one complete value (EOS may

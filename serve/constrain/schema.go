@@ -90,9 +90,12 @@ type node struct {
 	// property at or after p (len(props) when none).
 	props   []prop
 	nextReq []int32
-	// kUnion: the alternatives and, per first byte, the one to run (-1 none).
+	// kUnion: the alternatives and, per first byte, the one to run (-1
+	// none, -2 several: multi[b] lists them, and all are followed).
 	alts  []int32
 	first *[256]int32
+	multi map[byte][]int32
+	oneOf bool
 	// ref is the $ref target of a placeholder node until it is resolved.
 	ref string
 }
@@ -297,7 +300,7 @@ func (c *compiler) compileObject(m map[string]any, path string) (int32, error) {
 			}
 			alts[i] = id
 		}
-		return c.add(node{kind: kUnion, alts: alts}), nil
+		return c.add(node{kind: kUnion, alts: alts, oneOf: kw == "oneOf"}), nil
 	}
 	var types []string
 	switch t := m["type"].(type) {
@@ -637,44 +640,54 @@ func (c *compiler) finish(top int32) error {
 		case kArray:
 			f['['] = true
 		case kUnion:
-			table := new([256]int32)
-			for i := range table {
-				table[i] = -1
-			}
+			var cand [256][]int32
 			for _, a := range n.alts {
 				af, err := first(a)
 				if err != nil {
 					return nil, err
 				}
 				for b, ok := range af {
-					if !ok {
-						continue
+					if ok && !slices.Contains(cand[b], a) {
+						cand[b] = append(cand[b], a)
 					}
-					if table[b] == a {
-						continue
-					}
-					if table[b] >= 0 {
-						merged, ok := c.mergeLits(table[b], a)
-						if !ok {
-							return nil, &UnsupportedError{Keyword: "anyOf", Detail: fmt.Sprintf("two alternatives can start with %q; alternatives must differ in their first character (enum/const alternatives are merged)", rune(b))}
-						}
-						// Both were literal sets: dispatch every first byte of
-						// either to the merged set.
-						old := table[b]
-						for bb := range table {
-							if table[bb] == old || table[bb] == a {
-								table[bb] = merged
-							}
-						}
-						a = merged
-						continue
-					}
-					table[b] = a
-					f[b] = true
 				}
 			}
+			table := new([256]int32)
+			var multi map[byte][]int32
+			merged := map[string]int32{}
+			for b := range table {
+				as := cand[b]
+				switch len(as) {
+				case 0:
+					table[b] = -1
+					continue
+				case 1:
+					table[b] = as[0]
+					f[b] = true
+					continue
+				}
+				f[b] = true
+				key := fmt.Sprint(as)
+				if m, ok := merged[key]; ok {
+					table[b] = m
+					continue
+				}
+				if m, ok := c.mergeLits(as); ok {
+					merged[key] = m
+					table[b] = m
+					continue
+				}
+				if g.nodes[id].oneOf {
+					return nil, &UnsupportedError{Keyword: "oneOf", Detail: fmt.Sprintf("two alternatives can start with %q; oneOf alternatives must differ in their first character (enum/const alternatives are merged; anyOf allows overlaps)", rune(b))}
+				}
+				if multi == nil {
+					multi = map[byte][]int32{}
+				}
+				multi[byte(b)] = as
+				table[b] = -2
+			}
 			n = &g.nodes[id] // mergeLits may have grown g.nodes
-			n.first = table
+			n.first, n.multi = table, multi
 		}
 		firsts[id] = &f
 		state[id] = 2
@@ -690,18 +703,19 @@ func (c *compiler) finish(top int32) error {
 	return nil
 }
 
-// mergeLits merges two literal-set nodes (after unions of one alternative
-// are looked through) into a new node.
-func (c *compiler) mergeLits(a, b int32) (int32, bool) {
-	a, b = c.throughUnions(a), c.throughUnions(b)
-	na, nb := &c.g.nodes[a], &c.g.nodes[b]
-	if na.kind != kLits || nb.kind != kLits {
-		return 0, false
-	}
-	texts := slices.Clone(na.trie.texts)
-	for _, t := range nb.trie.texts {
-		if !slices.Contains(texts, t) {
-			texts = append(texts, t)
+// mergeLits merges literal-set nodes (unions of one alternative are looked
+// through) into a new node; false when one is not a literal set.
+func (c *compiler) mergeLits(ids []int32) (int32, bool) {
+	var texts []string
+	for _, id := range ids {
+		n := &c.g.nodes[c.throughUnions(id)]
+		if n.kind != kLits {
+			return 0, false
+		}
+		for _, t := range n.trie.texts {
+			if !slices.Contains(texts, t) {
+				texts = append(texts, t)
+			}
 		}
 	}
 	return c.add(node{kind: kLits, trie: newTrie(texts)}), true
