@@ -32,11 +32,13 @@
 // properties, required, additionalProperties (only false; it is the default
 // when properties are given; an object schema without properties is any
 // JSON object), items, minItems, maxItems, minLength, maxLength, pattern (a
-// simple ASCII regular expression, see below), enum, const, anyOf and oneOf
-// (the alternatives must differ in their first byte: {"type": ["string",
-// "null"]} works, two object alternatives do not; enum/const alternatives
-// are merged), $ref to "#/$defs/..." or "#/definitions/..." (recursion is
-// fine), $defs and definitions. Annotations are ignored: title,
+// simple ASCII regular expression, see below), enum, const, anyOf, oneOf,
+// $ref to "#/$defs/..." or "#/definitions/..." (recursion is fine), $defs
+// and definitions. anyOf alternatives may overlap: the automaton follows up
+// to 4 parses at once (beyond that the newest are dropped, which keeps the
+// output valid but loses some continuations); oneOf alternatives must
+// differ in their first byte (so the output matches exactly one), except
+// enum/const alternatives, which are merged. Annotations are ignored: title,
 // description, $schema, $id, $comment, examples, default, deprecated,
 // readOnly, writeOnly. Every other keyword (minimum, format, allOf,
 // patternProperties, ...) is an error naming it (an *UnsupportedError),
