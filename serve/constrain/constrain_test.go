@@ -346,7 +346,9 @@ func TestSchemaErrors(t *testing.T) {
 	}
 	for _, bad := range []string{`{`, `{"type":"strin"}`, `{"type":"string","maxLength":-1}`, `{"enum":[]}`,
 		`{"type":"object","properties":{"a":{}},"required":["b"]}`, `{"type":"string","minLength":3,"maxLength":2}`,
-		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `{} {}`} {
+		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `{} {}`,
+		`{"$defs":{"a":{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"required":["x"]}},"$ref":"#/$defs/a"}`,
+		`{"$defs":{"a":{"type":"array","items":{"$ref":"#/$defs/a"},"minItems":1}},"$ref":"#/$defs/a"}`} {
 		if _, err := compileSchema([]byte(bad)); !errors.Is(err, ErrSchema) {
 			t.Errorf("%s: err %v, want ErrSchema", bad, err)
 		}
@@ -437,4 +439,37 @@ func TestResponseFormat(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCompile: any schema text compiles or fails with ErrSchema, never
+// panics; a compiled one accepts the shortest completion from the start.
+func FuzzCompile(f *testing.F) {
+	for _, tc := range testSchemas {
+		f.Add(tc.schema)
+	}
+	f.Add(`{"anyOf":[{"$ref":"#/definitions/x"},{"type":"null"}],"definitions":{"x":{"items":{"pattern":"a|b*"}}}}`)
+	f.Fuzz(func(t *testing.T, schema string) {
+		g, err := compileSchema([]byte(schema))
+		if err != nil {
+			if !errors.Is(err, ErrSchema) {
+				t.Fatalf("%s: error %v does not wrap ErrSchema", schema, err)
+			}
+			return
+		}
+		s := g.startM()
+		comp, ok := g.shortestCompletion(s)
+		if !ok {
+			return // the search is bounded; deep schemas may exceed it
+		}
+		for _, c := range comp {
+			var next mstate
+			if !g.stepM(&s, c, &next) {
+				t.Fatalf("%s: completion %q rejected", schema, comp)
+			}
+			s = next
+		}
+		if !g.canEndM(&s) {
+			t.Fatalf("%s: completion %q incomplete", schema, comp)
+		}
+	})
 }

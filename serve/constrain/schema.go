@@ -700,6 +700,47 @@ func (c *compiler) finish(top int32) error {
 		firsts = append(firsts, make([]*[256]bool, len(g.nodes)-len(firsts))...)
 		state = append(state, make([]uint8, len(g.nodes)-len(state))...)
 	}
+	return g.checkFinite()
+}
+
+// checkFinite rejects schemas with no finite value (a required property
+// or a minItems array that always recurses): the automaton could never
+// finish one.
+func (g *grammar) checkFinite() error {
+	fin := make([]bool, len(g.nodes))
+	for changed := true; changed; {
+		changed = false
+		for id := range g.nodes {
+			if fin[id] {
+				continue
+			}
+			n := &g.nodes[id]
+			ok := false
+			switch n.kind {
+			case kRoot:
+				ok = fin[n.items]
+			case kLits, kNumber, kInteger, kString, kFreeObj:
+				ok = true
+			case kArray:
+				ok = n.minItems == 0 || fin[n.items]
+			case kObject:
+				ok = true
+				for _, p := range n.props {
+					ok = ok && (!p.required || fin[p.node])
+				}
+			case kUnion:
+				for _, a := range n.alts {
+					ok = ok || fin[a]
+				}
+			}
+			if ok {
+				fin[id], changed = true, true
+			}
+		}
+	}
+	if !fin[0] {
+		return schemaErr("", "the schema has no finite value (a required property or minItems recursion never ends)")
+	}
 	return nil
 }
 
