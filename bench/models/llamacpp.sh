@@ -2,8 +2,8 @@
 # llamacpp.sh — llama.cpp's llama-bench on the SmolLM2-135M-Instruct GGUF
 # files (Q4_1 and the F32/BF16/Q8_0 variants of tools/llamacpp/quantize.sh)
 # and Gemma-3-270M Q4_K_M: the same-machine reference for `gotpu bench
-# model` on the same files. Prints a markdown table (pp128 and tg64 tokens/s,
-# mean ± sd over the repetitions) and the CPU line; with --json, the
+# model` on the same files. Prints a markdown table (pp128 and tg64 tokens/s:
+# median, range and mean ± sd over the repetitions) and the CPU line; with --json, the
 # llama-bench JSON records of every file as one array.
 #
 #   bench/models/llamacpp.sh [--threads 2] [--reps 3] [--pp 128] [--tg 64] [--json]
@@ -62,10 +62,12 @@ if recs:
     print(f"llama.cpp {r.get('build_commit')} (build {r.get('build_number')}), backend {r.get('backends')}, threads {r.get('n_threads')}")
     print(f"llama-bench cpu_info: {r.get('cpu_info')}")
 print()
-print("| file | type | size MiB | params M | test | tokens/s (mean ± sd) |")
-print("|---|---|---:|---:|---|---:|")
+print("| file | type | size MiB | test | tokens/s median | min–max | mean ± sd |")
+print("|---|---|---:|---|---:|---:|---:|")
 for r in recs:
     test = f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"
     name = r["model_filename"].rsplit("/", 1)[-1]
-    print(f"| {name} | {r['model_type']} | {r['model_size']/2**20:.1f} | {r['model_n_params']/1e6:.1f} | {test} | {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} |")
+    ts = sorted(r["samples_ts"])
+    med = ts[len(ts) // 2] if len(ts) % 2 else (ts[len(ts) // 2 - 1] + ts[len(ts) // 2]) / 2
+    print(f"| {name} | {r['model_type']} | {r['model_size']/2**20:.1f} | {test} | {med:.1f} | {ts[0]:.1f}–{ts[-1]:.1f} | {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} |")
 PY
