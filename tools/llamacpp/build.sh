@@ -15,8 +15,9 @@
 # (tuned for this CPU, so the numbers are the best llama.cpp does here), no
 # CUDA/Metal/Vulkan, no curl/OpenSSL, no web UI download, static libraries.
 # Idempotent: when the binaries asked for exist it only prints the bin
-# directory. The first full build takes 20-40 minutes on 2 cores
-# (llama-server is most of it).
+# directory; an interrupted build resumes. With -j2 on the shared 2-core VM
+# (load 10-20), llama-bench + llama-quantize took ~35 minutes;
+# llama-server + llama-cli are about as much again.
 # Needs python3 with pip, cmake, a C/C++ compiler, sha256sum; ninja if present.
 set -euo pipefail
 
