@@ -11,7 +11,8 @@
 #
 # Builds llama-bench the first time (tools/llamacpp/build.sh llama-bench,
 # ~35 min on the loaded 2-core VM) and makes the variants
-# (tools/llamacpp/quantize.sh). Records go to $GOTPU_BENCH_DIR (default .cache/bench-llamacpp, git-ignored).
+# (tools/llamacpp/quantize.sh). Records go to $GOTPU_BENCH_DIR (default
+# .cache/bench-llamacpp, git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 threads=2; reps=3; pp=128; tg=64; json=0
