@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/gotpu/gotpu/models"
 	"github.com/gotpu/gotpu/models/sample"
 	"github.com/gotpu/gotpu/serve"
+	"github.com/gotpu/gotpu/serve/constrain"
 )
 
 // engineConfig are the continuous-batching engine's settings, from the
@@ -166,6 +168,9 @@ func newServeCmd() *cobra.Command {
 					return fmt.Errorf("serve: %s has no tokenizer.json", mf.path)
 				}
 				o.Generator, o.Tokenizer, o.EOS = gen, serve.HFTokenizer(m.Tokenizer), eosIDs(m)
+				if o.NewConstraint, err = constraintBuilder(m); err != nil {
+					return fmt.Errorf("serve: %w", err)
+				}
 				if m.Chat != nil {
 					o.Chat = m.Chat
 				}
@@ -317,4 +322,36 @@ func defaultSampling(m *models.Model) *sample.Params {
 
 func init() {
 	rootCmd.AddCommand(newServeCmd())
+}
+
+// maxGrammars bounds the compiled response formats gotpu serve keeps (each
+// holds its masks memoized by automaton state).
+const maxGrammars = 64
+
+// constraintBuilder returns the server's constrained-decoding hook over m's
+// vocabulary: a schema is compiled once (serve/constrain) and every
+// sequence that asks for it gets its own Constraint.
+func constraintBuilder(m *models.Model) (func([]byte) (serve.Constraint, error), error) {
+	vocab, err := constrain.NewVocab(constrain.TokenBytes(m.Tokenizer), eosIDs(m))
+	if err != nil {
+		return nil, fmt.Errorf("constrained decoding: %w", err)
+	}
+	var mu sync.Mutex
+	grammars := map[string]*constrain.Grammar{}
+	return func(schema []byte) (serve.Constraint, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		g, ok := grammars[string(schema)]
+		if !ok {
+			var err error
+			if g, err = vocab.Schema(schema); err != nil {
+				return nil, err
+			}
+			if len(grammars) >= maxGrammars {
+				clear(grammars)
+			}
+			grammars[string(schema)] = g
+		}
+		return g.New(), nil
+	}, nil
 }

@@ -171,6 +171,21 @@ func TestServeEndToEnd(t *testing.T) {
 	if len(out.Choices) != 1 || out.Choices[0].Message.Content != gen.Text || out.Usage.PromptTokens != len(gen.PromptIDs) || out.Usage.CompletionTokens != len(gen.IDs) {
 		t.Errorf("served %+v, generate gave %q (%d prompt, %d new tokens)", out, gen.Text, len(gen.PromptIDs), len(gen.IDs))
 	}
+	// Constrained decoding through the engine: the answer is the schema's
+	// (a bounded object, so the model must end it within max_tokens).
+	out.Choices = nil
+	schema := `{"type":"object","properties":{"color":{"enum":["red","green"]}},"required":["color"]}`
+	if code := postJSON(t, url+"/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hello"}],"max_tokens":40,"temperature":0,
+		"response_format":{"type":"json_schema","json_schema":{"name":"c","schema":`+schema+`}}}`, &out); code != 200 || len(out.Choices) != 1 {
+		t.Fatalf("json_schema: status %d: %+v", code, out)
+	}
+	t.Logf("json_schema answer: %q (finish %s)", out.Choices[0].Message.Content, out.Choices[0].FinishReason)
+	var obj struct {
+		Color string `json:"color"`
+	}
+	if c := out.Choices[0]; c.FinishReason != "stop" || json.Unmarshal([]byte(c.Message.Content), &obj) != nil || (obj.Color != "red" && obj.Color != "green") {
+		t.Errorf("json_schema answer %q (finish %s) does not follow the schema", c.Message.Content, c.FinishReason)
+	}
 	var emb struct {
 		Data []struct {
 			Embedding []float32 `json:"embedding"`
