@@ -2,7 +2,7 @@
 
 package cpu
 
-import "golang.org/x/sys/cpu"
+import "github.com/gotpu/gotpu/internal/cpulevel"
 
 // gemmF32x6x16 accumulates a packed 6xkc A panel times a packed kcx16 B
 // panel into the 6x16 float32 tile at c (row stride ldc elements), one
@@ -21,20 +21,14 @@ func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
 
 // haveAVX2 reports whether the CPU and OS support the AVX2+FMA kernels
 // (x/sys/cpu's HasAVX already includes the OS's YMM state check).
-func haveAVX2() bool { return cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA }
+func haveAVX2() bool { return cpulevel.Has(cpulevel.AVX2) }
 
-// haveAVX512 reports whether the CPU and OS support the AVX-512 kernels
-// (F, BW, DQ and VL; x/sys/cpu's flags include the OS's ZMM state check).
-func haveAVX512() bool {
-	x := cpu.X86
-	return haveAVX2() && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL
-}
+// haveAVX512 reports whether the CPU and OS support the AVX-512 kernels.
+func haveAVX512() bool { return cpulevel.Has(cpulevel.AVX512) }
 
 // haveAVX512BF16 reports whether the CPU also has AVX512_BF16 (VDPBF16PS)
 // and AVX512_VNNI (VPDPBUSD).
-func haveAVX512BF16() bool {
-	return haveAVX512() && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512VNNI
-}
+func haveAVX512BF16() bool { return cpulevel.Has(cpulevel.AVX512BF16) }
 
 // Cache blocking: derived from this machine's caches (gemm_cache.go,
 // where the measurements behind the rules are).

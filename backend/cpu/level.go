@@ -2,7 +2,8 @@ package cpu
 
 import (
 	"os"
-	"slices"
+
+	"github.com/gotpu/gotpu/internal/cpulevel"
 )
 
 // CPU kernel levels (GOTPU_CPU_LEVEL), from least to most capable. A
@@ -10,18 +11,18 @@ import (
 // its own exists for an operation, the best one of a lower level runs.
 const (
 	// LevelGeneric is the portable pure-Go code.
-	LevelGeneric = "generic"
+	LevelGeneric = cpulevel.Generic
 	// LevelAVX2 is the AVX2+FMA assembly (amd64).
-	LevelAVX2 = "avx2"
+	LevelAVX2 = cpulevel.AVX2
 	// LevelAVX512 adds AVX-512 F, BW, DQ and VL kernels on ZMM registers.
-	LevelAVX512 = "avx512"
+	LevelAVX512 = cpulevel.AVX512
 	// LevelAVX512BF16 adds AVX512_BF16 (VDPBF16PS) and AVX512_VNNI
 	// (VPDPBUSD) kernels.
-	LevelAVX512BF16 = "avx512bf16"
+	LevelAVX512BF16 = cpulevel.AVX512BF16
 )
 
 // allLevels orders the levels; a level's rank is its index.
-var allLevels = []string{LevelGeneric, LevelAVX2, LevelAVX512, LevelAVX512BF16}
+var allLevels = cpulevel.All()
 
 // cpuLevel is the active level: the best the CPU supports, capped by
 // GOTPU_CPU_LEVEL (generic forces the pure-Go kernels). Asking for a level
@@ -39,22 +40,10 @@ func pickLevel(env string) string {
 }
 
 // levelRank returns the rank of a level name, or -1 for an unknown one.
-func levelRank(l string) int { return slices.Index(allLevels, l) }
+func levelRank(l string) int { return cpulevel.Rank(l) }
 
 // SupportedLevels returns the levels this CPU can run, from generic up.
-func SupportedLevels() []string {
-	n := 1
-	if haveAVX2() {
-		n = 2
-		if haveAVX512() {
-			n = 3
-			if haveAVX512BF16() {
-				n = 4
-			}
-		}
-	}
-	return append([]string(nil), allLevels[:n]...)
-}
+func SupportedLevels() []string { return cpulevel.Supported() }
 
 // atLeast reports whether the active level includes level l's kernels.
 func atLeast(l string) bool { return levelRank(cpuLevel) >= levelRank(l) }

@@ -2,18 +2,20 @@ package quant
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/gotpu/gotpu/internal/cpulevel"
 )
 
-// The kernel levels, named as backend/cpu's (level.go), least capable first.
+// The kernel levels (internal/cpulevel, shared with backend/cpu), least
+// capable first.
 const (
-	LevelGeneric    = "generic"
-	LevelAVX2       = "avx2"
-	LevelAVX512     = "avx512"
-	LevelAVX512BF16 = "avx512bf16"
+	LevelGeneric    = cpulevel.Generic
+	LevelAVX2       = cpulevel.AVX2
+	LevelAVX512     = cpulevel.AVX512
+	LevelAVX512BF16 = cpulevel.AVX512BF16
 )
 
-var allLevels = []string{LevelGeneric, LevelAVX2, LevelAVX512, LevelAVX512BF16}
+var allLevels = cpulevel.All()
 
 // rowsFn computes y[j] = dot(W row j, activation row i) for j in [j0, j1);
 // w holds all of W's rows (rb bytes each) and y is the output row of i.
@@ -39,9 +41,9 @@ func For(level string) Kernels {
 	for _, t := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K} {
 		k.rows[t] = genericRows(dotGeneric(t))
 	}
-	want := slices.Index(allLevels, level)
+	want := cpulevel.Rank(level)
 	for r := 1; r <= want && r < len(allLevels); r++ {
-		if !cpuHas(allLevels[r]) {
+		if !cpulevel.Has(allLevels[r]) {
 			break
 		}
 		if addLevel(&k, allLevels[r]) {
@@ -55,7 +57,7 @@ func For(level string) Kernels {
 func Levels() []string {
 	out := []string{LevelGeneric}
 	for _, l := range allLevels[1:] {
-		if !cpuHas(l) {
+		if !cpulevel.Has(l) {
 			break
 		}
 		out = append(out, l)

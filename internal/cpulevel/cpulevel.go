@@ -1,0 +1,39 @@
+// Package cpulevel names gotpu's CPU kernel levels and says which ones this
+// CPU runs. backend/cpu and internal/quant choose their kernels by these
+// names, so GOTPU_CPU_LEVEL means the same to both.
+package cpulevel
+
+import "slices"
+
+// The levels, from least to most capable. A level includes every kernel of
+// the levels before it.
+const (
+	// Generic is the portable pure-Go code.
+	Generic = "generic"
+	// AVX2 is AVX2, FMA and F16C assembly (amd64).
+	AVX2 = "avx2"
+	// AVX512 adds AVX-512 F, BW, DQ and VL on ZMM registers.
+	AVX512 = "avx512"
+	// AVX512BF16 adds AVX512_BF16 (VDPBF16PS) and AVX512_VNNI (VPDPBUSD).
+	AVX512BF16 = "avx512bf16"
+)
+
+var all = []string{Generic, AVX2, AVX512, AVX512BF16}
+
+// All returns every level, least capable first.
+func All() []string { return slices.Clone(all) }
+
+// Rank returns a level's position in All, or -1 for an unknown name.
+func Rank(level string) int { return slices.Index(all, level) }
+
+// Supported returns the levels this CPU and build run, generic first.
+func Supported() []string {
+	var out []string
+	for _, l := range all {
+		if !Has(l) {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}
