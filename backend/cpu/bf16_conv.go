@@ -19,6 +19,8 @@ import (
 var (
 	bf16WidenAsm func(dst *float32, src *uint16, n int)
 	bf16PackAsm  func(dst *uint16, src *float32, n int)
+	// bf16NarrowAsm512 rounds and packs in one pass (level avx512).
+	bf16NarrowAsm512 func(dst *uint16, src *float32, n int)
 )
 
 // bf16Widen sets dst[i] to the float32 value of src[i] (exact) for i <
@@ -38,12 +40,16 @@ func bf16Widen(dst []float32, src []dtype.BFloat16) {
 
 // bf16Narrow sets dst[i] to dtype.BF16FromF32(src[i]) (round to nearest
 // even, NaN kept with its quiet bit set) for i < len(src); dst must be at
-// least as long. src is scratch: it is left rounded to bf16 in place.
+// least as long. src is scratch: its contents are unspecified afterwards
+// (the avx2 path rounds it in place, the avx512 one reads it only).
 func bf16Narrow(dst []dtype.BFloat16, src []float32) {
 	n := len(src)
 	dst = dst[:n]
 	i := 0
-	if n8 := n &^ 7; n8 > 0 && bf16PackAsm != nil && roundBF16Vec != nil && atLeast(LevelAVX2) {
+	if n16 := n &^ 15; n16 > 0 && bf16NarrowAsm512 != nil && atLeast(LevelAVX512) {
+		bf16NarrowAsm512((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n16)
+		i = n16
+	} else if n8 := n &^ 7; n8 > 0 && bf16PackAsm != nil && roundBF16Vec != nil && atLeast(LevelAVX2) {
 		roundBF16Vec(&src[0], n8, 0)
 		bf16PackAsm((*uint16)(unsafe.Pointer(&dst[0])), &src[0], n8)
 		i = n8

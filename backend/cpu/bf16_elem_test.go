@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
@@ -359,6 +360,34 @@ func TestBF16BinaryRowBroadcast(t *testing.T) {
 						t.Fatalf("%s %s %dx%d [%d]: %#04x, want %#04x", level, name, rows, cols, i, uint16(got[i]), uint16(want))
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBF16NarrowEveryExponent narrows every high half (sign, exponent,
+// top mantissa bits: every bf16 value, infinities and NaN payloads) with
+// the low halves that decide the rounding (exact, below, at and above a
+// tie, the largest), at every level, against dtype.BF16FromF32.
+func TestBF16NarrowEveryExponent(t *testing.T) {
+	lows := []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff}
+	src := make([]float32, 0, 65536*len(lows))
+	for hi := uint32(0); hi < 65536; hi++ {
+		for _, lo := range lows {
+			src = append(src, math.Float32frombits(hi<<16|lo))
+		}
+	}
+	want := make([]dtype.BFloat16, len(src))
+	for i, v := range src {
+		want[i] = dtype.BF16FromF32(v)
+	}
+	for _, level := range bf16Levels() {
+		buf := slices.Clone(src)
+		got := make([]dtype.BFloat16, len(src))
+		atBF16Level(level, func() { bf16Narrow(got, buf) })
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: narrow(%#08x) = %#04x, want %#04x", level, math.Float32bits(src[i]), uint16(got[i]), uint16(want[i]))
 			}
 		}
 	}

@@ -1,0 +1,15 @@
+//go:build amd64 && !purego
+
+package cpu
+
+// bf16NarrowAVX512 sets dst[i] to dtype.BF16FromF32(src[i]) for i < n, a
+// multiple of 16, in one pass (level avx512).
+//
+//go:noescape
+func bf16NarrowAVX512(dst *uint16, src *float32, n int)
+
+func init() {
+	if haveAVX512() {
+		bf16NarrowAsm512 = bf16NarrowAVX512
+	}
+}
