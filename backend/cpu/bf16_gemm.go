@@ -200,6 +200,11 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 // multiple of 16); other lanes of dst are untouched.
 var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
 
+// pairInterleaveAsm interleaves two k steps of a row-major bf16 B into the
+// pair layout (bf16_narrow_amd64.s), nil where there is none: dst[c] =
+// a[c]<<16 | b[c] for c < n, a multiple of 16.
+var pairInterleaveAsm func(dst *uint32, a, b *uint16, n int)
+
 // as16 views bfloat16 values as their bits.
 func as16(s []dtype.BFloat16) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
@@ -263,7 +268,12 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 			a := in0[q*w : q*w+len(out)]
 			if 2*j+1 < kc {
 				bb := src[o+(2*j+1)*lds+q*w : o+(2*j+1)*lds+q*w+len(out)]
-				for c := range out {
+				c0 := 0
+				if v := len(out) &^ 15; v > 0 && pairInterleaveAsm != nil && atLeast(LevelAVX512) {
+					pairInterleaveAsm(&out[0], &a[0], &bb[0], v)
+					c0 = v
+				}
+				for c := c0; c < len(out); c++ {
 					out[c] = uint32(a[c])<<16 | uint32(bb[c])
 				}
 			} else {

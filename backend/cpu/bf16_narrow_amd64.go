@@ -8,8 +8,15 @@ package cpu
 //go:noescape
 func bf16NarrowAVX512(dst *uint16, src *float32, n int)
 
+// pairInterleaveAVX512 sets dst[c] = a[c]<<16 | b[c] for c < n, a
+// multiple of 16 (level avx512).
+//
+//go:noescape
+func pairInterleaveAVX512(dst *uint32, a, b *uint16, n int)
+
 func init() {
 	if haveAVX512() {
 		bf16NarrowAsm512 = bf16NarrowAVX512
+		pairInterleaveAsm = pairInterleaveAVX512
 	}
 }

@@ -40,3 +40,28 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func pairInterleaveAVX512(dst *uint32, a, b *uint16, n int)
+// Sets dst[c] = a[c]<<16 | b[c] for c < n, a multiple of 16: two k steps of
+// a row-major bf16 B interleaved into the VDPBF16PS pair layout.
+TEXT ·pairInterleaveAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ pdone
+ploop:
+	VPMOVZXWD (SI), Z0
+	VPMOVZXWD (DX), Z1
+	VPSLLD $16, Z0, Z0
+	VPORD Z1, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ ploop
+pdone:
+	VZEROUPPER
+	RET
