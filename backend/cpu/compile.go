@@ -537,6 +537,8 @@ func (pl *planner) build() error {
 		}
 		immOnly[v] = all
 	}
+	folds := pl.inPlaceUpdates(users)
+	folded := map[*ir.Node]int{} // copy_ node -> the value its update wrote
 	last := map[*gbuild]*ir.Node{}
 	for _, n := range g.Nodes {
 		if grp := pl.groupOf[n]; grp != nil && n != grp.gemm && n != grp.red {
@@ -571,6 +573,14 @@ func (pl *planner) build() error {
 			if err := pl.emitView(j, n); err != nil {
 				return err
 			}
+		case folds[n] != nil:
+			folded[folds[n]] = pl.emitUpdateInPlace(j, n)
+		case n.Op == opCopyInPlace && hasKey(folded, n):
+			id := folded[n]
+			if pl.outSet[n.Out[0]] {
+				p.bufs[p.vals[id].buf].out = true
+			}
+			pl.vid[n.Out[0]] = id
 		default:
 			if err := pl.emitKernel(j, n); err != nil {
 				return err
@@ -1524,4 +1534,78 @@ func (p *plan) summary() string {
 		}
 	}
 	return sb.String()
+}
+
+// opCopyInPlace is copy_, the op an eager in-place update ends with.
+var opCopyInPlace = op.MustLookup("copy_")
+
+// updateInPlaceOps are the ops whose CPU kernel, given an output that is
+// its first input's own buffer (same layout), updates it in place instead
+// of copying it first (index_copy.go's sameView check).
+var updateInPlaceOps = map[*op.Def]bool{op.MustLookup("index_copy"): true}
+
+// inPlaceUpdates finds the functional updates that an in-place call
+// recorded as update-then-copy_ — x.index_copy_(d, i, s) is
+// copy_(x, index_copy(x, d, i, s)) — so that they run as one in-place
+// kernel on x's copy (which buffer donation can remove too) rather than
+// copying x into a fresh result and the result back into x: for a decoder
+// step that is two whole-KV-cache copies per layer saved. It maps each such
+// update node to its copy_ node. Conditions: the update's result is used by
+// the copy_ alone and is no graph output, the copy_ writes into the very
+// value the update read, with the same dtype and shape, and neither node is
+// part of a fused group.
+func (pl *planner) inPlaceUpdates(users map[*ir.Value][]*ir.Node) map[*ir.Node]*ir.Node {
+	var m map[*ir.Node]*ir.Node
+	for _, n := range pl.g.Nodes {
+		if !updateInPlaceOps[n.Op] || !pl.live[n] || pl.groupOf[n] != nil || len(n.Out) != 1 || len(n.In) == 0 || n.In[0] == nil {
+			continue
+		}
+		r := n.Out[0]
+		us := users[r]
+		if len(us) != 1 || pl.outSet[r] {
+			continue
+		}
+		c := us[0]
+		if c.Op != opCopyInPlace || pl.groupOf[c] != nil || len(c.In) != 2 || len(c.Out) != 1 || c.In[0] != n.In[0] || c.In[1] != r {
+			continue
+		}
+		x := n.In[0]
+		if x.Meta.DType != r.Meta.DType || !slices.Equal(x.Meta.Shape, r.Meta.Shape) || c.Out[0].Meta.DType != r.Meta.DType {
+			continue
+		}
+		if m == nil {
+			m = map[*ir.Node]*ir.Node{}
+		}
+		m[n] = c
+	}
+	return m
+}
+
+// emitUpdateInPlace plans update node n (see inPlaceUpdates) as its kernel
+// writing into a copy of its first input, and returns that value.
+func (pl *planner) emitUpdateInPlace(j int, n *ir.Node) int {
+	p := pl.p
+	id := pl.copyOf(pl.vid[n.In[0]])
+	s := pstep{kind: stKernel, node: j, dyn: pl.dynOf[j], nOut: 1, in: []int{id}, inL: []op.Layout{planCloneLayout(p.vals[id].layout)}, out: []int{id}}
+	for _, v := range n.In[1:] {
+		if v == nil {
+			s.in = append(s.in, -1)
+			s.inL = append(s.inL, op.Layout{})
+			continue
+		}
+		vid := pl.vid[v]
+		if n.Op.NeedsContiguous && !p.vals[vid].layout.IsContiguous() {
+			vid = pl.copyOf(vid)
+		}
+		s.in = append(s.in, vid)
+		s.inL = append(s.inL, planCloneLayout(p.vals[vid].layout))
+	}
+	pl.vid[n.Out[0]] = id
+	p.steps = append(p.steps, s)
+	return id
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
 }

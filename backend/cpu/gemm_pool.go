@@ -4,12 +4,13 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The GEMM's persistent worker pool. A GEMM's threads are the calling
-// goroutine plus helpers that live for the life of the process (parked on
-// a channel between calls, costing nothing), not goroutines spawned per
-// call; they take work dynamically and never wait for one another to
+// goroutine plus helpers that live for the life of the process (polling for
+// gemmSpin after a call, then parked on a channel, costing nothing), not
+// goroutines spawned per call; they take work dynamically and never wait for one another to
 // arrive, so a helper woken late only takes less of the work. One GEMM uses the helpers at a time; a GEMM that finds them busy
 // (another goroutine's GEMM is running) runs on its caller alone, which
 // keeps concurrent callers from oversubscribing the cores.
@@ -121,11 +122,54 @@ func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 }
 
 func gemmHelper(tid int, wake chan *gemmCall) {
-	for c := range wake {
+	for {
+		c := gemmSpinRecv(wake)
+		if c == nil {
+			var ok bool
+			if c, ok = <-wake; !ok {
+				return
+			}
+		}
 		if c.claim != nil && !c.claim[tid-1].CompareAndSwap(gemmPending, gemmClaimed) {
 			continue // skipped: the caller has done the work and counted it
 		}
 		c.job(tid, c.nw)
 		c.wg.Done()
+	}
+}
+
+// gemmSpin is how long a helper that finished a call keeps polling for the
+// next one before it parks on its channel. Waking a parked goroutine costs
+// the caller a futex call and the helper an OS reschedule — tens of
+// microseconds on a VM, as long as a decode step's whole matrix-vector
+// product — while a model's products come microseconds apart: a helper
+// that is still polling takes the next call at once. Between polls it
+// yields its P (runtime.Gosched), so other goroutines are not starved.
+var gemmSpin atomic.Int64 // nanoseconds
+
+func init() { gemmSpin.Store(int64(200 * time.Microsecond)) }
+
+// gemmSpinRecv polls wake for up to gemmSpin; nil when nothing came.
+func gemmSpinRecv(wake chan *gemmCall) *gemmCall {
+	spin := time.Duration(gemmSpin.Load())
+	if spin <= 0 {
+		return nil
+	}
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case c, ok := <-wake:
+			if !ok {
+				return nil
+			}
+			return c
+		default:
+		}
+		if i%64 == 63 {
+			if time.Since(start) > spin {
+				return nil
+			}
+			runtime.Gosched()
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestGEMMParallelShare runs many short sharing jobs back to back (so
@@ -11,6 +13,20 @@ import (
 // partitioned gemmParallel jobs, and checks that every unit of work is
 // done exactly once and every static share runs.
 func TestGEMMParallelShare(t *testing.T) {
+	// Helpers that poll between calls (the default) and helpers that park
+	// at once, and calls that come after the helpers stopped polling.
+	for _, spin := range []time.Duration{time.Duration(gemmSpin.Load()), 0} {
+		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
+			defer gemmSpin.Store(gemmSpin.Load())
+			gemmSpin.Store(int64(spin))
+			testGEMMParallelShare(t)
+			time.Sleep(2 * spin)
+			testGEMMParallelShare(t)
+		})
+	}
+}
+
+func testGEMMParallelShare(t *testing.T) {
 	nw := max(2, runtime.GOMAXPROCS(0))
 	for _, units := range []int{1, 3, 64} {
 		for call := 0; call < 500; call++ {
