@@ -555,22 +555,27 @@ func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int, prescale bool) {
 	clear(w.q[nr*e : nrp*e])
 }
 
-// scores sets the nrp×ncp block of w.s (row stride lds) to the query
-// block times keys j0..j0+ncp of the packed Kᵀ kt.
-func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, nrp, ncp, lds int) {
+// scores sets rows r0..r1 (multiples of 6) of the ncp-column block of w.s
+// (row stride lds) to the query block times keys j0..j0+ncp of the packed
+// Kᵀ kt.
+func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, r0, r1, ncp, lds int) {
 	if p.e == 0 {
-		for r := 0; r < nrp; r++ {
+		for r := r0; r < r1; r++ {
 			clear(w.s[r*lds : r*lds+ncp])
 		}
 		return
 	}
 	for jj := 0; jj < ncp; jj += 16 {
 		panel := kt[(j0+jj)*p.e:]
-		for r := 0; r < nrp; r += 6 {
+		for r := r0; r < r1; r += 6 {
 			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, 16, w.s[r*lds+jj:], lds, 0)
 		}
 	}
 }
+
+// causalCols returns how many of a key block's nc columns (keys j0..)
+// query row i attends under is_causal: the keys j ≤ i.
+func causalCols(nc, i, j0 int) int { return min(max(i-j0+1, 0), nc) }
 
 // maskRow scales score row x (keys j0..j0+len(x) of query row i of batch
 // entry b) unless the queries were prescaled, and applies is_causal and
@@ -637,32 +642,26 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	o := w.o[:nrp*p.evp]
 	clear(o)
 	nkb := p.nkb
-	if p.causal && !p.vBad[p.vIdx[b]] {
+	skip := p.causal && !p.vBad[p.vIdx[b]]
+	if skip {
 		// Blocks past the last row's diagonal are masked out entirely.
 		nkb = min(nkb, (i0+nr-1)/p.bk+1)
 	}
 	for kb := 0; kb < nkb; kb++ {
 		j0 := kb * p.bk
 		nc := min(p.bk, p.s-j0)
-		p.scores(w, kt, j0, nrp, roundUp(nc, 16), p.bk)
+		if skip && j0+nc-1 > i0 {
+			// The block crosses the diagonal: each 6-row group computes only
+			// the keys its last row attends, and each row's softmax and P·V
+			// only the keys it attends (the others are exact zeros).
+			p.flashDiag(w, b, i0, nr, nrp, j0, nc, kt, vp, scaled)
+			continue
+		}
+		p.scores(w, kt, j0, 0, nrp, roundUp(nc, 16), p.bk)
 		for r := 0; r < nr; r++ {
 			x := w.s[r*p.bk : r*p.bk+nc]
 			p.maskRow(w, x, b, i0+r, j0, scaled)
-			mOld := w.m[r]
-			mNew := max(mOld, vecMaxF32(x)) // NaN stays NaN
-			sub := mNew
-			if sub == ninf { // nothing attended yet: exp(-Inf - 0) = 0
-				sub = 0
-			}
-			vecAddScalarF32(x, x, -sub)
-			alpha := float32(1)
-			if mOld != sub {
-				alpha = float32(math.Exp(float64(mOld - sub)))
-				orow := o[r*p.evp : (r+1)*p.evp]
-				vecMulScalarF32(orow, orow, alpha)
-			}
-			w.l[r] *= alpha
-			w.m[r] = mNew
+			p.rescale(w, o, r, vecMaxF32(x), x)
 		}
 		if nc == p.bk {
 			vecExpF32(w.s[:nr*p.bk], w.s[:nr*p.bk])
@@ -695,6 +694,55 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	}
 }
 
+// rescale folds a score row's block maximum bmax into row r's running
+// max, subtracts the new max from x (the block's scores) and rescales the
+// row's output accumulator and running sum by exp(m_old - m_new).
+func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32, x []float32) {
+	ninf := float32(math.Inf(-1))
+	mOld := w.m[r]
+	mNew := max(mOld, bmax) // NaN stays NaN
+	sub := mNew
+	if sub == ninf { // nothing attended yet: exp(-Inf - 0) = 0
+		sub = 0
+	}
+	vecAddScalarF32(x, x, -sub)
+	alpha := float32(1)
+	if mOld != sub {
+		alpha = float32(math.Exp(float64(mOld - sub)))
+		orow := o[r*p.evp : (r+1)*p.evp]
+		vecMulScalarF32(orow, orow, alpha)
+	}
+	w.l[r] *= alpha
+	w.m[r] = mNew
+}
+
+// flashDiag is flashUnit's step for a key block (keys j0..j0+nc) that
+// crosses the causal diagonal of query rows i0..i0+nr (padded to nrp).
+// Only used when the value entry is finite, so a masked key's weight is an
+// exact zero whatever its value row holds.
+func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp []float32, scaled bool) {
+	o := w.o[:nrp*p.evp]
+	for r := 0; r < nrp; r += 6 {
+		ng := causalCols(nc, i0+r+5, j0) // the group's last row attends the most
+		p.scores(w, kt, j0, r, r+6, roundUp(ng, 16), p.bk)
+		for rr := r; rr < min(r+6, nr); rr++ {
+			row := w.s[rr*p.bk : rr*p.bk+ng]
+			na := causalCols(nc, i0+rr, j0)
+			x := row[:na]
+			if na > 0 {
+				p.maskRow(w, x, b, i0+rr, j0, scaled)
+				p.rescale(w, o, rr, vecMaxF32(x), x)
+				vecExpF32(x, x)
+				w.l[rr] += vecSumF32(x)
+			}
+			clear(row[na:])
+		}
+		for cc := 0; cc < p.evp; cc += 16 {
+			sdpaTile(ng, w.s[r*p.bk:], p.bk, vp[j0*p.vld+cc:], p.vld, o[r*p.evp+cc:], p.evp, 1)
+		}
+	}
+}
+
 // exactUnit computes query block qb of batch entry b with the
 // decomposition's arithmetic: all S scores of each row, softmaxRowF32,
 // dropout, then one P·V chain over all keys.
@@ -705,7 +753,7 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	p.packQ(w, b, i0, nr, nrp, false)
 	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
 	lds := roundUp(p.s, 16)
-	p.scores(w, kt, 0, nrp, lds, lds)
+	p.scores(w, kt, 0, 0, nrp, lds, lds)
 	for r := 0; r < nr; r++ {
 		x := w.s[r*lds : r*lds+p.s]
 		p.maskRow(w, x, b, i0+r, 0, false)
@@ -849,7 +897,7 @@ func sdpaTile(kc int, a []float32, rsa int, b []float32, rsb int, c []float32, l
 	// Bounds checks for what the assembly reads and writes.
 	_, _, _ = a[5*rsa+kc-1], b[(kc-1)*rsb+15], c[5*ldc+15]
 	if atLeast(LevelAVX2) && smallKernF32 != nil {
-		smallKernF32(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
+		smallKern()(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
 		return
 	}
 	for r := 0; r < 6; r++ {

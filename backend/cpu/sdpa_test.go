@@ -111,6 +111,12 @@ func TestSDPAShapes(t *testing.T) {
 		sizes = []int{1, 7, 17, 65, 200}
 		dims = []int{1, 8, 65}
 	}
+	for _, lv := range levels() {
+		withLevel(lv, func() { sdpaShapes(t, lv, sizes, dims) })
+	}
+}
+
+func sdpaShapes(t *testing.T, lv string, sizes, dims []int) {
 	r := rand.New(rand.NewSource(1))
 	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
@@ -127,7 +133,7 @@ func TestSDPAShapes(t *testing.T) {
 						q, k, v := sdpaRand(r, 2, l, e), sdpaRand(r, 2, s, e), sdpaRand(r, 2, s, ev)
 						for _, causal := range []bool{false, true} {
 							a := op.Attrs{"is_causal": causal}
-							name := fmt.Sprintf("blocks%v/L%d/S%d/E%d/causal=%v", blocks, l, s, e, causal)
+							name := fmt.Sprintf("%s/blocks%v/L%d/S%d/E%d/causal=%v", lv, blocks, l, s, e, causal)
 							got := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a)
 							want := sdpaDecomposed(t, []*tensor.Tensor{q, k, v, nil}, a)
 							sdpaClose(t, name, got, want, s <= blocks[1] && l > 1 && s > 1 && ev > 1, 2e-6, 2e-6)
@@ -196,19 +202,23 @@ func TestSDPAMasks(t *testing.T) {
 		{"broadcast batch", sdpaRand(r, 3, 1, l, e), sdpaRand(r, 1, h, s, e), sdpaRand(r, h, s, 7), floatMask(3, 1, l, s), nil},
 		{"L>S causal", sdpaRand(r, 2, 150, e), sdpaRand(r, 2, 40, e), sdpaRand(r, 2, 40, 3), nil, op.Attrs{"is_causal": true}},
 	}
-	for _, blocks := range [][2]int{{192, 256}, {12, 16}} {
-		withSDPABlocks(blocks[0], blocks[1], func() {
-			for _, c := range cases {
-				a := op.Attrs{}
-				for k, v := range c.a {
-					a[k] = v
-				}
-				in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
-				got := sdpaDirect(t, in, a)
-				want := sdpaDecomposed(t, in, a)
-				sdpaClose(t, fmt.Sprintf("%s/blocks%v", c.name, blocks), got, want, false, 2e-6, 2e-6)
-			}
-		})
+	for _, lv := range levels() {
+		for _, blocks := range [][2]int{{192, 256}, {12, 16}} {
+			withLevel(lv, func() {
+				withSDPABlocks(blocks[0], blocks[1], func() {
+					for _, c := range cases {
+						a := op.Attrs{}
+						for k, v := range c.a {
+							a[k] = v
+						}
+						in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
+						got := sdpaDirect(t, in, a)
+						want := sdpaDecomposed(t, in, a)
+						sdpaClose(t, fmt.Sprintf("%s/%s/blocks%v", lv, c.name, blocks), got, want, false, 2e-6, 2e-6)
+					}
+				})
+			})
+		}
 	}
 	// The fully masked row is NaN, the others are not.
 	out := sdpaDirect(t, []*tensor.Tensor{q4, k4, v4, dead()}, op.Attrs{}).Float32s()
@@ -304,13 +314,17 @@ func TestSDPAFlashLong(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(11))
 	in := []*tensor.Tensor{sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), nil}
-	for _, causal := range []bool{false, true} {
-		a := op.Attrs{"is_causal": causal}
-		got := sdpaDirect(t, in, a)
-		sdpaFlashOff = true
-		want := sdpaDirect(t, in, a)
-		sdpaFlashOff = false
-		sdpaClose(t, fmt.Sprintf("L=S=%d/causal=%v", n, causal), got, want, false, 2e-6, 2e-6)
+	for _, lv := range levels() {
+		withLevel(lv, func() {
+			for _, causal := range []bool{false, true} {
+				a := op.Attrs{"is_causal": causal}
+				got := sdpaDirect(t, in, a)
+				sdpaFlashOff = true
+				want := sdpaDirect(t, in, a)
+				sdpaFlashOff = false
+				sdpaClose(t, fmt.Sprintf("%s/L=S=%d/causal=%v", lv, n, causal), got, want, false, 2e-6, 2e-6)
+			}
+		})
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 )
 
 // `gotpu bench sdpa`: the cpu backend's flash-style
-// scaled_dot_product_attention kernel against PyTorch (the explicit
-// softmax(q·kᵀ·scale)·v, as 1.13 has no F.scaled_dot_product_attention)
-// and against gotpu's own decomposition, with peak memory.
+// scaled_dot_product_attention kernel against PyTorch (2.x's fused
+// F.scaled_dot_product_attention; on 1.13, which has none, the explicit
+// softmax(q·kᵀ·scale)·v) and against gotpu's own decomposition, with peak
+// memory.
 
 // sdpaBenchOpts are the case's own flags.
 type sdpaBenchOpts struct {
@@ -30,7 +31,7 @@ func init() {
 	registerBenchCase(benchCase{
 		Name: "sdpa",
 		Description: "scaled_dot_product_attention [batch, heads, L, dim] (L = S = --size), flash kernel; " +
-			"torch: explicit softmax(q@kᵀ*scale)@v (1.13 has no F.scaled_dot_product_attention)",
+			"torch: F.scaled_dot_product_attention (2.x; explicit softmax(q@kᵀ*scale)@v on 1.13, which has none)",
 		DTypes:      []string{kernels.F32},
 		DefaultSize: 2048,
 		SizeHelp:    "L = S, the query and key sequence length",
@@ -117,8 +118,8 @@ func runSDPABench(ctx context.Context, cfg *benchConfig, run *benchRun, o sdpaBe
 			return err
 		}
 	}
-	run.Note("torch runs the explicit softmax(q @ k.transpose(-2,-1) * scale) @ v (masked_fill -inf above the diagonal for --causal): " +
-		"PyTorch 1.13 has no F.scaled_dot_product_attention")
+	run.Note("torch runs F.scaled_dot_product_attention(q, k, v, is_causal=--causal) on PyTorch 2.x (its fused CPU kernel); " +
+		"PyTorch 1.13 has none and runs the explicit softmax(q @ k.transpose(-2,-1) * scale) @ v (masked_fill -inf above the diagonal)")
 	args := []string{"--heads", fmt.Sprint(o.heads), "--dim", fmt.Sprint(o.dim), "--batch", fmt.Sprint(o.batch)}
 	if o.causal {
 		args = append(args, "--causal")

@@ -24,7 +24,20 @@ var all = []string{Generic, AVX2, AVX512, AVX512BF16}
 func All() []string { return slices.Clone(all) }
 
 // Rank returns a level's position in All, or -1 for an unknown name.
-func Rank(level string) int { return slices.Index(all, level) }
+// It is a switch, not a search of All: kernels ask it on hot paths.
+func Rank(level string) int {
+	switch level {
+	case Generic:
+		return 0
+	case AVX2:
+		return 1
+	case AVX512:
+		return 2
+	case AVX512BF16:
+		return 3
+	}
+	return -1
+}
 
 // Supported returns the levels this CPU and build run, generic first.
 func Supported() []string {

@@ -16,9 +16,10 @@ Cases and what --size means (the same as `gotpu bench`):
              kernel, kernel], padding pad, no bias; forward ("torch") and
              backward to input and weight ("torch.backward")
   sdpa       attention over q, k, v [batch, heads, size, dim] (L = S = size,
-             default 2048; --batch 1 from gotpu bench): the explicit
-             softmax(q @ kᵀ * dim^-0.5) @ v, -inf above the diagonal with
-             --causal (torch 1.13 has no F.scaled_dot_product_attention)
+             default 2048; --batch 1 from gotpu bench): PyTorch 2.x's fused
+             F.scaled_dot_product_attention (is_causal with --causal); on
+             torch 1.13, which has none, the explicit
+             softmax(q @ kᵀ * dim^-0.5) @ v, -inf above the diagonal
 
 Dtypes: NumPy always computes in f32 (it has no bf16). PyTorch uses float32
 tensors for f32, bfloat16 tensors for bf16, and for medium float32 tensors
@@ -211,11 +212,15 @@ def run_torch(a):
         scale = a.dim ** -0.5
         keep = torch.ones(n, n, dtype=torch.bool).tril() if a.causal else None
 
-        def fn():
-            s = (q @ k.transpose(-2, -1)) * scale
-            if keep is not None:
-                s = s.masked_fill(~keep, float("-inf"))
-            return s.softmax(-1) @ v
+        if hasattr(F, "scaled_dot_product_attention"):
+            def fn():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=a.causal)
+        else:
+            def fn():
+                s = (q @ k.transpose(-2, -1)) * scale
+                if keep is not None:
+                    s = s.masked_fill(~keep, float("-inf"))
+                return s.softmax(-1) @ v
     else:  # conv
         x = randn(a.batch, a.channels, n, n)
         w = randn(a.cout, a.channels, a.kernel, a.kernel)
