@@ -33,6 +33,12 @@ func gemmF64x6x32z(kc int, a, b, c *float64, ldc int, pf *float64, load int)
 //go:noescape
 func gemmF32x6x16sz(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
 
+// gemmF32x6x64sz is gemmF32x6x16sz on a 6x64 tile (24 accumulators); B's
+// 16-column vector v of row p is at b + p*rsb + v*bvs.
+//
+//go:noescape
+func gemmF32x6x64sz(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
+
 // gemmPackNZF32 copies np panels of w = 16*nv columns: dst[q*dps + p*w +
 // j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
 //
@@ -56,5 +62,6 @@ func init() {
 	if haveAVX512() {
 		packNZAsm = gemmPackNZF32
 		smallKernF32Z = gemmF32x6x16sz
+		smallKern64F32Z = gemmF32x6x64sz
 	}
 }

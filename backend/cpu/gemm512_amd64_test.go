@@ -268,3 +268,48 @@ func TestZMMSmallKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallKern64 checks gemmF32x6x64sz against four gemmF32x6x16sz calls
+// (the contract is the same FMA chains, so the bits must be equal) on
+// strided A (row and column strides), B as 64 contiguous columns and as
+// four separate 16-column panels, from zero and from C, with guard values
+// around C's rows.
+func TestSmallKern64(t *testing.T) {
+	if smallKern64F32Z == nil {
+		t.Logf("level %s not supported by this CPU: gemmF32x6x64sz not run", LevelAVX512)
+		return
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	for _, kc := range []int{0, 1, 2, 5, 16, 64, 77} {
+		for _, tc := range []struct{ rsa, csa, rsb, bvs int }{
+			{kc + 3, 1, 64 + 5, 16},   // row-major A, 64 contiguous B columns
+			{1, 7, 16, 16 * (kc + 1)}, // A column-major, B in 16-column panels
+		} {
+			for _, load := range []int{0, 1} {
+				a := make([]float32, 6*tc.rsa+tc.csa*kc+8)
+				b := make([]float32, tc.rsb*kc+3*tc.bvs+16+8)
+				for i := range a {
+					a[i] = genF32(r)
+				}
+				for i := range b {
+					b[i] = genF32(r)
+				}
+				ldc := 64 + 9
+				c := make([]float32, 6*ldc+8)
+				for i := range c {
+					c[i] = genF32(r)
+				}
+				want := append([]float32(nil), c...)
+				for v := 0; v < 4; v++ {
+					gemmF32x6x16sz(kc, &a[0], tc.rsa, tc.csa, &b[v*tc.bvs], tc.rsb, &want[16*v], ldc, load)
+				}
+				smallKern64F32Z(kc, &a[0], tc.rsa, tc.csa, &b[0], tc.rsb, tc.bvs, &c[0], ldc, load)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("kc %d %+v load %d: c[%d] = %v, want %v", kc, tc, load, i, c[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -19,6 +19,11 @@ import "sync/atomic"
 // same tile and bits), nil without AVX-512.
 var smallKernF32, smallKernF32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
 
+// smallKern64F32Z is the 6x64 form of smallKernF32Z (gemmF32x6x64sz: four
+// 16-column vectors of B per row, vector v at b + p*rsb + v*bvs), nil
+// without AVX-512. Same bits as four smallKernF32Z calls.
+var smallKern64F32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
+
 // smallKern returns the strided micro-kernel of the active level.
 func smallKern() func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int) {
 	if smallKernF32Z != nil && atLeast(LevelAVX512) {

@@ -565,10 +565,11 @@ func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, r0, r1, ncp, lds int
 		}
 		return
 	}
-	for jj := 0; jj < ncp; jj += 16 {
+	for jj := 0; jj < ncp; jj += 64 {
+		nv := min(64, ncp-jj) / 16
 		panel := kt[(j0+jj)*p.e:]
 		for r := r0; r < r1; r += 6 {
-			sdpaTile(p.e, w.q[r*p.e:], p.e, panel, 16, w.s[r*lds+jj:], lds, 0)
+			sdpaTiles(p.e, w.q[r*p.e:], p.e, panel, 16, 16*p.e, nv, w.s[r*lds+jj:], lds, 0)
 		}
 	}
 }
@@ -661,24 +662,12 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 		for r := 0; r < nr; r++ {
 			x := w.s[r*p.bk : r*p.bk+nc]
 			p.maskRow(w, x, b, i0+r, j0, scaled)
-			p.rescale(w, o, r, vecMaxF32(x), x)
-		}
-		if nc == p.bk {
-			vecExpF32(w.s[:nr*p.bk], w.s[:nr*p.bk])
-		}
-		for r := 0; r < nr; r++ {
-			x := w.s[r*p.bk : r*p.bk+nc]
-			if nc != p.bk {
-				vecExpF32(x, x)
-			}
-			w.l[r] += vecSumF32(x)
+			w.l[r] += expSubSum(x, p.rescale(w, o, r, vecMaxF32(x)))
 		}
 		// Rows nr..nrp hold raw scores of the zero query rows; their
 		// outputs are dropped.
-		for cc := 0; cc < p.evp; cc += 16 {
-			for r := 0; r < nrp; r += 6 {
-				sdpaTile(nc, w.s[r*p.bk:], p.bk, vp[j0*p.vld+cc:], p.vld, o[r*p.evp+cc:], p.evp, 1)
-			}
+		for r := 0; r < nrp; r += 6 {
+			sdpaTiles(nc, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
 		}
 	}
 	nan := float32(math.NaN())
@@ -694,10 +683,29 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	}
 }
 
+// expSubSumZ is expSubSumF32Z where the CPU has AVX-512, else nil.
+var expSubSumZ func(x *float32, n int, m float32) float32
+
+// expSubSum sets x[i] = exp(x[i] - m) and returns their sum: one pass on
+// AVX-512 (the same exp bits as vecExpF32, the sum in 16 lanes), three
+// below.
+func expSubSum(x []float32, m float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	if expSubSumZ != nil && atLeast(LevelAVX512) {
+		return expSubSumZ(&x[0], len(x), m)
+	}
+	vecAddScalarF32(x, x, -m)
+	vecExpF32(x, x)
+	return vecSumF32(x)
+}
+
 // rescale folds a score row's block maximum bmax into row r's running
-// max, subtracts the new max from x (the block's scores) and rescales the
-// row's output accumulator and running sum by exp(m_old - m_new).
-func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32, x []float32) {
+// max, rescales the row's output accumulator and running sum by
+// exp(m_old - m_new), and returns what to subtract from the block's scores
+// before their exp (m_new, or 0 while nothing is attended).
+func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32) float32 {
 	ninf := float32(math.Inf(-1))
 	mOld := w.m[r]
 	mNew := max(mOld, bmax) // NaN stays NaN
@@ -705,7 +713,6 @@ func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32, x [
 	if sub == ninf { // nothing attended yet: exp(-Inf - 0) = 0
 		sub = 0
 	}
-	vecAddScalarF32(x, x, -sub)
 	alpha := float32(1)
 	if mOld != sub {
 		alpha = float32(math.Exp(float64(mOld - sub)))
@@ -714,6 +721,7 @@ func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32, x [
 	}
 	w.l[r] *= alpha
 	w.m[r] = mNew
+	return sub
 }
 
 // flashDiag is flashUnit's step for a key block (keys j0..j0+nc) that
@@ -731,15 +739,11 @@ func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp 
 			x := row[:na]
 			if na > 0 {
 				p.maskRow(w, x, b, i0+rr, j0, scaled)
-				p.rescale(w, o, rr, vecMaxF32(x), x)
-				vecExpF32(x, x)
-				w.l[rr] += vecSumF32(x)
+				w.l[rr] += expSubSum(x, p.rescale(w, o, rr, vecMaxF32(x)))
 			}
 			clear(row[na:])
 		}
-		for cc := 0; cc < p.evp; cc += 16 {
-			sdpaTile(ng, w.s[r*p.bk:], p.bk, vp[j0*p.vld+cc:], p.vld, o[r*p.evp+cc:], p.evp, 1)
-		}
+		sdpaTiles(ng, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
 	}
 }
 
@@ -768,10 +772,8 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 		clear(w.s[r*lds : r*lds+p.s])
 	}
 	o := w.o[:nrp*p.evp]
-	for cc := 0; cc < p.evp; cc += 16 {
-		for r := 0; r < nrp; r += 6 {
-			sdpaTile(p.s, w.s[r*lds:], lds, vp[cc:], p.vld, o[r*p.evp+cc:], p.evp, 0)
-		}
+	for r := 0; r < nrp; r += 6 {
+		sdpaTiles(p.s, w.s[r*lds:], lds, vp, p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 0)
 	}
 	for r := 0; r < nr; r++ {
 		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
@@ -877,6 +879,23 @@ func (p *sdpaPlan) dropout(x []float32, pb, i int) {
 			f = p.keepMul
 		}
 		x[j] *= f
+	}
+}
+
+// sdpaTiles runs sdpaTile on nv consecutive 16-column tiles of c, B's
+// tile v at b[v*bvs:], four at a time on the 6x64 AVX-512 kernel where
+// the level has it (the same FMA chains, so the same bits).
+func sdpaTiles(kc int, a []float32, rsa int, b []float32, rsb, bvs, nv int, c []float32, ldc int, load int) {
+	v := 0
+	if kc > 0 && smallKern64F32Z != nil && atLeast(LevelAVX512) {
+		for ; v+4 <= nv; v += 4 {
+			bv, cv := b[v*bvs:], c[16*v:]
+			_, _, _ = a[5*rsa+kc-1], bv[(kc-1)*rsb+3*bvs+15], cv[5*ldc+63]
+			smallKern64F32Z(kc, &a[0], rsa, 1, &bv[0], rsb, bvs, &cv[0], ldc, load)
+		}
+	}
+	for ; v < nv; v++ {
+		sdpaTile(kc, a, rsa, b[v*bvs:], rsb, c[16*v:], ldc, load)
 	}
 }
 

@@ -182,3 +182,15 @@ func vecMaxAsm(a []float32) (float32, int) {
 	}
 	return vecMaxF32AVX2(&a[0], n), n
 }
+
+// expSubSumF32Z sets x[i] = exp(x[i] - m) for i < n and returns their sum
+// (AVX-512; see vec_amd64.s).
+//
+//go:noescape
+func expSubSumF32Z(x *float32, n int, m float32) float32
+
+func init() {
+	if haveAVX512() {
+		expSubSumZ = expSubSumF32Z
+	}
+}

@@ -1156,3 +1156,94 @@ maxnan:
 	MOVL $0x7fc00000, ret+16(FP)
 	VZEROUPPER
 	RET
+
+
+// EXPZ is EXP on ZMM registers: Z0 = exp(Z0), clobbering Z1-Z3. Needs the
+// constants in Z14-Z26 that expSubSumF32Z loads.
+#define EXPZ \
+	VMINPS       Z0, Z15, Z0; \
+	VMAXPS       Z0, Z14, Z0; \
+	VMULPS       Z16, Z0, Z1; \
+	VRNDSCALEPS  $0, Z1, Z1; \
+	VFNMADD231PS Z17, Z1, Z0; \
+	VFNMADD231PS Z18, Z1, Z0; \
+	VMOVAPS      Z19, Z2; \
+	VFMADD213PS  Z20, Z0, Z2; \
+	VFMADD213PS  Z21, Z0, Z2; \
+	VFMADD213PS  Z22, Z0, Z2; \
+	VFMADD213PS  Z23, Z0, Z2; \
+	VFMADD213PS  Z24, Z0, Z2; \
+	VMULPS       Z0, Z0, Z3; \
+	VFMADD213PS  Z0, Z3, Z2; \
+	VADDPS       Z25, Z2, Z2; \
+	VCVTPS2DQ    Z1, Z1; \
+	VPSRAD       $1, Z1, Z3; \
+	VPSUBD       Z3, Z1, Z1; \
+	VPADDD       Z26, Z3, Z3; \
+	VPSLLD       $23, Z3, Z3; \
+	VPADDD       Z26, Z1, Z1; \
+	VPSLLD       $23, Z1, Z1; \
+	VMULPS       Z3, Z2, Z2; \
+	VMULPS       Z1, Z2, Z0
+
+// func expSubSumF32Z(x *float32, n int, m float32) float32
+// Level avx512: x[i] = exp(x[i] - m) for i < n (EXP's Cephes expf on ZMM
+// registers: the same operations, so the same bits as vecExpF32AVX2 on
+// x[i] - m), and returns their sum, accumulated in 16 lanes (element i in
+// lane i mod 16, the tail under a mask) and folded pairwise at the end.
+TEXT ·expSubSumF32Z(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Z9
+	VBROADCASTSS vexplo<>(SB), Z14
+	VBROADCASTSS vexphi<>(SB), Z15
+	VBROADCASTSS vlog2e<>(SB), Z16
+	VBROADCASTSS vln2hi<>(SB), Z17
+	VBROADCASTSS vln2lo<>(SB), Z18
+	VBROADCASTSS vexpP0<>(SB), Z19
+	VBROADCASTSS vexpP1<>(SB), Z20
+	VBROADCASTSS vexpP2<>(SB), Z21
+	VBROADCASTSS vexpP3<>(SB), Z22
+	VBROADCASTSS vexpP4<>(SB), Z23
+	VBROADCASTSS vexpP5<>(SB), Z24
+	VBROADCASTSS vone<>(SB), Z25
+	VPBROADCASTD v127<>(SB), Z26
+	VPXORD       Z8, Z8, Z8
+
+eszloop:
+	CMPQ CX, $16
+	JLT  esztail
+	VMOVUPS (DI), Z0
+	VSUBPS  Z9, Z0, Z0
+	EXPZ
+	VMOVUPS Z0, (DI)
+	VADDPS  Z0, Z8, Z8
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     eszloop
+
+esztail:
+	TESTQ CX, CX
+	JEQ   eszfold
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS  Z9, Z0, Z0
+	EXPZ
+	VMOVUPS Z0, K1, (DI)
+	VADDPS  Z0, Z8, K1, Z8
+
+eszfold:
+	VEXTRACTF32X8 $1, Z8, Y1
+	VADDPS        Y1, Y8, Y8
+	VEXTRACTF128  $1, Y8, X1
+	VADDPS        X1, X8, X8
+	VMOVHLPS      X8, X8, X1
+	VADDPS        X1, X8, X8
+	VMOVSHDUP     X8, X1
+	VADDSS        X1, X8, X8
+	MOVSS         X8, ret+24(FP)
+	VZEROUPPER
+	RET
