@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -20,6 +21,17 @@ import (
 // kernels' bits). The dot form runs the bf16 dot order of gemm_gemv.go
 // (bf16_gemv_amd64.s), its vector deinterleaved to match. The f32 outputs
 // go out through the problem's store, which rounds them to bf16 once.
+//
+// At level avx512bf16 the axpy form runs on VDPBF16PS instead
+// (gemvAxpyBF16DP): rows k and k+1 interleaved into pairs, the vector as
+// bf16 pairs (exact: it is a bf16 tensor). The instruction adds the two
+// products of a pair as two fused multiply-adds in turn, the pair's first
+// k step first (bf16_gemm.go has the measured contract), so every output is
+// still the FMA chain over k in order from zero — with the VDPBF16PS GEMM's
+// treatment of denormals (inputs read as zero, results flushed: fmaDAZ is
+// the exact model), the arithmetic the m > 1 products run at this level.
+// It reads half the instructions' worth of the widening kernel per byte,
+// which is what a bf16 decode step is bound by there.
 
 // gemvKernelsBF16 are the bf16 matrix-vector axpy kernels of a CPU level
 // (the dot form's are gemvDotBF16Z and gemvDotBF16Y).
@@ -100,6 +112,17 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	if !dot {
 		chunk = 1
 	}
+	// The axpy form on VDPBF16PS takes the vector as bf16 pairs.
+	var xps []uint32
+	if !dot && k > 0 && gemvAxpyBF16DPZ != nil && atLeast(LevelAVX512BF16) {
+		half := (k + 1) / 2
+		pbuf := getScratch(g.nb * half * 4)
+		defer putScratch(pbuf)
+		xps = as[uint32](*pbuf)[:g.nb*half]
+		for b := 0; b < g.nb; b++ {
+			gemvPairsBF16(xps[b*half:(b+1)*half], xs[b*k:(b+1)*k])
+		}
+	}
 	dk, dkAVX2 := gemvDotBF16()
 	tail := gemvTailMask16(k)
 	var next atomic.Int64
@@ -127,6 +150,9 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 				switch {
 				case k == 0:
 					clear(y[:n])
+				case xps != nil:
+					half := (k + 1) / 2
+					gemvAxpyBF16DPStrip(xps[b*half:(b+1)*half], k, src[base+r0:], ks, y[:n])
 				case !dot:
 					gemvAxpyBF16Strip(kr, x, src[base+r0:], ks, y[:n])
 				default:
@@ -176,5 +202,37 @@ func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb
 			acc = fmaF32(xv, b[p*ldb+j].F32(), acc)
 		}
 		y[j] = acc
+	}
+}
+
+// gemvPairsBF16 sets xp[q] to the VDPBF16PS pair of x[2q] (high half: the
+// instruction's first product) and x[2q+1] (low half), the last pair of an
+// odd length padded with -0 (bf16_gemm.go's pairPadA: a -0 product leaves
+// every sum unchanged). x holds widened bf16 values, so the narrowing is
+// exact.
+func gemvPairsBF16(xp []uint32, x []float32) {
+	hi := func(v float32) uint32 { return math.Float32bits(v) >> 16 }
+	for q := range xp {
+		lo := pairPadA
+		if 2*q+1 < len(x) {
+			lo = hi(x[2*q+1])
+		}
+		xp[q] = hi(x[2*q])<<16 | lo
+	}
+}
+
+// gemvAxpyBF16DPStrip sets y[j] to the chain over p < k of
+// x[p]*b[p*ldb+j] on the VDPBF16PS kernel (xp holds x as gemvPairsBF16's
+// pairs), gemvKB matrix rows at a time.
+func gemvAxpyBF16DPStrip(xp []uint32, k int, b []dtype.BFloat16, ldb int, y []float32) {
+	n := len(y)
+	_ = b[(k-1)*ldb+n-1]
+	for kb := 0; kb < k; kb += gemvKB {
+		kc := min(gemvKB, k-kb)
+		load := 0
+		if kb > 0 {
+			load = 1
+		}
+		gemvAxpyBF16DPZ(kc/2, &xp[kb/2], (*uint16)(unsafe.Pointer(&b[kb*ldb])), ldb, &y[0], n, load, kc&1)
 	}
 }

@@ -20,7 +20,9 @@ func genBF16(r *rand.Rand) dtype.BFloat16 {
 // each output the f32 FMA chain (the kernels' levels) or multiply-add
 // chain (the generic level; the same but where a product overflows or
 // underflows) over p in order from zero — or on the kernels' levels, for
-// the dot form, the bf16 dot order (gemvOrderBF16) — rounded to bf16 once.
+// the dot form, the bf16 dot order (gemvOrderBF16); at level avx512bf16
+// the axpy form's chain reads denormals as zero and flushes denormal sums
+// (fmaDAZ, VDPBF16PS) — rounded to bf16 once.
 func gemvBF16Ref(a, b operand[dtype.BFloat16], m, n, k int, level string) []dtype.BFloat16 {
 	out := make([]dtype.BFloat16, m*n)
 	fused := level != LevelGeneric
@@ -32,7 +34,12 @@ func gemvBF16Ref(a, b operand[dtype.BFloat16], m, n, k int, level string) []dtyp
 			}
 			var acc float32
 			for p := 0; p < k; p++ {
-				if fused {
+				if level == LevelAVX512BF16 {
+					// The VDPBF16PS axpy kernel. (The strided layouts take the
+					// GEMM's widening path instead, whose plain FMA chain agrees
+					// with this on the normal values the tests give them.)
+					acc = fmaDAZ(acc, a.at(i, p).F32(), b.at(p, j).F32())
+				} else if fused {
 					acc = fma32(a.at(i, p).F32(), b.at(p, j).F32(), acc)
 				} else {
 					acc += a.at(i, p).F32() * b.at(p, j).F32()

@@ -46,8 +46,8 @@ import (
 // the batched GEMM (m > 1) bit for bit, nor does SDPA's row path (which
 // runs the in-order chain) equal its decomposition at one query row. The
 // bf16-vector case takes the same f32 path (the vector widened exactly);
-// there is no VDPBF16PS kernel (its pair-sum rounding is not yet
-// characterised on this CPU).
+// the dot form has no VDPBF16PS kernel (the axpy form has one at level
+// avx512bf16, with the in-order chain's arithmetic: bf16_gemv.go).
 // The generic level does not take this path (the GEMM's in-order chain).
 // The rows (dot form) or column strips (axpy form) are shared between the
 // pool's threads.
@@ -76,6 +76,9 @@ var (
 var (
 	gemvAxpyF32Z  func(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 	gemvAxpyBF16Z func(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+	// gemvAxpyBF16DPZ is the axpy form on VDPBF16PS (level avx512bf16;
+	// bf16_gemv.go has its arithmetic).
+	gemvAxpyBF16DPZ func(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)
 )
 
 // gemvTailLanes backs gemvTailMask.

@@ -383,8 +383,9 @@ func TestGEMVCompiled(t *testing.T) {
 // runs.
 var gemvDecodeShapes = [][2]int{{576, 576}, {576, 192}, {576, 1536}, {1536, 576}, {768, 2304}, {3072, 768}, {576, 49152}, {768, 50257}}
 
-// BenchmarkGEMVDecode runs x·Wᵀ on the decode shapes in f32 and bf16 at
-// each level with the gemv kernels, through dot_general, and reports GB/s
+// BenchmarkGEMVDecode runs x·Wᵀ (the dot form) and x·W (the axpy form,
+// GPT-2's Conv1D layout) on the decode shapes in f32 and bf16 at each
+// level with the gemv kernels, through dot_general, and reports GB/s
 // of the weight read. Each iteration cycles through enough copies of W to
 // leave the caches (48 MiB), as a decode step's weights do.
 func BenchmarkGEMVDecode(b *testing.B) {
@@ -407,25 +408,31 @@ func BenchmarkGEMVDecode(b *testing.B) {
 				if level == LevelGeneric {
 					continue
 				}
-				b.Run(fmt.Sprintf("%dto%d/%s/%s", in, out, dt, level), func(b *testing.B) {
-					withLevel(level, func() {
-						b.SetBytes(int64(wbytes))
-						for i := 0; i < b.N; i++ {
-							c := i % copies
-							call := &Call{
-								Launch: &device.Launch{
-									Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-									In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous([]int{out, in})}},
-									Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
-								},
-								InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
+				for _, form := range []string{"dot", "axpy"} {
+					wshape, rc := []int{out, in}, 1 // x·Wᵀ: the dot form
+					if form == "axpy" {
+						wshape, rc = []int{in, out}, 0 // x·W (GPT-2's Conv1D): the axpy form
+					}
+					b.Run(fmt.Sprintf("%dto%d/%s/%s/%s", in, out, dt, level, form), func(b *testing.B) {
+						withLevel(level, func() {
+							b.SetBytes(int64(wbytes))
+							for i := 0; i < b.N; i++ {
+								c := i % copies
+								call := &Call{
+									Launch: &device.Launch{
+										Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{rc}, "precision": ""},
+										In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous(wshape)}},
+										Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
+									},
+									InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
+								}
+								if err := dotGeneralKernel(call); err != nil {
+									b.Fatal(err)
+								}
 							}
-							if err := dotGeneralKernel(call); err != nil {
-								b.Fatal(err)
-							}
-						}
+						})
 					})
-				})
+				}
 			}
 		}
 	}
