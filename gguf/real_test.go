@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/gotpu/gotpu/internal/testreq"
 	"hash/crc32"
 	"maps"
 	"math"
@@ -59,10 +60,7 @@ func realPath(t *testing.T, file string) string {
 	}
 	path := filepath.Join(cache, "gguf", file)
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing in CI: tools/gguf/fetch.sh should have downloaded it (%v)", path, err)
-		}
-		t.Skipf("%s not found; run tools/gguf/fetch.sh (honours GOTPU_TESTDATA_CACHE) to download it", path)
+		testreq.Missing(t, "%s not found; run tools/gguf/fetch.sh (honours GOTPU_TESTDATA_CACHE) to download it (%v)", path, err)
 	}
 	return path
 }

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"github.com/gotpu/gotpu/internal/testreq"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,10 +46,7 @@ func ggufFile(t *testing.T, name string) string {
 	}
 	p := filepath.Join(dir, name)
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing: tools/gguf/fetch.sh must run before the tests", p)
-		}
-		t.Skipf("%s not found; run tools/gguf/fetch.sh", p)
+		testreq.Missing(t, "%s not found; run tools/gguf/fetch.sh", p)
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/gotpu/gotpu/internal/testreq"
 	"math"
 	"os"
 	"path/filepath"
@@ -184,10 +185,7 @@ func TestInspectGGUFReal(t *testing.T) {
 	}{{"SmolLM2-135M-Instruct.Q4_1.gguf", "llama", 272}, {"gemma-3-270m-q4_k_m.gguf", "gemma3", 236}} {
 		path := filepath.Join(ggufCacheDir(), c.file)
 		if _, err := os.Stat(path); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing in CI: tools/gguf/fetch.sh should have downloaded it", path)
-			}
-			t.Skipf("%s not found; run tools/gguf/fetch.sh (honours GOTPU_TESTDATA_CACHE) to download it", path)
+			testreq.Missing(t, "%s not found; run tools/gguf/fetch.sh (honours GOTPU_TESTDATA_CACHE) to download it", path)
 		}
 		_, rep := inspectJSON(t, path)
 		if rep.Kind != "gguf" || rep.GGUF.Architecture != c.arch || rep.NumTensors != c.tensors {

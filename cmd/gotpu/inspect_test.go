@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gotpu/gotpu/internal/testreq"
 	"math"
 	"os"
 	"os/exec"
@@ -266,7 +267,7 @@ func miniLMDir() string {
 func TestInspectMiniLM(t *testing.T) {
 	dir := miniLMDir()
 	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
-		t.Skipf("all-MiniLM-L6-v2 not found in %s; run tools/stref/fetch_minilm.sh (honours GOTPU_TESTDATA_CACHE) to download it", dir)
+		testreq.Missing(t, "all-MiniLM-L6-v2 not found in %s; run tools/stref/fetch_minilm.sh (honours GOTPU_TESTDATA_CACHE) to download it", dir)
 	}
 	_, rep := inspectJSON(t, dir)
 	c := rep.Config

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gotpu/gotpu/internal/testreq"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,11 +50,11 @@ func TestServeOpenAIClients(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, n := range c.needs {
 				if _, err := os.Stat(n); err != nil {
-					t.Skipf("%s is not installed (%v); run tools/openai/install.sh (honours GOTPU_OPENAI_CACHE)", c.name, err)
+					testreq.Missing(t, "%s is not installed (%v); run tools/openai/install.sh (honours GOTPU_OPENAI_CACHE)", c.name, err)
 				}
 			}
 			if _, err := exec.LookPath(c.argv[0]); err != nil {
-				t.Skipf("%s: %v", c.argv[0], err)
+				testreq.Missing(t, "%s: %v", c.argv[0], err)
 			}
 			cmd := exec.Command(c.argv[0], filepath.Join(scripts, c.script))
 			cmd.Env = append(os.Environ(), "GOTPU_URL="+start["url"].(string), "GOTPU_MODEL=tiny",

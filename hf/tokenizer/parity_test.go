@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/gotpu/gotpu/internal/testreq"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -105,7 +106,7 @@ func loadRef(t *testing.T, name string) *Tokenizer {
 	}
 	p, ok := tokenizerPath(name)
 	if !ok {
-		t.Skipf("%s: tokenizer.json absent; run tools/tokref/fetch.sh to fetch it", name)
+		testreq.Missing(t, "%s: tokenizer.json absent; run tools/tokref/fetch.sh to fetch it", name)
 	}
 	tk, err := FromFile(p)
 	if err != nil {
