@@ -85,7 +85,9 @@ type Options struct {
 	// NoDisk disables the disk tier.
 	NoDisk bool
 	// Remote is the remote tier's bucket URL; "" means no remote tier.
-	// Supported schemes: s3:// (with gocloud's region, endpoint,
+	// The tier is opt-in: in the default build (HasRemote false) a
+	// non-empty Remote makes New fail with an error naming the build tag.
+	// With -tags gotpu_remote the supported schemes are: s3:// (with gocloud's region, endpoint,
 	// use_path_style, disable_https ... parameters), file://, mem://, and
 	// gs:// or azblob:// in builds with the gotpu_gcs or gotpu_azure tag.
 	// An optional "prefix" parameter puts the entries under a folder.

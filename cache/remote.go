@@ -1,4 +1,4 @@
-//go:build !gotpu_noremote
+//go:build gotpu_remote || gotpu_gcs || gotpu_azure
 
 package cache
 
@@ -13,6 +13,10 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
+
+// HasRemote reports whether this build has the remote tier (tier 3); it is
+// false in the default build and true with -tags gotpu_remote.
+const HasRemote = true
 
 // remoteTier is tier 3: entries in a gocloud.dev/blob bucket, with the same
 // format and key layout as the disk tier.

@@ -1,4 +1,4 @@
-//go:build !gotpu_noremote
+//go:build gotpu_remote || gotpu_gcs || gotpu_azure
 
 package cache
 
