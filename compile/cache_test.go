@@ -120,7 +120,7 @@ func TestCorruptEntryNeverRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		defer tensor.SetProgramProvider(nil)
+		defer p.Restore()
 		fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{in[0].Exp().Mul(in[0]).Sum(nil, false)}
 		})
@@ -151,5 +151,46 @@ func TestCorruptEntryNeverRuns(t *testing.T) {
 	tiers, got := run()
 	if tiers["compiled"] != 1 || got != want {
 		t.Fatalf("after corruption: tiers %v, result %v (want a recompile and %v)", tiers, got, want)
+	}
+}
+
+// TestUseCacheNests: installs of the process-wide program provider nest;
+// Restore puts back exactly the provider that was there before, twice is
+// harmless, and a provider that was never installed restores nothing.
+func TestUseCacheNests(t *testing.T) {
+	ctx := context.Background()
+	open := func() *cache.Cache {
+		c, err := cache.New(ctx, cache.Options{NoDisk: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	outer, _ := compile.UseCache(open())
+	defer outer.Restore()
+	inner, _ := compile.UseCache(open())
+	compile.NewProvider(open()).Restore() // never installed: no effect
+	fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{in[0].Exp().Sum(nil, false)}
+	}, compile.Name("nest"))
+	x, _ := batch(0)
+	if _, err := fn.Call(x); err != nil {
+		t.Fatal(err)
+	}
+	if inner.Tiers()["compiled"] == 0 || len(outer.Tiers()) != 0 {
+		t.Fatalf("inner %v outer %v: the inner provider should serve", inner.Tiers(), outer.Tiers())
+	}
+	inner.Restore()
+	inner.Restore()
+	y, _ := batch(1)
+	fn2 := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{in[0].Tanh().Sum(nil, false)}
+	}, compile.Name("nest2"))
+	if _, err := fn2.Call(y); err != nil {
+		t.Fatal(err)
+	}
+	if outer.Tiers()["compiled"] == 0 {
+		t.Fatalf("after inner.Restore the outer provider should serve: outer %v", outer.Tiers())
 	}
 }

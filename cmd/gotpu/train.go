@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gotpu/gotpu/compile"
-	"github.com/gotpu/gotpu/tensor"
 	"github.com/gotpu/gotpu/train"
 )
 
@@ -163,12 +162,12 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 			}
 			pp := &progressPrinter{out: progOut, tty: tty}
 			if c.Mode == "fused" || c.Mode == "compiled" {
-				cc, _, err := compile.EnableCacheFromEnv(ctx)
+				cc, p, err := compile.EnableCacheFromEnv(ctx)
 				if err != nil {
 					return err
 				}
 				defer cc.Close()
-				defer tensor.SetProgramProvider(nil)
+				defer p.Restore()
 			}
 			res, err := train.RunMNIST(ctx, c, pp.update)
 			pp.end()
