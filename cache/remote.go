@@ -14,9 +14,11 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// HasRemote reports whether this build has the remote tier (tier 3); it is
-// false in the default build and true with -tags gotpu_remote.
-const HasRemote = true
+// RemoteDrivers says which implementation of the remote tier this build
+// has: "builtin" (the default: s3://, file:// and mem:// with no cloud
+// SDK) or "gocloud" (-tags gotpu_remote: gocloud.dev's drivers, the AWS
+// SDK's credential chain, gs:// and azblob:// with their tags).
+const RemoteDrivers = "gocloud"
 
 // remoteTier is tier 3: entries in a gocloud.dev/blob bucket, with the same
 // format and key layout as the disk tier.

@@ -72,8 +72,7 @@ func child(t *testing.T, dir, remote string) map[string]int {
 // compiled function compiles nothing (its programs come from the disk
 // tier), and a third with an empty disk tier gets them from the remote
 // tier — over file:// and over s3:// (an S3-protocol server in this test).
-// The remote cases need the remote tier (-tags gotpu_remote); the default
-// build checks the disk tier alone.
+// The "disk" case has no remote tier at all.
 func TestProgramsSharedAcrossProcesses(t *testing.T) {
 	for _, r := range []struct {
 		name string
@@ -85,9 +84,6 @@ func TestProgramsSharedAcrossProcesses(t *testing.T) {
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			remote := r.url(t)
-			if remote != "" && !cache.HasRemote {
-				t.Skip("remote tier not in this build (-tags gotpu_remote)")
-			}
 			dir := t.TempDir()
 			first := child(t, dir, remote)
 			if first["compiled"] == 0 || first["disk"] != 0 || first["remote"] != 0 {
