@@ -125,8 +125,7 @@ func newCacheCmd() *cobra.Command {
 		Long: `Inspect and clear the host-shared tier of gotpu's compile cache: one file per
 compiled program, in $GOTPU_CACHE_DIR (default: the user cache directory's
 gotpu/compile). --dir overrides the directory. See package cache for the
-in-process and remote tiers (GOTPU_CACHE_REMOTE, in builds with -tags
-gotpu_remote) and cache-only mode
+in-process and remote tiers (GOTPU_CACHE_REMOTE) and cache-only mode
 (GOTPU_CACHE_MODE=only|readonly).`,
 	}
 	cmd.PersistentFlags().StringVar(&dirFlag, "dir", "", "cache directory (default $GOTPU_CACHE_DIR or the user cache directory)")

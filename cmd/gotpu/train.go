@@ -148,8 +148,8 @@ and steps that replayed its program without tracing — compile.TraceOnce).
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
-(s3://, file://, gs:// or azblob:// URL; only in builds with -tags
-gotpu_remote) and GOTPU_CACHE_MODE.`,
+(s3:// or file:// URL; gs:// or azblob:// in builds with -tags gotpu_gcs
+or gotpu_azure) and GOTPU_CACHE_MODE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkTrainFlags(c); err != nil {
