@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -56,7 +57,11 @@ func openObjectStore(rawURL string) (objectStore, string, error) {
 		if err := noParams(q); err != nil {
 			return nil, "", err
 		}
-		dir := filepath.FromSlash(u.Path)
+		p := u.Path
+		if runtime.GOOS == "windows" && len(p) >= 3 && p[0] == '/' && p[2] == ':' { // file:///C:/dir
+			p = p[1:]
+		}
+		dir := filepath.FromSlash(p)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return nil, "", fmt.Errorf("file:// bucket %s is not a directory", dir)
 		}

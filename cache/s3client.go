@@ -191,8 +191,8 @@ func (s *s3Store) newRequest(ctx context.Context, method, key string, body []byt
 		return nil, err
 	}
 	req.ContentLength = int64(len(body))
-	if body == nil {
-		req.Body = http.NoBody
+	if len(body) == 0 {
+		req.Body = http.NoBody // a zero length with a body would be sent chunked
 	}
 	if method == http.MethodPut {
 		req.Header.Set("Content-Type", "application/octet-stream")

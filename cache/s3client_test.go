@@ -2,6 +2,10 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +128,68 @@ func TestRemotePrefix(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "team", filepath.FromSlash(entryRelPath(baseKey().Hash())))); err != nil {
 		t.Fatalf("entry not under the prefix: %v", err)
+	}
+}
+
+// TestS3StoreResponses: how the built-in client maps S3's answers: 404 is
+// a miss, other failures are errors quoting S3's message, an object over
+// the limit is errTooLarge, and a PUT sends the bytes with a length.
+func TestS3StoreResponses(t *testing.T) {
+	var gotPut []byte
+	var gotLen int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			http.Error(w, "unsigned", http.StatusForbidden)
+			return
+		}
+		switch r.URL.Path {
+		case "/b/missing":
+			http.Error(w, "<Error><Code>NoSuchKey</Code></Error>", http.StatusNotFound)
+		case "/b/broken":
+			http.Error(w, "<Error><Code>InternalError</Code></Error>", http.StatusInternalServerError)
+		case "/b/big":
+			w.Write(make([]byte, 100))
+		case "/b/ok":
+			if r.Method == http.MethodPut {
+				gotPut, _ = io.ReadAll(r.Body)
+				gotLen = r.ContentLength
+				return
+			}
+			w.Write([]byte("hello"))
+		}
+	}))
+	defer srv.Close()
+	s := &s3Store{bucket: "b", region: "r", scheme: "http", host: strings.TrimPrefix(srv.URL, "http://"), pathStyle: true,
+		creds: s3Creds{id: "id", secret: "s"}, client: srv.Client(), now: time.Now}
+	ctx := context.Background()
+	tests := []struct {
+		key     string
+		limit   int64
+		want    string
+		wantErr error
+		errText string
+	}{
+		{"ok", 10, "hello", nil, ""},
+		{"missing", 10, "", errRemoteMiss, ""},
+		{"broken", 10, "", nil, "InternalError"},
+		{"big", 10, "", errTooLarge, ""},
+		{"big", 100, string(make([]byte, 100)), nil, ""},
+	}
+	for _, tc := range tests {
+		got, err := s.get(ctx, tc.key, tc.limit)
+		switch {
+		case tc.errText != "":
+			if err == nil || !strings.Contains(err.Error(), tc.errText) {
+				t.Errorf("get %s: %v, want an error saying %s", tc.key, err, tc.errText)
+			}
+		case !errors.Is(err, tc.wantErr) || string(got) != tc.want:
+			t.Errorf("get %s (limit %d): %d bytes, %v; want %d bytes, %v", tc.key, tc.limit, len(got), err, len(tc.want), tc.wantErr)
+		}
+	}
+	if err := s.put(ctx, "ok", []byte("ab"), []byte("cd")); err != nil || string(gotPut) != "abcd" || gotLen != 4 {
+		t.Errorf("put: %v, server got %q with length %d", err, gotPut, gotLen)
+	}
+	if err := s.put(ctx, "broken", []byte("x")); err == nil {
+		t.Error("put to a failing server succeeded")
 	}
 }
