@@ -11,6 +11,7 @@ package gotpu
 
 import (
 	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/internal/version"
 
 	// The built-in backends register themselves.
 	_ "github.com/gotpu/gotpu/backend/cpu"
@@ -18,7 +19,7 @@ import (
 )
 
 // Version is the gotpu version; it is part of compile-cache keys.
-const Version = "0.1.0-dev"
+const Version = version.Version
 
 // Device parses a device name ("cpu", "meta", "tpu:0") and checks that it
 // exists.

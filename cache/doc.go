@@ -9,10 +9,14 @@
 //     hash prefix, written atomically (temporary file, fsync, rename,
 //     fsync of the directory), with a per-key file lock so that one
 //     process compiles while the others wait and then read its entry.
-//  3. A remote store (GOTPU_CACHE_REMOTE, a gocloud.dev/blob URL: s3://,
-//     file://, mem://), read on a tier-2 miss (and copied to tier 2),
-//     written after a compile. Remote errors are logged, not fatal, unless
-//     StrictRemote (GOTPU_CACHE_REMOTE_STRICT=1) is set.
+//  3. A remote store (GOTPU_CACHE_REMOTE, a gocloud.dev/blob-style URL:
+//     s3://, file://, mem://), read on a tier-2 miss (and copied to tier
+//     2), written after a compile. Remote errors are logged, not fatal,
+//     unless StrictRemote (GOTPU_CACHE_REMOTE_STRICT=1) is set. The
+//     default build reaches it through built-in drivers (objstore.go, a
+//     small SigV4 S3 client) and carries no cloud SDK; -tags gotpu_remote
+//     swaps in gocloud.dev (the AWS SDK's credential chain; gs:// and
+//     azblob:// with gotpu_gcs or gotpu_azure). Both use the same keys.
 //
 // Every stored entry carries a header (magic, format version, key hash,
 // lengths) and a SHA-256 checksum over header and data; a corrupt or

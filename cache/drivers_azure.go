@@ -1,4 +1,4 @@
-//go:build gotpu_azure && !gotpu_noremote
+//go:build gotpu_azure
 
 package cache
 

@@ -1,4 +1,4 @@
-//go:build gotpu_gcs && !gotpu_noremote
+//go:build gotpu_gcs
 
 package cache
 

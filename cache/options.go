@@ -57,7 +57,8 @@ func ParseMode(s string) (Mode, error) {
 const (
 	// EnvDir is the disk tier's directory; "off" disables the tier.
 	EnvDir = "GOTPU_CACHE_DIR"
-	// EnvRemote is the remote tier's bucket URL (s3://, file://, mem://).
+	// EnvRemote is the remote tier's bucket URL (s3://, file://, mem://;
+	// gs:// and azblob:// with their build tags).
 	EnvRemote = "GOTPU_CACHE_REMOTE"
 	// EnvMode is the cache mode (see ParseMode).
 	EnvMode = "GOTPU_CACHE_MODE"
@@ -85,10 +86,14 @@ type Options struct {
 	// NoDisk disables the disk tier.
 	NoDisk bool
 	// Remote is the remote tier's bucket URL; "" means no remote tier.
-	// Supported schemes: s3:// (with gocloud's region, endpoint,
-	// use_path_style, disable_https ... parameters), file://, mem://, and
-	// gs:// or azblob:// in builds with the gotpu_gcs or gotpu_azure tag.
-	// An optional "prefix" parameter puts the entries under a folder.
+	// Every build has s3:// (with gocloud's region, endpoint,
+	// use_path_style, disable_https, anonymous parameters), file:// and
+	// mem://: the default build through a built-in client with static
+	// credentials (environment or shared credentials file), builds with
+	// -tags gotpu_remote through gocloud.dev and the AWS SDK's full
+	// credential chain (RemoteDrivers says which); gs:// and azblob://
+	// need the gotpu_gcs or gotpu_azure tag. An optional "prefix"
+	// parameter puts the entries under a folder.
 	Remote string
 	// Mode says whether a miss compiles (ModeReadWrite) or fails.
 	Mode Mode

@@ -1,4 +1,4 @@
-//go:build !gotpu_noremote
+//go:build gotpu_remote || gotpu_gcs || gotpu_azure
 
 package cache
 
@@ -13,6 +13,12 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
+
+// RemoteDrivers says which implementation of the remote tier this build
+// has: "builtin" (the default: s3://, file:// and mem:// with no cloud
+// SDK) or "gocloud" (-tags gotpu_remote: gocloud.dev's drivers, the AWS
+// SDK's credential chain, gs:// and azblob:// with their tags).
+const RemoteDrivers = "gocloud"
 
 // remoteTier is tier 3: entries in a gocloud.dev/blob bucket, with the same
 // format and key layout as the disk tier.

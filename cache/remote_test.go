@@ -1,5 +1,3 @@
-//go:build !gotpu_noremote
-
 package cache
 
 import (
@@ -9,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"gocloud.dev/blob"
 
 	"github.com/gotpu/gotpu/cache/cachetest"
 )
@@ -30,25 +26,6 @@ var remotes = []struct {
 }{
 	{"file", fileRemote},
 	{"s3", s3Remote},
-}
-
-// mutateRemote rewrites the remote object of key with f, through the blob API.
-func mutateRemote(t *testing.T, url string, key Key, f func([]byte) []byte) {
-	t.Helper()
-	ctx := context.Background()
-	b, err := blob.OpenBucket(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	obj := entryRelPath(key.Hash())
-	data, err := b.ReadAll(ctx, obj)
-	if err != nil {
-		t.Fatalf("remote entry missing: %v", err)
-	}
-	if err := b.WriteAll(ctx, obj, f(data), nil); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestRemoteTier(t *testing.T) {
@@ -122,7 +99,7 @@ func TestCorruptRemoteEntryRecompiled(t *testing.T) {
 					t.Fatalf("got %q from %v (%v); want a recompile, never the corrupt entry", p, src, err)
 				}
 				if s := b.Stats(); s.Remote.Corrupt != 1 || s.Remote.Writes != 1 {
-					t.Fatalf("remote stats %+v", s.Remote)
+					t.Fatalf("remote stats %+v\n%s", s.Remote, logs)
 				}
 				if !strings.Contains(logs.String(), "corrupt entry discarded") || !strings.Contains(logs.String(), "tier=remote") {
 					t.Fatalf("no warning: %s", logs)

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gotpu/gotpu"
 	"github.com/gotpu/gotpu/cache"
 	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/internal/version"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -30,6 +30,8 @@ type Provider struct {
 	mu     sync.Mutex
 	loaded map[string]*loadedProgram
 	tiers  map[string]int
+
+	restore func() // set by UseCache
 }
 
 type loadedProgram struct {
@@ -44,17 +46,32 @@ func NewProvider(c *cache.Cache) *Provider {
 }
 
 // UseCache installs a Provider over c for the whole process and returns it
-// with a function that restores the previous provider.
+// with a function that restores the previous provider (the same as
+// p.Restore). The process-wide program provider
+// (tensor.SetProgramProvider) has this package as its single owner:
+// commands and tests install and remove it through UseCache,
+// EnableCacheFromEnv and Restore, which nest.
 func UseCache(c *cache.Cache) (*Provider, func()) {
 	p := NewProvider(c)
 	prev := tensor.SetProgramProvider(p.Program)
-	return p, func() { tensor.SetProgramProvider(prev) }
+	var once sync.Once
+	p.restore = func() { once.Do(func() { tensor.SetProgramProvider(prev) }) }
+	return p, p.restore
+}
+
+// Restore puts back the program provider that was installed before
+// UseCache (or EnableCacheFromEnv) installed p. It is idempotent, and a
+// no-op for a provider that was never installed.
+func (p *Provider) Restore() {
+	if p.restore != nil {
+		p.restore()
+	}
 }
 
 // EnableCacheFromEnv opens the cache configured by the GOTPU_CACHE_*
 // variables (cache.OptionsFromEnv: GOTPU_CACHE_DIR, GOTPU_CACHE_REMOTE,
-// GOTPU_CACHE_MODE, ...) and installs it with UseCache. Close the returned
-// cache when done.
+// GOTPU_CACHE_MODE, ...) and installs it with UseCache. When done, call
+// the provider's Restore, then close the cache.
 func EnableCacheFromEnv(ctx context.Context) (*cache.Cache, *Provider, error) {
 	o, err := cache.OptionsFromEnv()
 	if err != nil {
@@ -74,7 +91,7 @@ func Key(req tensor.ProgramRequest, fingerprint string) cache.Key {
 		Fingerprint:    fingerprint,
 		Backend:        req.Device.Type,
 		BackendVersion: tensor.ProgramFormat(req.Backend),
-		GotpuVersion:   gotpu.Version,
+		GotpuVersion:   version.Version,
 		Options: map[string]string{
 			"precision": req.Options.Precision,
 			"threads":   strconv.Itoa(req.Options.Threads),

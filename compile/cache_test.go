@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gotpu/gotpu/cache"
 	"github.com/gotpu/gotpu/cache/cachetest"
 	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/tensor"
@@ -71,11 +72,13 @@ func child(t *testing.T, dir, remote string) map[string]int {
 // compiled function compiles nothing (its programs come from the disk
 // tier), and a third with an empty disk tier gets them from the remote
 // tier — over file:// and over s3:// (an S3-protocol server in this test).
+// The "disk" case has no remote tier at all.
 func TestProgramsSharedAcrossProcesses(t *testing.T) {
 	for _, r := range []struct {
 		name string
 		url  func(t *testing.T) string
 	}{
+		{"disk", func(*testing.T) string { return "" }},
 		{"file", func(t *testing.T) string { return "file://" + filepath.ToSlash(t.TempDir()) }},
 		{"s3", cachetest.S3Remote},
 	} {
@@ -89,6 +92,9 @@ func TestProgramsSharedAcrossProcesses(t *testing.T) {
 			second := child(t, dir, remote)
 			if second["compiled"] != 0 || second["disk"] != first["compiled"] {
 				t.Fatalf("second process: %v, want every program (%d) from disk", second, first["compiled"])
+			}
+			if remote == "" {
+				return
 			}
 			third := child(t, t.TempDir(), remote)
 			if third["compiled"] != 0 || third["remote"] != first["compiled"] {
@@ -110,7 +116,7 @@ func TestCorruptEntryNeverRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		defer tensor.SetProgramProvider(nil)
+		defer p.Restore()
 		fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{in[0].Exp().Mul(in[0]).Sum(nil, false)}
 		})
@@ -141,5 +147,46 @@ func TestCorruptEntryNeverRuns(t *testing.T) {
 	tiers, got := run()
 	if tiers["compiled"] != 1 || got != want {
 		t.Fatalf("after corruption: tiers %v, result %v (want a recompile and %v)", tiers, got, want)
+	}
+}
+
+// TestUseCacheNests: installs of the process-wide program provider nest;
+// Restore puts back exactly the provider that was there before, twice is
+// harmless, and a provider that was never installed restores nothing.
+func TestUseCacheNests(t *testing.T) {
+	ctx := context.Background()
+	open := func() *cache.Cache {
+		c, err := cache.New(ctx, cache.Options{NoDisk: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	outer, _ := compile.UseCache(open())
+	defer outer.Restore()
+	inner, _ := compile.UseCache(open())
+	compile.NewProvider(open()).Restore() // never installed: no effect
+	fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{in[0].Exp().Sum(nil, false)}
+	}, compile.Name("nest"))
+	x, _ := batch(0)
+	if _, err := fn.Call(x); err != nil {
+		t.Fatal(err)
+	}
+	if inner.Tiers()["compiled"] == 0 || len(outer.Tiers()) != 0 {
+		t.Fatalf("inner %v outer %v: the inner provider should serve", inner.Tiers(), outer.Tiers())
+	}
+	inner.Restore()
+	inner.Restore()
+	y, _ := batch(1)
+	fn2 := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{in[0].Tanh().Sum(nil, false)}
+	}, compile.Name("nest2"))
+	if _, err := fn2.Call(y); err != nil {
+		t.Fatal(err)
+	}
+	if outer.Tiers()["compiled"] == 0 {
+		t.Fatalf("after inner.Restore the outer provider should serve: outer %v", outer.Tiers())
 	}
 }

@@ -2,7 +2,12 @@ package dtype
 
 import "math"
 
-// BF16 is the bit pattern of a bfloat16 value: the top 16 bits of an IEEE f32.
+// This file is gotpu's one half-precision codec: every package that
+// converts between float32 and binary16 or bfloat16 bits (the CPU backend,
+// the GGUF dequantizers and quantizers, the safetensors reader and writer)
+// goes through it.
+
+// BFloat16 is the bit pattern of a bfloat16 value: the top 16 bits of an IEEE f32.
 type BFloat16 uint16
 
 // Float16 is the bit pattern of an IEEE 754 binary16 value.
@@ -66,28 +71,21 @@ func F16FromF32(f float32) Float16 {
 	return Float16(sign | uint16(r))
 }
 
-// F32 returns the float32 value of a binary16 (exact).
+// F32 returns the float32 value of a binary16 (exact): normal values by
+// rebiasing the exponent (integer arithmetic only), subnormals as
+// mantissa × 2^-24 (exact; no float32 subnormal is ever an operand, which
+// would be slow on x86), infinities and NaNs keeping their payload, as
+// ggml's scalar conversion and numpy do.
 func (h Float16) F32() float32 {
 	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
+	em := uint32(h & 0x7fff)
 	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp == 0:
-		if man == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: normalise.
-		e := uint32(127 - 15 + 1)
-		for man&0x400 == 0 {
-			man <<= 1
-			e--
-		}
-		man &= 0x3ff
-		return math.Float32frombits(sign | e<<23 | man<<13)
+	case em >= 0x7c00: // Inf, NaN
+		return math.Float32frombits(sign | 0x7f800000 | (em&0x3ff)<<13)
+	case em >= 0x0400: // normal: exponent bias 15 -> 127
+		return math.Float32frombits(sign | (em<<13 + (127-15)<<23))
 	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
+	return math.Float32frombits(sign | math.Float32bits(float32(em)*0x1p-24))
 }
 
 // RoundF16 rounds f to the nearest binary16 and returns it as a float32.

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // The dequantizers below reproduce ggml's reference dequantize_row_* (C,
@@ -65,22 +67,9 @@ func Dequantize(typ Type, raw []byte, n int, dst []float32) error {
 	return nil
 }
 
-// f16 converts IEEE half-precision bits to float32 exactly: normal values
-// by rebiasing the exponent (integer arithmetic only), subnormals as
-// mantissa × 2^-24 (exact; no float32 subnormal is ever an operand, which
-// would be slow on x86), infinities and NaNs keeping their payload, as
-// ggml's scalar conversion and numpy do.
-func f16(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	em := uint32(h & 0x7fff)
-	switch {
-	case em >= 0x7c00: // Inf, NaN
-		return math.Float32frombits(sign | 0x7f800000 | (em&0x3ff)<<13)
-	case em >= 0x0400: // normal: exponent bias 15 -> 127
-		return math.Float32frombits(sign | (em<<13 + (127-15)<<23))
-	}
-	return math.Float32frombits(sign | math.Float32bits(float32(em)*0x1p-24))
-}
+// f16 converts IEEE half-precision bits to float32 exactly (the dtype
+// package's codec).
+func f16(h uint16) float32 { return dtype.Float16(h).F32() }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
@@ -100,7 +89,7 @@ func deqF16(raw []byte, dst []float32) {
 func deqBF16(raw []byte, dst []float32) {
 	raw = raw[:2*len(dst)]
 	for i := range dst {
-		dst[i] = math.Float32frombits(uint32(le16(raw[2*i:])) << 16)
+		dst[i] = dtype.BFloat16(le16(raw[2*i:])).F32()
 	}
 }
 

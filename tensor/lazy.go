@@ -583,22 +583,38 @@ type FlushStats struct {
 	Compile, Run time.Duration
 }
 
-// flushHook, when set, receives every flush's stats (the compile package's
-// statistics and GOTPU_LOG=fuse use it).
-var flushHook atomic.Pointer[func(FlushStats)]
+// flushHooks are the functions AddFlushHook installed, called in order
+// after every flush. Writers copy the slice under flushHooksMu; a flush
+// reads it without locking.
+var (
+	flushHooksMu sync.Mutex
+	flushHooks   atomic.Pointer[[]*func(FlushStats)]
+)
 
-// SetFlushHook installs f to be called after every flush (nil removes it)
-// and returns the previous hook.
-func SetFlushHook(f func(FlushStats)) func(FlushStats) {
-	var p *func(FlushStats)
-	if f != nil {
-		p = &f
+// AddFlushHook installs f to be called after every flush, with the flush's
+// statistics, and returns the function that removes it again. Any number
+// of hooks may be installed (each owner adds and removes its own, so two
+// owners cannot undo each other's hook); f runs on the flushing goroutine
+// and must not record tensor ops.
+func AddFlushHook(f func(FlushStats)) (remove func()) {
+	p := &f
+	flushHooksMu.Lock()
+	defer flushHooksMu.Unlock()
+	var hs []*func(FlushStats)
+	if old := flushHooks.Load(); old != nil {
+		hs = slices.Clone(*old)
 	}
-	old := flushHook.Swap(p)
-	if old == nil {
-		return nil
+	hs = append(hs, p)
+	flushHooks.Store(&hs)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			flushHooksMu.Lock()
+			defer flushHooksMu.Unlock()
+			hs := slices.DeleteFunc(slices.Clone(*flushHooks.Load()), func(q *func(FlushStats)) bool { return q == p })
+			flushHooks.Store(&hs)
+		})
 	}
-	return *old
 }
 
 // collectGarbage makes weak pointers to dead pending storages nil before a
@@ -712,8 +728,10 @@ func (c *lazyCtx) runProgram(reason string, prog device.Program, info ProgramInf
 	deliver(bufs)
 	stats.Run = time.Since(t1)
 	runtime.KeepAlive(c.binds)
-	if h := flushHook.Load(); h != nil {
-		(*h)(stats)
+	if hs := flushHooks.Load(); hs != nil {
+		for _, h := range *hs {
+			(*h)(stats)
+		}
 	}
 	logFlush(stats)
 	return stats

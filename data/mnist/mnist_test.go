@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,68 @@ func TestModuleVersionMatchesGoMod(t *testing.T) {
 	}
 	if !strings.Contains(string(b), Module+" "+ModuleVersion) {
 		t.Fatalf("go.mod does not require %s %s", Module, ModuleVersion)
+	}
+}
+
+// TestDefaultDirLookup: DefaultDir finds the files through GOTPU_MNIST_DIR
+// or the module cache (GOMODCACHE, GOPATH's first entry, HOME/go) without
+// running the go tool, and otherwise names how to get them.
+func TestDefaultDirLookup(t *testing.T) {
+	if got := escapeModulePath(Module); got != "github.com/petar/!go!m!n!i!s!t" {
+		t.Fatalf("escapeModulePath(%s) = %s", Module, got)
+	}
+	// populate makes a module cache under root holding the GoMNIST data dir.
+	populate := func(t *testing.T, root string) string {
+		d := filepath.Join(root, "github.com", "petar", "!go!m!n!i!s!t@"+ModuleVersion, "data")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "train-images-idx3-ubyte.gz"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	tests := []struct {
+		name string
+		env  func(t *testing.T, tmp string) (vars map[string]string, want string)
+	}{
+		{"GOTPU_MNIST_DIR wins", func(t *testing.T, tmp string) (map[string]string, string) {
+			populate(t, tmp)
+			return map[string]string{"GOTPU_MNIST_DIR": "/some/dir", "GOMODCACHE": tmp}, "/some/dir"
+		}},
+		{"GOMODCACHE", func(t *testing.T, tmp string) (map[string]string, string) {
+			return map[string]string{"GOMODCACHE": tmp}, populate(t, tmp)
+		}},
+		{"GOPATH first entry", func(t *testing.T, tmp string) (map[string]string, string) {
+			gp := filepath.Join(tmp, "gp")
+			return map[string]string{"GOPATH": gp + string(os.PathListSeparator) + "/elsewhere"}, populate(t, filepath.Join(gp, "pkg", "mod"))
+		}},
+		{"HOME/go", func(t *testing.T, tmp string) (map[string]string, string) {
+			return map[string]string{"HOME": tmp, "USERPROFILE": tmp}, populate(t, filepath.Join(tmp, "go", "pkg", "mod"))
+		}},
+		{"not found", func(t *testing.T, tmp string) (map[string]string, string) {
+			return map[string]string{"GOMODCACHE": tmp}, ""
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"GOTPU_MNIST_DIR", "GOMODCACHE", "GOPATH"} {
+				t.Setenv(k, "")
+			}
+			vars, want := tc.env(t, t.TempDir())
+			for k, v := range vars {
+				t.Setenv(k, v)
+			}
+			got, err := DefaultDir()
+			if want == "" {
+				if !errors.Is(err, ErrNotFound) || !strings.Contains(fmt.Sprint(err), "go mod download "+Module) || !strings.Contains(fmt.Sprint(err), "GOTPU_MNIST_DIR") {
+					t.Fatalf("DefaultDir() = %q, %v; want ErrNotFound saying how to get the files", got, err)
+				}
+				return
+			}
+			if err != nil || got != want {
+				t.Fatalf("DefaultDir() = %q, %v; want %q", got, err, want)
+			}
+		})
 	}
 }

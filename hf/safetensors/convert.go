@@ -4,81 +4,27 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // F16ToFloat32 converts IEEE half-precision bits to float32 exactly
-// (subnormals, infinities and NaN payloads included).
-func F16ToFloat32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch {
-	case exp == 0:
-		// Zero or subnormal: mant × 2^-24, exact in float32.
-		v := float32(math.Ldexp(float64(mant), -24))
-		return math.Float32frombits(math.Float32bits(v) | sign)
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	default:
-		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-	}
-}
+// (subnormals, infinities and NaN payloads included); it is
+// dtype.Float16.F32.
+func F16ToFloat32(h uint16) float32 { return dtype.Float16(h).F32() }
 
 // Float32ToF16 converts f to IEEE half-precision bits with round-to-nearest-even;
-// values too large become ±Inf and NaN stays a (quiet) NaN.
-func Float32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int((b >> 23) & 0xff)
-	mant := b & 0x7fffff
-	if exp == 0xff {
-		if mant != 0 {
-			return sign | 0x7e00 | uint16(mant>>13)
-		}
-		return sign | 0x7c00
-	}
-	if exp == 0 {
-		return sign // float32 subnormals are far below the half range
-	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return sign | 0x7c00
-	}
-	if e <= 0 {
-		// Result is subnormal (or rounds to zero / the smallest normal).
-		m := mant | 0x800000
-		shift := uint(14 - e)
-		if shift > 24 {
-			return sign
-		}
-		r := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && r&1 == 1) {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	out := sign | uint16(e)<<10 | uint16(mant>>13)
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && out&1 == 1) {
-		out++ // a carry into the exponent is correct, up to Inf
-	}
-	return out
-}
+// values too large become ±Inf and NaN stays a (quiet) NaN; it is
+// dtype.F16FromF32.
+func Float32ToF16(f float32) uint16 { return uint16(dtype.F16FromF32(f)) }
 
-// BF16ToFloat32 converts bfloat16 bits to float32 exactly.
-func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+// BF16ToFloat32 converts bfloat16 bits to float32 exactly; it is
+// dtype.BFloat16.F32.
+func BF16ToFloat32(h uint16) float32 { return dtype.BFloat16(h).F32() }
 
 // Float32ToBF16 converts f to bfloat16 bits with round-to-nearest-even;
-// NaN stays a (quiet) NaN.
-func Float32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40
-	}
-	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
-}
+// NaN stays a (quiet) NaN; it is dtype.BF16FromF32.
+func Float32ToBF16(f float32) uint16 { return uint16(dtype.BF16FromF32(f)) }
 
 // F8E4M3ToFloat32 converts float8_e4m3fn bits (bias 7, no infinities,
 // S.1111.111 is NaN, max ±448) to float32.

@@ -1,18 +1,16 @@
 package safetensors
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/gotpu/gotpu/internal/atomicfile"
 )
 
 // Tensor is a named tensor with its raw little-endian, row-major data.
@@ -40,7 +38,7 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	err = writeAtomic(path, func(w io.Writer) error {
+	_, err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		return writeBody(w, hdr, tensors, order)
 	})
 	if err != nil {
@@ -252,56 +250,4 @@ func appendJSONString(buf []byte, s string) []byte {
 		}
 	}
 	return append(buf, '"')
-}
-
-// writeAtomic writes path through a temporary file in the same directory:
-// write, fsync, rename, fsync the directory. On failure the temporary file is
-// removed and path is untouched.
-func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = fill(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be opened for syncing there
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }

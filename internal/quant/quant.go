@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/gguf"
 )
 
@@ -184,64 +185,10 @@ func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
 func put16(b []byte, v uint16) { binary.LittleEndian.PutUint16(b, v) }
 
-// f16to32 converts IEEE half bits to float32 exactly.
-func f16to32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	em := uint32(h & 0x7fff)
-	switch {
-	case em >= 0x7c00:
-		return math.Float32frombits(sign | 0x7f800000 | (em&0x3ff)<<13)
-	case em >= 0x0400:
-		return math.Float32frombits(sign | (em<<13 + (127-15)<<23))
-	}
-	return math.Float32frombits(sign | math.Float32bits(float32(em)*0x1p-24))
-}
+// f16to32 converts IEEE half bits to float32 exactly (dtype's codec).
+func f16to32(h uint16) float32 { return dtype.Float16(h).F32() }
 
 // f32to16 converts f to IEEE half bits with round-to-nearest-even, as
 // GGML_FP32_TO_FP16 (F16C's VCVTPS2PH and ggml's scalar code) does:
-// overflow gives ±Inf, NaN stays a quiet NaN.
-func f32to16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	mant := b & 0x7fffff
-	if exp == 0xff {
-		if mant != 0 {
-			return sign | 0x7e00 | uint16(mant>>13)
-		}
-		return sign | 0x7c00
-	}
-	if exp == 0 {
-		return sign // float32 subnormals round to ±0 in half precision
-	}
-	e := exp - 127 + 15
-	m := mant | 0x800000
-	var shift uint
-	if e >= 1 {
-		shift = 13
-	} else {
-		shift = uint(14 - e)
-		if shift > 25 {
-			return sign
-		}
-		e = 0
-	}
-	r := m >> shift
-	rem := m & (1<<shift - 1)
-	half := uint32(1) << (shift - 1)
-	if rem > half || (rem == half && r&1 == 1) {
-		r++
-	}
-	// For a normal result r holds the implicit bit; adding the exponent
-	// field lets a mantissa carry bump the exponent (up to Inf).
-	var out uint32
-	if e >= 1 {
-		out = uint32(e)<<10 + (r - 0x400)
-	} else {
-		out = r // subnormal, or the smallest normal after a carry
-	}
-	if out >= 0x7c00 {
-		return sign | 0x7c00
-	}
-	return sign | uint16(out)
-}
+// overflow gives ±Inf, NaN stays a quiet NaN (dtype's codec).
+func f32to16(f float32) uint16 { return uint16(dtype.F16FromF32(f)) }

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-
-	"github.com/gotpu/gotpu/hf/safetensors"
 )
 
 var weightTypes = []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K}
@@ -32,26 +30,6 @@ func levels(t *testing.T) []Kernels {
 		out = append(out, For(l))
 	}
 	return out
-}
-
-func TestF32to16(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	vals := []float32{0, -0.0, 1, -1, 65504, 65520, 65519.99, 1e9, -1e9, 6.1035156e-05, 6.1e-05, 5.96e-08, 2.98e-08, 2.99e-08, 1e-30,
-		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
-	for range 200000 {
-		vals = append(vals, math.Float32frombits(r.Uint32()))
-	}
-	for e := -30; e <= 20; e++ {
-		for range 200 {
-			vals = append(vals, float32(math.Ldexp(r.Float64()*2-1, e)))
-		}
-	}
-	for _, v := range vals {
-		got, want := f32to16(v), safetensors.Float32ToF16(v)
-		if got != want {
-			t.Fatalf("f32to16(%g = %#08x) = %#04x, want %#04x", v, math.Float32bits(v), got, want)
-		}
-	}
 }
 
 func readGolden(t *testing.T, name string) []byte {
