@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,8 +57,9 @@ With --load it runs the load test instead: --requests requests, at most
 every response must be complete (one finish_reason "length", usage counting
 the prompt and exactly --tokens completion tokens, data: [DONE]); after the
 load all KV blocks must be free, and after the server shut down no
-goroutine may be left (compared with the count after a first, warm-up
-server's shutdown). It fails (after printing) when a check fails.
+goroutine of the server, the engine or net/http may be left (counted from
+the stacks, compared with the count after a first, warm-up server's
+shutdown; the CPU backend's long-lived workers do not count). It fails (after printing) when a check fails.
 
 --json keys (stable). Comparison: mode ("compare"), model, threads,
 prompt_tokens, new_tokens, reps, dtype, gotpu_mode, cpu_level, llama_server
@@ -308,7 +310,7 @@ func benchServeLoad(cmd *cobra.Command, f *benchServeFlags, m *models.Model) err
 	if err := warm.stop(); err != nil {
 		return fmt.Errorf("bench serve: warm-up: %w", err)
 	}
-	before := settledGoroutines(0, time.Second)
+	before := settledGoroutines(-1, time.Second)
 	s, err := startInprocServe(m, ec)
 	if err != nil {
 		return fmt.Errorf("bench serve: %w", err)
@@ -334,21 +336,51 @@ func benchServeLoad(cmd *cobra.Command, f *benchServeFlags, m *models.Model) err
 		return err
 	}
 	if !rep.OK {
-		return fmt.Errorf("bench serve --load: %d of %d requests failed (%v), %d KV blocks still used, %d goroutines leaked",
-			lr.Failed, f.requests, lr.Errors, rep.KVBlocksUsedAfter, rep.LeakedGoroutines)
+		var stacks strings.Builder
+		if rep.LeakedGoroutines > 0 {
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		}
+		return fmt.Errorf("bench serve --load: %d of %d requests failed (%v), %d KV blocks still used, %d goroutines leaked%s",
+			lr.Failed, f.requests, lr.Errors, rep.KVBlocksUsedAfter, rep.LeakedGoroutines, stacks.String())
 	}
 	return nil
 }
 
-// settledGoroutines waits up to d for the goroutine count to fall to
-// want (0: until it stops changing) and returns it.
+// serverGoroutines counts the goroutines whose stacks run through the
+// serve package or net/http: the server's, the engine's and the HTTP
+// client's. The CPU backend's long-lived workers (started on first use)
+// are not counted, so they are no leak.
+func serverGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/gotpu/gotpu/serve.") || strings.Contains(g, "net/http.") {
+			count++
+		}
+	}
+	return count
+}
+
+// settledGoroutines waits up to d for serverGoroutines to fall to want
+// (-1: until it stops changing) and returns it.
 func settledGoroutines(want int, d time.Duration) int {
 	deadline := time.Now().Add(d)
-	n := runtime.NumGoroutine()
+	n := serverGoroutines()
 	for time.Now().Before(deadline) {
+		if want >= 0 && n <= want {
+			return n
+		}
 		time.Sleep(20 * time.Millisecond)
-		k := runtime.NumGoroutine()
-		if (want > 0 && k <= want) || (want == 0 && k == n) {
+		k := serverGoroutines()
+		if want < 0 && k == n {
 			return k
 		}
 		n = k
