@@ -86,6 +86,7 @@ type benchServeFlags struct {
 	requests, concurrency int
 	timeLimit             time.Duration
 	maxBatch, kvBlocks    int
+	cpuprofile            string
 	asJSON                bool
 }
 
@@ -180,6 +181,17 @@ func newBenchServeCmd() *cobra.Command {
 			if m.LM == nil || m.Tokenizer == nil {
 				return fmt.Errorf("bench serve: %s is not a causal language model with a tokenizer", f.mf.path)
 			}
+			if f.cpuprofile != "" {
+				pf, err := os.Create(f.cpuprofile)
+				if err != nil {
+					return fmt.Errorf("bench serve: %w", err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return fmt.Errorf("bench serve: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			if f.load {
 				return benchServeLoad(cmd, &f, m)
 			}
@@ -206,6 +218,7 @@ func newBenchServeCmd() *cobra.Command {
 	fs.DurationVar(&f.timeLimit, "time-limit", 10*time.Minute, "load test: bound on the whole run (requests still running fail)")
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "gotpu engine's --max-batch (0: the largest --streams, or the engine's default with --load)")
 	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "gotpu engine's --kv-blocks (0: the engine's default)")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both servers' client side, gotpu's engine) to this file")
 	fs.BoolVar(&f.asJSON, "json", false, "print the JSON report (keys documented above)")
 	return cmd
 }
