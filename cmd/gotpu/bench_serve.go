@@ -63,13 +63,15 @@ shutdown; the CPU backend's long-lived workers do not count). It fails (after pr
 
 --json keys (stable). Comparison: mode ("compare"), model, threads,
 prompt_tokens, new_tokens, reps, dtype, gotpu_mode, cpu_level, llama_server
-(the binary, "" when skipped), results [{impl ("gotpu" or "llama-server"),
+(the binary, "" when skipped), load_avg {start, end} (/proc/loadavg's 1, 5
+and 15 minute averages; ratios measured at load above 1 are not to be
+quoted), results [{impl ("gotpu" or "llama-server"),
 streams, tokens_per_s, decode_tokens_per_s, ttft_s, itl_p50_s, itl_p99_s,
 rounds_tokens_per_s [per round], failed (requests that failed the
 checks)}], ratios [{streams, tokens_per_s, decode_tokens_per_s, ttft}]
 (gotpu/llama-server), skipped [{impl, reason}], notes [string].
 Load (--load): mode ("load"), model, threads, dtype, gotpu_mode, cpu_level,
-load {requests, concurrency, completed, failed, errors, wall_s,
+load_avg {start, end}, load {requests, concurrency, completed, failed, errors, wall_s,
 prompt_tokens, completion_tokens, requests_per_s, tokens_per_s,
 decode_tokens_per_s, ttft, itl, latency (each {n, mean_s, p50_s, p90_s,
 p99_s, max_s})}, kv_blocks_total, kv_blocks_used_after, goroutines_before,
@@ -126,6 +128,7 @@ type benchServeReport struct {
 	GotpuMode    string             `json:"gotpu_mode"`
 	CPULevel     string             `json:"cpu_level"`
 	LlamaServer  string             `json:"llama_server"`
+	LoadAvg      loadAvg            `json:"load_avg"`
 	Results      []benchServeResult `json:"results"`
 	Ratios       []benchServeRatio  `json:"ratios"`
 	Skipped      []benchSkipped     `json:"skipped"`
@@ -140,6 +143,7 @@ type benchServeLoadReport struct {
 	DType             string            `json:"dtype"`
 	GotpuMode         string            `json:"gotpu_mode"`
 	CPULevel          string            `json:"cpu_level"`
+	LoadAvg           loadAvg           `json:"load_avg"`
 	Load              *serve.LoadReport `json:"load"`
 	KVBlocksTotal     int               `json:"kv_blocks_total"`
 	KVBlocksUsedAfter int               `json:"kv_blocks_used_after"`
@@ -330,13 +334,15 @@ func benchServeLoad(cmd *cobra.Command, f *benchServeFlags, m *models.Model) err
 	}
 	o := f.loadOptions(m, s.url)
 	o.Requests, o.Concurrency, o.Model, o.RequireUsage = f.requests, f.concurrency, "bench", true
+	la := loadAvg{Start: readLoadAvg()}
 	lr, err := serve.RunLoad(ctx, o)
+	la.End = readLoadAvg()
 	if err != nil {
 		s.stop()
 		return fmt.Errorf("bench serve: %w", err)
 	}
 	rep := benchServeLoadReport{Mode: "load", Model: f.mf.path, Threads: f.threads, DType: f.mf.dtype, GotpuMode: f.mf.mode,
-		CPULevel: cpu.CPULevel(), Load: lr, GoroutinesBefore: before}
+		CPULevel: cpu.CPULevel(), LoadAvg: la, Load: lr, GoroutinesBefore: before}
 	rep.KVBlocksUsedAfter = waitIdle(s.gen, 5*time.Second)
 	rep.KVBlocksTotal = s.gen.Stats().KVBlocksTotal
 	if err := s.stop(); err != nil {
@@ -408,7 +414,8 @@ func writeBenchServeLoad(w io.Writer, r *benchServeLoadReport, asJSON bool) erro
 		return enc.Encode(r)
 	}
 	l := r.Load
-	fmt.Fprintf(w, "bench serve --load %s (%s, %s)  threads=%d  %d requests, %d concurrent\n", filepath.Base(r.Model), r.DType, r.GotpuMode, r.Threads, l.Requests, l.Concurrency)
+	fmt.Fprintf(w, "bench serve --load %s (%s, %s)  threads=%d  %d requests, %d concurrent  load average %v -> %v\n",
+		filepath.Base(r.Model), r.DType, r.GotpuMode, r.Threads, l.Requests, l.Concurrency, r.LoadAvg.Start, r.LoadAvg.End)
 	fmt.Fprintf(w, "completed %d, failed %d in %.2fs: %.1f req/s, %.1f tok/s (%d completion tokens)\n", l.Completed, l.Failed, l.WallS, l.RequestsPerS, l.TokensPerS, l.CompletionTokens)
 	fmt.Fprintf(w, "TTFT p50 %.1f ms p99 %.1f ms; inter-token p50 %.1f ms p99 %.1f ms; one stream's decode %.1f tok/s (median)\n",
 		l.TTFT.P50*1e3, l.TTFT.P99*1e3, l.ITL.P50*1e3, l.ITL.P99*1e3, l.DecodeTokensPerS)
@@ -511,7 +518,8 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 	}
 	rep := benchServeReport{Mode: "compare", Model: f.mf.path, Threads: f.threads, PromptTokens: f.prompt, NewTokens: f.tokens,
 		Reps: f.reps, DType: f.mf.dtype, GotpuMode: f.mf.mode, CPULevel: cpu.CPULevel(), LlamaServer: f.llamaServer,
-		Results: []benchServeResult{}, Ratios: []benchServeRatio{}, Skipped: []benchSkipped{}, Notes: []string{}}
+		Results: []benchServeResult{}, Ratios: []benchServeRatio{}, Skipped: []benchSkipped{}, Notes: []string{},
+		LoadAvg: loadAvg{Start: readLoadAvg()}}
 	useLlama := f.llamaServer != ""
 	if useLlama {
 		if _, err := os.Stat(f.llamaServer); err != nil {
@@ -576,6 +584,7 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 				DecodeTokensPerS: ratio(gr.DecodeTokensPerS, lr.DecodeTokensPerS), TTFT: ratio(gr.TTFTS, lr.TTFTS)})
 		}
 	}
+	rep.LoadAvg.End = readLoadAvg()
 	for _, r := range rep.Results {
 		if r.Failed > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s at %d streams: %d requests failed the completeness checks (%v)", r.Impl, r.Streams, r.Failed, r.rounds[0].Errors))
@@ -631,8 +640,8 @@ func writeBenchServe(w io.Writer, r *benchServeReport, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(w, "bench serve %s (%s, %s)  threads=%d  prompt=%d  new tokens=%d  reps=%d (medians)\n",
-		filepath.Base(r.Model), r.DType, r.GotpuMode, r.Threads, r.PromptTokens, r.NewTokens, r.Reps)
+	fmt.Fprintf(w, "bench serve %s (%s, %s)  threads=%d  prompt=%d  new tokens=%d  reps=%d (medians)  load average %v -> %v\n",
+		filepath.Base(r.Model), r.DType, r.GotpuMode, r.Threads, r.PromptTokens, r.NewTokens, r.Reps, r.LoadAvg.Start, r.LoadAvg.End)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "IMPL\tSTREAMS\tTOK/S\tDECODE TOK/S (1 stream)\tTTFT ms\tITL p50 ms\tITL p99 ms\tFAILED\t")
 	for _, x := range r.Results {

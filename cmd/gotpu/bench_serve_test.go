@@ -27,7 +27,7 @@ func TestBenchServeLoad(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	want := []string{"cpu_level", "dtype", "goroutines_after", "goroutines_before", "gotpu_mode", "kv_blocks_total", "kv_blocks_used_after",
-		"leaked_goroutines", "load", "mode", "model", "ok", "threads"}
+		"leaked_goroutines", "load", "load_avg", "mode", "model", "ok", "threads"}
 	if got := sortedKeys(rep); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys %v, want %v", got, want)
 	}
