@@ -46,3 +46,48 @@ func TestRoundQ8AndAmax(t *testing.T) {
 		t.Errorf("amaxOf with a NaN = %v, want NaN", got)
 	}
 }
+
+// TestQuantizeQ8RowMatchesBlocks checks that activation quantization
+// straight into the arrays gives what the reference quantizer's blocks
+// decode to: quants, d, s and the quant sums.
+func TestQuantizeQ8RowMatchesBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const k = 128
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = (rng.Float32()*2 - 1) * float32(1+i%9)
+	}
+	x[3], x[40] = 0, 0.5
+	clear(x[64:96]) // an all-zero block
+	for _, tc := range []struct {
+		t   Type
+		off int
+	}{{Q8_0, 2}, {Q8_1, 4}} {
+		a := newActs(tc.t, x, 1, k, nil, 0)
+		raw := make([]byte, k/32*tc.t.TypeSize())
+		quantizeRow(tc.t, x, raw)
+		for b := range k / 32 {
+			blk := raw[b*tc.t.TypeSize():]
+			if got, want := a.d[b], f16to32(le16(blk)); got != want {
+				t.Errorf("%v block %d: d %v, want %v", tc.t, b, got, want)
+			}
+			if tc.t == Q8_1 {
+				if got, want := a.s[b], f16to32(le16(blk[2:])); got != want {
+					t.Errorf("%v block %d: s %v, want %v", tc.t, b, got, want)
+				}
+			}
+			var sum int32
+			for j := range 32 {
+				q := int8(blk[tc.off+j])
+				sum += int32(q)
+				if a.qs[b*32+j] != q {
+					t.Fatalf("%v block %d quant %d: %d, want %d", tc.t, b, j, a.qs[b*32+j], q)
+				}
+			}
+			if a.isum[b] != sum {
+				t.Errorf("%v block %d: isum %d, want %d", tc.t, b, a.isum[b], sum)
+			}
+		}
+		a.release()
+	}
+}
