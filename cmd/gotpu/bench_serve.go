@@ -357,6 +357,7 @@ func benchServeLoad(cmd *cobra.Command, f *benchServeFlags, m *models.Model) err
 	if !rep.OK {
 		var stacks strings.Builder
 		if rep.LeakedGoroutines > 0 {
+			stacks.WriteString("\n")
 			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
 		}
 		return fmt.Errorf("bench serve --load: %d of %d requests failed (%v), %d KV blocks still used, %d goroutines leaked%s",
