@@ -21,6 +21,8 @@ type genParams struct {
 	n         int
 	// schema, when set, constrains the output (response_format).
 	schema []byte
+	// ignoreEOS: the sequence does not end at an EOS token (ignore_eos).
+	ignoreEOS bool
 }
 
 // parseStop reads "stop": a string or a list of strings.
@@ -52,7 +54,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // parseSampling checks the shared fields and turns them into genParams.
 func (s *Server) parseSampling(f *samplingFields, vocab int) (genParams, error) {
-	g := genParams{params: s.defaults, n: 1}
+	g := genParams{params: s.defaults, n: 1, ignoreEOS: f.IgnoreEOS}
 	p := &g.params
 	if f.MaxTokens != nil && f.MaxCompletionTokens != nil && *f.MaxTokens != *f.MaxCompletionTokens {
 		return g, badRequest("max_completion_tokens", "max_tokens (%d) and max_completion_tokens (%d) disagree", *f.MaxTokens, *f.MaxCompletionTokens)

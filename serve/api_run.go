@@ -142,6 +142,9 @@ func (s *Server) requests(id string, prompt []int, g genParams, maxTokens, first
 			}
 			r.Constraint = c
 		}
+		if g.ignoreEOS {
+			r.EOS = nil
+		}
 		out[i] = choiceSpec{index: firstIndex + i, req: r, stops: g.stops, logprobs: r.Logprobs}
 	}
 	return out, nil

@@ -23,6 +23,9 @@ type samplingFields struct {
 	StreamOptions       *streamOptions     `json:"stream_options"`
 	ResponseFormat      *responseFormat    `json:"response_format"`
 	User                string             `json:"user"`
+	// IgnoreEOS (vLLM's and llama-server's extension) keeps generating
+	// past the end-of-sequence tokens, up to max_tokens (benchmarks).
+	IgnoreEOS bool `json:"ignore_eos"`
 }
 
 type streamOptions struct {

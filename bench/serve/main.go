@@ -38,6 +38,7 @@ func main() {
 	compiled := flag.Bool("compiled", false, "compiled steps (one program per step shape)")
 	blocks := flag.Int("blocks", 0, "KV blocks of 16 tokens (0: the engine's default, 256 MiB)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
+	keep := flag.Bool("keep", false, "keep a GGUF file's quantized linear weights (gotpu --dtype keep) instead of f32")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -50,22 +51,22 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*modelPath, *streams, *promptLen, *tokens, *reps, *blocks, *compiled); err != nil {
+	if err := run(*modelPath, *streams, *promptLen, *tokens, *reps, *blocks, *compiled, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/serve:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(path, streams string, promptLen, tokens, reps, blocks int, compiled bool) error {
-	m, err := models.LoadPath(path, models.Options{DType: dtype.F32})
+func run(path, streams string, promptLen, tokens, reps, blocks int, compiled, keep bool) error {
+	m, err := models.LoadPath(path, models.Options{DType: dtype.F32, KeepQuantized: keep})
 	if err != nil {
 		return err
 	}
 	lm := m.LM
 	lm.Compiled = compiled
-	fmt.Printf("model %s (f32, compiled=%v), cpu level %s, prompt %d, %d new tokens per stream, %d reps\n",
-		filepath.Base(path), compiled, cpu.CPULevel(), promptLen, tokens, reps)
+	fmt.Printf("model %s (f32, keep quantized=%v, compiled=%v), cpu level %s, prompt %d, %d new tokens per stream, %d reps\n",
+		filepath.Base(path), keep, compiled, cpu.CPULevel(), promptLen, tokens, reps)
 	fmt.Println("| streams | engine gen tok/s | engine decode tok/s | Generate gen tok/s | engine/Generate |")
 	fmt.Println("|---:|---:|---:|---:|---:|")
 	for _, f := range strings.Split(streams, ",") {

@@ -92,6 +92,8 @@ endpoint but /health and /metrics needs "Authorization: Bearer KEY".
 
 Requests leave out sampling fields to get OpenAI's defaults (temperature 1,
 top_p 1), or the model's generation_config.json when it sets do_sample.
+"ignore_eos": true (vLLM's and llama-server's extension) generates up to
+max_tokens past end-of-sequence tokens (benchmarks: gotpu bench serve).
 
 SIGINT or SIGTERM shuts down gracefully: new requests get 503, the listener
 closes, running requests finish within --drain-timeout (then they are

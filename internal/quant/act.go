@@ -36,6 +36,10 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 	t, k, nb := a.t, a.k, a.nb
 	ts := t.TypeSize()
 	for i := i0; i < i1; i++ {
+		if t == Q8_0 || t == Q8_1 {
+			a.quantizeQ8Row(x[i*k:(i+1)*k], i)
+			continue
+		}
 		quantizeRow(t, x[i*k:(i+1)*k], raw)
 		qs := a.qs[i*k : (i+1)*k]
 		switch t {
@@ -81,6 +85,30 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 				}
 			}
 		}
+	}
+}
+
+// quantizeQ8Row quantizes row i (x) to Q8_0 or Q8_1 straight into a's
+// arrays: the values quantQ8_0 / quantQ8_1 encode and the Q8_0/Q8_1 case
+// above decodes (d and s through half precision), without the bytes.
+func (a *acts) quantizeQ8Row(x []float32, i int) {
+	nb := a.nb
+	for b := range nb {
+		xb := x[b*32 : (b+1)*32]
+		qs := a.qs[i*a.k+b*32:][:32]
+		d := amaxOf(xb) / 127
+		id := inv(d)
+		sum := 0
+		for j, v := range xb {
+			q := roundQ8(v * id)
+			qs[j] = q
+			sum += int(q)
+		}
+		a.d[i*nb+b] = f16to32(f32to16(d))
+		if a.t == Q8_1 {
+			a.s[i*nb+b] = f16to32(f32to16(float32(sum) * d))
+		}
+		a.isum[i*nb+b] = int32(sum)
 	}
 }
 

@@ -129,12 +129,26 @@ func quantQ5_1(x []float32, b []byte) {
 	binary.LittleEndian.PutUint32(b[4:], qh)
 }
 
+// amaxOf is the largest |x[i]| (NaN when one is NaN). It compares the
+// magnitudes' bits as integers, which order like the floats (a NaN's bits
+// above +Inf's), without float max's NaN branches: activation quantization
+// runs it on every row of every quantized matmul.
 func amaxOf(x []float32) float32 {
-	var amax float32
+	var m uint32
 	for _, v := range x {
-		amax = max(amax, absf(v))
+		m = max(m, math.Float32bits(v)&^(1<<31))
 	}
-	return amax
+	return math.Float32frombits(m)
+}
+
+// roundQ8 is int8(roundf(v)) for |v| <= 127.5, as the Q8 quantizers use
+// it: float64(v) ± 0.5 is exact for a float32 v, so truncating it rounds
+// half away from zero as roundf does, without math.Round's bit work.
+func roundQ8(v float32) int8 {
+	f := float64(v)
+	// Copysign rather than a branch: activations' signs are random, and a
+	// mispredicted branch per value cost more than math.Round.
+	return int8(int32(f + math.Copysign(0.5, f)))
 }
 
 // Q8_0: d = amax/127, q = roundf(x/d).
@@ -143,7 +157,7 @@ func quantQ8_0(x []float32, b []byte) {
 	id := inv(d)
 	put16(b, f32to16(d))
 	for j, v := range x {
-		b[2+j] = uint8(int8(roundf(v * id)))
+		b[2+j] = uint8(roundQ8(v * id))
 	}
 }
 
@@ -154,7 +168,7 @@ func quantQ8_1(x []float32, b []byte) {
 	put16(b, f32to16(d))
 	sum := 0
 	for j, v := range x {
-		q := int8(roundf(v * id))
+		q := roundQ8(v * id)
 		b[4+j] = uint8(q)
 		sum += int(q)
 	}
