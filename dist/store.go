@@ -283,6 +283,8 @@ func (c *TCPStore) call(ctx context.Context, q storeReq, wait time.Duration) (st
 		c.conn = nil // the stream may be out of step: reconnect next time
 		if ctx.Err() != nil {
 			err = ctx.Err()
+		} else if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			err = context.DeadlineExceeded // the connection's deadline fired first
 		}
 		return storeResp{}, fmt.Errorf("dist: store %s %q at %s: %w", q.Op, q.Key+strings.Join(q.Keys, ","), c.addr, err)
 	}
