@@ -585,4 +585,3 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 		})
 	})
 }
-

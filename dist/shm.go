@@ -62,13 +62,13 @@ const DefaultSlotBytes = 4 << 20
 const DefaultP2PBytes = 1 << 20
 
 type segment struct {
-	mem      []byte
-	path     string
-	n        int
-	slot     int
-	p2p      int
-	dataOff  int
-	p2pOff   int
+	mem       []byte
+	path      string
+	n         int
+	slot      int
+	p2p       int
+	dataOff   int
+	p2pOff    int
 	p2pStride int
 }
 
