@@ -33,9 +33,12 @@ type Env struct {
 	// Launcher names where the values came from: "torchrun" (also gotpu
 	// run), "slurm", "openmpi", "kubernetes" or "single" (no launcher).
 	Launcher string `json:"launcher"`
-	// StoreServed is true when the launcher serves the rendezvous store at
-	// MasterAddr:MasterPort (GOTPU_STORE_SERVED=1); otherwise rank 0 does.
-	StoreServed bool `json:"store_served"`
+	// StoreServed is true when the launcher serves the rendezvous store
+	// (GOTPU_STORE_ADDR names it, or GOTPU_STORE_SERVED=1 puts it at
+	// MasterAddr:MasterPort); otherwise rank 0 serves it at
+	// MasterAddr:MasterPort.
+	StoreServed bool   `json:"store_served"`
+	StoreAddr   string `json:"store_addr,omitempty"`
 	// RunID distinguishes restarts of one job (TORCHELASTIC_RUN_ID or
 	// GOTPU_RUN_ID).
 	RunID string `json:"run_id,omitempty"`
@@ -170,6 +173,9 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		e.MasterPort = p
 	}
 	e.StoreServed = getenv("GOTPU_STORE_SERVED") == "1"
+	if a := strings.TrimSpace(getenv("GOTPU_STORE_ADDR")); a != "" {
+		e.StoreServed, e.StoreAddr = true, a
+	}
 	e.RunID = getenv("GOTPU_RUN_ID")
 	if e.RunID == "" {
 		e.RunID = getenv("TORCHELASTIC_RUN_ID")

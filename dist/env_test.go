@@ -17,6 +17,8 @@ func TestEnvFrom(t *testing.T) {
 			want: Env{Rank: 3, WorldSize: 4, LocalRank: 1, LocalWorldSize: 2, MasterAddr: "10.0.0.1", MasterPort: 1234, Launcher: "torchrun", RunID: "j1"}},
 		{name: "gotpu-run", env: map[string]string{"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GOTPU_STORE_SERVED": "1", "GOTPU_RUN_ID": "r7"},
 			want: Env{Rank: 1, WorldSize: 2, LocalRank: 1, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 29500, Launcher: "torchrun", StoreServed: true, RunID: "r7"}},
+		{name: "launcher-store", env: map[string]string{"RANK": "0", "WORLD_SIZE": "2", "GOTPU_STORE_ADDR": "127.0.0.1:4000"},
+			want: Env{Rank: 0, WorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 29500, Launcher: "torchrun", StoreServed: true, StoreAddr: "127.0.0.1:4000"}},
 		{name: "slurm", env: map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_NTASKS_PER_NODE": "4(x2)", "MASTER_ADDR": "node1"},
 			want: Env{Rank: 5, WorldSize: 8, LocalRank: 1, LocalWorldSize: 4, MasterAddr: "node1", MasterPort: 29500, Launcher: "slurm"}},
 		{name: "slurm-one-node", env: map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "1", "SLURM_NNODES": "1"},

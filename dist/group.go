@@ -152,7 +152,9 @@ func Init(ctx context.Context, opts Options) (*Group, error) {
 	}
 	w := &world{env: env, opts: opts}
 	addr := netJoin(env.MasterAddr, env.MasterPort)
-	if env.WorldSize == 1 && !env.StoreServed {
+	if env.StoreAddr != "" {
+		addr = env.StoreAddr
+	} else if env.WorldSize == 1 && !env.StoreServed {
 		addr = "127.0.0.1:0"
 	}
 	if env.Rank == 0 && !env.StoreServed {
