@@ -54,12 +54,12 @@ type runReport struct {
 	WorldSize    int        `json:"world_size"`
 	MasterAddr   string     `json:"master_addr"`
 	MasterPort   int        `json:"master_port"`
-	StoreAddr    string     `json:"store_addr"`      // the rendezvous store the launcher serves ("" on other nodes)
-	Restarts     int        `json:"restarts"`        // restarts done
-	ExitCode     int        `json:"exit_code"`       // the job's: 0, or the first failed rank's
-	FailedRank   int        `json:"failed_rank"`     // the first rank that failed in the last attempt, -1 if none
+	StoreAddr    string     `json:"store_addr"`       // the rendezvous store the launcher serves ("" on other nodes)
+	Restarts     int        `json:"restarts"`         // restarts done
+	ExitCode     int        `json:"exit_code"`        // the job's: 0, or the first failed rank's
+	FailedRank   int        `json:"failed_rank"`      // the first rank that failed in the last attempt, -1 if none
 	Signal       string     `json:"signal,omitempty"` // the signal forwarded to the job, if any
-	Ranks        []rankExit `json:"ranks"`           // this node's ranks in the last attempt
+	Ranks        []rankExit `json:"ranks"`            // this node's ranks in the last attempt
 }
 
 // freePort returns a TCP port that was free a moment ago.
