@@ -40,6 +40,8 @@ func runRole(role string) int {
 	switch role {
 	case "coll":
 		rerr = roleCollectives(ctx, g)
+	case "ddp":
+		rerr = roleDDP(ctx, g)
 	case "kill":
 		rerr = roleKill(ctx, g)
 	case "never":
