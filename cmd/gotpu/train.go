@@ -144,7 +144,14 @@ finished: steps equals resumed_from_step), parameters, checkpoint, mode,
 programs_compiled (programs this process compiled in fused or compiled
 mode), cache_hits (programs served per cache tier: memory, disk, remote),
 traces and replays (compiled mode: steps that traced the step function,
-and steps that replayed its program without tracing — compile.TraceOnce).
+and steps that replayed its program without tracing — compile.TraceOnce),
+world_size and rank (--ddp).
+
+--ddp trains data-parallel over the ranks gotpu run starts
+(gotpu run --nproc-per-node 2 -- gotpu train mnist --ddp): each rank takes
+its share of every batch of --batch-size examples and the gradients are
+averaged while backward runs, so the run follows the single-process one.
+Rank 0 alone writes checkpoints.
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
@@ -201,6 +208,7 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images (0: all of them)")
 	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps (0: no limit)")
 	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
+	f.BoolVar(&c.DDP, "ddp", false, "data-parallel over the ranks of a gotpu run job (strict mode)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)
 	rootCmd.AddCommand(trainCmd)
