@@ -166,12 +166,12 @@ type Result struct {
 	// Traces and Replays count the compiled mode's steps that traced the
 	// step function and those that replayed its program without tracing
 	// (compile.TraceOnce).
-	Traces  int       `json:"traces"`
-	Replays int       `json:"replays"`
+	Traces  int `json:"traces"`
+	Replays int `json:"replays"`
 	// WorldSize and Rank place the run in a --ddp job (1 and 0 otherwise).
-	WorldSize int `json:"world_size"`
-	Rank      int `json:"rank"`
-	Losses  []float64 `json:"-"` // loss of every step run in this process
+	WorldSize int       `json:"world_size"`
+	Rank      int       `json:"rank"`
+	Losses    []float64 `json:"-"` // loss of every step run in this process
 }
 
 // Model is a classifier over [B, 1, 28, 28] images.

@@ -29,7 +29,7 @@ type allreduceResult struct {
 	Impl      string  `json:"impl"` // "gotpu-shm" or "torch-gloo"
 	SizeBytes int     `json:"size_bytes"`
 	Iters     int     `json:"iters"`
-	MedianUS  float64 `json:"median_us"`   // median time of one all-reduce
+	MedianUS  float64 `json:"median_us"`  // median time of one all-reduce
 	BusBWGBps float64 `json:"busbw_gbps"` // size/time × 2(n-1)/n, in GB/s (1e9)
 }
 
