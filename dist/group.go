@@ -32,7 +32,7 @@ type Options struct {
 	// Env overrides the launcher's environment (nil: EnvFromOS).
 	Env *Env
 	// SlotBytes and P2PBytes size the shared-memory slots (defaults
-	// DefaultSlotBytes and DefaultP2PBytes).
+	// DefaultSlotBytes, or GOTPU_DIST_SLOT_BYTES, and DefaultP2PBytes).
 	SlotBytes, P2PBytes int
 }
 
@@ -132,6 +132,13 @@ func Init(ctx context.Context, opts Options) (*Group, error) {
 	}
 	if opts.SlotBytes <= 0 {
 		opts.SlotBytes = DefaultSlotBytes
+		if v := os.Getenv("GOTPU_DIST_SLOT_BYTES"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("dist: GOTPU_DIST_SLOT_BYTES=%q is not a positive integer", v)
+			}
+			opts.SlotBytes = n
+		}
 	}
 	if opts.P2PBytes <= 0 {
 		opts.P2PBytes = DefaultP2PBytes
