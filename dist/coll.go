@@ -154,6 +154,11 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 	}
 }
 
+// staleHeartbeat is how old the heartbeat of a rank whose pid this
+// process cannot see (another pid namespace) may be before the rank counts
+// as dead; the heartbeat ticks every 200ms.
+const staleHeartbeat = 3 * time.Second
+
 // checkPeers reports a lagging rank that died, aborted or left.
 func (g *Group) checkPeers(c *call, lag []int) error {
 	var dead, aborted, closed []int
@@ -169,9 +174,15 @@ func (g *Group) checkPeers(c *call, lag []int) error {
 			closed = append(closed, r)
 			continue
 		}
-		if pid := int(g.seg.i64(ctl + ctlPid).Load()); !pidAlive(pid) {
+		pid := int(g.seg.i64(ctl + ctlPid).Load())
+		if g.pidSeen[r] {
+			if !pidAlive(pid) {
+				dead = append(dead, r)
+				msgs = append(msgs, fmt.Sprintf("rank %d (pid %d) died, %s", g.ranks[r], pid, g.seg.lastDesc(r)))
+			}
+		} else if hb := time.Since(time.Unix(0, g.seg.i64(ctl+ctlHeartbeat).Load())); hb > staleHeartbeat {
 			dead = append(dead, r)
-			msgs = append(msgs, fmt.Sprintf("rank %d (pid %d) died, %s", g.ranks[r], pid, g.seg.lastDesc(r)))
+			msgs = append(msgs, fmt.Sprintf("rank %d (pid %d in another pid namespace) stopped its heartbeat %.1fs ago, %s", g.ranks[r], pid, hb.Seconds(), g.seg.lastDesc(r)))
 		}
 	}
 	switch {

@@ -84,6 +84,10 @@ type Group struct {
 	chunkK  uint64 // next chunk's slot parity
 	p2pSent []uint64
 	p2pRecv []uint64
+	// pidSeen[r] is whether rank r's pid was visible from this process
+	// when the group formed (not in another pid namespace): a vanished pid
+	// then means a dead rank; otherwise a stale heartbeat does.
+	pidSeen []bool
 	failMu  sync.Mutex
 	failed  error
 	queue   chan *Work
@@ -305,7 +309,12 @@ func (w *world) newGroup(ctx context.Context, name, id string, ranks []int) (*Gr
 		seg.unmap()
 		return nil, err
 	}
-	g := &Group{name: name, id: id, rank: me, ranks: ranks, global: w.env.Rank, timeout: w.opts.Timeout,
+	pidSeen := make([]bool, n)
+	for r := range pidSeen {
+		pid := int(seg.i64(seg.ctl(r) + ctlPid).Load())
+		pidSeen[r] = pid > 0 && pidAlive(pid)
+	}
+	g := &Group{name: name, id: id, rank: me, ranks: ranks, global: w.env.Rank, timeout: w.opts.Timeout, pidSeen: pidSeen,
 		seg: seg, store: w.store, world: w, p2pSent: make([]uint64, n), p2pRecv: make([]uint64, n),
 		queue: make(chan *Work, 64), stop: make(chan struct{})}
 	g.wg.Add(2)

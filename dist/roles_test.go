@@ -144,6 +144,16 @@ func roleCollectives(ctx context.Context, g *Group) error {
 			}
 		}
 	}
+	// A non-contiguous view: the copy-in/copy-out fallback writes through
+	// the view into its base.
+	base := input(me, 12, dtype.F32).Reshape(3, 4)
+	view := base.Transpose(0, 1)
+	if err := g.AllReduce(ctx, view, Sum); err != nil {
+		return err
+	}
+	if err := same("all_reduce of a transposed view", base.Float64s(), expectReduce(12, N, Sum), 0); err != nil {
+		return err
+	}
 	// Broadcast from every root.
 	for src := range N {
 		x := input(me, 3000, dtype.F32)
