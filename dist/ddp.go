@@ -138,15 +138,15 @@ func (d *DDP) fill(b *bucket, i int, grad *tensor.Tensor) {
 	b.nready++
 	off := b.offs[i]
 	nb := p.Numel() * p.DType().Size()
-	var src []byte
-	if grad != nil {
-		src = grad.ToDType(b.dt).Bytes()
-	}
 	ok := b.flat.WithHostBytes(true, func(dst []byte) {
-		if src == nil {
-			clear(dst[off : off+nb])
-		} else {
-			copy(dst[off:off+nb], src)
+		dst = dst[off : off+nb]
+		if grad == nil {
+			clear(dst)
+			return
+		}
+		g := grad.ToDType(b.dt)
+		if !g.WithHostBytes(false, func(src []byte) { copy(dst, src) }) {
+			copy(dst, g.Bytes())
 		}
 	})
 	if !ok && d.err == nil {
@@ -204,15 +204,23 @@ func (d *DDP) Sync(ctx context.Context) error {
 	}
 	return tensor.Catch(func() {
 		for _, b := range d.buckets {
-			raw := b.flat.Bytes()
-			for i, p := range b.params {
-				nb := p.Numel() * p.DType().Size()
-				g := tensor.FromBytes(p.Device(), b.dt, p.Shape(), raw[b.offs[i]:b.offs[i]+nb])
-				if b.prev[i] != nil {
-					g = b.prev[i].Add(g)
+			b.flat.WithHostBytes(false, func(raw []byte) {
+				for i, p := range b.params {
+					avg := raw[b.offs[i] : b.offs[i]+p.Numel()*p.DType().Size()]
+					// Backward left Grad = previous + this pass's local
+					// gradient; with no previous gradient (ZeroGrad sets
+					// none) that tensor is overwritten in place.
+					if cur := p.Grad(); b.prev[i] == nil && cur != nil && cur.DType() == b.dt &&
+						cur.WithHostBytes(true, func(dst []byte) { copy(dst, avg) }) {
+						continue
+					}
+					g := tensor.FromBytes(p.Device(), b.dt, p.Shape(), avg)
+					if b.prev[i] != nil {
+						g = b.prev[i].Add(g)
+					}
+					p.SetGrad(g)
 				}
-				p.SetGrad(g)
-			}
+			})
 		}
 	})
 }

@@ -134,25 +134,64 @@ func combine[T number](a, b T, op ReduceOp) T {
 
 func reduceT[T number](dst []T, srcs [][]T, op ReduceOp, nranks int) {
 	n := len(dst)
-	if len(srcs) == 2 && (op == Sum || op == Avg) {
+	if n == 0 {
+		return
+	}
+	switch {
+	case len(srcs) == 1:
+		if &srcs[0][0] != &dst[0] {
+			copy(dst, srcs[0][:n])
+		}
+		if op == Avg {
+			d := T(nranks)
+			for i := range dst {
+				dst[i] /= d
+			}
+		}
+		return
+	case len(srcs) == 2 && op == Sum:
 		a, b := srcs[0][:n], srcs[1][:n]
 		for i := range dst {
 			dst[i] = a[i] + b[i]
 		}
-	} else {
-		for i := range n {
-			acc := srcs[0][i]
-			for _, s := range srcs[1:] {
-				acc = combine(acc, s[i], op)
-			}
-			dst[i] = acc
-		}
-	}
-	if op == Avg {
-		d := T(nranks)
+		return
+	case len(srcs) == 2 && op == Avg:
+		a, b, d := srcs[0][:n], srcs[1][:n], T(nranks)
 		for i := range dst {
-			dst[i] /= d
+			dst[i] = (a[i] + b[i]) / d
 		}
+		return
+	}
+	// In rank order, one source at a time: dst = s0 op s1, then op s2, ...
+	// (dst may alias a source of a later rank only as that rank's own
+	// slot, which is read at the same index before being written).
+	if op == Sum || op == Avg {
+		a, b := srcs[0][:n], srcs[1][:n]
+		tmp := make([]T, n)
+		for i := range tmp {
+			tmp[i] = a[i] + b[i]
+		}
+		for _, s := range srcs[2:] {
+			s = s[:n]
+			for i := range tmp {
+				tmp[i] += s[i]
+			}
+		}
+		if op == Avg {
+			d := T(nranks)
+			for i := range tmp {
+				tmp[i] /= d
+			}
+		}
+		copy(dst, tmp)
+		return
+	}
+	for i := range n {
+		acc := srcs[0][i]
+		for _, s := range srcs[1:] {
+			acc = combine(acc, s[i], op)
+		}
+		dst[i] = acc
 	}
 }
 

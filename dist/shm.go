@@ -1,7 +1,6 @@
 package dist
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -283,32 +282,34 @@ func pidAlive(pid int) bool {
 // checking the peers' liveness, the deadline and ctx from time to time.
 type waiter struct {
 	spins int
-	start time.Time
 	next  time.Time
 }
 
+// The waiter's phases, in calls to pause: busy spinning, then yielding.
+var spinLimit, yieldLimit = 64, 1024
+
 // pause waits a little; check reports whether it is time for a slow check.
+// It spins briefly (a peer that is about to arrive costs no system call),
+// then yields the processor, then sleeps with a growing interval, so that a
+// rank waiting for a slower one leaves the cores to it.
 func (w *waiter) pause() (check bool) {
 	w.spins++
 	switch {
-	case w.spins < 64:
+	case w.spins < spinLimit:
 		return false
-	case w.spins < 4096:
+	case w.spins < yieldLimit:
 		runtime.Gosched()
-		if w.spins%256 != 0 {
+		if w.spins%64 != 0 {
 			return false
 		}
 	default:
-		d := time.Duration(w.spins-4096) * 5 * time.Microsecond
-		if d > time.Millisecond {
-			d = time.Millisecond
+		d := time.Duration(w.spins-yieldLimit+1) * 10 * time.Microsecond
+		if d > 500*time.Microsecond {
+			d = 500 * time.Microsecond
 		}
 		time.Sleep(d)
 	}
 	now := time.Now()
-	if w.start.IsZero() {
-		w.start = now
-	}
 	if now.Before(w.next) {
 		return false
 	}
@@ -316,5 +317,3 @@ func (w *waiter) pause() (check bool) {
 	return true
 }
 
-// errCtx wraps a context error with what was waited for.
-func errCtx(ctx context.Context) error { return ctx.Err() }
