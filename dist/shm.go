@@ -316,4 +316,3 @@ func (w *waiter) pause() (check bool) {
 	w.next = now.Add(5 * time.Millisecond)
 	return true
 }
-
