@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -52,6 +53,26 @@ func runRole(role string) int {
 		start := time.Now()
 		rerr = g.AllReduce(ctx, tensor.Ones(cpu, dtype.F32, 4), Sum)
 		fmt.Printf("ELAPSED %v\n", time.Since(start))
+	case "cancel":
+		if g.Rank() == 1 {
+			time.Sleep(time.Second)
+			return 0
+		}
+		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		rerr = g.AllReduceAsync(cctx, tensor.Ones(cpu, dtype.F32, 4), Sum).Wait(ctx)
+		if errors.Is(rerr, context.DeadlineExceeded) {
+			fmt.Println("IS DEADLINE")
+		}
+		// The group is unusable after a failed collective.
+		if err := g.Barrier(ctx); !errors.Is(err, ErrAborted) {
+			fmt.Println("BARRIER AFTER FAILURE:", err)
+		}
+	case "close":
+		if g.Rank() == 1 {
+			return 0 // the deferred Close leaves the group
+		}
+		rerr = g.Barrier(ctx)
 	case "mismatch":
 		if g.Rank() == 0 {
 			rerr = g.AllReduce(ctx, tensor.Ones(cpu, dtype.F32, 8), Sum)
@@ -361,6 +382,30 @@ func TestRankNeverArrives(t *testing.T) {
 	}
 	if r.dur > 2500*time.Millisecond {
 		t.Fatalf("rank 0 took %v with a 700ms timeout", r.dur)
+	}
+}
+
+func TestCanceledAndClosed(t *testing.T) {
+	tests := []struct {
+		role string
+		want []string
+	}{
+		{"cancel", []string{"all_reduce(sum) f32[4] #0 in group world: canceled (rank 1)", "IS DEADLINE"}},
+		{"close", []string{"barrier #0 in group world: closed (rank 1)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.role, func(t *testing.T) {
+			res := spawn(t, 2, tc.role, 30*time.Second, func(int) []string { return []string{"GOTPU_DIST_TEST_TIMEOUT_MS=10000"} })
+			r := res[0]
+			for _, w := range tc.want {
+				if r.code != 3 || !strings.Contains(r.out, w) || strings.Contains(r.out, "BARRIER AFTER FAILURE") {
+					t.Fatalf("rank 0 exit %d, want %q:\n%s", r.code, w, r.out)
+				}
+			}
+			if r.dur > 5*time.Second {
+				t.Fatalf("rank 0 took %v", r.dur)
+			}
+		})
 	}
 }
 
