@@ -13,6 +13,17 @@
 // Engines: only the built-in one ("shm": processes on one host) exists in
 // this build. A world spanning hosts is refused with an error naming the
 // engines that can run it (xla, mpi, nccl), which are not built yet.
+//
+// Environment, besides the launchers' variables: GOTPU_DIST_TIMEOUT (the
+// collective timeout, a Go duration; default 30m), GOTPU_STORE_ADDR (a
+// store the launcher serves; gotpu run sets it), GOTPU_RUN_ID (keeps the
+// keys of restarted jobs apart), GOTPU_DIST_SLOT_BYTES (the shared-memory
+// chunk size).
+//
+// Ranks of a group are numbered within the group: Broadcast's src and
+// Send/Recv's peers are group ranks (GlobalRank maps them), and a group's
+// collectives must be called in the same order on all its ranks, as in
+// torch.distributed.
 package dist
 
 import (

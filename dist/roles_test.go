@@ -350,6 +350,8 @@ func TestKillRankMidCollective(t *testing.T) {
 	if testing.Short() {
 		trials = 5
 	}
+	var slowest time.Duration
+	defer func() { t.Logf("%d trials; slowest survivor exited %v after its start", trials, slowest) }()
 	for i := range trials {
 		victim := 1 + i%2
 		res := spawn(t, 3, "kill", 30*time.Second, func(int) []string {
@@ -367,6 +369,7 @@ func TestKillRankMidCollective(t *testing.T) {
 			if r.code != 3 || !strings.Contains(r.out, want) || !strings.Contains(r.out, "all_reduce(sum) f32[262144] #") {
 				t.Errorf("trial %d: rank %d exit %d, want an error naming %q and the collective:\n%s", i, r.rank, r.code, want, r.out)
 			}
+			slowest = max(slowest, r.dur)
 			if r.dur > 10*time.Second {
 				t.Errorf("trial %d: rank %d took %v to notice the dead rank", i, r.rank, r.dur)
 			}

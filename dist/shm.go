@@ -62,7 +62,7 @@ const DefaultSlotBytes = 256 << 10
 
 // DefaultP2PBytes is the size of each of the two slots of a send/recv
 // mailbox (one mailbox per ordered pair of ranks).
-const DefaultP2PBytes = 1 << 20
+const DefaultP2PBytes = 256 << 10
 
 type segment struct {
 	mem       []byte
