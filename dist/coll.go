@@ -136,6 +136,9 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 		if err := g.checkPeers(c, lag); err != nil {
 			return err
 		}
+		if g.closing.Load() {
+			return g.errorf(c, "closed", []int{g.rank}, "this rank closed the group while the collective waited")
+		}
 		if err := c.ctx.Err(); err != nil {
 			e := g.errorf(c, "canceled", lag, "%v while waiting", err)
 			e.Err = err

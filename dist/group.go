@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -91,6 +92,7 @@ type Group struct {
 	failMu  sync.Mutex
 	failed  error
 	queue   chan *Work
+	closing atomic.Bool // Close was called: in-flight waits give up
 	p2pMu   sync.Mutex
 	p2pQ    map[string]chan *Work // send/recv queues, one per peer and direction
 	stop    chan struct{}
@@ -431,6 +433,7 @@ func (w *world) allocID(_ *Group) string {
 // subgroup and the store. Peers still waiting on this rank get an error.
 func (g *Group) Close() error {
 	g.closeMu.Do(func() {
+		g.closing.Store(true)
 		close(g.stop)
 		g.wg.Wait()
 		if g.seg != nil {
