@@ -242,16 +242,17 @@ func (d *DDP) resetLocked() {
 	d.err = nil
 }
 
-// DDPStats describe the last pass.
+// DDPStats count DDP's buckets and their launches.
 type DDPStats struct {
 	Buckets int `json:"buckets"`
-	// LaunchedInBackward counts the buckets whose all-reduce started while
-	// backward was still running.
+	// LaunchedInBackward counts the bucket all-reduces that started while
+	// backward was still running, since the previous Stats call.
 	LaunchedInBackward int `json:"launched_in_backward"`
 }
 
-// Stats returns the bucket count and how many buckets of the last pass
-// were launched during backward; it resets the latter.
+// Stats returns the bucket count and how many bucket all-reduces started
+// during backward since the previous call (every pass launches each bucket
+// once).
 func (d *DDP) Stats() DDPStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()

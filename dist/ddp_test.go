@@ -59,18 +59,25 @@ func roleDDP(ctx context.Context, g *Group) error {
 	opt := optim.NewSGD([]*optim.Group{{Params: m.params()}}, 0.5)
 	per := global / N
 	for s := range steps {
+		// Step 2 accumulates the gradients of two passes (no ZeroGrad
+		// between): DDP adds the averaged gradient to the previous one.
+		passes := 1 + s%2
 		x, y := batchRows(0, global)
 		refOpt.ZeroGrad()
-		ref.loss(x, y).Backward()
+		for range passes {
+			ref.loss(x, y).Backward()
+		}
 		refOpt.Step()
 
 		lx, ly := batchRows(me*per, (me+1)*per)
 		opt.ZeroGrad()
-		if err := d.Backward(ctx, m.loss(lx, ly)); err != nil {
-			return err
+		for range passes {
+			if err := d.Backward(ctx, m.loss(lx, ly)); err != nil {
+				return err
+			}
 		}
 		st := d.Stats()
-		if st.Buckets < 2 || st.LaunchedInBackward != st.Buckets {
+		if st.Buckets < 2 || st.LaunchedInBackward != st.Buckets*passes {
 			return fmt.Errorf("step %d: %d buckets, %d launched during backward; want several, all during backward", s, st.Buckets, st.LaunchedInBackward)
 		}
 		opt.Step()
