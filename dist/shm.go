@@ -286,12 +286,13 @@ type waiter struct {
 }
 
 // The waiter's phases, in calls to pause: busy spinning, then yielding.
-var spinLimit, yieldLimit = 64, 1024
+var spinLimit, yieldLimit = 64, 4096
 
 // pause waits a little; check reports whether it is time for a slow check.
 // It spins briefly (a peer that is about to arrive costs no system call),
-// then yields the processor, then sleeps with a growing interval, so that a
-// rank waiting for a slower one leaves the cores to it.
+// then yields the processor (which keeps the rank runnable: on a loaded
+// host a sleeping rank may wait milliseconds to be scheduled again), then
+// sleeps with a growing interval.
 func (w *waiter) pause() (check bool) {
 	w.spins++
 	switch {
@@ -299,15 +300,12 @@ func (w *waiter) pause() (check bool) {
 		return false
 	case w.spins < yieldLimit:
 		runtime.Gosched()
-		if w.spins%64 != 0 {
+		if w.spins%256 != 0 {
 			return false
 		}
 	default:
-		d := time.Duration(w.spins-yieldLimit+1) * 10 * time.Microsecond
-		if d > 500*time.Microsecond {
-			d = 500 * time.Microsecond
-		}
-		time.Sleep(d)
+		d := time.Duration(w.spins-yieldLimit+1) * 5 * time.Microsecond
+		time.Sleep(min(d, time.Millisecond))
 	}
 	now := time.Now()
 	if now.Before(w.next) {
