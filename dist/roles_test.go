@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -373,6 +374,26 @@ func TestKillRankMidCollective(t *testing.T) {
 			if r.dur > 10*time.Second {
 				t.Errorf("trial %d: rank %d took %v to notice the dead rank", i, r.rank, r.dur)
 			}
+		}
+	}
+}
+
+// TestRank0ServesStore runs a job without a launcher-served store: rank 0
+// serves it at MASTER_ADDR:MASTER_PORT (gotpu dist env, torchrun).
+func TestRank0ServesStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	res := spawn(t, 2, "mismatch", 30*time.Second, func(int) []string {
+		return []string{"GOTPU_STORE_SERVED=0", "MASTER_PORT=" + port, "GOTPU_DIST_TEST_TIMEOUT_MS=5000"}
+	})
+	for _, r := range res {
+		// The mismatch role proves both ranks met in one group.
+		if r.code != 3 || !strings.Contains(r.out, "mismatch") {
+			t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
 		}
 	}
 }
