@@ -68,7 +68,9 @@ func EnvFromOS() (Env, error) { return EnvFrom(os.Getenv) }
 // Slurm's SLURM_PROCID/SLURM_NTASKS, and a Kubernetes indexed job's
 // JOB_COMPLETION_INDEX with WORLD_SIZE (or GOTPU_WORLD_SIZE). With none of
 // them it returns a world of one process. MASTER_ADDR and MASTER_PORT
-// (default 127.0.0.1:29500) locate the store under every launcher.
+// (default 127.0.0.1:29500; under Slurm the default port is derived from
+// SLURM_JOB_ID so that jobs sharing a host differ) locate the store under
+// every launcher.
 func EnvFrom(getenv func(string) string) (Env, error) {
 	e := Env{LocalWorldSize: 0}
 	atoi := func(name string) (int, bool, error) {
@@ -175,6 +177,12 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		e.MasterAddr = "127.0.0.1"
 	}
 	e.MasterPort = DefaultMasterPort
+	if e.Launcher == "slurm" {
+		// Jobs sharing a host get different default ports.
+		if id, ok, _ := atoi("SLURM_JOB_ID"); ok {
+			e.MasterPort = DefaultMasterPort + 1 + id%20000
+		}
+	}
 	if p, ok, err := atoi("MASTER_PORT"); err != nil {
 		return Env{}, err
 	} else if ok {
@@ -190,6 +198,9 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	e.RunID = getenv("GOTPU_RUN_ID")
 	if e.RunID == "" {
 		e.RunID = getenv("TORCHELASTIC_RUN_ID")
+	}
+	if e.RunID == "" && e.Launcher == "slurm" && getenv("SLURM_JOB_ID") != "" {
+		e.RunID = "slurm-" + getenv("SLURM_JOB_ID") + "." + getenv("SLURM_STEP_ID")
 	}
 	return e, nil
 }

@@ -23,6 +23,8 @@ func TestEnvFrom(t *testing.T) {
 			want: Env{Rank: 5, WorldSize: 8, LocalRank: 1, LocalWorldSize: 4, MasterAddr: "node1", MasterPort: 29500, Launcher: "slurm"}},
 		{name: "slurm-one-node", env: map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "1", "SLURM_NNODES": "1"},
 			want: Env{Rank: 1, WorldSize: 2, LocalRank: 1, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 29500, Launcher: "slurm"}},
+		{name: "slurm-job-port", env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_NNODES": "1", "SLURM_JOB_ID": "123456", "SLURM_STEP_ID": "0"},
+			want: Env{Rank: 0, WorldSize: 2, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 29500 + 1 + 123456%20000, Launcher: "slurm", RunID: "slurm-123456.0"}},
 		{name: "openmpi", env: map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "3", "OMPI_COMM_WORLD_LOCAL_RANK": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "3"},
 			want: Env{Rank: 2, WorldSize: 3, LocalRank: 2, LocalWorldSize: 3, MasterAddr: "127.0.0.1", MasterPort: 29500, Launcher: "openmpi"}},
 		{name: "kubernetes", env: map[string]string{"JOB_COMPLETION_INDEX": "2", "WORLD_SIZE": "4", "MASTER_ADDR": "job-0.svc"},
