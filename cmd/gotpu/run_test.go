@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gotpu/gotpu/train"
 )
 
 // syncBuffer is a bytes.Buffer safe for the launcher's writers.
@@ -173,5 +175,42 @@ func TestDistEnv(t *testing.T) {
 	var m map[string]string
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil || m["MASTER_PORT"] != "1234" || m["WORLD_SIZE"] != "2" {
 		t.Fatalf("json %s: %v %v", out.String(), m, err)
+	}
+}
+
+func TestAutoResume(t *testing.T) {
+	tests := []struct {
+		name    string
+		restart string
+		dir     string
+		resume  bool
+		exists  bool
+		want    bool
+	}{
+		{"restarted-with-checkpoint", "1", "ck", false, true, true},
+		{"first-attempt", "0", "ck", false, true, false},
+		{"no-launcher", "", "ck", false, true, false},
+		{"no-checkpoint-yet", "2", "ck", false, false, false},
+		{"no-checkpoint-dir", "1", "", false, true, false},
+		{"already-resuming", "1", "ck", true, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := train.Config{CheckpointDir: tc.dir, Resume: tc.resume}
+			getenv := func(k string) string {
+				if k == "TORCHELASTIC_RESTART_COUNT" {
+					return tc.restart
+				}
+				return ""
+			}
+			var asked string
+			got := autoResume(c, getenv, func(p string) bool { asked = p; return tc.exists })
+			if got != tc.want {
+				t.Fatalf("autoResume = %v, want %v", got, tc.want)
+			}
+			if got && asked != filepath.Join("ck", train.CheckpointFile) {
+				t.Fatalf("looked for %q", asked)
+			}
+		})
 	}
 }

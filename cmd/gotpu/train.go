@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +68,14 @@ func (p *progressPrinter) update(pr train.Progress) {
 // checkTrainFlags rejects flag values that have no meaning, naming the
 // flag: train.Config reads a zero epochs or batch size as "the default",
 // which a user who typed --epochs 0 did not ask for.
+// autoResume reports whether a run restarted by a launcher
+// (TORCHELASTIC_RESTART_COUNT > 0) should resume from the checkpoint in
+// its --checkpoint directory: only when one exists and --resume is unset.
+func autoResume(c train.Config, getenv func(string) string, exists func(string) bool) bool {
+	n, err := strconv.Atoi(getenv("TORCHELASTIC_RESTART_COUNT"))
+	return err == nil && n > 0 && !c.Resume && c.CheckpointDir != "" && exists(filepath.Join(c.CheckpointDir, train.CheckpointFile))
+}
+
 func checkTrainFlags(c train.Config) error {
 	for _, f := range []struct {
 		flag string
@@ -151,7 +161,9 @@ world_size and rank (--ddp).
 (gotpu run --nproc-per-node 2 -- gotpu train mnist --ddp): each rank takes
 its share of every batch of --batch-size examples and the gradients are
 averaged while backward runs, so the run follows the single-process one.
-Rank 0 alone writes checkpoints.
+Rank 0 alone writes checkpoints. When gotpu run restarts a failed job
+(--max-restarts), a run with --checkpoint resumes from the checkpoint it
+finds there (TORCHELASTIC_RESTART_COUNT > 0), as --resume would.
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
@@ -160,6 +172,10 @@ GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkTrainFlags(c); err != nil {
 				return err
+			}
+			if autoResume(c, os.Getenv, fileExists) {
+				c.Resume = true
+				fmt.Fprintf(cmd.ErrOrStderr(), "train mnist: restart %s of the job: resuming from %s\n", os.Getenv("TORCHELASTIC_RESTART_COUNT"), filepath.Join(c.CheckpointDir, train.CheckpointFile))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
