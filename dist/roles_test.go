@@ -48,7 +48,7 @@ func runRole(role string) int {
 		rerr = roleKill(ctx, g)
 	case "never":
 		if g.Rank() == 1 {
-			time.Sleep(3 * time.Second)
+			time.Sleep(1500 * time.Millisecond)
 			return 0
 		}
 		start := time.Now()
