@@ -391,24 +391,102 @@ func (g *Group) AllGatherAsync(ctx context.Context, outs []*tensor.Tensor, t *te
 			return err
 		}
 		return withBytes([]*tensor.Tensor{t}, false, func(in [][]byte) error {
-			buf := in[0]
 			return withBytes(outs, true, func(out [][]byte) error {
-				per := g.seg.slot
-				for ch := range nChunks(len(buf), per) {
-					lo, hi := span(ch, per, len(buf))
-					k := g.nextSlot()
-					copy(g.seg.slotMem(g.rank, k), buf[lo:hi])
-					if err := g.step(c); err != nil {
-						return err
-					}
-					for r := range g.ranks {
-						copy(out[r][lo:hi], g.seg.slotMem(r, k))
-					}
-				}
-				return nil
+				return g.allGatherBytes(c, in[0], out)
 			})
 		})
 	})
+}
+
+func (g *Group) allGatherBytes(c *call, buf []byte, out [][]byte) error {
+	per := g.seg.slot
+	for ch := range nChunks(len(buf), per) {
+		lo, hi := span(ch, per, len(buf))
+		k := g.nextSlot()
+		copy(g.seg.slotMem(g.rank, k), buf[lo:hi])
+		if err := g.step(c); err != nil {
+			return err
+		}
+		for r := range g.ranks {
+			copy(out[r][lo:hi], g.seg.slotMem(r, k))
+		}
+	}
+	return nil
+}
+
+// splitBytes cuts b into n equal parts.
+func splitBytes(b []byte, n int) [][]byte {
+	out := make([][]byte, n)
+	per := len(b) / n
+	for i := range out {
+		out[i] = b[i*per : (i+1)*per]
+	}
+	return out
+}
+
+// AllGatherInto gathers every rank's t into out, rank after rank along
+// the first dimension (all_gather_into_tensor): out holds Size() times t's
+// elements, of t's dtype.
+func (g *Group) AllGatherInto(ctx context.Context, out, t *tensor.Tensor) error {
+	return g.AllGatherIntoAsync(ctx, out, t).Wait(context.Background())
+}
+
+// AllGatherIntoAsync is AllGatherInto returning at once with a handle.
+func (g *Group) AllGatherIntoAsync(ctx context.Context, out, t *tensor.Tensor) *Work {
+	desc := "all_gather_into_tensor " + describe(t)
+	return g.submit(ctx, func(ctx context.Context) error {
+		if out.DType() != t.DType() || out.Numel() != t.Numel()*len(g.ranks) {
+			return fmt.Errorf("dist: all_gather_into_tensor: output %s must hold %d×%d elements of %s", describe(out), len(g.ranks), t.Numel(), t.DType())
+		}
+		c, err := g.begin(ctx, desc)
+		if err != nil {
+			return err
+		}
+		return withBytes([]*tensor.Tensor{t}, false, func(in [][]byte) error {
+			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
+				return g.allGatherBytes(c, in[0], splitBytes(ob[0], len(g.ranks)))
+			})
+		})
+	})
+}
+
+// ReduceScatterTensor reduces in (Size() equal parts, rank after rank)
+// across the group and leaves in out this rank's part of the result
+// (reduce_scatter_tensor).
+func (g *Group) ReduceScatterTensor(ctx context.Context, out, in *tensor.Tensor, op ReduceOp) error {
+	return g.ReduceScatterTensorAsync(ctx, out, in, op).Wait(context.Background())
+}
+
+// ReduceScatterTensorAsync is ReduceScatterTensor returning at once with a handle.
+func (g *Group) ReduceScatterTensorAsync(ctx context.Context, out, in *tensor.Tensor, op ReduceOp) *Work {
+	desc := "reduce_scatter_tensor(" + op.String() + ") " + describe(out)
+	return g.submit(ctx, func(ctx context.Context) error {
+		if err := checkReduce(op, out.DType()); err != nil {
+			return err
+		}
+		if in.DType() != out.DType() || in.Numel() != out.Numel()*len(g.ranks) {
+			return fmt.Errorf("dist: reduce_scatter_tensor: input %s must hold %d×%d elements of %s", describe(in), len(g.ranks), out.Numel(), out.DType())
+		}
+		c, err := g.begin(ctx, desc)
+		if err != nil {
+			return err
+		}
+		return withBytes([]*tensor.Tensor{in}, false, func(ib [][]byte) error {
+			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
+				return g.reduceScatterBytes(c, splitBytes(ib[0], len(g.ranks)), ob[0], out.DType(), op)
+			})
+		})
+	})
+}
+
+func (g *Group) reduceScatterBytes(c *call, in [][]byte, out []byte, dt dtype.DType, op ReduceOp) error {
+	return g.exchange(c, in, func(k int, lo, hi, sec int) {
+		srcs := make([][]byte, len(g.ranks))
+		for r := range g.ranks {
+			srcs[r] = g.seg.slotMem(r, k)[g.rank*sec : g.rank*sec+(hi-lo)]
+		}
+		reduceBytes(out[lo:hi], srcs, dt, op, len(g.ranks))
+	}, dt.Size())
 }
 
 // ReduceScatter reduces ins across the group and leaves in out the part of
@@ -431,16 +509,9 @@ func (g *Group) ReduceScatterAsync(ctx context.Context, out *tensor.Tensor, ins 
 		if err != nil {
 			return err
 		}
-		dt := out.DType()
 		return withBytes(ins, false, func(in [][]byte) error {
 			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
-				return g.exchange(c, in, func(k int, lo, hi, sec int) {
-					srcs := make([][]byte, len(g.ranks))
-					for r := range g.ranks {
-						srcs[r] = g.seg.slotMem(r, k)[g.rank*sec : g.rank*sec+(hi-lo)]
-					}
-					reduceBytes(ob[0][lo:hi], srcs, dt, op, len(g.ranks))
-				}, dt.Size())
+				return g.reduceScatterBytes(c, in, ob[0], out.DType(), op)
 			})
 		})
 	})

@@ -215,6 +215,25 @@ func roleCollectives(ctx context.Context, g *Group) error {
 	if err := same("reduce_scatter", out.Float64s(), want, 0); err != nil {
 		return err
 	}
+	// The flat forms: all_gather_into_tensor and reduce_scatter_tensor.
+	flat := tensor.Zeros(cpu, dtype.F32, N*1000)
+	if err := g.AllGatherInto(ctx, flat, input(me, 1000, dtype.F32)); err != nil {
+		return err
+	}
+	var wantFlat []float64
+	for r := range N {
+		wantFlat = append(wantFlat, input(r, 1000, dtype.F32).Float64s()...)
+	}
+	if err := same("all_gather_into_tensor", flat.Float64s(), wantFlat, 0); err != nil {
+		return err
+	}
+	part := tensor.Zeros(cpu, dtype.F32, 1000)
+	if err := g.ReduceScatterTensor(ctx, part, input(me, N*1000, dtype.F32), Sum); err != nil {
+		return err
+	}
+	if err := same("reduce_scatter_tensor", part.Float64s(), expectReduce(N*1000, N, Sum)[me*1000:(me+1)*1000], 0); err != nil {
+		return err
+	}
 	// AllToAll: ins[q] of rank r is input(r)*10+q; outs[r] = input(r)*10+me.
 	for q := range ins {
 		ins[q] = input(me, 2000, dtype.I64).MulScalar(10).AddScalar(q)
