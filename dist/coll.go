@@ -268,12 +268,12 @@ func (g *Group) AllReduceAsync(ctx context.Context, t *tensor.Tensor, op ReduceO
 			return err
 		}
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
-			return g.allReduceBytes(c, bs[0], t.DType(), op)
+			return g.allReduceBytes(c, bs[0], t.DType(), op, true)
 		})
 	})
 }
 
-func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp) error {
+func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp, copyOut bool) error {
 	es, n, N := dt.Size(), len(buf)/dt.Size(), len(g.ranks)
 	per := g.seg.slot / es
 	srcs := make([][]byte, N)
@@ -294,6 +294,9 @@ func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp)
 		reduceBytes(mine[plo*es:phi*es], srcs, dt, op, N)
 		if err := g.step(c); err != nil {
 			return err
+		}
+		if !copyOut {
+			continue
 		}
 		for r := range N {
 			a, b := span(r, part, cn)
@@ -398,6 +401,8 @@ func (g *Group) AllGatherAsync(ctx context.Context, outs []*tensor.Tensor, t *te
 	})
 }
 
+// allGatherBytes gathers buf of every rank into out (nil out: this rank
+// only contributes, as a non-destination rank of Gather).
 func (g *Group) allGatherBytes(c *call, buf []byte, out [][]byte) error {
 	per := g.seg.slot
 	for ch := range nChunks(len(buf), per) {
@@ -407,7 +412,7 @@ func (g *Group) allGatherBytes(c *call, buf []byte, out [][]byte) error {
 		if err := g.step(c); err != nil {
 			return err
 		}
-		for r := range g.ranks {
+		for r := range out {
 			copy(out[r][lo:hi], g.seg.slotMem(r, k))
 		}
 	}
@@ -667,6 +672,131 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 				g.p2pRecv[src]++
 			}
 			return nil
+		})
+	})
+}
+
+func (g *Group) checkRoot(what string, root int) error {
+	if root < 0 || root >= len(g.ranks) {
+		return fmt.Errorf("dist: %s: rank %d is not a rank of group %s (size %d)", what, root, g.name, len(g.ranks))
+	}
+	return nil
+}
+
+// Reduce reduces t across the group into group rank dst's t (reduce);
+// the other ranks' t are left unchanged.
+func (g *Group) Reduce(ctx context.Context, t *tensor.Tensor, dst int, op ReduceOp) error {
+	return g.ReduceAsync(ctx, t, dst, op).Wait(context.Background())
+}
+
+// ReduceAsync is Reduce returning at once with a handle.
+func (g *Group) ReduceAsync(ctx context.Context, t *tensor.Tensor, dst int, op ReduceOp) *Work {
+	desc := fmt.Sprintf("reduce(%s, dst=%d) %s", op, dst, describe(t))
+	return g.submit(ctx, func(ctx context.Context) error {
+		if err := checkReduce(op, t.DType()); err != nil {
+			return err
+		}
+		if err := g.checkRoot("reduce", dst); err != nil {
+			return err
+		}
+		c, err := g.begin(ctx, desc)
+		if err != nil {
+			return err
+		}
+		me := g.rank == dst
+		return withBytes([]*tensor.Tensor{t}, me, func(bs [][]byte) error {
+			if me {
+				return g.allReduceBytes(c, bs[0], t.DType(), op, true)
+			}
+			// Without the copy-out the reduction only reads this rank's t.
+			return g.allReduceBytes(c, bs[0], t.DType(), op, false)
+		})
+	})
+}
+
+// Gather collects every rank's t into outs on group rank dst (gather);
+// outs is ignored (may be nil) on the other ranks.
+func (g *Group) Gather(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor, dst int) error {
+	return g.GatherAsync(ctx, outs, t, dst).Wait(context.Background())
+}
+
+// GatherAsync is Gather returning at once with a handle.
+func (g *Group) GatherAsync(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor, dst int) *Work {
+	desc := fmt.Sprintf("gather(dst=%d) %s", dst, describe(t))
+	return g.submit(ctx, func(ctx context.Context) error {
+		if err := g.checkRoot("gather", dst); err != nil {
+			return err
+		}
+		me := g.rank == dst
+		if me {
+			if err := checkLike("gather", t, outs, len(g.ranks)); err != nil {
+				return err
+			}
+		} else {
+			outs = nil
+		}
+		c, err := g.begin(ctx, desc)
+		if err != nil {
+			return err
+		}
+		return withBytes([]*tensor.Tensor{t}, false, func(in [][]byte) error {
+			return withBytes(outs, true, func(out [][]byte) error {
+				if !me {
+					out = nil
+				}
+				return g.allGatherBytes(c, in[0], out)
+			})
+		})
+	})
+}
+
+// Scatter sends ins[r] of group rank src to rank r's t (scatter); ins is
+// ignored (may be nil) on the other ranks.
+func (g *Group) Scatter(ctx context.Context, t *tensor.Tensor, ins []*tensor.Tensor, src int) error {
+	return g.ScatterAsync(ctx, t, ins, src).Wait(context.Background())
+}
+
+// ScatterAsync is Scatter returning at once with a handle.
+func (g *Group) ScatterAsync(ctx context.Context, t *tensor.Tensor, ins []*tensor.Tensor, src int) *Work {
+	desc := fmt.Sprintf("scatter(src=%d) %s", src, describe(t))
+	return g.submit(ctx, func(ctx context.Context) error {
+		if err := g.checkRoot("scatter", src); err != nil {
+			return err
+		}
+		me := g.rank == src
+		if me {
+			if err := checkLike("scatter", t, ins, len(g.ranks)); err != nil {
+				return err
+			}
+		} else {
+			ins = nil
+		}
+		c, err := g.begin(ctx, desc)
+		if err != nil {
+			return err
+		}
+		es := t.DType().Size()
+		return withBytes(ins, false, func(in [][]byte) error {
+			return withBytes([]*tensor.Tensor{t}, true, func(ob [][]byte) error {
+				N := len(g.ranks)
+				sec := g.seg.slot / N / es * es
+				n := len(ob[0])
+				for ch := range nChunks(n, sec) {
+					lo, hi := span(ch, sec, n)
+					k := g.nextSlot()
+					if me {
+						mine := g.seg.slotMem(g.rank, k)
+						for q := range N {
+							copy(mine[q*sec:], in[q][lo:hi])
+						}
+					}
+					if err := g.step(c); err != nil {
+						return err
+					}
+					copy(ob[0][lo:hi], g.seg.slotMem(src, k)[g.rank*sec:g.rank*sec+(hi-lo)])
+				}
+				return nil
+			})
 		})
 	})
 }

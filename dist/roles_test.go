@@ -215,6 +215,46 @@ func roleCollectives(ctx context.Context, g *Group) error {
 	if err := same("reduce_scatter", out.Float64s(), want, 0); err != nil {
 		return err
 	}
+	// Rooted forms: reduce, gather and scatter to/from the last rank.
+	root := N - 1
+	rx := input(me, 3000, dtype.F32)
+	if err := g.Reduce(ctx, rx, root, Max); err != nil {
+		return err
+	}
+	wantR := input(me, 3000, dtype.F32).Float64s()
+	if me == root {
+		wantR = expectReduce(3000, N, Max)
+	}
+	if err := same("reduce", rx.Float64s(), wantR, 0); err != nil {
+		return err
+	}
+	var gouts []*tensor.Tensor
+	if me == root {
+		for range N {
+			gouts = append(gouts, tensor.Zeros(cpu, dtype.I32, 3000))
+		}
+	}
+	if err := g.Gather(ctx, gouts, input(me, 3000, dtype.I32), root); err != nil {
+		return err
+	}
+	for r, o := range gouts {
+		if err := same(fmt.Sprintf("gather[%d]", r), o.Float64s(), input(r, 3000, dtype.I32).Float64s(), 0); err != nil {
+			return err
+		}
+	}
+	var sins []*tensor.Tensor
+	if me == root {
+		for q := range N {
+			sins = append(sins, input(q+10, 3000, dtype.F64))
+		}
+	}
+	sx := tensor.Zeros(cpu, dtype.F64, 3000)
+	if err := g.Scatter(ctx, sx, sins, root); err != nil {
+		return err
+	}
+	if err := same("scatter", sx.Float64s(), input(me+10, 3000, dtype.F64).Float64s(), 0); err != nil {
+		return err
+	}
 	// The flat forms: all_gather_into_tensor and reduce_scatter_tensor.
 	flat := tensor.Zeros(cpu, dtype.F32, N*1000)
 	if err := g.AllGatherInto(ctx, flat, input(me, 1000, dtype.F32)); err != nil {
