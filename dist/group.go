@@ -433,7 +433,9 @@ func (w *world) allocID(_ *Group) string {
 // subgroup and the store. Peers still waiting on this rank get an error.
 func (g *Group) Close() error {
 	g.closeMu.Do(func() {
+		g.p2pMu.Lock() // no send/recv queue starts after this
 		g.closing.Store(true)
+		g.p2pMu.Unlock()
 		close(g.stop)
 		g.wg.Wait()
 		if g.seg != nil {
@@ -536,6 +538,12 @@ func (g *Group) submit(ctx context.Context, fn func(ctx context.Context) error) 
 // with collectives, in order per peer.
 func (g *Group) submitP2P(ctx context.Context, key string, fn func(ctx context.Context) error) *Work {
 	g.p2pMu.Lock()
+	if g.closing.Load() {
+		g.p2pMu.Unlock()
+		w := &Work{done: make(chan struct{}), err: fmt.Errorf("dist: group %s is closed", g.name)}
+		close(w.done)
+		return w
+	}
 	if g.p2pQ == nil {
 		g.p2pQ = map[string]chan *Work{}
 	}
