@@ -139,7 +139,11 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 		if g.closing.Load() {
 			return g.errorf(c, "closed", []int{g.rank}, "this rank closed the group while the collective waited")
 		}
-		if err := c.ctx.Err(); err != nil {
+		err := c.ctx.Err()
+		if d, ok := c.ctx.Deadline(); ok && err == nil && !time.Now().Before(d) {
+			err = context.DeadlineExceeded // the context's timer has not fired yet
+		}
+		if err != nil {
 			e := g.errorf(c, "canceled", lag, "%v while waiting", err)
 			e.Err = err
 			return e
@@ -281,16 +285,24 @@ func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp,
 		lo, hi := span(ch, per, n)
 		k := g.nextSlot()
 		mine := g.seg.slotMem(g.rank, k)
-		copy(mine, buf[lo*es:hi*es])
+		cn := hi - lo
+		part := (cn + N - 1) / N
+		// Only the parts the other ranks reduce go through the slot; this
+		// rank reduces its own part straight from buf.
+		for r := range N {
+			if r != g.rank {
+				a, b := span(r, part, cn)
+				copy(mine[a*es:b*es], buf[(lo+a)*es:(lo+b)*es])
+			}
+		}
 		if err := g.step(c); err != nil {
 			return err
 		}
-		cn := hi - lo
-		part := (cn + N - 1) / N
 		plo, phi := span(g.rank, part, cn)
 		for r := range N {
 			srcs[r] = g.seg.slotMem(r, k)[plo*es : phi*es]
 		}
+		srcs[g.rank] = buf[(lo+plo)*es : (lo+phi)*es]
 		reduceBytes(mine[plo*es:phi*es], srcs, dt, op, N)
 		if err := g.step(c); err != nil {
 			return err
