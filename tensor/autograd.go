@@ -330,9 +330,12 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 	// pending counts, for each leaf with grad-ready hooks, the edges to it
 	// from nodes not run yet; readyAfter runs its hooks when that reaches 0.
 	var pending map[*autogradMeta]int
-	fired := map[*autogradMeta]bool{}
+	var fired map[*autogradMeta]bool // allocated on first use
 	fire := func(m *autogradMeta) {
 		if g := leafGrads[m]; g != nil && !fired[m] {
+			if fired == nil {
+				fired = map[*autogradMeta]bool{}
+			}
 			fired[m] = true
 			own.escape(g)
 			for _, h := range m.readyHooks {
