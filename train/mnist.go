@@ -467,12 +467,15 @@ func ddpStepper(ctx context.Context, g *dist.Group, d *dist.DDP, model Model, op
 			// A batch smaller than the world: this rank contributes zero gradients.
 			loss = model.Forward(b.x.Narrow(0, 0, 1)).Sum(nil, false).MulScalar(0)
 		}
+		// The loss average starts before backward, so that it runs while
+		// backward does instead of adding a meeting of the ranks after it.
+		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
+		lw := g.AllReduceAsync(ctx, l, dist.Avg)
 		if err := d.Backward(ctx, loss); err != nil {
 			panic(&tensor.Error{Op: "ddp backward", Msg: err.Error(), Err: err})
 		}
 		opt.Step()
-		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
-		if err := g.AllReduce(ctx, l, dist.Avg); err != nil {
+		if err := lw.Wait(ctx); err != nil {
 			panic(&tensor.Error{Op: "ddp loss", Msg: err.Error(), Err: err})
 		}
 		return l.Item()
