@@ -49,6 +49,8 @@ func TestLaunch(t *testing.T) {
 		{name: "env-and-prefix", cfg: launchConfig{NProcPerNode: 3},
 			script:  `echo "r=$RANK w=$WORLD_SIZE l=$LOCAL_RANK lw=$LOCAL_WORLD_SIZE store=${GOTPU_STORE_ADDR:+yes}"`,
 			wantOut: []string{"[0] r=0 w=3 l=0 lw=3 store=yes", "[1] r=1 w=3 l=1 lw=3 store=yes", "[2] r=2 w=3 l=2 lw=3 store=yes"}, wantFailed: -1},
+		{name: "threads-per-rank", cfg: launchConfig{NProcPerNode: 2, ThreadsPerRank: 3},
+			script: `echo "g=$GOMAXPROCS"`, wantOut: []string{"[0] g=3", "[1] g=3"}, wantFailed: -1},
 		{name: "multi-node-ranks", cfg: launchConfig{NProcPerNode: 2, NNodes: 2, NodeRank: 1, MasterPort: 29999, StorePort: 1},
 			script:  `echo "r=$RANK w=$WORLD_SIZE g=$GROUP_RANK p=$MASTER_PORT"`,
 			wantOut: []string{"[2] r=2 w=4 g=1 p=29999", "[3] r=3 w=4 g=1 p=29999"}, wantFailed: -1},
@@ -212,5 +214,30 @@ func TestAutoResume(t *testing.T) {
 				t.Fatalf("looked for %q", asked)
 			}
 		})
+	}
+}
+
+func TestThreadsPerRank(t *testing.T) {
+	tests := []struct {
+		set         string
+		ncpu, nproc int
+		want        int
+	}{
+		{"", 2, 2, 1},
+		{"", 16, 4, 4},
+		{"", 2, 3, 1},
+		{"", 8, 1, 0},
+		{"3", 16, 4, 0},
+	}
+	for _, tc := range tests {
+		got := threadsPerRank(func(k string) string {
+			if k == "GOMAXPROCS" {
+				return tc.set
+			}
+			return ""
+		}, tc.ncpu, tc.nproc)
+		if got != tc.want {
+			t.Errorf("threadsPerRank(GOMAXPROCS=%q, %d cpus, %d ranks) = %d, want %d", tc.set, tc.ncpu, tc.nproc, got, tc.want)
+		}
 	}
 }
