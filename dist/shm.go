@@ -94,9 +94,31 @@ func shmDir() string {
 	return os.TempDir()
 }
 
+// removeStale deletes the segment files of processes that no longer
+// exist: a creator unlinks its segment as soon as every rank mapped it, so
+// only a creator killed during the rendezvous leaves one behind. Names are
+// gotpu-dist-<pid>-<group>-<random>[.tmp].
+func removeStale(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "gotpu-dist-*"))
+	for _, p := range names {
+		rest := strings.TrimPrefix(filepath.Base(p), "gotpu-dist-")
+		i := strings.IndexByte(rest, '-')
+		if i <= 0 {
+			continue
+		}
+		pid, err := strconv.Atoi(rest[:i])
+		if err != nil || pid <= 0 || pid == os.Getpid() || pidAlive(pid) {
+			continue
+		}
+		os.Remove(p)
+	}
+}
+
 // createSegment makes a new segment file atomically (written under a
-// temporary name, then renamed) and maps it.
+// temporary name, then renamed) and maps it, after removing the segments
+// that killed processes left.
 func createSegment(name string, n, slot, p2p int) (*segment, error) {
+	removeStale(shmDir())
 	_, _, _, total := layout(n, slot, p2p)
 	var rnd [6]byte
 	rand.Read(rnd[:])

@@ -3,6 +3,9 @@ package dist
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -137,5 +140,33 @@ func TestStoreWaitWakesOnSet(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("waiters woke after %v", d)
+	}
+}
+
+func TestRemoveStaleSegments(t *testing.T) {
+	dir := t.TempDir()
+	// A pid above the kernel's pid_max (4194304) cannot be alive.
+	tests := []struct {
+		name string
+		keep bool
+	}{
+		{"gotpu-dist-99999999-0-abc", false},
+		{"gotpu-dist-99999999-1-abc.tmp", false},
+		{fmt.Sprintf("gotpu-dist-%d-0-abc", os.Getpid()), true},
+		{"gotpu-dist-1-0-abc", true}, // pid 1 is alive
+		{"gotpu-dist-x-0-abc", true},
+		{"other-file", true},
+	}
+	for _, tc := range tests {
+		if err := os.WriteFile(filepath.Join(dir, tc.name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStale(dir)
+	for _, tc := range tests {
+		_, err := os.Stat(filepath.Join(dir, tc.name))
+		if kept := err == nil; kept != tc.keep {
+			t.Errorf("%s: kept %v, want %v", tc.name, kept, tc.keep)
+		}
 	}
 }
