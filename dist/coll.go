@@ -185,7 +185,7 @@ func (g *Group) checkPeers(c *call, lag []int) error {
 		if g.pidSeen[r] {
 			if !pidAlive(pid) {
 				dead = append(dead, r)
-				msgs = append(msgs, fmt.Sprintf("rank %d (pid %d) died, %s", g.ranks[r], pid, g.seg.lastDesc(r)))
+				msgs = append(msgs, fmt.Sprintf("rank %d (pid %d) died, %s (its step %d, this rank's %d)", g.ranks[r], pid, g.seg.lastDesc(r), g.seg.step(r).Load(), g.steps))
 			}
 		} else if hb := time.Since(time.Unix(0, g.seg.i64(ctl+ctlHeartbeat).Load())); hb > staleHeartbeat {
 			dead = append(dead, r)
