@@ -133,7 +133,7 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 				lag = append(lag, r)
 			}
 		}
-		if err := g.checkPeers(c, lag); err != nil {
+		if err := g.checkPeers(c, lag, ready); err != nil {
 			return err
 		}
 		if g.closing.Load() {
@@ -166,30 +166,41 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 // as dead; the heartbeat ticks every 200ms.
 const staleHeartbeat = 3 * time.Second
 
-// checkPeers reports a lagging rank that died, aborted or left.
-func (g *Group) checkPeers(c *call, lag []int) error {
+// checkPeers reports a lagging rank that died, aborted or left. Each
+// rank's state is read before ready is asked again: a rank that arrived
+// and then exited or closed between the caller's look and this one is not
+// missing.
+func (g *Group) checkPeers(c *call, lag []int, ready func(r int) bool) error {
 	var dead, aborted, closed []int
 	var msgs []string
 	for _, r := range lag {
 		ctl := g.seg.ctl(r)
-		switch g.seg.u32(ctl + ctlState).Load() {
-		case stateAborted:
-			aborted = append(aborted, r)
-			msgs = append(msgs, fmt.Sprintf("rank %d failed: %s", g.ranks[r], g.seg.abortMsg(r)))
-			continue
-		case stateClosed:
-			closed = append(closed, r)
+		state := g.seg.u32(ctl + ctlState).Load()
+		pid := int(g.seg.i64(ctl + ctlPid).Load())
+		var gone string
+		switch {
+		case state == stateAborted || state == stateClosed:
+		case g.pidSeen[r]:
+			if !pidAlive(pid) {
+				gone = fmt.Sprintf("rank %d (pid %d) died, %s", g.ranks[r], pid, g.seg.lastDesc(r))
+			}
+		default:
+			if hb := time.Since(time.Unix(0, g.seg.i64(ctl+ctlHeartbeat).Load())); hb > staleHeartbeat {
+				gone = fmt.Sprintf("rank %d (pid %d in another pid namespace) stopped its heartbeat %.1fs ago, %s", g.ranks[r], pid, hb.Seconds(), g.seg.lastDesc(r))
+			}
+		}
+		if (state != stateAborted && state != stateClosed && gone == "") || ready(r) {
 			continue
 		}
-		pid := int(g.seg.i64(ctl + ctlPid).Load())
-		if g.pidSeen[r] {
-			if !pidAlive(pid) {
-				dead = append(dead, r)
-				msgs = append(msgs, fmt.Sprintf("rank %d (pid %d) died, %s (its step %d, this rank's %d)", g.ranks[r], pid, g.seg.lastDesc(r), g.seg.step(r).Load(), g.steps))
-			}
-		} else if hb := time.Since(time.Unix(0, g.seg.i64(ctl+ctlHeartbeat).Load())); hb > staleHeartbeat {
+		switch {
+		case state == stateAborted:
+			aborted = append(aborted, r)
+			msgs = append(msgs, fmt.Sprintf("rank %d failed: %s", g.ranks[r], g.seg.abortMsg(r)))
+		case state == stateClosed:
+			closed = append(closed, r)
+		default:
 			dead = append(dead, r)
-			msgs = append(msgs, fmt.Sprintf("rank %d (pid %d in another pid namespace) stopped its heartbeat %.1fs ago, %s", g.ranks[r], pid, hb.Seconds(), g.seg.lastDesc(r)))
+			msgs = append(msgs, gone)
 		}
 	}
 	switch {
