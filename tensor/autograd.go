@@ -25,6 +25,9 @@ type autogradMeta struct {
 	outIndex     int
 	retainGrad   bool
 	hooks        []func(*Tensor) *Tensor
+	// readyHooks run during Backward as soon as this leaf's gradient for
+	// the pass is complete (RegisterGradReadyHook).
+	readyHooks []func(*Tensor)
 	// leafLayout is the layout of the leaf tensor this meta belongs to
 	// (set when an op records an edge to it): the layout its accumulated
 	// gradient must have to be adopted without a copy (accumulateLeaf).
@@ -116,6 +119,21 @@ func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
 		errorf("register_hook", []*Tensor{t}, "cannot register a hook on a tensor that doesn't require gradient")
 	}
 	t.grad.hooks = append(t.grad.hooks, h)
+}
+
+// RegisterGradReadyHook adds a function that Backward calls with leaf t's
+// gradient for this pass as soon as no node still to run can add to it,
+// while the rest of the backward pass has not run yet (the signal DDP uses
+// to all-reduce gradient buckets while backward still runs). The gradient
+// is the pass's own contribution, before it is accumulated into Grad (which
+// happens at the end of Backward, as before); f must treat it as read-only
+// and must not keep it past its return (copy what it needs). Hooks do not run
+// for autograd.grad (Grad).
+func (t *Tensor) RegisterGradReadyHook(f func(grad *Tensor)) {
+	if !t.RequiresGrad() || !t.IsLeaf() {
+		errorf("register_grad_ready_hook", []*Tensor{t}, "grad-ready hooks go on leaf tensors that require grad")
+	}
+	t.grad.readyHooks = append(t.grad.readyHooks, f)
 }
 
 // Detach returns a view of t's storage that is not part of any graph.
@@ -309,8 +327,53 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		}
 		grads[m.node][m.outIndex] = own.accumulate(grads[m.node][m.outIndex], rootGrads[i])
 	}
+	// pending counts, for each leaf with grad-ready hooks, the edges to it
+	// from nodes not run yet; readyAfter runs its hooks when that reaches 0.
+	var pending map[*autogradMeta]int
+	var fired map[*autogradMeta]bool // allocated on first use
+	fire := func(m *autogradMeta) {
+		if g := leafGrads[m]; g != nil && !fired[m] {
+			if fired == nil {
+				fired = map[*autogradMeta]bool{}
+			}
+			fired[m] = true
+			own.escape(g)
+			for _, h := range m.readyHooks {
+				h(g)
+			}
+		}
+	}
+	if capture == nil {
+		for _, n := range order {
+			for _, e := range n.next {
+				if e.leaf != nil && len(e.leaf.readyHooks) > 0 {
+					if pending == nil {
+						pending = map[*autogradMeta]int{}
+					}
+					pending[e.leaf]++
+				}
+			}
+		}
+	}
+	readyAfter := func(n *node) {
+		for _, e := range n.next {
+			if e.leaf != nil && pending != nil {
+				if c, ok := pending[e.leaf]; ok {
+					pending[e.leaf] = c - 1
+					if c == 1 {
+						fire(e.leaf)
+					}
+				}
+			}
+		}
+	}
+	var prev *node
 	for i := len(order) - 1; i >= 0; i-- {
+		if prev != nil {
+			readyAfter(prev)
+		}
 		n := order[i]
+		prev = n
 		gs := grads[n]
 		delete(grads, n)
 		if gs == nil {
@@ -360,6 +423,16 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 				grads[e.node] = make([]*Tensor, len(e.node.outMeta))
 			}
 			grads[e.node][e.outIndex] = own.accumulate(grads[e.node][e.outIndex], gj)
+		}
+	}
+	if prev != nil {
+		readyAfter(prev)
+	}
+	if capture == nil {
+		for _, m := range leaves {
+			if len(m.readyHooks) > 0 {
+				fire(m) // a root that is itself a leaf
+			}
 		}
 	}
 	if capture != nil {

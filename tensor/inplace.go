@@ -92,3 +92,45 @@ func (t *Tensor) AddcmulInPlace(t1, t2 *Tensor, value any) *Tensor {
 func (t *Tensor) AddcdivInPlace(t1, t2 *Tensor, value any) *Tensor {
 	return t.inplace("addcdiv_", t.Addcdiv(t1, t2, value))
 }
+
+// CopyFrom copies src into t in place (Tensor.copy_), converting to t's
+// dtype and broadcasting src to t's shape, and returns t.
+func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
+	if t.st == nil {
+		errorf("copy_", []*Tensor{t}, "in-place op on a Go scalar")
+	}
+	return t.copyInto("copy_", src.Expand(t.l.Shape...))
+}
+
+// WithHostBytes runs f on the live memory of t when t is a contiguous tensor
+// whose device keeps it in host memory (the CPU backend), after all work
+// queued on t's device has finished, and reports whether it did. Nothing is
+// copied: f sees t's elements as little-endian bytes and, when write is
+// true, may change them (t's version counter is bumped, as by an in-place
+// op). f must not keep the slice. Collectives (package dist) use it to move
+// tensors in and out of shared memory without a copy; they fall back to
+// Bytes and CopyFrom when it returns false.
+func (t *Tensor) WithHostBytes(write bool, f func(b []byte)) bool {
+	if t.st == nil || !t.l.IsContiguous() || t.st.freed.Load() {
+		return false
+	}
+	t.ready("host_bytes")
+	hb, ok := t.st.buf.(interface{ Bytes() []byte })
+	if !ok {
+		return false
+	}
+	if err := t.st.be.Sync(t.st.dev.Index); err != nil {
+		panic(&Error{Op: "host_bytes", Msg: err.Error(), Err: err})
+	}
+	es := t.dt.Size()
+	b := hb.Bytes()
+	lo, n := t.l.Offset*es, t.Numel()*es
+	if lo+n > len(b) {
+		return false
+	}
+	f(b[lo : lo+n : lo+n])
+	if write {
+		t.st.version.Add(1)
+	}
+	return true
+}

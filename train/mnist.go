@@ -21,6 +21,8 @@ import (
 	"github.com/gotpu/gotpu/data"
 	"github.com/gotpu/gotpu/data/mnist"
 	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dist"
+	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
@@ -59,6 +61,12 @@ type Config struct {
 	// optimizer — under compile.Fn with compile.TraceOnce, one program
 	// per step, replayed without tracing once it stops changing).
 	Mode string `json:"mode,omitempty"`
+	// DDP trains data-parallel over the ranks of the job the launcher
+	// started (gotpu run): every rank takes its share of each batch of
+	// BatchSize examples and the gradients are averaged (dist.DDP), so a
+	// step equals one process's step over the whole batch. Strict mode only;
+	// rank 0 alone writes checkpoints.
+	DDP bool `json:"ddp,omitempty"`
 }
 
 // Modes lists the values of Config.Mode.
@@ -158,9 +166,12 @@ type Result struct {
 	// Traces and Replays count the compiled mode's steps that traced the
 	// step function and those that replayed its program without tracing
 	// (compile.TraceOnce).
-	Traces  int       `json:"traces"`
-	Replays int       `json:"replays"`
-	Losses  []float64 `json:"-"` // loss of every step run in this process
+	Traces  int `json:"traces"`
+	Replays int `json:"replays"`
+	// WorldSize and Rank place the run in a --ddp job (1 and 0 otherwise).
+	WorldSize int       `json:"world_size"`
+	Rank      int       `json:"rank"`
+	Losses    []float64 `json:"-"` // loss of every step run in this process
 }
 
 // Model is a classifier over [B, 1, 28, 28] images.
@@ -280,8 +291,29 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 	}
 
 	res := &Result{Model: c.Model, Device: dev.String(), Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Optimizer: c.Optimizer, Seed: c.Seed,
-		Mode: c.Mode, CacheHits: map[string]int{}}
-	step, endMode := stepper(c.Mode, model, opt, res)
+		Mode: c.Mode, CacheHits: map[string]int{}, WorldSize: 1}
+	var step func(batch) float64
+	var endMode func()
+	writer := true // this process writes checkpoints
+	if c.DDP {
+		if c.Mode != "strict" {
+			return nil, fmt.Errorf("train: --ddp runs in strict mode, not %q", c.Mode)
+		}
+		g, err := dist.Init(ctx, dist.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("train: --ddp: %w", err)
+		}
+		defer g.Close()
+		d, err := dist.NewDDP(ctx, g, params, dist.DDPOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("train: --ddp: %w", err)
+		}
+		res.WorldSize, res.Rank = g.Size(), g.Rank()
+		writer = g.Rank() == 0
+		step, endMode = ddpStepper(ctx, g, d, model, opt), func() {}
+	} else {
+		step, endMode = stepper(c.Mode, model, opt, res)
+	}
 	finish := sync.OnceFunc(endMode)
 	defer finish()
 	for _, p := range params {
@@ -339,7 +371,7 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 					TotalSteps: total, Loss: loss, ExamplesPerSec: eps, ETA: time.Duration(remaining * float64(time.Second))})
 			}
 			stop := c.MaxSteps > 0 && global >= c.MaxSteps
-			if c.CheckpointDir != "" && (k == stepsPerEpoch || stop || (c.CheckpointEvery > 0 && global%c.CheckpointEvery == 0)) {
+			if writer && c.CheckpointDir != "" && (k == stepsPerEpoch || stop || (c.CheckpointEvery > 0 && global%c.CheckpointEvery == 0)) {
 				if err := save(filepath.Join(c.CheckpointDir, CheckpointFile), c, global, model, opt, sched); err != nil {
 					return nil, err
 				}
@@ -417,6 +449,37 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 			}
 	}
 	return func(b batch) float64 { return trainStep(model, opt, b) }, func() {}
+}
+
+// ddpStepper is the training step of a --ddp run: this rank's share of
+// the batch forward and backward, the gradients averaged over the ranks
+// while backward runs, the optimizer step; it returns the loss averaged
+// over the ranks.
+func ddpStepper(ctx context.Context, g *dist.Group, d *dist.DDP, model Model, opt optim.Optimizer) func(batch) float64 {
+	return func(b batch) float64 {
+		n, size, rank := b.x.Size(0), g.Size(), g.Rank()
+		lo, hi := rank*n/size, (rank+1)*n/size
+		opt.ZeroGrad()
+		var loss *tensor.Tensor
+		if hi > lo {
+			loss = tensor.CrossEntropy(model.Forward(b.x.Narrow(0, lo, hi-lo)), b.y.Narrow(0, lo, hi-lo), tensor.CrossEntropyOpts{})
+		} else {
+			// A batch smaller than the world: this rank contributes zero gradients.
+			loss = model.Forward(b.x.Narrow(0, 0, 1)).Sum(nil, false).MulScalar(0)
+		}
+		// The loss average starts before backward, so that it runs while
+		// backward does instead of adding a meeting of the ranks after it.
+		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
+		lw := g.AllReduceAsync(ctx, l, dist.Avg)
+		if err := d.Backward(ctx, loss); err != nil {
+			panic(&tensor.Error{Op: "ddp backward", Msg: err.Error(), Err: err})
+		}
+		opt.Step()
+		if err := lw.Wait(ctx); err != nil {
+			panic(&tensor.Error{Op: "ddp loss", Msg: err.Error(), Err: err})
+		}
+		return l.Item()
+	}
 }
 
 // trainStep runs forward, backward and the optimizer step on one batch and

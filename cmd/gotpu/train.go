@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +67,14 @@ func (p *progressPrinter) update(pr train.Progress) {
 // checkTrainFlags rejects flag values that have no meaning, naming the
 // flag: train.Config reads a zero epochs or batch size as "the default",
 // which a user who typed --epochs 0 did not ask for.
+// autoResume reports whether a run restarted by a launcher
+// (TORCHELASTIC_RESTART_COUNT > 0) should resume from the checkpoint in
+// its --checkpoint directory: only when one exists and --resume is unset.
+func autoResume(c train.Config, getenv func(string) string, exists func(string) bool) bool {
+	n, err := strconv.Atoi(getenv("TORCHELASTIC_RESTART_COUNT"))
+	return err == nil && n > 0 && !c.Resume && c.CheckpointDir != "" && exists(filepath.Join(c.CheckpointDir, train.CheckpointFile))
+}
+
 func checkTrainFlags(c train.Config) error {
 	for _, f := range []struct {
 		flag string
@@ -144,7 +154,16 @@ finished: steps equals resumed_from_step), parameters, checkpoint, mode,
 programs_compiled (programs this process compiled in fused or compiled
 mode), cache_hits (programs served per cache tier: memory, disk, remote),
 traces and replays (compiled mode: steps that traced the step function,
-and steps that replayed its program without tracing — compile.TraceOnce).
+and steps that replayed its program without tracing — compile.TraceOnce),
+world_size and rank (--ddp).
+
+--ddp trains data-parallel over the ranks gotpu run starts
+(gotpu run --nproc-per-node 2 -- gotpu train mnist --ddp): each rank takes
+its share of every batch of --batch-size examples and the gradients are
+averaged while backward runs, so the run follows the single-process one.
+Rank 0 alone writes checkpoints. When gotpu run restarts a failed job
+(--max-restarts), a run with --checkpoint resumes from the checkpoint it
+finds there (TORCHELASTIC_RESTART_COUNT > 0), as --resume would.
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
@@ -154,6 +173,10 @@ or gotpu_azure) and GOTPU_CACHE_MODE.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkTrainFlags(c); err != nil {
 				return err
+			}
+			if autoResume(c, os.Getenv, fileExists) {
+				c.Resume = true
+				fmt.Fprintf(cmd.ErrOrStderr(), "train mnist: restart %s of the job: resuming from %s\n", os.Getenv("TORCHELASTIC_RESTART_COUNT"), filepath.Join(c.CheckpointDir, train.CheckpointFile))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -202,6 +225,7 @@ or gotpu_azure) and GOTPU_CACHE_MODE.`,
 	f.IntVar(&c.TrainLimit, "train-limit", 0, "use only the first N training images (0: all of them)")
 	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps (0: no limit)")
 	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
+	f.BoolVar(&c.DDP, "ddp", false, "data-parallel over the ranks of a gotpu run job (strict mode)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)
 	rootCmd.AddCommand(trainCmd)
