@@ -437,16 +437,6 @@ type llamaServer struct {
 	exited chan struct{} // closed once the process is waited for
 }
 
-// freePort returns a loopback port nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startLlamaServer starts bin on model with parallel slots of ctxPerSlot
 // tokens each and waits until /health answers 200.
 func startLlamaServer(ctx context.Context, bin, model string, threads, parallel, ctxPerSlot int) (*llamaServer, error) {
