@@ -136,11 +136,12 @@ func prefixLines(w io.Writer, mu *sync.Mutex, prefix string, r io.Reader) {
 }
 
 type rankProc struct {
-	local int
-	cmd   *exec.Cmd
-	done  chan struct{}
-	exit  rankExit
-	pipes sync.WaitGroup
+	local  int
+	cmd    *exec.Cmd
+	done   chan struct{}
+	exit   rankExit
+	exitAt time.Time // when cmd.Wait returned
+	pipes  sync.WaitGroup
 }
 
 // launch runs the job until it succeeds, fails with no restarts left, or
@@ -223,22 +224,30 @@ func runAttempt(ctx context.Context, c launchConfig, attempt int, runID, storeAd
 		if c.NoPrefix {
 			prefix = ""
 		}
-		so, e1 := cmd.StdoutPipe()
-		se, e2 := cmd.StderrPipe()
+		// The ranks write into pipes the launcher owns (not StdoutPipe), so
+		// cmd.Wait returns the moment a rank exits and exitAt orders the
+		// failures even while their last output is still being read.
+		so, sow, e1 := os.Pipe()
+		se, sew, e2 := os.Pipe()
 		if err := errors.Join(e1, e2); err != nil {
+			closeAll(so, sow, se, sew)
 			teardown(procs[:local], syscall.SIGKILL, 0)
 			return 1, rank, nil, nil, fmt.Errorf("run: pipes of rank %d: %w", rank, err)
 		}
-		if err := cmd.Start(); err != nil {
+		cmd.Stdout, cmd.Stderr = sow, sew
+		err := cmd.Start()
+		closeAll(sow, sew)
+		if err != nil {
+			closeAll(so, se)
 			teardown(procs[:local], syscall.SIGKILL, 0)
 			return 1, rank, nil, nil, fmt.Errorf("run: start rank %d (%s): %w", rank, c.Program[0], err)
 		}
 		p.pipes.Add(2)
-		go func() { defer p.pipes.Done(); prefixLines(stdout, outMu, prefix, so) }()
-		go func() { defer p.pipes.Done(); prefixLines(stderr, outMu, prefix, se) }()
+		go func() { defer p.pipes.Done(); defer so.Close(); prefixLines(stdout, outMu, prefix, so) }()
+		go func() { defer p.pipes.Done(); defer se.Close(); prefixLines(stderr, outMu, prefix, se) }()
 		go func() {
-			p.pipes.Wait()
 			werr := cmd.Wait()
+			p.exitAt = time.Now()
 			p.exit.ExitCode = 0
 			if werr != nil {
 				p.exit.ExitCode = -1
@@ -250,6 +259,7 @@ func runAttempt(ctx context.Context, c launchConfig, attempt int, runID, storeAd
 					}
 				}
 			}
+			p.pipes.Wait()
 			close(p.done)
 			ended <- p
 		}()
@@ -289,10 +299,31 @@ func runAttempt(ctx context.Context, c launchConfig, attempt int, runID, storeAd
 		}
 	}
 	exits = make([]rankExit, len(procs))
+	var first *rankProc
 	for i, p := range procs {
 		exits[i] = p.exit
+		if failed >= 0 && (p.exit.ExitCode != 0 || p.exit.Signal != "") && (first == nil || p.exitAt.Before(first.exitAt)) {
+			first = p
+		}
+	}
+	if first != nil && first.exit.Rank != failed {
+		// The rank noticed first was not the first to exit: a peer that
+		// saw it die can be reaped before it. Report the root cause.
+		failed, code = first.exit.Rank, first.exit.ExitCode
+		if code == 0 || code == -1 {
+			code = 1
+		}
 	}
 	return code, failed, sig, exits, nil
+}
+
+// closeAll closes the files that are not nil.
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 func sigSuffix(s string) string {
