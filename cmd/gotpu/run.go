@@ -60,7 +60,7 @@ type runReport struct {
 	StoreAddr    string     `json:"store_addr"`       // the rendezvous store the launcher serves ("" on other nodes)
 	Restarts     int        `json:"restarts"`         // restarts done
 	ExitCode     int        `json:"exit_code"`        // the job's: 0, or the first failed rank's
-	FailedRank   int        `json:"failed_rank"`      // the first rank that failed in the last attempt, -1 if none
+	FailedRank   int        `json:"failed_rank"`      // the first rank seen to exit with a failure in the last attempt, -1 if none (a peer that reacted to the death within milliseconds can be seen first)
 	Signal       string     `json:"signal,omitempty"` // the signal forwarded to the job, if any
 	Ranks        []rankExit `json:"ranks"`            // this node's ranks in the last attempt
 }
