@@ -201,9 +201,11 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
 
 // pairInterleaveAsm interleaves two k steps of a row-major bf16 B into the
-// pair layout (bf16_narrow_amd64.s), nil where there is none: dst[c] =
-// a[c]<<16 | b[c] for c < n, a multiple of 16.
-var pairInterleaveAsm func(dst *uint32, a, b *uint16, n int)
+// pair layout (bf16_narrow_amd64.s), nil where there is none: for panels
+// of w columns (a multiple of 16), dst[p*stride+c] = a[p*w+c]<<16 |
+// b[p*w+c] for p < panels, c < w. One call covers a k-pair step of every
+// whole panel (the per-call cost dominated one call per panel).
+var pairInterleaveAsm func(dst *uint32, a, b *uint16, w, panels, stride int)
 
 // as16 views bfloat16 values as their bits.
 func as16(s []dtype.BFloat16) []uint16 {
@@ -261,16 +263,29 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 	}
 	nr := len(row)
 	o := base + row[0] + ks[0]
+	// Whole panels of a k-pair step go to the vector interleave in one
+	// call; the partial last panel and odd last step to the loop.
+	vq := 0
+	if pairInterleaveAsm != nil && atLeast(LevelAVX512) && w%16 == 0 {
+		vq = nr / w
+	}
 	for j := 0; j < kp; j++ {
 		in0 := src[o+2*j*lds : o+2*j*lds+nr]
-		for q := 0; q*w < nr; q++ {
+		q0 := 0
+		if vq > 0 && 2*j+1 < kc {
+			in1 := src[o+(2*j+1)*lds : o+(2*j+1)*lds+nr]
+			_ = d[(vq-1)*w*kp+j*w+w-1]
+			pairInterleaveAsm(&d[j*w], &in0[0], &in1[0], w, vq, w*kp)
+			q0 = vq
+		}
+		for q := q0; q*w < nr; q++ {
 			out := d[q*w*kp+j*w : q*w*kp+j*w+min(w, nr-q*w)]
 			a := in0[q*w : q*w+len(out)]
 			if 2*j+1 < kc {
 				bb := src[o+(2*j+1)*lds+q*w : o+(2*j+1)*lds+q*w+len(out)]
 				c0 := 0
 				if v := len(out) &^ 15; v > 0 && pairInterleaveAsm != nil && atLeast(LevelAVX512) {
-					pairInterleaveAsm(&out[0], &a[0], &bb[0], v)
+					pairInterleaveAsm(&out[0], &a[0], &bb[0], v, 1, 0)
 					c0 = v
 				}
 				for c := c0; c < len(out); c++ {

@@ -8,11 +8,12 @@ package cpu
 //go:noescape
 func bf16NarrowAVX512(dst *uint16, src *float32, n int)
 
-// pairInterleaveAVX512 sets dst[c] = a[c]<<16 | b[c] for c < n, a
-// multiple of 16 (level avx512).
+// pairInterleaveAVX512 interleaves panels of w columns (a multiple of 16)
+// of two k steps: dst[p*stride+c] = a[p*w+c]<<16 | b[p*w+c] for p <
+// panels, c < w (level avx512).
 //
 //go:noescape
-func pairInterleaveAVX512(dst *uint32, a, b *uint16, n int)
+func pairInterleaveAVX512(dst *uint32, a, b *uint16, w, panels, stride int)
 
 func init() {
 	if haveAVX512() {
