@@ -33,4 +33,4 @@ go vet -tags pjrt ./backend/pjrt/
 echo "pjrt ci: tests"
 GOTPU_PJRT_REQUIRE=1 GOTPU_PJRT_PLUGIN="xla=$so" \
   go test -tags pjrt $short -count=1 -timeout 30m \
-  ./backend/pjrt/ ./tensor/ ./cmd/gotpu/ ./compile/ ./models/ -run 'PJRT|XLA'
+  ./backend/pjrt/ ./tensor/ ./cmd/gotpu/ ./compile/ ./models/ ./serve/ -run 'PJRT|XLA'
