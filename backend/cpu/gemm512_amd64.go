@@ -9,7 +9,7 @@ package cpu
 //
 // The tile is 6 rows by four ZMM vectors (6x64 f32, 6x32 f64): 24
 // accumulators, four B vectors and four broadcast registers. Measured
-// against 14x32, 12x32 and 8x48 f32 tiles (TestBlockSweep512, one thread,
+// against 14x32, 12x32 and 8x48 f32 tiles (BenchmarkBlockSweep512, one thread,
 // 1536^3, Zen 5, each at its best kc/mc): 6x64 213, 14x32 196, 12x32 186,
 // 8x48 200 GFLOP/s (AVX2 6x16: 118). Per k step it issues 6 broadcasts and
 // 4 loads for 24 FMAs (14x32: 14 and 2 for 28), its A panels use the

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strconv"
 	"testing"
 
@@ -140,18 +139,17 @@ func TestZMMTilesBlocked(t *testing.T) {
 	}
 }
 
-// TestBlockSweep512 measures the AVX-512 f32 tiles and their blocking on
-// this machine, as TestBlockSweep: one thread (run with GOMAXPROCS=1),
-// thread CPU time, configurations interleaved over rounds, medians.
-// GEMM_SWEEP=1 compares the tiles at their derived blocking, GEMM_SWEEP=grid
-// the kc and mc of the tile GEMM_SWEEP_TILE names (default the first); GEMM_SWEEP_SIZE sets n (1024) and
-// GEMM_SWEEP_ROUNDS the rounds (5).
-func TestBlockSweep512(t *testing.T) {
-	if os.Getenv("GEMM_SWEEP") == "" {
-		t.Skip("GEMM_SWEEP not set")
-	}
+// BenchmarkBlockSweep512 measures the f32 tiles and their blocking on this
+// machine: each ZMM tile with its cache-derived blocking next to the AVX2
+// 6x16 tile, GEMM_SWEEP_SIZE³ products (default 1024), GFLOP/s of wall
+// time and of the thread's CPU time. GEMM_SWEEP_GRID=1 sweeps kc and mc
+// for the first tile (GEMM_SWEEP_TILE names another). Run with
+// GOMAXPROCS=1 and -count for medians:
+//
+//	GOMAXPROCS=1 GEMM_SWEEP_SIZE=1536 go test -run '^$' -bench BlockSweep512 -count 7 ./backend/cpu
+func BenchmarkBlockSweep512(b *testing.B) {
 	if !haveAVX512() {
-		t.Skip("no AVX-512")
+		b.Skip("no AVX-512")
 	}
 	size := 1024
 	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_SIZE")); err == nil && v > 0 {
@@ -167,7 +165,7 @@ func TestBlockSweep512(t *testing.T) {
 		kc, mc, nc int
 	}
 	var cfgs []cfg
-	grid := os.Getenv("GEMM_SWEEP") == "grid"
+	grid := os.Getenv("GEMM_SWEEP_GRID") != ""
 	for ki, kd := range zmmKernelsF32 {
 		kc, mc, nc := gemmBlockFor(gemmCaches, kd.mr, kd.nr, 4, nil)
 		if !grid {
@@ -184,34 +182,22 @@ func TestBlockSweep512(t *testing.T) {
 		}
 	}
 	cfgs = append(cfgs, cfg{-1, asmTileF32.kc, asmTileF32.mc, asmTileF32.nc})
-	all := make([][]float64, len(cfgs))
-	rounds := 5
-	if v, err := strconv.Atoi(os.Getenv("GEMM_SWEEP_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	for round := 0; round < rounds; round++ {
-		for i, c := range cfgs {
-			level := LevelAVX512
+	for _, c := range cfgs {
+		level, name := LevelAVX512, "avx2-6x16"
+		if c.k >= 0 {
+			name = zmmKernelsF32[c.k].name
+		} else {
+			level = LevelAVX2
+		}
+		b.Run(fmt.Sprintf("%s/kc=%d/mc=%d/nc=%d", name, c.kc, c.mc, c.nc), func(b *testing.B) {
 			if c.k >= 0 {
 				kd := zmmKernelsF32[c.k]
 				asm512TileF32 = &gemmTile[float32]{mr: kd.mr, nr: kd.nr, kc: c.kc, mc: c.mc, nc: c.nc, kern: kd.kern}
-			} else {
-				level = LevelAVX2
 			}
-			var b float64
 			withLevel(level, func() {
-				b, _ = bestGFLOPS(2*float64(size*size*size), 1, func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+				benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
 			})
-			all[i] = append(all[i], b)
-		}
-	}
-	for i, c := range cfgs {
-		sort.Float64s(all[i])
-		name := "avx2 6x16"
-		if c.k >= 0 {
-			name = zmmKernelsF32[c.k].name
-		}
-		fmt.Printf("%-9s kc %3d mc %4d nc %4d: median %.1f best %.1f GFLOP/s\n", name, c.kc, c.mc, c.nc, all[i][len(all[i])/2], all[i][len(all[i])-1])
+		})
 	}
 }
 

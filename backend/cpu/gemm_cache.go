@@ -16,7 +16,7 @@ import (
 // (mc x kc) fills a quarter of L2 and each of the two packed B blocks
 // (kc x nc) an eighth of L3.
 //
-// The rules are measurements (TestBlockSweep, TestBlockSweep512: one
+// The rules are measurements (BenchmarkBlockSweep, BenchmarkBlockSweep512: one
 // thread, thread CPU time, rounds interleaved, medians). Zen 3 (L1d 32
 // KiB, L2 512 KiB, L3 32 MiB), f32 1024^3 on the 6x16 YMM tile: kc 256 mc
 // 144 best within a ±10% spread, a small nc measurably worse (nc 256: 49,

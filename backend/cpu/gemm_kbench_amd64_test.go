@@ -5,12 +5,9 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"sort"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -47,29 +44,13 @@ func BenchmarkKernF64(b *testing.B) {
 	b.ReportMetric(float64(b.N)*100*2*6*8*float64(kc)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// bestGFLOPS times fn reps times and returns the best and median rates.
-func bestGFLOPS(flops float64, reps int, fn func()) (best, med float64) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	fn()
-	rates := make([]float64, reps)
-	for i := range rates {
-		t0 := threadCPU()
-		fn()
-		rates[i] = flops / (threadCPU() - t0) / 1e9
-	}
-	sort.Float64s(rates)
-	return rates[reps-1], rates[reps/2]
-}
-
-// TestBlockSweep measures the f32 blocking on this machine: one thread
-// (GOMAXPROCS=1, thread CPU time, so that time stolen by other processes
-// does not count), configurations interleaved round by round and the best
-// of the rounds kept. GEMM_SWEEP=1 enables it.
-func TestBlockSweep(t *testing.T) {
-	if os.Getenv("GEMM_SWEEP") == "" {
-		t.Skip("GEMM_SWEEP not set")
-	}
+// BenchmarkBlockSweep measures the AVX2 f32 tile's blocking on this
+// machine, one sub-benchmark per (kc, mc, nc): 1024³ products, GFLOP/s of
+// wall time and of the thread's CPU time (time other processes take does
+// not count in the second). Run with GOMAXPROCS=1 and -count for medians:
+//
+//	GOMAXPROCS=1 go test -run '^$' -bench BlockSweep/ -count 5 ./backend/cpu
+func BenchmarkBlockSweep(b *testing.B) {
 	prev := *asmTileF32
 	defer func() { *asmTileF32 = prev }()
 	size := 1024
@@ -84,19 +65,29 @@ func TestBlockSweep(t *testing.T) {
 		}
 	}
 	cfgs = append(cfgs, cfg{256, 144, 256}, cfg{256, 144, 512})
-	best := make([]float64, len(cfgs))
-	all := make([][]float64, len(cfgs))
-	for round := 0; round < 5; round++ {
-		for i, c := range cfgs {
+	for _, c := range cfgs {
+		b.Run(fmt.Sprintf("kc=%d/mc=%d/nc=%d", c.kc, c.mc, c.nc), func(b *testing.B) {
 			asmTileF32.kc, asmTileF32.mc, asmTileF32.nc = c.kc, c.mc, c.nc
-			b, _ := bestGFLOPS(2*float64(size*size*size), 1, func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
-			best[i] = max(best[i], b)
-			all[i] = append(all[i], b)
-		}
+			benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+		})
 	}
-	for i, c := range cfgs {
-		sort.Float64s(all[i])
-		fmt.Printf("kc %3d mc %3d nc %4d: best %.1f median %.1f GFLOP/s\n", c.kc, c.mc, c.nc, best[i], all[i][len(all[i])/2])
+}
+
+// benchGFLOPS runs fn b.N times on a locked thread and reports GFLOP/s of
+// wall time and of the thread's CPU time.
+func benchGFLOPS(b *testing.B, flops float64, fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fn()
+	b.ResetTimer()
+	t0 := threadCPU()
+	for b.Loop() {
+		fn()
+	}
+	cpu := threadCPU() - t0
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/thread-cpu-s")
 	}
 }
 
@@ -109,35 +100,12 @@ func threadCPU() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// wallBest times each fn in interleaved rounds (wall clock) and returns
-// per fn the best and median seconds.
-func wallBest(rounds int, fns []func()) (best, med []float64) {
-	ts := make([][]float64, len(fns))
-	for _, fn := range fns {
-		fn()
-	}
-	for r := 0; r < rounds; r++ {
-		for i, fn := range fns {
-			t0 := time.Now()
-			fn()
-			ts[i] = append(ts[i], time.Since(t0).Seconds())
-		}
-	}
-	for i := range ts {
-		sort.Float64s(ts[i])
-		best = append(best, ts[i][0])
-		med = append(med, ts[i][len(ts[i])/2])
-	}
-	return best, med
-}
-
-// TestGEMVBandwidth prints the decode-shaped matrix-vector products' GB/s
-// (best and median of interleaved rounds) next to a copy of the same bytes
-// over the same workers. GEMM_SWEEP=1 enables it.
-func TestGEMVBandwidth(t *testing.T) {
-	if os.Getenv("GEMM_SWEEP") == "" {
-		t.Skip("GEMM_SWEEP not set")
-	}
+// BenchmarkGEMVBandwidth measures the decode-shaped matrix-vector
+// products next to a copy of the same bytes over the same workers (the
+// MB/s column is the matrix's bytes read per second):
+//
+//	go test -run '^$' -bench GEMVBandwidth -count 5 ./backend/cpu
+func BenchmarkGEMVBandwidth(b *testing.B) {
 	for _, sh := range [][2]int{{768, 3072}, {3072, 768}} {
 		in, out := sh[0], sh[1]
 		r := rand.New(rand.NewPCG(1, 1))
@@ -146,29 +114,27 @@ func TestGEMVBandwidth(t *testing.T) {
 		wt := makeOperand(r, "transposed", in, out, genF32)
 		dst := make([]float32, in*out)
 		nw := runtime.GOMAXPROCS(0)
-		fns := []func(){
-			func() { matmul(dtype.F32, op.PrecisionHighest, x, w) },
-			func() { matmul(dtype.F32, op.PrecisionHighest, x, wt) },
-			func() {
+		for _, c := range []struct {
+			name string
+			fn   func()
+		}{
+			{"axpy", func() { matmul(dtype.F32, op.PrecisionHighest, x, w) }},
+			{"dot", func() { matmul(dtype.F32, op.PrecisionHighest, x, wt) }},
+			{"copy", func() {
 				gemmParallel(nw, nil, func(tid, nw int) {
 					lo, hi := len(dst)*tid/nw, len(dst)*(tid+1)/nw
 					copy(dst[lo:hi], w.data[lo:hi])
 				})
-			},
-		}
-		reps := 20
-		wrap := make([]func(), len(fns))
-		for i, fn := range fns {
-			wrap[i] = func() {
-				for j := 0; j < reps; j++ {
-					fn()
+			}},
+		} {
+			b.Run(fmt.Sprintf("%dx%d/%s", in, out, c.name), func(b *testing.B) {
+				b.SetBytes(int64(in * out * 4))
+				c.fn()
+				b.ResetTimer()
+				for b.Loop() {
+					c.fn()
 				}
-			}
-		}
-		best, med := wallBest(15, wrap)
-		gb := float64(in*out*4*reps) / 1e9
-		for i, name := range []string{"x·W (axpy form)", "x·Wᵀ (dot form)", "copy"} {
-			fmt.Printf("%dx%d %-16s best %.1f GB/s median %.1f GB/s\n", in, out, name, gb/best[i], gb/med[i])
+			})
 		}
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gotpu/gotpu/gguf"
 	"github.com/gotpu/gotpu/hf/tokenizer"
@@ -217,53 +215,50 @@ func TestSmolLM2Walks(t *testing.T) {
 	}
 }
 
-// TestSmolLM2AllowedTime logs the time of Allowed on SmolLM2's vocabulary:
-// cold (a trie walk) and warm (memoized), in the states a JSON generation
-// passes through. No speed assertion (see bench/README.md).
-func TestSmolLM2AllowedTime(t *testing.T) {
-	v, _, tb := smolVocab(t)
+// BenchmarkAllowedSmolLM2Generation times Allowed and Accept over a whole
+// 56-byte generation on SmolLM2's vocabulary, per step: cold (the memo
+// cleared before each generation) and warm (the memo kept).
+func BenchmarkAllowedSmolLM2Generation(b *testing.B) {
+	v, _, tb := smolVocab(b)
 	byteID := map[byte]int{}
-	for id, b := range tb {
-		if len(b) == 1 {
-			byteID[b[0]] = id
+	for id, t := range tb {
+		if len(t) == 1 {
+			byteID[t[0]] = id
 		}
 	}
 	schema := testSchemas[1].schema
 	text := `{"name": "Ada Lovelace", "age": 36, "email":"ada@x.org"}`
-	cold, warm := allowedTimes(t, v, schema, text, byteID)
-	t.Logf("Allowed on %d tokens over %d steps: cold median %v max %v; warm median %v max %v",
-		v.Size(), len(text), median(cold), slices.Max(cold), median(warm), slices.Max(warm))
-}
-
-// allowedTimes times Allowed at every byte of text: cold with a fresh
-// Grammar, then warm on the same Grammar.
-func allowedTimes(t testing.TB, v *Vocab, schema, text string, byteID map[byte]int) (cold, warm []time.Duration) {
-	gr := compileFor(t, v, schema)
-	allow := make([]bool, v.Size())
-	for pass := 0; pass < 2; pass++ {
-		c := gr.New()
-		for i := 0; i < len(text); i++ {
-			clear(allow)
-			t0 := time.Now()
-			c.Allowed(allow)
-			d := time.Since(t0)
-			if pass == 0 {
-				cold = append(cold, d)
-			} else {
-				warm = append(warm, d)
-			}
-			if err := c.Accept(byteID[text[i]]); err != nil {
-				t.Fatal(err)
-			}
+	for _, warm := range []bool{false, true} {
+		name := "cold"
+		if warm {
+			name = "warm"
 		}
+		b.Run(name, func(b *testing.B) {
+			gr := compileFor(b, v, schema)
+			allow := make([]bool, v.Size())
+			gen := func() {
+				c := gr.New()
+				for i := 0; i < len(text); i++ {
+					clear(allow)
+					c.Allowed(allow)
+					if err := c.Accept(byteID[text[i]]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			gen()
+			b.ResetTimer()
+			for b.Loop() {
+				if !warm {
+					gr.mu.Lock()
+					clear(gr.memo)
+					gr.mu.Unlock()
+				}
+				gen()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(text)), "ns/step")
+		})
 	}
-	return cold, warm
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 // BenchmarkAllowedSmolLM2 measures one Allowed on SmolLM2's vocabulary in
