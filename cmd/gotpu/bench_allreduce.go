@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -206,22 +205,11 @@ func distRefCommand(python, script string) (string, string, error) {
 		return "", "", err
 	}
 	if script == "" {
-		dir, err := os.Getwd()
+		p, err := findAbove(allreduceScript)
 		if err != nil {
 			return "", "", err
 		}
-		for {
-			p := filepath.Join(dir, allreduceScript)
-			if _, err := os.Stat(p); err == nil {
-				script = p
-				break
-			}
-			up := filepath.Dir(dir)
-			if up == dir {
-				return "", "", fmt.Errorf("%s not found above the working directory (run from the repository or pass --ref-script)", allreduceScript)
-			}
-			dir = up
-		}
+		script = p
 	}
 	return py, script, nil
 }

@@ -822,22 +822,11 @@ func modelRefCommand(python, script string) (string, string, error) {
 		return "", "", fmt.Errorf("python %s: %w", python, err)
 	}
 	if script == "" {
-		dir, err := os.Getwd()
+		p, err := findAbove(modelRefScriptPath)
 		if err != nil {
 			return "", "", err
 		}
-		for {
-			p := filepath.Join(dir, modelRefScriptPath)
-			if _, err := os.Stat(p); err == nil {
-				script = p
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				return "", "", fmt.Errorf("%s not found above the working directory (run from the repository or pass --ref-script)", modelRefScriptPath)
-			}
-			dir = parent
-		}
+		script = p
 	} else if _, err := os.Stat(script); err != nil {
 		return "", "", err
 	}
@@ -978,4 +967,24 @@ func writeModelBench(w io.Writer, rep *modelBenchReport) error {
 		fmt.Fprintf(w, "profile: %s\n", p)
 	}
 	return nil
+}
+
+// findAbove returns rel (a repository path such as a tools/ script) in
+// the working directory or the nearest directory above it that has it.
+func findAbove(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s not found above the working directory (run from the repository or pass --ref-script)", rel)
+		}
+		dir = parent
+	}
 }
