@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"os"
 	"sync/atomic"
 	"unsafe"
 
@@ -149,7 +150,19 @@ const gemvKB = 256
 // AVX2, three alternating runs): from 2^19 (the GEMM threshold) 25.9-27.5
 // tokens/s and 18-20 tokens per CPU-second, from 2^22 27.3-28.5 and 22-24;
 // only the 49152-row output projection is still shared.
-var gemvParallelMACs = 1 << 22 // a var for BenchmarkGEMVThreads
+//
+// GOTPU_GEMV_PARALLEL_MACS overrides it (and quantParallelMACs, the same
+// threshold for products with GGUF-quantized weights), for measuring the
+// trade-off on other machines.
+var gemvParallelMACs = envOr("GOTPU_GEMV_PARALLEL_MACS", 1<<22)
+
+// envOr returns the positive integer in environment variable name, or def.
+func envOr(name string, def int) int {
+	if v := envInt(os.LookupEnv, name); v > 0 {
+		return v
+	}
+	return def
+}
 
 // gemvHits counts the products the gemv kernels ran (tests check the path
 // is taken).

@@ -123,11 +123,16 @@ func linearGGUFDequant(t quant.Type, w []byte, rb, n, kd int, x []float32, m int
 	return nil
 }
 
+// quantParallelMACs is the product size (multiply-adds) from which
+// quant.MatMul shares its work between threads (GOTPU_GEMV_PARALLEL_MACS
+// overrides it).
+var quantParallelMACs = envOr("GOTPU_GEMV_PARALLEL_MACS", gemmParallelMACs)
+
 // quantPar returns the parallel-for quant.MatMul runs its work with: the
 // GEMM worker pool taking ranges from a shared counter, or nil (serial)
-// for a product of fewer than gemmParallelMACs multiply-adds.
+// for a product of fewer than quantParallelMACs multiply-adds.
 func quantPar(macs int) func(total int, fn func(lo, hi int)) {
-	if macs < gemmParallelMACs || runtime.GOMAXPROCS(0) == 1 {
+	if macs < quantParallelMACs || runtime.GOMAXPROCS(0) == 1 {
 		return nil
 	}
 	return func(total int, fn func(lo, hi int)) {
