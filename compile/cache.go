@@ -15,10 +15,11 @@ import (
 )
 
 // Cached programs: UseCache puts the three-tier compile cache (package
-// cache, DESIGN §7) under every program the process runs — the Fused
-// mode's flushes and compile.Fn calls. A program's key is the graph's
-// fingerprint, its parameters' dtypes and dimensions, the compile options
-// (precision), the device type with the backend's program format, and the
+// cache; docs/architecture.md, "Programs and the compile cache") under
+// every program the process runs — the Fused mode's flushes and
+// compile.Fn calls. A program's key is the graph's fingerprint, its
+// parameters' dtypes and dimensions, the compile options (precision,
+// threads), the device type with the backend's program format, and the
 // gotpu version. The cache stores the serialized program
 // (device.Program.Marshal); loading one is much cheaper than compiling it.
 

@@ -1,5 +1,6 @@
 // Package compile turns a Go function over tensors into one compiled
-// program per call signature (DESIGN §6): compile.Fn.
+// program per call signature (docs/architecture.md, "Compiled mode"):
+// compile.Fn.
 //
 //	step := compile.Fn(func(in ...*tensor.Tensor) []*tensor.Tensor {
 //		loss := model.Forward(in[0]).CrossEntropy(in[1])

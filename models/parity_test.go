@@ -97,7 +97,7 @@ func decoderVariants(t *testing.T) []string {
 type tol struct{ atol, rtol float64 }
 
 var (
-	// tolF32 is the 1e-4 on f32 logits (rtol as torch's f32 default).
+	// tolF32 is README.md's 1e-4 on f32 logits (rtol as torch's f32 default).
 	tolF32 = tol{1e-4, 1.3e-6}
 )
 

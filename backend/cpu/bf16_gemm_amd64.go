@@ -2,6 +2,8 @@
 
 package cpu
 
+//go:generate sh -c "python3 ../../tools/bf16asm/gen.py > bf16_gemm_amd64.s"
+
 // dpbf16Vec runs one VDPBF16PS on 16 lanes: acc[i] += a.bf16[2i+1] *
 // b.bf16[2i+1], then += a.bf16[2i] * b.bf16[2i], with the instruction's
 // rounding (bf16_gemm.go). The tests probe the instruction with it.

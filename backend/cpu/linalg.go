@@ -17,7 +17,8 @@ import (
 // packing, without a copy.
 //
 // Accumulation (T) is float32 for f32/bf16/f16, float64 for f64 and int64
-// (wrapping) for integers. Precision for f32 inputs (DESIGN §8):
+// (wrapping) for integers. Precision for f32 inputs (docs/architecture.md,
+// "The op model"):
 //   - highest: f32 accumulation with fused multiply-add;
 //   - medium:  inputs rounded to bf16, products exact, sums in f32;
 //   - high:    three bf16 passes hi*hi + hi*lo + lo*hi (K tripled), sums in f32.

@@ -14,7 +14,8 @@ import (
 )
 
 // ErrDeviceBusy is returned when another process holds an accelerator
-// device: as on TPUs, one process owns each device (DESIGN §4).
+// device: as on TPUs, one process owns each device (docs/architecture.md,
+// "PJRT and XLA").
 var ErrDeviceBusy = errors.New("pjrt: device in use by another process")
 
 // lockDir is where the per-device host locks live.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh — the kernel benchmark table of issue #4: every `gotpu bench` case at
-# its issue sizes, each with its references (NumPy/OpenBLAS, PyTorch 1.13,
-# gonum, Go memmove) measured in the same run at the same thread count.
+# run.sh — the kernel benchmark table of bench/kernels/README.md: every
+# `gotpu bench` case at the sizes below, each with its references
+# (NumPy/OpenBLAS, PyTorch 1.13, gonum, Go memmove) measured in the same
+# run at the same thread count.
 #
 #   bench/kernels/run.sh [--json] [--quick] [--reps N] [--threads N]
 #                        [--ref SPEC] [--only case,case,...]

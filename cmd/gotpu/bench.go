@@ -690,8 +690,9 @@ func writeBenchTable(w io.Writer, rep *benchReport) error {
 	return nil
 }
 
-// The kernel cases of issue #4. Each interleaves gotpu with its references
-// rep by rep (benchConfig.Measure).
+// The kernel cases (bench/kernels/README.md lists them with their
+// sizes). Each interleaves gotpu with its references rep by rep
+// (benchConfig.Measure).
 func init() {
 	var gemmM, gemmK int
 	var gemmWt bool

@@ -3,11 +3,14 @@
 micro-kernel and the one-instruction probe the tests use.
 
 Go's assembler has no VDPBF16PS, so the instruction is emitted as BYTEs
-(EVEX.512.F3.0F38.W0 52 /r, Intel SDM vol. 2). TestDPBF16Encoding checks the
+(EVEX.512.F3.0F38.W0 52 /r, Intel SDM vol. 2). TestDPBF16Contract checks the
 encodings against the instruction's arithmetic; `as` + `objdump -d` of the
 same forms give the same bytes.
 
-Usage: python3 tools/bf16asm/gen.py [MR] > backend/cpu/bf16_gemm_amd64.s
+Usage: python3 tools/bf16asm/gen.py [MR ...] > backend/cpu/bf16_gemm_amd64.s
+
+Without arguments it writes the committed file: the 8x32, 12x32 and 14x32
+kernels (backend/cpu/bf16_gemm_amd64.go declares all three).
 """
 import sys
 
@@ -362,7 +365,7 @@ pt16done:
 
 
 if __name__ == "__main__":
-    mrs = [int(x) for x in sys.argv[1:]] or [12]
+    mrs = [int(x) for x in sys.argv[1:]] or [8, 12, 14]
     sys.stdout.write(HEADER)
     for mr in mrs:
         sys.stdout.write(kernel(mr) + "\n")
