@@ -70,10 +70,7 @@ func (b *Backend) Properties(index int) device.Properties {
 	}
 	// Computed once: the runtime asks on every launch.
 	b.propsOnce[index].Do(func() {
-		pr := device.Properties{DefaultPrecision: "highest", Features: []string{"pjrt", "platform:" + b.p.Platform}}
-		if b.p.Platform == "tpu" {
-			pr.DefaultPrecision = "medium"
-		}
+		pr := device.Properties{DefaultPrecision: b.precision().def, Features: []string{"pjrt", "platform:" + b.p.Platform}}
 		di := b.p.devInfo[index]
 		pr.Name = fmt.Sprintf("PJRT %s device %d", di.Kind, di.ID)
 		if st, ok := b.pluginMemStats(index); ok {
@@ -384,4 +381,15 @@ func layoutIndex(l op.Layout, f func(k, off int)) {
 			idx[d] = 0
 		}
 	}
+}
+
+// precision is the platform's precision policy: a TPU defaults to one bf16
+// pass (medium), which its precision_config expresses natively; other
+// platforms default to f32 products (highest) and get medium and high
+// spelled out in the graph.
+func (b *Backend) precision() precisionPolicy {
+	if b.p.Platform == "tpu" {
+		return precisionPolicy{def: "medium", native: true}
+	}
+	return precisionPolicy{def: "highest"}
 }

@@ -9,6 +9,7 @@ package pjrt
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -25,8 +26,38 @@ import (
 // compileOptions is a serialized xla.CompileOptionsProto:
 // executable_build_options (field 3) = {num_replicas (4): 1,
 // num_partitions (5): 1}, compile_portable_executable (4): true, so one
-// executable runs on any device of the client (chosen at execute time).
-var compileOptions = []byte{0x1a, 0x04, 0x20, 0x01, 0x28, 0x01, 0x20, 0x01}
+// executable runs on any device of the client (chosen at execute time),
+// and env_option_overrides (7) = {xla_allow_excess_precision: false}.
+// Without the override XLA:GPU deletes f32 -> bf16 -> f32 round trips
+// (its default allows "excess precision"), which would turn the bf16
+// rounding that precision "medium" and "high" are made of (see rewrite)
+// back into full f32 products.
+var compileOptions = buildCompileOptions()
+
+func buildCompileOptions() []byte {
+	field := func(b []byte, num, wire int) []byte { return binary.AppendUvarint(b, uint64(num<<3|wire)) }
+	bytesField := func(b []byte, num int, v []byte) []byte {
+		b = field(b, num, 2)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		return append(b, v...)
+	}
+	build := []byte{0x20, 0x01, 0x28, 0x01} // num_replicas 1, num_partitions 1
+	out := bytesField(nil, 3, build)
+	out = append(out, 0x20, 0x01) // compile_portable_executable
+	// map<string, OptionOverrideProto>: entries {key (1), value (2)};
+	// OptionOverrideProto.bool_field is field 2.
+	override := func(key string, v bool) []byte {
+		val := field(nil, 2, 0)
+		if v {
+			val = append(val, 1)
+		} else {
+			val = append(val, 0)
+		}
+		e := bytesField(nil, 1, []byte(key))
+		return bytesField(e, 2, val)
+	}
+	return bytesField(out, 7, override("xla_allow_excess_precision", false))
+}
 
 // executable is a loaded PJRT executable whose parameters and outputs are
 // all flat (one-dimensional) arrays.

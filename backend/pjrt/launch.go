@@ -156,7 +156,7 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 			outMeta[i].Shape = []int{}
 		}
 	}
-	vals, handled, err := rewrite(g, l.Op, l.Attrs, ins, outMeta)
+	vals, handled, err := rewrite(g, l.Op, l.Attrs, ins, outMeta, b.precision())
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", b.p.Name, l.Op.Name, err)
 	}

@@ -32,7 +32,7 @@ import (
 const programMagic = "GOTPU-PJRT-PROGRAM\n"
 
 // programVersion is the version of the marshaled layout below.
-const programVersion = 1
+const programVersion = 2
 
 var _ device.Compiler = (*Backend)(nil)
 
@@ -191,7 +191,7 @@ func maps(a op.Attrs) op.Attrs {
 // made a fresh value (a parameter or repeated output gets a copy). Nodes
 // whose "precision" attribute is empty take opts.Precision, and nodes are
 // rewritten as eager launches are (see rewrite).
-func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) {
+func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (*ir.Graph, int, error) {
 	g, err := normalized(g)
 	if err != nil {
 		return nil, 0, err
@@ -241,7 +241,7 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions) (*ir.Graph, int, error) 
 				return nil, 0, err
 			}
 			handled = true
-		} else if res, handled, err = rewrite(fg, n.Op, a, in, metas); err != nil {
+		} else if res, handled, err = rewrite(fg, n.Op, a, in, metas, pol); err != nil {
 			return nil, 0, err
 		}
 		if !handled {
@@ -339,7 +339,7 @@ func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (exe *ex
 			exe, nodes, err = nil, 0, fmt.Errorf("%s: malformed graph: %v", b.p.Name, r)
 		}
 	}()
-	fg, nodes, err := flatGraph(g, opts)
+	fg, nodes, err := flatGraph(g, opts, b.precision())
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
 	}

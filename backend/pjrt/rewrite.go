@@ -18,10 +18,14 @@ import (
 //   - convert from a float to u8, i8 or i16 goes through i64: XLA saturates
 //     out-of-range values, PyTorch (and the cpu backend) truncate to an
 //     integer and wrap (-4.0 -> 252 in u8).
-//   - dot_general and convolution on f32 with precision "medium" or "high":
-//     XLA:CPU ignores precision_config and computes in f32; gotpu's contract
-//     is one bf16 pass (inputs rounded to bf16, exact products, f32 sums) or
-//     three (hi*hi + hi*lo + lo*hi), which the graph spells out.
+//   - dot_general and convolution: the device default precision ("") is
+//     the device's DefaultPrecision, emitted explicitly (XLA:GPU's own
+//     default is TF32); on f32 with precision "medium" or "high", XLA:CPU
+//     ignores precision_config (computes in f32) and XLA:GPU reads them as
+//     TF32 passes, while gotpu's contract is one bf16 pass (inputs rounded
+//     to bf16, exact products, f32 sums) or three (hi*hi + hi*lo + lo*hi),
+//     which the graph spells out (a TPU's precision_config means exactly
+//     that, so there the attribute goes through).
 //   - index_put's values in another dtype than the input (the runtime's
 //     wrapped Go scalar, which a graph parameter cannot be) are converted
 //     to the input's dtype, as PyTorch casts them.
@@ -31,12 +35,31 @@ import (
 //   - sums and products (reduce, reduce_window, adaptive_avg_pool2d) on
 //     f16/bf16 accumulate in f32 and round once (XLA accumulates in the
 //     narrow type; PyTorch's reductions and pooling accumulate in f32).
-func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta) ([]*ir.Value, bool, error) {
+func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta, pol precisionPolicy) ([]*ir.Value, bool, error) {
 	switch d.Name {
 	case "convert":
 		return rewriteConvert(g, a, ins, outs)
 	case "dot_general", "convolution":
-		return rewritePrecision(g, d, a, ins, outs)
+		p, _ := a["precision"].(string)
+		changed := false
+		if p == "" && pol.def != "" {
+			// The device default is a precision of gotpu's, never the
+			// plugin's own: XLA:GPU's DEFAULT is TF32, where PyTorch (and
+			// gotpu's "highest") multiply f32 in f32.
+			a = maps(a)
+			a["precision"] = pol.def
+			changed = true
+		}
+		if !pol.native {
+			res, handled, err := rewritePrecision(g, d, a, ins, outs)
+			if handled || err != nil {
+				return res, handled, err
+			}
+		}
+		if changed {
+			return g.AddNode(d, a, ins, cloneMetas(outs)).Out, true, nil
+		}
+		return nil, false, nil
 	case "erf":
 		return rewriteErf(g, ins, outs)
 	case "index_put":
@@ -45,6 +68,28 @@ func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta
 		return rewriteNarrowSum(g, d, a, ins, outs)
 	}
 	return nil, false, nil
+}
+
+// precisionPolicy is how a device treats the precision attribute of
+// dot_general and convolution: def replaces the empty "device default"
+// (its DefaultPrecision), and native says the plugin's precision_config
+// already has gotpu's meaning (a TPU: DEFAULT is one bf16 pass, HIGH
+// three), so medium and high need no emulation there.
+type precisionPolicy struct {
+	def    string
+	native bool
+}
+
+// cloneMetas copies ms with fresh shapes.
+func cloneMetas(ms []op.Meta) []op.Meta {
+	out := make([]op.Meta, len(ms))
+	for i, m := range ms {
+		out[i] = op.Meta{Shape: slices.Clone(m.Shape), DType: m.DType}
+		if out[i].Shape == nil {
+			out[i].Shape = []int{}
+		}
+	}
+	return out
 }
 
 func rewriteConvert(g *ir.Graph, a op.Attrs, ins []*ir.Value, outs []op.Meta) ([]*ir.Value, bool, error) {
