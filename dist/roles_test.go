@@ -44,6 +44,8 @@ func runRole(role string) int {
 		rerr = roleCollectives(ctx, g)
 	case "ddp":
 		rerr = roleDDP(ctx, g)
+	case "tp":
+		rerr = roleTP(ctx, g)
 	case "kill":
 		rerr = roleKill(ctx, g)
 	case "never":

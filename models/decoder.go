@@ -58,6 +58,10 @@ type CausalLM struct {
 	Compiled                  bool
 	compiledLast, compiledAll *compile.Function
 	compiledPaged             *compile.Function // ForwardPaged's steps
+	// embedMod registers embed under its state-dict name.
+	embedMod *module
+	// tp is the tensor-parallel group and shares (nil: not sharded).
+	tp *tpState
 }
 
 type block struct {
@@ -93,6 +97,7 @@ func newCausalLM(l *loader, c *config.Config, a arch) (*CausalLM, error) {
 	} else {
 		m.embed = l.tensor("model.embed_tokens.weight", vocab, h)
 	}
+	m.embedMod = param(m.embed)
 	for i := 0; i < c.NumLayers; i++ {
 		b := newBlock(l, c, &m.a, i)
 		layersMod.RegisterModule(strconv.Itoa(i), b)
@@ -118,13 +123,13 @@ func newCausalLM(l *loader, c *config.Config, a arch) (*CausalLM, error) {
 	// Parameter names as in transformers' state dict.
 	body := &module{}
 	if a.learnedPos {
-		body.RegisterModule("wte", param(m.embed))
+		body.RegisterModule("wte", m.embedMod)
 		body.RegisterModule("wpe", param(m.wpe))
 		body.RegisterModule("h", &layersMod)
 		body.RegisterModule("ln_f", m.norm)
 		m.RegisterModule("transformer", body)
 	} else {
-		body.RegisterModule("embed_tokens", param(m.embed))
+		body.RegisterModule("embed_tokens", m.embedMod)
 		body.RegisterModule("layers", &layersMod)
 		body.RegisterModule("norm", m.norm)
 		m.RegisterModule("model", body)
@@ -266,7 +271,7 @@ type Step struct {
 // and returns the final hidden states [B, T, hidden] (after the final norm).
 func (m *CausalLM) Forward(s Step, cache *KVCache) *tensor.Tensor {
 	a := &m.a
-	x := tensor.Embedding(m.embed, s.IDs)
+	x := m.embedTokens(s.IDs)
 	if a.embedScale {
 		x = x.MulScalar(m.sqrtHidden)
 	}

@@ -73,6 +73,11 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 	if o.MaxNewTokens <= 0 {
 		return nil, fmt.Errorf("%w: MaxNewTokens must be positive, got %d", ErrModel, o.MaxNewTokens)
 	}
+	if m.tp != nil {
+		// The collectives of this call's steps stop with ctx.
+		m.tp.ctx = ctx
+		defer func() { m.tp.ctx = nil }()
+	}
 	choose := o.Choose
 	if choose == nil {
 		choose = Greedy

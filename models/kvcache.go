@@ -40,8 +40,8 @@ func (m *CausalLM) NewCache(batch, size int) *KVCache {
 	kc := &KVCache{Batch: batch, Size: size}
 	dt := m.cacheDType()
 	for range m.layers {
-		kc.K = append(kc.K, tensor.Zeros(dev, dt, batch, c.NumKVHeads, size, c.HeadDim))
-		kc.V = append(kc.V, tensor.Zeros(dev, dt, batch, c.NumKVHeads, size, c.HeadDim))
+		kc.K = append(kc.K, tensor.Zeros(dev, dt, batch, m.kvHeads(), size, c.HeadDim))
+		kc.V = append(kc.V, tensor.Zeros(dev, dt, batch, m.kvHeads(), size, c.HeadDim))
 	}
 	kc.iota = tensor.Arange(dev, 0, size, 1, dtype.I64)
 	kc.valid = tensor.Full(dev, dtype.Bool, true, batch, size)

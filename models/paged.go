@@ -29,6 +29,9 @@ type PagedKV struct {
 // NewPagedKV returns a zeroed paged cache of numBlocks blocks of blockSize
 // slots per layer (plus the reserved padding block).
 func (m *CausalLM) NewPagedKV(numBlocks, blockSize int) (*PagedKV, error) {
+	if m.tp != nil {
+		return nil, fmt.Errorf("%w: a paged cache for a tensor-parallel model", ErrUnsupported)
+	}
 	if numBlocks <= 0 || blockSize <= 0 {
 		return nil, fmt.Errorf("%w: paged cache of %d blocks of %d slots", ErrModel, numBlocks, blockSize)
 	}
@@ -140,6 +143,9 @@ var maxPagedPrograms = 256
 // set of group shapes is one compiled program, replayed once stable;
 // past maxPagedPrograms programs new shapes run op by op.
 func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][]float32, error) {
+	if m.tp != nil {
+		return nil, fmt.Errorf("%w: paged steps of a tensor-parallel model", ErrUnsupported)
+	}
 	if len(kv.K) != len(m.layers) {
 		return nil, fmt.Errorf("%w: paged cache of %d layers for a model of %d", ErrModel, len(kv.K), len(m.layers))
 	}

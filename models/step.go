@@ -17,6 +17,9 @@ const maxStepPrograms = 64
 // m.Compiled the step is one compiled program per input shape, replayed
 // without tracing once it is stable (compile.TraceOnce).
 func (m *CausalLM) stepLogits(s Step, cache *KVCache, all bool) (*tensor.Tensor, error) {
+	if err := m.checkEager("a step"); err != nil {
+		return nil, err
+	}
 	if !m.Compiled {
 		var out *tensor.Tensor
 		err := tensor.Catch(func() { tensor.NoGrad(func() { out = m.logitsOf(s, cache, all) }) })

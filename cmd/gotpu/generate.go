@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gotpu/gotpu/dist"
 	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/models"
 	"github.com/gotpu/gotpu/models/sample"
@@ -35,6 +36,7 @@ type generateOutput struct {
 	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
 	CompiledPrograms       int     `json:"compiled_programs"`
 	CompiledStepsReplayed  int     `json:"compiled_steps_replayed"`
+	TP                     int     `json:"tp"`
 }
 
 // textStream turns generated tokens into text pieces as they come,
@@ -93,6 +95,7 @@ func newGenerateCmd() *cobra.Command {
 		useChat      bool
 		maxNewTokens int
 		asJSON       bool
+		tp           int
 	)
 	cmd := &cobra.Command{
 		Use:   "generate --model PATH [--prompt TEXT | - | --ids 1,2,3] [flags]",
@@ -124,7 +127,19 @@ new tokens decoded, special tokens skipped, cut before a stop string), finish_re
 end-of-sequence id or stop string, "length": --max-new-tokens reached),
 prefill_tokens, prefill_seconds, prefill_tokens_per_second, decode_tokens
 (tokens after the first), decode_seconds, decode_tokens_per_second,
-compiled_programs and compiled_steps_replayed (compiled mode).`,
+compiled_programs and compiled_steps_replayed (compiled mode), tp (the
+tensor-parallel ranks, 1 without --tp).
+
+--tp N shards the model over the N ranks of a job that gotpu run starts
+(gotpu run --nproc-per-node N -- gotpu generate --tp N --model PATH ...):
+attention by whole key/value heads (uneven shares allowed), the MLP by
+its intermediate features, the embedding and output head by vocabulary,
+with all-reduces after the attention output and MLP down projections and
+an all-gather of the logits (package dist's shared-memory collectives, so
+every rank runs on one host). Every rank computes the same tokens; rank 0
+prints. The collectives run between ops on the host, so --tp runs in
+strict or debug mode (not fused or compiled). N may not exceed the
+model's key/value heads.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -146,6 +161,12 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			if useChat && ids != "" {
 				return errors.New("generate: --chat needs a text prompt, not --ids")
 			}
+			if tp < 1 {
+				return fmt.Errorf("generate: --tp %d: want 1 or more ranks", tp)
+			}
+			if tp > 1 && mf.mode != "strict" && mf.mode != "debug" {
+				return fmt.Errorf("generate: --tp runs its collectives between ops on the host, so it runs in strict or debug mode, not --mode %s", mf.mode)
+			}
 			m, restore, err := mf.load()
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
@@ -153,6 +174,18 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			defer restore()
 			if m.LM == nil {
 				return fmt.Errorf("generate: %s is not a causal language model", mf.path)
+			}
+			w := cmd.OutOrStdout()
+			errw := cmd.ErrOrStderr()
+			if tp > 1 {
+				g, err := joinTP(cmd.Context(), m.LM, tp)
+				if err != nil {
+					return fmt.Errorf("generate: %w", err)
+				}
+				defer g.Close()
+				if g.Rank() != 0 {
+					w, errw = io.Discard, io.Discard
+				}
 			}
 			var in []int
 			if ids != "" {
@@ -183,7 +216,6 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			}
 			eos := eosIDs(m)
 			opts := models.GenerateOptions{MaxNewTokens: maxNewTokens, Choose: choose, EOS: eos}
-			w := cmd.OutOrStdout()
 			stop, err := sample.NewStop(eos, sf.stops)
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
@@ -214,7 +246,7 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			out := generateOutput{Model: mf.path, Device: mf.device, DType: m.LM.DType.String(), Mode: mf.mode,
 				PromptIDs: in, IDs: res.Tokens[0], FinishReason: "length",
 				PrefillTokens: res.PrefillTokens, PrefillSeconds: res.Prefill.Seconds(),
-				DecodeTokens: res.DecodeSteps, DecodeSeconds: res.Decode.Seconds()}
+				DecodeTokens: res.DecodeSteps, DecodeSeconds: res.Decode.Seconds(), TP: tp}
 			if out.IDs == nil {
 				out.IDs = []int{}
 			}
@@ -245,7 +277,7 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 			} else {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "prefill: %d tokens, %.1f tokens/s; decode: %d tokens, %.1f tokens/s\n",
+			fmt.Fprintf(errw, "prefill: %d tokens, %.1f tokens/s; decode: %d tokens, %.1f tokens/s\n",
 				out.PrefillTokens, out.PrefillTokensPerSecond, out.DecodeTokens, out.DecodeTokensPerSecond)
 			return nil
 		},
@@ -258,7 +290,30 @@ compiled_programs and compiled_steps_replayed (compiled mode).`,
 	cmd.Flags().StringVar(&system, "system", "", "with --chat, a system message before the prompt")
 	cmd.Flags().IntVar(&maxNewTokens, "max-new-tokens", 128, "most tokens to generate")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming text")
+	cmd.Flags().IntVar(&tp, "tp", 1, "tensor-parallel ranks: shard the model over the ranks of a gotpu run job of this size")
 	return cmd
+}
+
+// joinTP joins the job the launcher started (dist.Init) and shards lm over
+// its ranks, which must number tp.
+func joinTP(ctx context.Context, lm *models.CausalLM, tp int) (*dist.Group, error) {
+	hint := fmt.Sprintf("start the ranks with gotpu run --nproc-per-node %d -- gotpu generate --tp %d ...", tp, tp)
+	if os.Getenv("WORLD_SIZE") == "" {
+		return nil, fmt.Errorf("--tp %d: no job to join (WORLD_SIZE is not set): %s", tp, hint)
+	}
+	g, err := dist.Init(ctx, dist.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("--tp %d: %w", tp, err)
+	}
+	if g.Size() != tp {
+		g.Close()
+		return nil, fmt.Errorf("--tp %d in a job of %d ranks: the tensor-parallel group is the whole job; %s", tp, g.Size(), hint)
+	}
+	if err := lm.ShardTensorParallel(g); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("--tp %d: %w", tp, err)
+	}
+	return g, nil
 }
 
 // eosIDs are the ids that end generation: generation_config.json's, else
