@@ -452,7 +452,10 @@ func (u *Unit) resetLocked() {
 // reduce-scatter is waited for, each shard's Grad becomes its previous
 // value plus the averaged gradient of its part, and the module's
 // parameters' own (full) gradients are dropped. Units still gathered are
-// released.
+// released. A unit no rank ran in the pass gets a zero gradient rather
+// than none (the ranks cannot know without a collective that nobody did),
+// which optimizers with momentum treat differently from a skipped
+// parameter.
 func (f *FSDP) Sync(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -282,6 +284,67 @@ func TestFSDPCheckpointReshards(t *testing.T) {
 	for _, n := range []int{1, 4} {
 		t.Run(fmt.Sprintf("load-on-%d", n), func(t *testing.T) {
 			check(fmt.Sprintf("load on %d", n), spawn(t, n, "fsdp-load", 60*time.Second, env))
+		})
+	}
+}
+
+// TestFSDPErrors checks, in a one-process world, the refusals: an
+// optimizer that is not over the shards, a checkpoint of another model, a
+// directory without one, and a unit that mixes dtypes.
+func TestFSDPErrors(t *testing.T) {
+	ctx := context.Background()
+	e := Env{WorldSize: 1, LocalWorldSize: 1, MasterAddr: "127.0.0.1", MasterPort: 1, Launcher: "single"}
+	g, err := Init(ctx, Options{Env: &e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	dir := t.TempDir()
+	m, f, opt, err := newFSDPNet(ctx, g, 1, FSDPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveCheckpoint(ctx, dir, opt, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := newTinyNet(2)
+	otherF, err := NewFSDP(ctx, g, []FSDPUnit{ModuleUnit("a", other.a)}, FSDPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := newTinyNet(3)
+	tests := []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"optimizer over the module", func() error {
+			return f.SaveCheckpoint(ctx, dir, optim.NewAdam(optim.Params(m.params()), 0.1), nil)
+		}, "FSDP.Parameters()"},
+		{"another model", func() error {
+			_, err := otherF.LoadCheckpoint(ctx, dir, nil)
+			return err
+		}, "2 units, this model 1"},
+		{"no checkpoint", func() error {
+			_, err := f.LoadCheckpoint(ctx, t.TempDir(), opt)
+			return err
+		}, "no such file"},
+		{"mixed dtypes", func() error {
+			mixed.b.Bias = mixed.b.Bias.Detach().ToDType(dtype.F64).SetRequiresGrad(true)
+			_, err := NewFSDP(ctx, g, []FSDPUnit{{Name: "b", Params: []nn.Named{{Name: "b.weight", Tensor: mixed.b.Weight}, {Name: "b.bias", Tensor: mixed.b.Bias}}}}, FSDPOptions{})
+			return err
+		}, "one dtype"},
+		{"wrapped twice", func() error {
+			_, err := NewFSDP(ctx, g, []FSDPUnit{ModuleUnit("a", m.a)}, FSDPOptions{})
+			return err
+		}, "holds no memory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
 		})
 	}
 }
