@@ -67,6 +67,14 @@ type Config struct {
 	// step equals one process's step over the whole batch. Strict mode only;
 	// rank 0 alone writes checkpoints.
 	DDP bool `json:"ddp,omitempty"`
+	// FSDP trains fully sharded (dist.FSDP, ZeRO-3) over the ranks of the
+	// job: data-parallel as DDP, but each rank keeps 1/world of every
+	// layer's parameters, gradients and optimizer state, gathering a
+	// layer's parameters only around its forward and backward. Strict
+	// mode only; every rank writes its shard of a checkpoint (the
+	// directory holds fsdp-index.json and one file per rank), and a
+	// resume reads one written by any number of ranks.
+	FSDP bool `json:"fsdp,omitempty"`
 }
 
 // Modes lists the values of Config.Mode.
@@ -168,7 +176,8 @@ type Result struct {
 	// (compile.TraceOnce).
 	Traces  int `json:"traces"`
 	Replays int `json:"replays"`
-	// WorldSize and Rank place the run in a --ddp job (1 and 0 otherwise).
+	// WorldSize and Rank place the run in a --ddp or --fsdp job (1 and 0
+	// otherwise).
 	WorldSize int       `json:"world_size"`
 	Rank      int       `json:"rank"`
 	Losses    []float64 `json:"-"` // loss of every step run in this process
@@ -240,6 +249,16 @@ func newOptimizer(c Config, params []*tensor.Tensor) (optim.Optimizer, error) {
 // CheckpointFile is the file name inside Config.CheckpointDir.
 const CheckpointFile = "checkpoint.safetensors"
 
+// CheckpointPath is the file whose presence in c.CheckpointDir marks a
+// checkpoint of c's kind: CheckpointFile, or the sharded checkpoint's
+// index (dist.FSDPIndexFile) for FSDP.
+func CheckpointPath(c Config) string {
+	if c.FSDP {
+		return filepath.Join(c.CheckpointDir, dist.FSDPIndexFile)
+	}
+	return filepath.Join(c.CheckpointDir, CheckpointFile)
+}
+
 // RunMNIST trains and evaluates. progress, if not nil, is called after
 // every step. It returns an error for bad configuration, missing data, a
 // checkpoint that does not match the configuration, or a cancelled ctx.
@@ -276,7 +295,36 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 		return nil, err
 	}
 	params := nn.Parameters(model)
-	if opt, err = newOptimizer(c, params); err != nil {
+	var g *dist.Group
+	if c.DDP || c.FSDP {
+		flag := "--ddp"
+		if c.FSDP {
+			flag = "--fsdp"
+		}
+		if c.DDP && c.FSDP {
+			return nil, errors.New("train: --ddp and --fsdp exclude each other")
+		}
+		if c.Mode != "strict" {
+			return nil, fmt.Errorf("train: %s runs in strict mode, not %q", flag, c.Mode)
+		}
+		if g, err = dist.Init(ctx, dist.Options{}); err != nil {
+			return nil, fmt.Errorf("train: %s: %w", flag, err)
+		}
+		defer g.Close()
+	}
+	optParams := params
+	var fs *dist.FSDP
+	if c.FSDP {
+		lm, ok := model.(layered)
+		if !ok {
+			return nil, fmt.Errorf("train: --fsdp: model %s has no layer units", c.Model)
+		}
+		if fs, err = dist.NewFSDP(ctx, g, lm.fsdpUnits(), dist.FSDPOptions{}); err != nil {
+			return nil, fmt.Errorf("train: --fsdp: %w", err)
+		}
+		optParams = fs.Parameters() // the optimizer steps (and keeps state for) this rank's shards
+	}
+	if opt, err = newOptimizer(c, optParams); err != nil {
 		return nil, err
 	}
 	loader := data.NewLoader(trainDS, collate(dev), data.LoaderOptions{BatchSize: c.BatchSize, Shuffle: !c.NoShuffle, Seed: c.Seed, Prefetch: 2})
@@ -295,15 +343,8 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 	var step func(batch) float64
 	var endMode func()
 	writer := true // this process writes checkpoints
-	if c.DDP {
-		if c.Mode != "strict" {
-			return nil, fmt.Errorf("train: --ddp runs in strict mode, not %q", c.Mode)
-		}
-		g, err := dist.Init(ctx, dist.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("train: --ddp: %w", err)
-		}
-		defer g.Close()
+	switch {
+	case c.DDP:
 		d, err := dist.NewDDP(ctx, g, params, dist.DDPOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("train: --ddp: %w", err)
@@ -311,7 +352,10 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 		res.WorldSize, res.Rank = g.Size(), g.Rank()
 		writer = g.Rank() == 0
 		step, endMode = ddpStepper(ctx, g, d, model, opt), func() {}
-	} else {
+	case c.FSDP:
+		res.WorldSize, res.Rank = g.Size(), g.Rank()
+		step, endMode = fsdpStepper(ctx, g, fs, model.(layered), opt), func() {}
+	default:
 		step, endMode = stepper(c.Mode, model, opt, res)
 	}
 	finish := sync.OnceFunc(endMode)
@@ -324,7 +368,11 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 		if c.CheckpointDir == "" {
 			return nil, errors.New("train: --resume needs a checkpoint directory")
 		}
-		global, err = restore(filepath.Join(c.CheckpointDir, CheckpointFile), c, dev, model, opt, sched)
+		if fs != nil {
+			global, err = restoreFSDP(ctx, c, fs, opt, sched)
+		} else {
+			global, err = restore(filepath.Join(c.CheckpointDir, CheckpointFile), c, dev, model, opt, sched)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -372,10 +420,16 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 			}
 			stop := c.MaxSteps > 0 && global >= c.MaxSteps
 			if writer && c.CheckpointDir != "" && (k == stepsPerEpoch || stop || (c.CheckpointEvery > 0 && global%c.CheckpointEvery == 0)) {
-				if err := save(filepath.Join(c.CheckpointDir, CheckpointFile), c, global, model, opt, sched); err != nil {
+				var err error
+				if fs != nil {
+					err = fs.SaveCheckpoint(ctx, c.CheckpointDir, opt, runMeta(c, global, sched))
+				} else {
+					err = save(filepath.Join(c.CheckpointDir, CheckpointFile), c, global, model, opt, sched)
+				}
+				if err != nil {
 					return nil, err
 				}
-				res.Checkpoint = filepath.Join(c.CheckpointDir, CheckpointFile)
+				res.Checkpoint = CheckpointPath(c)
 			}
 			if stop {
 				break
@@ -394,7 +448,16 @@ func RunMNIST(ctx context.Context, c Config, progress func(Progress)) (*Result, 
 	if res.TrainSeconds > 0 {
 		res.ExamplesPerSec = float64(examples) / res.TrainSeconds
 	}
-	if err := tensor.Catch(func() { res.TestLoss, res.TestAccuracy = Evaluate(model, testDS, dev) }); err != nil {
+	evaluate := func() error {
+		return tensor.Catch(func() { res.TestLoss, res.TestAccuracy = Evaluate(model, testDS, dev) })
+	}
+	if fs != nil {
+		// Every rank evaluates the whole model (gathered for the purpose).
+		err = fs.SummonFullParams(ctx, evaluate)
+	} else {
+		err = evaluate()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("train: evaluating: %w", err)
 	}
 	res.WallSeconds = time.Since(start).Seconds()
@@ -482,6 +545,44 @@ func ddpStepper(ctx context.Context, g *dist.Group, d *dist.DDP, model Model, op
 	}
 }
 
+// fsdpStepper is the training step of an --fsdp run: this rank's share of
+// the batch through the model with each layer run as its FSDP unit,
+// backward (each layer's gradient reduce-scattered while backward runs),
+// the optimizer step on the shards; it returns the loss averaged over the
+// ranks.
+func fsdpStepper(ctx context.Context, g *dist.Group, fs *dist.FSDP, model layered, opt optim.Optimizer) func(batch) float64 {
+	run := func(i int, fn func() *tensor.Tensor) *tensor.Tensor {
+		out, err := fs.Unit(i).Forward(ctx, fn)
+		if err != nil {
+			panic(&tensor.Error{Op: "fsdp forward", Msg: err.Error(), Err: err})
+		}
+		return out
+	}
+	return func(b batch) float64 {
+		n, size, rank := b.x.Size(0), g.Size(), g.Rank()
+		lo, hi := rank*n/size, (rank+1)*n/size
+		opt.ZeroGrad()
+		var loss *tensor.Tensor
+		if hi > lo {
+			loss = tensor.CrossEntropy(model.forwardLayers(b.x.Narrow(0, lo, hi-lo), run), b.y.Narrow(0, lo, hi-lo), tensor.CrossEntropyOpts{})
+		} else {
+			// A batch smaller than the world: this rank contributes zero
+			// gradients (but still takes part in every unit's collectives).
+			loss = model.forwardLayers(b.x.Narrow(0, 0, 1), run).Sum(nil, false).MulScalar(0)
+		}
+		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
+		lw := g.AllReduceAsync(ctx, l, dist.Avg)
+		if err := fs.Backward(ctx, loss); err != nil {
+			panic(&tensor.Error{Op: "fsdp backward", Msg: err.Error(), Err: err})
+		}
+		opt.Step()
+		if err := lw.Wait(ctx); err != nil {
+			panic(&tensor.Error{Op: "fsdp loss", Msg: err.Error(), Err: err})
+		}
+		return l.Item()
+	}
+}
+
 // trainStep runs forward, backward and the optimizer step on one batch and
 // returns the loss.
 func trainStep(model Model, opt optim.Optimizer, b batch) float64 {
@@ -533,47 +634,61 @@ func save(path string, c Config, step int, model Model, opt optim.Optimizer, sch
 	for k, t := range st {
 		named = append(named, checkpoint.Named{Name: checkpoint.OptimPrefix + k, Tensor: t})
 	}
+	meta := runMeta(c, step, sched)
+	meta["optim"] = optMeta
+	return checkpoint.Save(path, named, meta)
+}
+
+// runMeta is a checkpoint's metadata about the run: step, configuration,
+// RNG state and the schedule's position.
+func runMeta(c Config, step int, sched optim.Scheduler) map[string]string {
 	cfg, _ := json.Marshal(c)
 	seed, off := tensor.DefaultGenerator().State()
 	meta := map[string]string{
-		"step": strconv.Itoa(step), "optim": optMeta, "config": string(cfg),
+		"step": strconv.Itoa(step), "config": string(cfg),
 		"rng_seed": strconv.FormatUint(seed, 10), "rng_offset": strconv.FormatUint(off, 10),
 	}
 	if sched != nil {
 		meta["scheduler_epoch"] = strconv.Itoa(sched.Epoch())
 	}
-	return checkpoint.Save(path, named, meta)
+	return meta
 }
 
-// restore loads a checkpoint written by save and returns its step.
-func restore(path string, c Config, dev device.Device, model Model, opt optim.Optimizer, sched optim.Scheduler) (int, error) {
-	tensors, meta, err := checkpoint.Load(path, dev)
+// restoreFSDP loads the sharded checkpoint in c.CheckpointDir (written by
+// any number of ranks) and returns its step.
+func restoreFSDP(ctx context.Context, c Config, fs *dist.FSDP, opt optim.Optimizer, sched optim.Scheduler) (int, error) {
+	path := CheckpointPath(c)
+	ix, err := dist.ReadFSDPIndex(c.CheckpointDir)
 	if err != nil {
 		return 0, fmt.Errorf("train: resume: %w", err)
 	}
+	// The configuration is checked before any tensor is read.
+	if err := checkSavedConfig(path, c, ix.Meta); err != nil {
+		return 0, err
+	}
+	meta, err := fs.LoadCheckpoint(ctx, c.CheckpointDir, opt)
+	if err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	return applyRunMeta(path, meta, sched)
+}
+
+// checkSavedConfig refuses a checkpoint written for another run.
+func checkSavedConfig(path string, c Config, meta map[string]string) error {
 	var saved Config
 	if err := json.Unmarshal([]byte(meta["config"]), &saved); err != nil {
-		return 0, fmt.Errorf("train: resume: %s: bad config metadata: %w", path, err)
+		return fmt.Errorf("train: resume: %s: bad config metadata: %w", path, err)
 	}
 	if saved.Model != c.Model || saved.BatchSize != c.BatchSize || saved.Seed != c.Seed || saved.Optimizer != c.Optimizer || saved.TrainLimit != c.TrainLimit || saved.NoShuffle != c.NoShuffle {
-		return 0, fmt.Errorf("train: resume: %s was written for model %s, batch %d, seed %d, optimizer %s; this run is model %s, batch %d, seed %d, optimizer %s",
+		return fmt.Errorf("train: resume: %s was written for model %s, batch %d, seed %d, optimizer %s; this run is model %s, batch %d, seed %d, optimizer %s",
 			path, saved.Model, saved.BatchSize, saved.Seed, saved.Optimizer, c.Model, c.BatchSize, c.Seed, c.Optimizer)
 	}
-	modelSD := map[string]*tensor.Tensor{}
-	optSD := map[string]*tensor.Tensor{}
-	for k, t := range tensors {
-		if rest, ok := cutPrefix(k, checkpoint.OptimPrefix); ok {
-			optSD[rest] = t
-		} else {
-			modelSD[k] = t
-		}
-	}
-	if err := nn.LoadStateDict(model, modelSD, true); err != nil {
-		return 0, fmt.Errorf("train: resume: %w", err)
-	}
-	if err := opt.LoadStateDict(optSD, meta["optim"]); err != nil {
-		return 0, fmt.Errorf("train: resume: %w", err)
-	}
+	return nil
+}
+
+// applyRunMeta restores the schedule's position and the RNG state that
+// runMeta saved and returns the step.
+func applyRunMeta(path string, meta map[string]string, sched optim.Scheduler) (int, error) {
 	step, err := strconv.Atoi(meta["step"])
 	if err != nil {
 		return 0, fmt.Errorf("train: resume: %s: bad step %q", path, meta["step"])
@@ -592,6 +707,33 @@ func restore(path string, c Config, dev device.Device, model Model, opt optim.Op
 	}
 	tensor.DefaultGenerator().SetState(seed, off)
 	return step, nil
+}
+
+// restore loads a checkpoint written by save and returns its step.
+func restore(path string, c Config, dev device.Device, model Model, opt optim.Optimizer, sched optim.Scheduler) (int, error) {
+	tensors, meta, err := checkpoint.Load(path, dev)
+	if err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	if err := checkSavedConfig(path, c, meta); err != nil {
+		return 0, err
+	}
+	modelSD := map[string]*tensor.Tensor{}
+	optSD := map[string]*tensor.Tensor{}
+	for k, t := range tensors {
+		if rest, ok := cutPrefix(k, checkpoint.OptimPrefix); ok {
+			optSD[rest] = t
+		} else {
+			modelSD[k] = t
+		}
+	}
+	if err := nn.LoadStateDict(model, modelSD, true); err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	if err := opt.LoadStateDict(optSD, meta["optim"]); err != nil {
+		return 0, fmt.Errorf("train: resume: %w", err)
+	}
+	return applyRunMeta(path, meta, sched)
 }
 
 func cutPrefix(s, p string) (string, bool) {

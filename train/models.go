@@ -2,6 +2,7 @@ package train
 
 import (
 	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dist"
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -23,11 +24,17 @@ func NewMLP(dev device.Device) *MLP {
 }
 
 // Forward maps images [B, 1, 28, 28] (or [B, 784]) to logits [B, 10].
-func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
+func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor { return m.forwardLayers(x, direct) }
+
+func (m *MLP) fsdpUnits() []dist.FSDPUnit {
+	return []dist.FSDPUnit{dist.ModuleUnit("fc1", m.FC1), dist.ModuleUnit("fc2", m.FC2), dist.ModuleUnit("fc3", m.FC3)}
+}
+
+func (m *MLP) forwardLayers(x *tensor.Tensor, run layerRunner) *tensor.Tensor {
 	x = x.Flatten(1, -1)
-	x = m.FC1.Forward(x).Relu()
-	x = m.FC2.Forward(x).Relu()
-	return m.FC3.Forward(x)
+	x = run(0, func() *tensor.Tensor { return m.FC1.Forward(x) }).Relu()
+	x = run(1, func() *tensor.Tensor { return m.FC2.Forward(x) }).Relu()
+	return run(2, func() *tensor.Tensor { return m.FC3.Forward(x) })
 }
 
 // CNN is gotpu's LeNet-5-like MNIST CNN: conv5x5(1->6, pad 2)-ReLU-maxpool2,
@@ -59,11 +66,32 @@ func NewCNN(dev device.Device) *CNN {
 }
 
 // Forward maps images [B, 1, 28, 28] to logits [B, 10].
-func (m *CNN) Forward(x *tensor.Tensor) *tensor.Tensor {
-	x = m.pool.Forward(m.Conv1.Forward(x).Relu())
-	x = m.pool.Forward(m.Conv2.Forward(x).Relu())
+func (m *CNN) Forward(x *tensor.Tensor) *tensor.Tensor { return m.forwardLayers(x, direct) }
+
+func (m *CNN) fsdpUnits() []dist.FSDPUnit {
+	return []dist.FSDPUnit{dist.ModuleUnit("conv1", m.Conv1), dist.ModuleUnit("conv2", m.Conv2),
+		dist.ModuleUnit("fc1", m.FC1), dist.ModuleUnit("fc2", m.FC2), dist.ModuleUnit("fc3", m.FC3)}
+}
+
+func (m *CNN) forwardLayers(x *tensor.Tensor, run layerRunner) *tensor.Tensor {
+	x = m.pool.Forward(run(0, func() *tensor.Tensor { return m.Conv1.Forward(x) }).Relu())
+	x = m.pool.Forward(run(1, func() *tensor.Tensor { return m.Conv2.Forward(x) }).Relu())
 	x = x.Flatten(1, -1)
-	x = m.FC1.Forward(x).Relu()
-	x = m.FC2.Forward(x).Relu()
-	return m.FC3.Forward(x)
+	x = run(2, func() *tensor.Tensor { return m.FC1.Forward(x) }).Relu()
+	x = run(3, func() *tensor.Tensor { return m.FC2.Forward(x) }).Relu()
+	return run(4, func() *tensor.Tensor { return m.FC3.Forward(x) })
+}
+
+// layerRunner runs layer i's forward fn; --fsdp's runs each layer as its
+// FSDP unit (parameters gathered around it).
+type layerRunner func(i int, fn func() *tensor.Tensor) *tensor.Tensor
+
+func direct(_ int, fn func() *tensor.Tensor) *tensor.Tensor { return fn() }
+
+// layered is a model FSDP can shard layer by layer: its layers as units,
+// in forward order, and its forward with each layer run by a layerRunner.
+type layered interface {
+	Model
+	fsdpUnits() []dist.FSDPUnit
+	forwardLayers(x *tensor.Tensor, run layerRunner) *tensor.Tensor
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +71,7 @@ func (p *progressPrinter) update(pr train.Progress) {
 // its --checkpoint directory: only when one exists and --resume is unset.
 func autoResume(c train.Config, getenv func(string) string, exists func(string) bool) bool {
 	n, err := strconv.Atoi(getenv("TORCHELASTIC_RESTART_COUNT"))
-	return err == nil && n > 0 && !c.Resume && c.CheckpointDir != "" && exists(filepath.Join(c.CheckpointDir, train.CheckpointFile))
+	return err == nil && n > 0 && !c.Resume && c.CheckpointDir != "" && exists(train.CheckpointPath(c))
 }
 
 func checkTrainFlags(c train.Config) error {
@@ -155,7 +154,7 @@ programs_compiled (programs this process compiled in fused or compiled
 mode), cache_hits (programs served per cache tier: memory, disk, remote),
 traces and replays (compiled mode: steps that traced the step function,
 and steps that replayed its program without tracing — compile.TraceOnce),
-world_size and rank (--ddp).
+world_size and rank (--ddp, --fsdp).
 
 --ddp trains data-parallel over the ranks gotpu run starts
 (gotpu run --nproc-per-node 2 -- gotpu train mnist --ddp): each rank takes
@@ -164,6 +163,13 @@ averaged while backward runs, so the run follows the single-process one.
 Rank 0 alone writes checkpoints. When gotpu run restarts a failed job
 (--max-restarts), a run with --checkpoint resumes from the checkpoint it
 finds there (TORCHELASTIC_RESTART_COUNT > 0), as --resume would.
+
+--fsdp trains fully sharded over the ranks (dist.FSDP, ZeRO-3): as --ddp,
+but each rank keeps only its 1/world of every layer's parameters,
+gradients and optimizer state, gathering a layer's parameters around its
+forward and backward. With --checkpoint every rank writes its shard
+(fsdp-index.json plus one safetensors file per rank); --resume reads a
+checkpoint written by any number of ranks.
 
 --mode fused and --mode compiled use the compile cache configured by
 GOTPU_CACHE_DIR (default: the user cache directory), GOTPU_CACHE_REMOTE
@@ -176,7 +182,7 @@ or gotpu_azure) and GOTPU_CACHE_MODE.`,
 			}
 			if autoResume(c, os.Getenv, fileExists) {
 				c.Resume = true
-				fmt.Fprintf(cmd.ErrOrStderr(), "train mnist: restart %s of the job: resuming from %s\n", os.Getenv("TORCHELASTIC_RESTART_COUNT"), filepath.Join(c.CheckpointDir, train.CheckpointFile))
+				fmt.Fprintf(cmd.ErrOrStderr(), "train mnist: restart %s of the job: resuming from %s\n", os.Getenv("TORCHELASTIC_RESTART_COUNT"), train.CheckpointPath(c))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -226,6 +232,7 @@ or gotpu_azure) and GOTPU_CACHE_MODE.`,
 	f.IntVar(&c.MaxSteps, "max-steps", 0, "stop after N steps (0: no limit)")
 	f.StringVar(&c.Mode, "mode", "strict", "how each step runs: strict (op by op), fused (Fused eager mode) or compiled (compile.Fn)")
 	f.BoolVar(&c.DDP, "ddp", false, "data-parallel over the ranks of a gotpu run job (strict mode)")
+	f.BoolVar(&c.FSDP, "fsdp", false, "fully sharded data-parallel (ZeRO-3) over the ranks of a gotpu run job (strict mode; sharded checkpoints)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	trainCmd.AddCommand(mnistCmd)
 	rootCmd.AddCommand(trainCmd)
