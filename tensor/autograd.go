@@ -280,6 +280,10 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 	// code saw, so that accumulateLeaf can adopt a gradient nothing else
 	// can reach instead of copying it.
 	own := newGradOwnership()
+	// In Fused mode, what this pass makes and nobody else can reach is no
+	// output of the pending graph (lazy_owned.go).
+	own.scope = beginOwnScope()
+	defer own.scope.end()
 	// Leaf gradients are summed over all their contributions first, so that
 	// hooks see the total once (as PyTorch runs AccumulateGrad once).
 	var leaves []*autogradMeta
@@ -339,7 +343,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			fired[m] = true
 			own.escape(g)
 			for _, h := range m.readyHooks {
-				h(g)
+				own.scope.user(func() { h(g) })
 			}
 		}
 	}
@@ -392,7 +396,9 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			if tm := n.tensorMeta[k]; tm != nil {
 				for _, h := range tm.hooks {
 					own.escape(gk) // the hook may keep it
-					if r := h(gk); r != nil {
+					var r *Tensor
+					own.scope.user(func() { r = h(gk) })
+					if r != nil {
 						gk = r
 					}
 				}
@@ -439,6 +445,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		for _, m := range leaves {
 			capture[m] = leafGrads[m]
 		}
+		own.release(leaves, leafGrads)
 		return
 	}
 	// Every node's gradients are consumed by now: the leaves' sums are the
@@ -449,6 +456,30 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 	for _, m := range leaves {
 		accumulateLeaf(m, leafGrads[m], own)
 	}
+	own.release(leaves, leafGrads)
+}
+
+// release drops the pending storages the pass made that nothing outside it
+// can reach (see lazy_owned.go): all but the leaves' gradients, their sums
+// and what user code saw. Called once the pass is done with its tensors.
+func (o *gradOwnership) release(leaves []*autogradMeta, sums map[*autogradMeta]*Tensor) {
+	if o.scope == nil || len(o.scope.made) == 0 {
+		return
+	}
+	keep := map[*Storage]bool{}
+	for _, m := range leaves {
+		for _, t := range []*Tensor{m.grad, sums[m]} {
+			if t != nil && t.st != nil {
+				keep[t.st] = true
+			}
+		}
+	}
+	for w := range o.escaped {
+		if st := w.Value(); st != nil {
+			keep[st] = true
+		}
+	}
+	o.scope.dropUnkept(keep)
 }
 
 // gradOwnership is what one Backward knows about the storages of the
@@ -467,6 +498,8 @@ type gradOwnership struct {
 	fresh   map[weak.Pointer[Storage]]bool // allocated by this pass's own ops
 	escaped map[weak.Pointer[Storage]]bool // seen by user code or kept elsewhere
 	holders map[weak.Pointer[Storage]]int  // leaf gradients viewing the storage
+	// scope collects the pending storages the pass makes (Fused mode).
+	scope *ownScope
 }
 
 func newGradOwnership() *gradOwnership {
@@ -687,7 +720,9 @@ func accumulate(acc, g *Tensor) *Tensor {
 func accumulateLeaf(m *autogradMeta, g *Tensor, own *gradOwnership) {
 	for _, h := range m.hooks {
 		own.escape(g) // the hook may keep it
-		if r := h(g); r != nil {
+		var r *Tensor
+		own.scope.user(func() { r = h(g) })
+		if r != nil {
 			g = r
 		}
 	}

@@ -425,55 +425,55 @@ func ixOptDim(a op.Attrs, opname string, dim []int, t *Tensor) {
 // IndexPutInPlace writes (or adds, when accumulate) values at t[indices...]
 // and returns t (Tensor.index_put_).
 func (t *Tensor) IndexPutInPlace(indices []*Tensor, values *Tensor, accumulate bool) *Tensor {
-	return t.inplace("index_put_", t.IndexPut(indices, values, accumulate))
+	return t.inplace("index_put_", func() *Tensor { return t.IndexPut(indices, values, accumulate) })
 }
 
 // MaskedFillInPlace sets t to value where mask (broadcast to t) is true and
 // returns t (Tensor.masked_fill_).
 func (t *Tensor) MaskedFillInPlace(mask *Tensor, value any) *Tensor {
-	return t.inplace("masked_fill_", t.MaskedFill(mask, value))
+	return t.inplace("masked_fill_", func() *Tensor { return t.MaskedFill(mask, value) })
 }
 
 // MaskedScatterInPlace is MaskedScatter writing into t (Tensor.masked_scatter_).
 func (t *Tensor) MaskedScatterInPlace(mask, source *Tensor) *Tensor {
-	return t.inplace("masked_scatter_", t.MaskedScatter(mask, source))
+	return t.inplace("masked_scatter_", func() *Tensor { return t.MaskedScatter(mask, source) })
 }
 
 // ScatterInPlace is Scatter writing into t (Tensor.scatter_).
 func (t *Tensor) ScatterInPlace(dim int, index, src *Tensor) *Tensor {
-	return t.inplace("scatter_", t.Scatter(dim, index, src))
+	return t.inplace("scatter_", func() *Tensor { return t.Scatter(dim, index, src) })
 }
 
 // ScatterValueInPlace is ScatterValue writing into t (Tensor.scatter_ with a
 // value).
 func (t *Tensor) ScatterValueInPlace(dim int, index *Tensor, value any) *Tensor {
-	return t.inplace("scatter_", t.ScatterValue(dim, index, value))
+	return t.inplace("scatter_", func() *Tensor { return t.ScatterValue(dim, index, value) })
 }
 
 // ScatterAddInPlace is ScatterAdd writing into t (Tensor.scatter_add_).
 func (t *Tensor) ScatterAddInPlace(dim int, index, src *Tensor) *Tensor {
-	return t.inplace("scatter_add_", t.ScatterAdd(dim, index, src))
+	return t.inplace("scatter_add_", func() *Tensor { return t.ScatterAdd(dim, index, src) })
 }
 
 // ScatterReduceInPlace is ScatterReduce writing into t
 // (Tensor.scatter_reduce_).
 func (t *Tensor) ScatterReduceInPlace(dim int, index, src *Tensor, reduce string, includeSelf bool) *Tensor {
-	return t.inplace("scatter_reduce_", t.ScatterReduce(dim, index, src, reduce, includeSelf))
+	return t.inplace("scatter_reduce_", func() *Tensor { return t.ScatterReduce(dim, index, src, reduce, includeSelf) })
 }
 
 // IndexAddInPlace is IndexAdd writing into t (Tensor.index_add_).
 func (t *Tensor) IndexAddInPlace(dim int, index, source *Tensor) *Tensor {
-	return t.inplace("index_add_", t.IndexAdd(dim, index, source))
+	return t.inplace("index_add_", func() *Tensor { return t.IndexAdd(dim, index, source) })
 }
 
 // IndexCopyInPlace is IndexCopy writing into t (Tensor.index_copy_).
 func (t *Tensor) IndexCopyInPlace(dim int, index, source *Tensor) *Tensor {
-	return t.inplace("index_copy_", t.IndexCopy(dim, index, source))
+	return t.inplace("index_copy_", func() *Tensor { return t.IndexCopy(dim, index, source) })
 }
 
 // IndexFillInPlace is IndexFill writing into t (Tensor.index_fill_).
 func (t *Tensor) IndexFillInPlace(dim int, index *Tensor, value any) *Tensor {
-	return t.inplace("index_fill_", t.IndexFill(dim, index, value))
+	return t.inplace("index_fill_", func() *Tensor { return t.IndexFill(dim, index, value) })
 }
 
 // ---------------------------------------------------------------- helpers

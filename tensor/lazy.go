@@ -34,9 +34,12 @@ import (
 // had a buffer and was written gets a new buffer at the flush.
 //
 // Liveness: the context keeps weak pointers to its pending storages; at a
-// flush the ones the program still holds (after a garbage collection) are
-// the graph's outputs, so intermediates nobody holds are never
-// materialised. A value used by several later ops is computed once.
+// flush every one of them still pending here is an output, except the
+// temporaries a backward pass dropped (lazy_owned.go) — no garbage
+// collection is forced to find the unreferenced ones, so the outputs, and
+// the program's fingerprint, depend on the graph alone. The value of a
+// storage that died is freed right after the run. A value used by several
+// later ops is computed once.
 
 // lazyVal is the pending value of a storage.
 type lazyVal struct {
@@ -376,6 +379,7 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		st := &Storage{dev: c.dev, be: c.be, nbytes: op.Numel(m.Shape) * m.DType.Size()}
 		st.lazy.Store(&lazyVal{ctx: c, v: n.Out[i]})
 		c.track(st)
+		noteMade(c, st)
 		out[i] = &Tensor{st: st, dt: m.DType, l: op.Contiguous(slices.Clone(m.Shape))}
 	}
 	k := len(outMeta)
@@ -451,12 +455,10 @@ func (c *lazyCtx) track(st *Storage) {
 	c.last = append(c.last, v)
 }
 
-// A flush collects garbage to find the pending tensors still referenced
-// when its graph has at least fuseGCMinNodes nodes or its tensors hold at
-// least fuseGCMinBytes. Smaller graphs materialise every value they gave a
-// tensor: cheaper than a collection, and as deterministic (the choice
-// depends on the graph alone, so the program's outputs, and fingerprint,
-// do not depend on when the collector last ran).
+// With SetFuseGC(true), a flush collects garbage to find the pending
+// tensors still referenced when its graph has at least fuseGCMinNodes
+// nodes or its tensors hold at least fuseGCMinBytes; smaller graphs
+// materialise every value they gave a tensor.
 const (
 	fuseGCMinNodes = 48
 	fuseGCMinBytes = 1 << 20
@@ -470,10 +472,10 @@ type pendingOut struct {
 }
 
 // pendingOutputs lists, in the order the storages got their values, the
-// values a flush must produce (c.mu held): with a garbage collection first
-// for graphs of at least fuseGCMinNodes nodes (when enabled), only those of
-// storages still referenced; otherwise all. Values still equal to a
-// parameter are left out.
+// values a flush must produce (c.mu held): those of every pending storage
+// not dropped, or, with a garbage collection first (force, or SetFuseGC(true)
+// for a large graph), only those of storages still referenced. Values still
+// equal to a parameter are left out.
 func (c *lazyCtx) pendingOutputs(force bool) []pendingOut {
 	return c.pendingOutputsMemo(force, nil)
 }
@@ -541,7 +543,7 @@ func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
 				continue
 			}
 			v = lv.v
-		} else if gc {
+		} else if gc || v == nil { // dead, or dropped (lazy_owned.go)
 			continue
 		}
 		if v.IsParam() {
@@ -617,17 +619,17 @@ func AddFlushHook(f func(FlushStats)) (remove func()) {
 	}
 }
 
-// collectGarbage makes weak pointers to dead pending storages nil before a
-// flush, so that only values the program still holds are materialised. It
-// can be turned off (SetFuseGC) when the caller manages liveness itself.
+// fuseGC makes a large flush collect garbage first (SetFuseGC).
 var fuseGC atomic.Bool
 
-func init() { fuseGC.Store(true) }
-
-// SetFuseGC sets whether a flush runs a garbage collection first to find
-// which pending tensors are still referenced (default true) and returns the
-// previous setting. Without it, every pending tensor not yet collected is
-// materialised.
+// SetFuseGC sets whether a flush of a large graph runs a garbage
+// collection first, so that only pending tensors still referenced are
+// materialised, and returns the previous setting. The default is false: a
+// flush forces no collection (its cost grows with the heap and exceeds a
+// small step's run time); it materialises every pending tensor except the
+// temporaries a backward pass made, as Strict mode would have computed
+// them. Turn it on to trade that time for the memory of the dead values of
+// very large graphs.
 func SetFuseGC(on bool) bool { return fuseGC.Swap(on) }
 
 // flushLocked compiles and runs the pending graph (c.mu held). If that

@@ -3,6 +3,7 @@ package tensor_test
 import (
 	"errors"
 	"math"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -214,61 +215,155 @@ func TestFusedRepeatsReuseProgram(t *testing.T) {
 }
 
 // TestFusedStepCutAfterBackward: a training loop whose steps repeat is cut
-// at the end of Backward, not inside it (where the backward pass's partial
-// gradients are still referenced and would become outputs): each step's
-// program outputs just the new weights and the loss's graph values.
+// at the end of Backward, not inside it, and each step's program outputs
+// no temporary of the backward pass or of an in-place op. Without a
+// garbage collection (the default) the values user code made are outputs
+// too (the forward pass's six, the two scaled gradients); with SetFuseGC
+// only the values still referenced are: the weights and their gradients.
 func TestFusedStepCutAfterBackward(t *testing.T) {
-	dev := tensor.MustDevice("cpu")
-	inMode(t, tensor.Fused)
-	log := watchFlushes(t)
-	w1 := randT(dev, 1, 256, 512).Detach()
-	w2 := randT(dev, 2, 512, 64).Detach()
-	w1.SetRequiresGrad(true)
-	w2.SetRequiresGrad(true)
-	x := randT(dev, 3, 256, 256)
-	for range 12 {
-		w1.SetGrad(nil)
-		w2.SetGrad(nil)
-		loss := x.Matmul(w1).Relu().Matmul(w2).Square().Mean(nil, false)
-		loss.Backward()
-		tensor.NoGrad(func() {
-			w1.SubInPlace(w1.Grad().Mul(tensor.Scalar(0.1)))
-			w2.SubInPlace(w2.Grad().Mul(tensor.Scalar(0.1)))
+	for _, tc := range []struct {
+		name    string
+		gc      bool
+		outputs int
+	}{
+		{"no-gc", false, 4 + 6 + 2},
+		{"gc", true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := tensor.SetFuseGC(tc.gc)
+			defer tensor.SetFuseGC(prev)
+			dev := tensor.MustDevice("cpu")
+			inMode(t, tensor.Fused)
+			log := watchFlushes(t)
+			w1 := randT(dev, 1, 256, 512).Detach()
+			w2 := randT(dev, 2, 512, 64).Detach()
+			w1.SetRequiresGrad(true)
+			w2.SetRequiresGrad(true)
+			x := randT(dev, 3, 256, 256)
+			for range 12 {
+				w1.SetGrad(nil)
+				w2.SetGrad(nil)
+				loss := x.Matmul(w1).Relu().Matmul(w2).Square().Mean(nil, false)
+				loss.Backward()
+				tensor.NoGrad(func() {
+					w1.SubInPlace(w1.Grad().Mul(tensor.Scalar(0.1)))
+					w2.SubInPlace(w2.Grad().Mul(tensor.Scalar(0.1)))
+				})
+			}
+			_ = w1.Float32s()
+			log.mu.Lock()
+			steady := slices.Clone(log.fs[len(log.fs)-4 : len(log.fs)-1])
+			log.mu.Unlock()
+			for _, f := range steady {
+				if f.Reason != "backward" || f.Tier != "memory" {
+					t.Fatalf("steady-state flushes %v: want each step's program cut at the end of Backward and reused", log.reasons())
+				}
+				if f.Outputs != tc.outputs {
+					t.Fatalf("a step's program has %d outputs, want %d: %+v", f.Outputs, tc.outputs, f)
+				}
+			}
 		})
-	}
-	_ = w1.Float32s()
-	log.mu.Lock()
-	steady := slices.Clone(log.fs[len(log.fs)-4 : len(log.fs)-1])
-	log.mu.Unlock()
-	for _, f := range steady {
-		if f.Reason != "backward" || f.Tier != "memory" {
-			t.Fatalf("steady-state flushes %v: want each step's program cut at the end of Backward and reused", log.reasons())
-		}
-		// Live at the cut: w1, w2 (updated) and their two gradients.
-		if f.Outputs != 4 {
-			t.Fatalf("a step's program has %d outputs, want 4 (the weights and their gradients): %+v", f.Outputs, f)
-		}
 	}
 }
 
-// TestFusedOnlyLiveValues: values nobody holds at a flush are not outputs.
-func TestFusedOnlyLiveValues(t *testing.T) {
+// forcedGCs is the number of garbage collections the program forced
+// (runtime.GC) so far.
+func forcedGCs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestFusedFlushForcesNoGC: a large flush (past the size from which
+// SetFuseGC(true) collects) forces no garbage collection by default, and
+// its outputs are every value the graph gave a tensor, whatever the
+// collector did (so its program does not depend on it); with SetFuseGC it
+// collects and outputs only the live values.
+func TestFusedFlushForcesNoGC(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		gc     bool
+		forced bool
+		max    int // outputs at most
+		min    int // outputs at least
+	}{
+		{"default", false, false, 1 << 30, 120},
+		{"gc", true, true, 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := tensor.SetFuseGC(tc.gc)
+			defer tensor.SetFuseGC(prev)
+			dev := tensor.MustDevice("cpu")
+			inMode(t, tensor.Fused)
+			log := watchFlushes(t)
+			x := randT(dev, 5, 1<<16) // 256 KiB a value: past fuseGCMinBytes
+			y := x
+			for range 60 {
+				y = y.Mul(tensor.Scalar(1.01)).Add(tensor.Scalar(0.001))
+			}
+			before := forcedGCs()
+			got := y.Sum(nil, false).Item()
+			forced := forcedGCs() != before
+			if forced != tc.forced {
+				t.Fatalf("flush forced a collection: %v, want %v", forced, tc.forced)
+			}
+			want := x.Float32s()
+			for i := range want {
+				for range 60 {
+					want[i] = want[i]*1.01 + 0.001
+				}
+			}
+			if ys := y.Float32s(); !slices.Equal(ys, want) {
+				t.Fatalf("y differs from the host computation")
+			}
+			_ = got
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			if len(log.fs) != 1 {
+				t.Fatalf("flushes %v", log.fs)
+			}
+			if f := log.fs[0]; f.Outputs > tc.max || f.Outputs < tc.min {
+				t.Fatalf("%d-node graph materialised %d values, want %d..%d", f.Nodes, f.Outputs, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+// TestFusedBackwardKeepsWhatHooksSee: the backward pass's temporaries are
+// no outputs, but what user code saw or made inside the pass is: a
+// tensor a hook made and kept, a retained gradient, the gradients Grad
+// returns.
+func TestFusedBackwardKeepsWhatHooksSee(t *testing.T) {
 	dev := tensor.MustDevice("cpu")
+	run := func() []float32 {
+		w := randT(dev, 7, 16, 8).Detach()
+		w.SetRequiresGrad(true)
+		x := randT(dev, 8, 4, 16)
+		var kept, seen *tensor.Tensor
+		h := x.Matmul(w).Tanh()
+		h.RetainGrad()
+		h.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor {
+			kept = g.Mul(tensor.Scalar(3)).Add(tensor.Scalar(1))
+			return nil
+		})
+		w.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor {
+			seen = g
+			return g.Mul(tensor.Scalar(2))
+		})
+		h.Square().Sum(nil, false).Backward()
+		s := x.Matmul(w).Exp().Sum(nil, false)
+		one := tensor.FromSlice(dev, []float32{1}).Reshape()
+		gs := tensor.Grad([]*tensor.Tensor{s}, []*tensor.Tensor{one}, []*tensor.Tensor{w}, false)
+		var out []float32
+		for _, v := range []*tensor.Tensor{kept, seen, h.Grad(), w.Grad(), gs[0]} {
+			out = append(out, v.Float32s()...)
+		}
+		return out
+	}
+	want := run()
 	inMode(t, tensor.Fused)
-	log := watchFlushes(t)
-	x := randT(dev, 5, 256)
-	y := x
-	for range 60 { // past the size from which a flush collects garbage
-		y = y.Mul(tensor.Scalar(1.01)).Add(tensor.Scalar(0.001))
-	}
-	_ = y.Sum(nil, false).Item()
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	if len(log.fs) != 1 {
-		t.Fatalf("flushes %v", log.fs)
-	}
-	if f := log.fs[0]; f.Outputs > 3 {
-		t.Fatalf("%d-node graph materialised %d values; only y and its sum are live", f.Nodes, f.Outputs)
+	if got := run(); !slices.Equal(got, want) {
+		t.Fatalf("Fused differs from Strict")
 	}
 }
 

@@ -110,7 +110,7 @@ func AddmmScaled(input, mat1, mat2 *Tensor, beta, alpha any) *Tensor {
 // AddmmInPlace sets t to beta*t + alpha*(mat1 @ mat2) (Tensor.addmm_) and
 // returns t.
 func (t *Tensor) AddmmInPlace(mat1, mat2 *Tensor, beta, alpha any) *Tensor {
-	return t.inplace("addmm_", AddmmScaled(t, mat1, mat2, beta, alpha))
+	return t.inplace("addmm_", func() *Tensor { return AddmmScaled(t, mat1, mat2, beta, alpha) })
 }
 
 // Baddbmm returns input + bmm(batch1, batch2) (torch.baddbmm with beta = alpha = 1).
@@ -128,7 +128,7 @@ func BaddbmmScaled(input, batch1, batch2 *Tensor, beta, alpha any) *Tensor {
 // BaddbmmInPlace sets t to beta*t + alpha*bmm(batch1, batch2)
 // (Tensor.baddbmm_) and returns t.
 func (t *Tensor) BaddbmmInPlace(batch1, batch2 *Tensor, beta, alpha any) *Tensor {
-	return t.inplace("baddbmm_", BaddbmmScaled(t, batch1, batch2, beta, alpha))
+	return t.inplace("baddbmm_", func() *Tensor { return BaddbmmScaled(t, batch1, batch2, beta, alpha) })
 }
 
 // Linear returns x @ w.T + b (torch.nn.functional.linear); w is [out, in]

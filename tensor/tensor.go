@@ -1,7 +1,7 @@
 // Package tensor is gotpu's public tensor API: strided tensors on any
 // registered device, PyTorch's op names and semantics (dispatched through the
 // op table in package op), views that share storage, in-place ops with
-// version counters, and the execution modes (Strict, Debug).
+// version counters, and the execution modes (Strict, Debug, Fused).
 //
 // Programming errors — a shape, dtype or device mismatch, a bad axis — panic
 // with an *Error naming the op, shapes, dtypes and devices, as Go panics on an

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -47,6 +48,47 @@ type Backend struct {
 	compiles    int // eager compiles (cache misses), for tests and stats
 	launches    int
 	compileTime time.Duration
+
+	// allocSinceGC is the bytes of buffers created since the last
+	// collection this backend started; gcRunning is set while one runs.
+	allocSinceGC int64
+	gcRunning    atomic.Bool
+}
+
+// Device memory is invisible to Go's garbage collector: a buffer costs the
+// Go heap a few dozen bytes, so the collector, paced by the Go heap, would
+// run (and the storages' cleanups would free dead buffers) long after the
+// device held gigabytes of them. The backend paces collections by device
+// memory instead, as GOGC=100 paces the heap: once the bytes of buffers
+// created since the last collection it started reach the bytes allocated
+// (live and not yet freed), and at least gcMinBytes, it starts one in the
+// background (never more than one at a time; the caller does not wait).
+var gcMinBytes int64 = 64 << 20
+
+// noteAlloc counts n new bytes on device index (b.mu held) and starts a
+// collection when the device memory created since the last one calls for
+// it.
+func (b *Backend) noteAlloc(index int, n int) {
+	st := &b.stats[index]
+	st.Allocated += int64(n)
+	st.Reserved += int64(n)
+	st.NumAllocs++
+	if st.Allocated > st.PeakAllocated {
+		st.PeakAllocated = st.Allocated
+	}
+	b.allocSinceGC += int64(n)
+	var live int64
+	for i := range b.stats {
+		live += b.stats[i].Allocated
+	}
+	if b.allocSinceGC < max(gcMinBytes, live-b.allocSinceGC) || !b.gcRunning.CompareAndSwap(false, true) {
+		return
+	}
+	b.allocSinceGC = 0
+	go func() {
+		defer b.gcRunning.Store(false)
+		runtime.GC()
+	}()
 }
 
 func newBackend(p *Plugin) *Backend {
@@ -119,13 +161,7 @@ func (b *Backend) Alloc(index int, n int) (device.Buffer, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := &b.stats[index]
-	st.Allocated += int64(n)
-	st.Reserved += int64(n)
-	st.NumAllocs++
-	if st.Allocated > st.PeakAllocated {
-		st.PeakAllocated = st.Allocated
-	}
+	b.noteAlloc(index, n)
 	return &buffer{dev: index, size: n, hostOK: true}, nil
 }
 

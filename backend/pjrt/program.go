@@ -460,17 +460,11 @@ func (p *program) Run(ctx context.Context, index int, in []device.Operand, opts 
 		return nil, err
 	}
 	out := make([]device.Buffer, len(res))
-	st := &b.stats[index]
 	for i, pj := range res {
 		size := op.Numel(x.outs[i].Shape) * x.outs[i].DType.Size()
 		pb := &buffer{dev: index, size: size}
 		b.setResult(pb, pj, x.outs[i].DType)
-		st.Allocated += int64(size)
-		st.Reserved += int64(size)
-		st.NumAllocs++
-		if st.Allocated > st.PeakAllocated {
-			st.PeakAllocated = st.Allocated
-		}
+		b.noteAlloc(index, size)
 		out[i] = pb
 	}
 	return out, nil
