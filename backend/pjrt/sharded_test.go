@@ -11,7 +11,7 @@ import (
 	"github.com/gotpu/gotpu/dtype"
 )
 
-func TestShardingGSPMDText(t *testing.T) {
+func TestXLAShardingGSPMDText(t *testing.T) {
 	m1 := pjrt.Mesh{Axes: []string{"d"}, Shape: []int{4}}
 	m2 := pjrt.Mesh{Axes: []string{"data", "model"}, Shape: []int{2, 2}}
 	cases := []struct {
@@ -41,7 +41,7 @@ func TestShardingGSPMDText(t *testing.T) {
 	}
 }
 
-func TestShardingSplitJoin(t *testing.T) {
+func TestXLAShardingSplitJoin(t *testing.T) {
 	m := pjrt.Mesh{Axes: []string{"data", "model"}, Shape: []int{2, 2}}
 	v := make([]float32, 4*6)
 	for i := range v {
