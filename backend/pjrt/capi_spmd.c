@@ -202,3 +202,82 @@ int gp_has_spmd(const PJRT_Api* api) {
          GP_HAS(api, PJRT_Buffer_Dimensions) &&
          GP_HAS(api, PJRT_LoadedExecutable_AddressableDevices);
 }
+
+// gp_kv_call's stand-in for a plugin's callback_error: it records the code
+// and message in thread-local storage and returns a non-NULL marker.
+static __thread int gp_kv_call_code;
+static __thread char* gp_kv_call_msg;
+static char gp_kv_call_marker;
+
+static PJRT_Error* gp_kv_call_error(PJRT_Error_Code code, const char* m,
+                                    size_t n) {
+  gp_kv_call_code = (int)code;
+  gp_kv_call_msg = (char*)malloc(n + 1);
+  if (gp_kv_call_msg != NULL) {
+    memcpy(gp_kv_call_msg, m, n);
+    gp_kv_call_msg[n] = 0;
+  }
+  return (PJRT_Error*)&gp_kv_call_marker;
+}
+
+int gp_kv_call(uintptr_t kv, int op, const char* key, size_t key_size,
+               const char* val, size_t val_size, int timeout_ms, char** out,
+               size_t* out_size, char** msg) {
+  PJRT_CallbackError mk = gp_kv_call_error;
+  PJRT_Error* err = NULL;
+  char* v = NULL;
+  size_t vn = 0;
+  void (*deleter)(char*) = NULL;
+  gp_kv_call_code = 0;
+  gp_kv_call_msg = NULL;
+  *out = NULL;
+  *out_size = 0;
+  if (op == 0) {
+    PJRT_KeyValuePutCallback_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
+    a.key = key;
+    a.key_size = key_size;
+    a.value = val;
+    a.value_size = val_size;
+    a.callback_error = &mk;
+    a.user_arg = (void*)kv;
+    err = gp_kv_put(&a);
+  } else if (op == 1) {
+    PJRT_KeyValueGetCallback_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
+    a.key = key;
+    a.key_size = key_size;
+    a.timeout_in_ms = timeout_ms;
+    a.callback_error = &mk;
+    a.user_arg = (void*)kv;
+    err = gp_kv_get(&a);
+    v = a.value;
+    vn = a.value_size;
+    deleter = a.value_deleter_callback;
+  } else {
+    PJRT_KeyValueTryGetCallback_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = PJRT_KeyValueTryGetCallback_Args_STRUCT_SIZE;
+    a.key = key;
+    a.key_size = key_size;
+    a.callback_error = &mk;
+    a.user_arg = (void*)kv;
+    err = gp_kv_try_get(&a);
+    v = a.value;
+    vn = a.value_size;
+    deleter = a.value_deleter_callback;
+  }
+  if (err != NULL) {
+    *msg = gp_kv_call_msg;
+    return gp_kv_call_code != 0 ? gp_kv_call_code : -1;
+  }
+  if (v != NULL) {
+    *out = (char*)malloc(vn > 0 ? vn : 1);
+    if (*out != NULL) memcpy(*out, v, vn);
+    *out_size = vn;
+    if (deleter != NULL) deleter(v);
+  }
+  return 0;
+}

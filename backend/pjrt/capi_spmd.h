@@ -47,6 +47,16 @@ PJRT_Error* gp_execute_all(const PJRT_Api* api, PJRT_LoadedExecutable* e,
 
 int gp_has_spmd(const PJRT_Api* api);
 
+// gp_kv_call calls the key-value callbacks gp_client_create_opts installs
+// the way a plugin does (op 0 put, 1 get, 2 try-get) on the store with
+// handle kv, for checking them without a multi-process plugin. A get's
+// value is copied to *val (malloc'ed) and released with the callback's
+// deleter; a failure returns its code (and malloc'ed message) through
+// callback_error instead of a PJRT error.
+int gp_kv_call(uintptr_t kv, int op, const char* key, size_t key_size,
+               const char* val, size_t val_size, int timeout_ms, char** out,
+               size_t* out_size, char** msg);
+
 // gp_await (capi.c) waits for ev, destroys it and returns its error.
 PJRT_Error* gp_await(const PJRT_Api* api, PJRT_Event* ev);
 

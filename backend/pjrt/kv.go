@@ -5,6 +5,7 @@ package pjrt
 /*
 #include <stdlib.h>
 #include <stdint.h>
+#include "capi_spmd.h"
 */
 import "C"
 
@@ -30,8 +31,12 @@ type KeyValueStore interface {
 // keys do not collide with the other users of a shared store.
 const KVPrefix = "pjrt/"
 
-// tryGetWait is how long a try-get (PJRT's non-blocking get) waits.
-const tryGetWait = 10 * time.Millisecond
+// tryGetWait is how long a try-get (PJRT's non-blocking get) waits, and
+// noTimeout how long a get without a timeout does.
+const (
+	tryGetWait = 10 * time.Millisecond
+	noTimeout  = 24 * time.Hour
+)
 
 // The stores handed to C, by handle: cgo must not keep Go pointers, so
 // the callbacks receive a number.
@@ -77,6 +82,9 @@ func goKVGet(h C.uintptr_t, key *C.char, keyLen C.size_t, timeoutMS C.int, try C
 		return pjrtInternal
 	}
 	wait := time.Duration(timeoutMS) * time.Millisecond
+	if timeoutMS <= 0 {
+		wait = noTimeout
+	}
 	if try != 0 {
 		wait = tryGetWait
 	}
@@ -109,4 +117,30 @@ func goKVPut(h C.uintptr_t, key *C.char, keyLen C.size_t, val *C.char, valLen C.
 		return pjrtInternal
 	}
 	return 0
+}
+
+// kvCall runs one key-value callback through C as a plugin would (op 0
+// put, 1 get, 2 try-get) on the store registered under h, returning the
+// value got, or the PJRT error code and message the callback reported.
+// It checks the callbacks without a multi-process plugin.
+func kvCall(h uintptr, op int, key string, val []byte, timeout time.Duration) ([]byte, int, string) {
+	ck := C.CString(key)
+	defer C.free(unsafe.Pointer(ck))
+	cv := C.CBytes(append(val, 0))
+	defer C.free(cv)
+	var out, msg *C.char
+	var n C.size_t
+	code := C.gp_kv_call(C.uintptr_t(h), C.int(op), ck, C.size_t(len(key)), (*C.char)(cv), C.size_t(len(val)),
+		C.int(timeout.Milliseconds()), &out, &n, &msg)
+	var s string
+	if msg != nil {
+		s = C.GoString(msg)
+		C.free(unsafe.Pointer(msg))
+	}
+	var v []byte
+	if out != nil {
+		v = C.GoBytes(unsafe.Pointer(out), C.int(n))
+		C.free(unsafe.Pointer(out))
+	}
+	return v, int(code), s
 }

@@ -32,8 +32,9 @@ type ClientOptions struct {
 	// Create are the plugin's client create options (PJRT_NamedValue):
 	// values of type int, int64, []int64, string, bool or float32. XLA's
 	// CPU plugin reads "cpu_device_count" (int64: the number of devices
-	// of one process) and, for a multi-process client, "node_id" and
-	// "num_nodes".
+	// of one process). Multi-process plugins take "node_id" and
+	// "num_nodes" with KV; XLA's CPU plugin 0.0.1 ignores options it does
+	// not know, those two included (it is single-process).
 	Create map[string]any
 	// KV is the store a multi-process client shares with the other
 	// processes through the key-value callbacks (nil: none).
