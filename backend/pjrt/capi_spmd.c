@@ -281,3 +281,61 @@ int gp_kv_call(uintptr_t kv, int op, const char* key, size_t key_size,
   }
   return 0;
 }
+
+int gp_has_optimized_program(const PJRT_Api* api) {
+  return GP_HAS(api, PJRT_Executable_OptimizedProgram) &&
+         GP_HAS(api, PJRT_LoadedExecutable_GetExecutable);
+}
+
+PJRT_Error* gp_optimized_program(const PJRT_Api* api,
+                                 PJRT_LoadedExecutable* e, char** out,
+                                 size_t* size, char* format,
+                                 size_t format_cap) {
+  *out = NULL;
+  *size = 0;
+  if (format_cap > 0) format[0] = 0;
+  PJRT_LoadedExecutable_GetExecutable_Args g;
+  memset(&g, 0, sizeof g);
+  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  g.loaded_executable = e;
+  PJRT_Error* err = api->PJRT_LoadedExecutable_GetExecutable(&g);
+  if (err != NULL) return err;
+  PJRT_Program p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = PJRT_Program_STRUCT_SIZE;
+  PJRT_Executable_OptimizedProgram_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE;
+  a.executable = g.executable;
+  a.program = &p;
+  err = api->PJRT_Executable_OptimizedProgram(&a);
+  if (err == NULL) {
+    p.code = (char*)malloc(p.code_size > 0 ? p.code_size : 1);
+    if (p.code == NULL) {
+      p.code_size = 0;
+    } else {
+      err = api->PJRT_Executable_OptimizedProgram(&a);
+    }
+    if (err == NULL) {
+      *out = p.code;
+      *size = p.code_size;
+      if (format_cap > 0 && p.format != NULL) {
+        size_t n = p.format_size < format_cap - 1 ? p.format_size : format_cap - 1;
+        memcpy(format, p.format, n);
+        format[n] = 0;
+      }
+    } else {
+      free(p.code);
+    }
+  }
+  PJRT_Executable_Destroy_Args d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+  d.executable = g.executable;
+  PJRT_Error* derr = api->PJRT_Executable_Destroy(&d);
+  if (derr != NULL) {
+    int code;
+    free(gp_error_take(api, derr, &code));
+  }
+  return err;
+}

@@ -47,6 +47,16 @@ PJRT_Error* gp_execute_all(const PJRT_Api* api, PJRT_LoadedExecutable* e,
 
 int gp_has_spmd(const PJRT_Api* api);
 
+// gp_optimized_program returns the executable's optimized program (after
+// partitioning) as malloc'ed bytes in the plugin's format (a serialized
+// HloModuleProto for XLA) and the format's name in format (NUL-terminated,
+// truncated to format_cap bytes).
+PJRT_Error* gp_optimized_program(const PJRT_Api* api,
+                                 PJRT_LoadedExecutable* e, char** out,
+                                 size_t* size, char* format,
+                                 size_t format_cap);
+int gp_has_optimized_program(const PJRT_Api* api);
+
 // gp_kv_call calls the key-value callbacks gp_client_create_opts installs
 // the way a plugin does (op 0 put, 1 get, 2 try-get) on the store with
 // handle kv, for checking them without a multi-process plugin. A get's

@@ -291,6 +291,30 @@ func (c *Client) Compile(mlir string, o BuildOptions) (*Executable, error) {
 // the order of Execute's argument and result lists.
 func (x *Executable) Devices() []int { return slices.Clone(x.ids) }
 
+// OptimizedProgram returns the program XLA compiled, after SPMD
+// partitioning and optimization, in the plugin's format (XLA: a serialized
+// HloModuleProto, whose instructions name their opcodes, e.g.
+// "all-reduce"), with the format's name.
+func (x *Executable) OptimizedProgram() ([]byte, string, error) {
+	x.c.mu.Lock()
+	defer x.c.mu.Unlock()
+	if x.exe == nil || x.c.closed {
+		return nil, "", fmt.Errorf("pjrt: optimized program: %w", ErrClosed)
+	}
+	if C.gp_has_optimized_program(x.c.p.api) == 0 {
+		return nil, "", fmt.Errorf("pjrt: optimized program: the %s plugin lacks PJRT_Executable_OptimizedProgram", x.c.p.Name)
+	}
+	var out *C.char
+	var n C.size_t
+	format := (*C.char)(C.calloc(64, 1))
+	defer C.free(unsafe.Pointer(format))
+	if err := perr(x.c.p.api, "PJRT_Executable_OptimizedProgram", C.gp_optimized_program(x.c.p.api, x.exe, &out, &n, format, 64)); err != nil {
+		return nil, "", err
+	}
+	defer C.free(unsafe.Pointer(out))
+	return C.GoBytes(unsafe.Pointer(out), C.int(n)), C.GoString(format), nil
+}
+
 // NumOutputs returns the number of results per device.
 func (x *Executable) NumOutputs() int { return x.outs }
 

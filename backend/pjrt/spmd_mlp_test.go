@@ -97,6 +97,9 @@ func TestXLASPMDTrainingStep(t *testing.T) {
 	if w := in[2].Float32s(); maxDiff(unsharded[1].F32s(), w) < 1e-4 {
 		t.Fatal("the step did not change w1")
 	}
+	if n := collectives(t, one); n != 0 {
+		t.Fatalf("the unsharded program has %d collectives", n)
+	}
 
 	dp := pjrt.Sharding{"data"}
 	cases := []struct {
@@ -122,6 +125,11 @@ func TestXLASPMDTrainingStep(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer s.Close()
+				// The partitioner inserted the collectives: the gradient
+				// all-reduce, the partial sums of the split contractions.
+				if n := collectives(t, s.Executable()); n == 0 {
+					t.Error("the partitioned program has no all-reduce")
+				}
 				got, err := s.Run(args...)
 				if err != nil {
 					t.Fatal(err)
@@ -147,4 +155,20 @@ func maxDiff(a, b []float32) float64 {
 		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
 	}
 	return d
+}
+
+// collectives counts the all-reduce instructions of x's optimized program
+// (HloInstructionProto's opcode strings in the serialized module).
+func collectives(t *testing.T, x *pjrt.Executable) int {
+	t.Helper()
+	hlo, format, err := x.OptimizedProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hlo) == 0 || format == "" {
+		t.Fatalf("optimized program: %d bytes, format %q", len(hlo), format)
+	}
+	n := bytes.Count(hlo, []byte("all-reduce"))
+	t.Logf("optimized program: format %s, %d bytes, %d all-reduce mentions", format, len(hlo), n)
+	return n
 }
