@@ -172,3 +172,65 @@ func TestXLAPartitionCollectives(t *testing.T) {
 	}
 
 }
+
+// TestXLAReplicasTimesPartitions compiles for 2 replicas x 2 partitions on
+// an explicit device assignment and checks that each device runs the
+// (replica, partition) the assignment gives it — the order of
+// DeviceAssignmentProto, computation (partition) major, and of Execute's
+// lists — and that a cross-replica all_reduce sums over the replicas of
+// each partition.
+func TestXLAReplicasTimesPartitions(t *testing.T) {
+	c := cpuClient(t, 4)
+	prog := `module @grid {
+  func.func @main(%arg0: tensor<f32> {mhlo.sharding = "{manual}"}) -> (tensor<i32> {mhlo.sharding = "{manual}"}, tensor<i32> {mhlo.sharding = "{manual}"}, tensor<f32> {mhlo.sharding = "{manual}"}) {
+    %r = "stablehlo.replica_id"() : () -> tensor<ui32>
+    %p = "stablehlo.partition_id"() : () -> tensor<ui32>
+    %0 = "stablehlo.convert"(%r) : (tensor<ui32>) -> tensor<i32>
+    %1 = "stablehlo.convert"(%p) : (tensor<ui32>) -> tensor<i32>
+    %2 = "stablehlo.all_reduce"(%arg0) ` + sumRegion + ` {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<f32>) -> tensor<f32>
+    "func.return"(%0, %1, %2) : (tensor<i32>, tensor<i32>, tensor<f32>) -> ()
+  }
+}
+`
+	da := [][]int{{3, 1}, {0, 2}} // replica r, partition p on device da[r][p]
+	x, err := c.Compile(prog, pjrt.BuildOptions{NumReplicas: 2, NumPartitions: 2, DeviceAssignment: da, SPMD: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	where := map[int][2]int{}
+	for r, row := range da {
+		for p, d := range row {
+			where[d] = [2]int{r, p}
+		}
+	}
+	devs := x.Devices()
+	args := make([][]pjrt.Array, len(devs))
+	for i, d := range devs {
+		rp := where[d]
+		args[i] = []pjrt.Array{pjrt.F32Array([]float32{float32(1 + rp[0] + 10*rp[1])})}
+	}
+	res, err := x.Execute(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 4 {
+		t.Fatalf("executable devices %v", devs)
+	}
+	for i, d := range devs {
+		rp := where[d]
+		r, p := int(res[i][0].Data[0]), int(res[i][1].Data[0])
+		if r != rp[0] || p != rp[1] {
+			t.Errorf("device %d runs replica %d partition %d, assigned %v", d, r, p, rp)
+		}
+		// Replicas 0 and 1 of partition p hold 1+10p and 2+10p.
+		if got, want := res[i][2].F32s()[0], float32(3+20*rp[1]); got != want {
+			t.Errorf("device %d: all_reduce over replicas = %v, want %v", d, got, want)
+		}
+	}
+	for _, bad := range [][][]int{{{0, 1}, {1, 2}}, {{0, 1}}, {{0}, {1}}} {
+		if _, err := c.Compile(prog, pjrt.BuildOptions{NumReplicas: 2, NumPartitions: 2, DeviceAssignment: bad, SPMD: true}); err == nil {
+			t.Errorf("device assignment %v was accepted", bad)
+		}
+	}
+}
