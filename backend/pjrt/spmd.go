@@ -339,6 +339,64 @@ func (x *Executable) Execute(args [][]Array) ([][]Array, error) {
 	if x.exe == nil || x.c.closed {
 		return nil, fmt.Errorf("pjrt: execute: %w", ErrClosed)
 	}
+	if len(args) != len(x.devices) {
+		return nil, fmt.Errorf("pjrt: execute: %d argument lists for %d devices", len(args), len(x.devices))
+	}
+	bufs := make([][]*C.PJRT_Buffer, len(args))
+	defer func() {
+		for _, l := range bufs {
+			x.c.destroy(l)
+		}
+	}()
+	for d, list := range args {
+		for k, a := range list {
+			b, err := x.c.upload(x.devices[d], a)
+			if err != nil {
+				return nil, fmt.Errorf("pjrt: execute: argument %d of device %d: %w", k, x.ids[d], err)
+			}
+			bufs[d] = append(bufs[d], b)
+		}
+	}
+	outs, err := x.launch(bufs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, l := range outs {
+			x.c.destroy(l)
+		}
+	}()
+	res := make([][]Array, len(outs))
+	for d, l := range outs {
+		for k, b := range l {
+			a, err := x.c.download(b)
+			if err != nil {
+				return nil, fmt.Errorf("pjrt: execute: result %d of device %d: %w", k, x.ids[d], err)
+			}
+			res[d] = append(res[d], a)
+		}
+	}
+	return res, nil
+}
+
+// destroy releases buffers (nil entries are skipped). Called with c.mu
+// held.
+func (c *Client) destroy(bs []*C.PJRT_Buffer) {
+	for i, b := range bs {
+		if b != nil {
+			_ = perr(c.p.api, "PJRT_Buffer_Destroy", C.gp_buffer_destroy(c.p.api, b))
+			bs[i] = nil
+		}
+	}
+}
+
+// launch runs x once on all of its devices with argument buffers args[d]
+// (borrowed: they stay valid) and returns the output buffers per device,
+// owned by the caller. Called with c.mu held.
+func (x *Executable) launch(args [][]*C.PJRT_Buffer) ([][]*C.PJRT_Buffer, error) {
+	if x.exe == nil || x.c.closed {
+		return nil, fmt.Errorf("pjrt: execute: %w", ErrClosed)
+	}
 	api := x.c.p.api
 	nd := len(x.devices)
 	if len(args) != nd {
@@ -347,7 +405,7 @@ func (x *Executable) Execute(args [][]Array) ([][]Array, error) {
 	na := len(args[0])
 	for i, a := range args {
 		if len(a) != na {
-			return nil, fmt.Errorf("pjrt: execute: device %d has %d arguments, device 0 has %d", x.ids[i], len(a), na)
+			return nil, fmt.Errorf("pjrt: execute: device %d has %d arguments, device %d has %d", x.ids[i], len(a), x.ids[0], na)
 		}
 	}
 	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
@@ -356,39 +414,18 @@ func (x *Executable) Execute(args [][]Array) ([][]Array, error) {
 	couts := (**C.PJRT_Buffer)(C.calloc(C.size_t(nd*x.outs+1), ptr))
 	defer C.free(unsafe.Pointer(couts))
 	as := unsafe.Slice(cargs, nd*na)
-	os := unsafe.Slice(couts, nd*x.outs)
-	destroy := func(bs []*C.PJRT_Buffer) {
-		for i, b := range bs {
-			if b != nil {
-				_ = perr(api, "PJRT_Buffer_Destroy", C.gp_buffer_destroy(api, b))
-				bs[i] = nil
-			}
-		}
-	}
-	defer destroy(as)
-	defer destroy(os)
-	for d, list := range args {
-		for k, a := range list {
-			b, err := x.c.upload(x.devices[d], a)
-			if err != nil {
-				return nil, fmt.Errorf("pjrt: execute: argument %d of device %d: %w", k, x.ids[d], err)
-			}
-			as[d*na+k] = b
-		}
+	for d, l := range args {
+		copy(as[d*na:], l)
 	}
 	e := C.gp_execute_all(api, x.exe, cargs, C.size_t(nd), C.size_t(na), couts, C.size_t(x.outs))
+	os := unsafe.Slice(couts, nd*x.outs)
 	if err := perr(api, "PJRT_LoadedExecutable_Execute", e); err != nil {
+		x.c.destroy(os)
 		return nil, fmt.Errorf("pjrt: execute on devices %v: %w", x.ids, err)
 	}
-	res := make([][]Array, nd)
+	res := make([][]*C.PJRT_Buffer, nd)
 	for d := range nd {
-		for k := range x.outs {
-			a, err := x.c.download(os[d*x.outs+k])
-			if err != nil {
-				return nil, fmt.Errorf("pjrt: execute: result %d of device %d: %w", k, x.ids[d], err)
-			}
-			res[d] = append(res[d], a)
-		}
+		res[d] = slices.Clone(os[d*x.outs : (d+1)*x.outs])
 	}
 	return res, nil
 }
