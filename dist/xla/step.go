@@ -54,13 +54,18 @@ func Compile(c *pjrt.Client, fn *compile.Function, o Options, example ...*tensor
 // Program returns the step's StableHLO module before annotation.
 func (s *Step) Program() string { return s.mlir }
 
+// Sharded returns the compiled program, for runs that keep arrays on the
+// devices between steps (pjrt.ShardedExecutable.Put and RunResident).
+func (s *Step) Sharded() *pjrt.ShardedExecutable { return s.x }
+
 // Close releases the compiled program.
 func (s *Step) Close() error { return s.x.Close() }
 
 // Run runs the step on global input tensors: each is split into its
 // devices' shards, the partitions run together, and the results come back
-// as global tensors on the device of the example inputs. The inputs'
-// values travel through the host at every call.
+// as global tensors on the device of the example inputs. The values
+// travel through the host at every call (Sharded().RunResident keeps
+// them on the devices).
 func (s *Step) Run(in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	args := make([]pjrt.Array, len(in))
 	if err := tensor.Catch(func() {
