@@ -243,6 +243,25 @@ func (tg *TracedGraph) Dynamic() []op.Attrs { return tg.tr.ctx.dyn }
 // Device returns the device the trace recorded for.
 func (tg *TracedGraph) Device() device.Device { return tg.tr.ctx.dev }
 
+// Constants returns, per parameter of Graph, the bytes of the constant the
+// trace made from host data (a Go scalar, a small upload) when the
+// parameter is the whole of it, contiguous; nil for the trace's inputs and
+// the tensors it read. An export folds these into the program: its caller
+// could not otherwise supply them.
+func (tg *TracedGraph) Constants() [][]byte {
+	c := tg.tr.ctx
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([][]byte, len(tg.Graph.Params))
+	for i, b := range c.binds {
+		if i >= len(out) || b.konst == "" || !b.l.IsContiguous() || b.l.Offset != 0 || op.Numel(b.l.Shape)*b.dt.Size() != len(b.konst) {
+			continue
+		}
+		out[i] = []byte(b.konst)
+	}
+	return out
+}
+
 // Run runs the traced graph once with prog (compiled from Graph), writes
 // the live tensors' values, and returns the returned tensors, materialised.
 func (tg *TracedGraph) Run(prog device.Program, info ProgramInfo) []*Tensor {

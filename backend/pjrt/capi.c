@@ -87,7 +87,7 @@ char* gp_error_take(const PJRT_Api* api, PJRT_Error* e, int* code) {
 }
 
 // gp_await waits for ev, destroys it and returns its error.
-static PJRT_Error* gp_await(const PJRT_Api* api, PJRT_Event* ev) {
+PJRT_Error* gp_await(const PJRT_Api* api, PJRT_Event* ev) {
   if (ev == NULL) return NULL;
   PJRT_Event_Await_Args a;
   memset(&a, 0, sizeof a);

@@ -249,7 +249,15 @@ func perr(api *C.PJRT_Api, what string, e *C.PJRT_Error) error {
 
 // load dlopens path and creates a client. It never panics: every failure is
 // an error wrapping ErrPluginLoad or ErrNoDevices.
-func load(name, path string) (*Plugin, error) {
+func load(name, path string) (*Plugin, error) { return loadWith(name, path, nil) }
+
+// clientCreator creates a plugin's client (nil: PJRT_Client_Create with
+// no options).
+type clientCreator func(api *C.PJRT_Api, out **C.PJRT_Client) *C.PJRT_Error
+
+// loadWith is load with the client created by create (NewClient passes
+// create options and key-value callbacks).
+func loadWith(name, path string, create clientCreator) (*Plugin, error) {
 	if name == "xla" || strings.Contains(filepath.Base(path), "cpu") {
 		setXLAFlags()
 	}
@@ -286,7 +294,13 @@ func load(name, path string) (*Plugin, error) {
 	if err := perr(api, "PJRT_Plugin_Initialize", C.gp_plugin_initialize(api)); err != nil {
 		return fail(fmt.Errorf("%w: %s: %w", ErrPluginLoad, path, err))
 	}
-	if err := perr(api, "PJRT_Client_Create", C.gp_client_create(api, &p.client)); err != nil {
+	if create == nil {
+		create = func(api *C.PJRT_Api, out **C.PJRT_Client) *C.PJRT_Error { return C.gp_client_create(api, out) }
+	}
+	var client *C.PJRT_Client
+	createErr := create(api, &client)
+	p.client = client
+	if err := perr(api, "PJRT_Client_Create", createErr); err != nil {
 		p.client = nil
 		if strings.HasSuffix(err.Error(), "(code 5)") { // PJRT_Error_Code_NOT_FOUND: libtpu without a TPU
 			return fail(fmt.Errorf("%w: %s: no %s device on this machine (%w)", ErrNoDevices, path, name, err))

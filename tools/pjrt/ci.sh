@@ -28,9 +28,9 @@ if [[ "${GOTPU_PJRT_FULL:-}" == "1" ]]; then
 fi
 
 echo "pjrt ci: vet"
-go vet -tags pjrt ./backend/pjrt/
+go vet -tags pjrt ./backend/pjrt/ ./dist/xla/
 
 echo "pjrt ci: tests"
 GOTPU_PJRT_REQUIRE=1 GOTPU_PJRT_PLUGIN="xla=$so" \
   go test -tags pjrt $short -count=1 -timeout 30m \
-  ./backend/pjrt/ ./tensor/ ./cmd/gotpu/ ./compile/ ./models/ ./serve/ -run 'PJRT|XLA'
+  ./backend/pjrt/ ./tensor/ ./cmd/gotpu/ ./compile/ ./models/ ./serve/ ./dist/xla/ -run 'PJRT|XLA'
