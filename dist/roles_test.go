@@ -510,7 +510,7 @@ func TestInitRefusesMultiHost(t *testing.T) {
 		backend string
 		want    string
 	}{
-		{"two-hosts", Env{Rank: 0, WorldSize: 4, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 1}, "", "xla, mpi, nccl"},
+		{"two-hosts", Env{Rank: 0, WorldSize: 4, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 1}, "", "gotpu_mpi"},
 		{"engine-not-built", Env{WorldSize: 1, LocalWorldSize: 1}, "nccl", `engine "nccl" is not built`},
 		{"unknown-engine", Env{WorldSize: 1, LocalWorldSize: 1}, "tcp", "unknown engine"},
 	}
