@@ -1,0 +1,174 @@
+//go:build gotpu_mpi
+
+package dist
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotpu/gotpu/internal/testreq"
+)
+
+// The mpi engine's tests run the test binary as the ranks of an Open MPI
+// job (mpirun, with the roles of roles_test.go), so that the engine runs
+// exactly as users run it.
+
+func mpirunPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("mpirun")
+	if err != nil {
+		testreq.Missing(t, "mpirun not found: tools/mpi/install.sh installs Open MPI")
+	}
+	return p
+}
+
+// mpiArgs are mpirun's options for the tests: root in containers, more
+// ranks than cores, and survivors of a dead rank left running (plain
+// mpirun kills the whole job when a rank dies or exits non-zero, before
+// the others can report).
+var mpiArgs = []string{"--allow-run-as-root", "--oversubscribe", "--enable-recovery",
+	"--mca", "orte_abort_on_non_zero_status", "0", "--tag-output"}
+
+var tagLine = regexp.MustCompile(`^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$`)
+
+// spawnMPI runs role on n ranks under mpirun and returns each rank's
+// output; env are NAME=value pairs for every rank.
+func spawnMPI(t *testing.T, n int, role string, limit time.Duration, env ...string) []rankResult {
+	t.Helper()
+	mpirun := mpirunPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	args := append([]string{}, mpiArgs...)
+	args = append(args, "-np", strconv.Itoa(n))
+	for _, kv := range append([]string{"GOTPU_DIST_ROLE=" + role, "GOTPU_DIST_ENGINE=mpi"}, env...) {
+		args = append(args, "-x", kv)
+	}
+	args = append(args, os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(ctx, mpirun, args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	start := time.Now()
+	cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun of role %s did not finish within %v (a hang):\n%s", role, limit, buf.String())
+	}
+	res := make([]rankResult, n)
+	for r := range res {
+		res[r] = rankResult{rank: r, code: -1, dur: time.Since(start)}
+	}
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		m := tagLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		r, _ := strconv.Atoi(m[1])
+		if r >= n {
+			continue
+		}
+		res[r].out += m[2] + "\n"
+		switch {
+		case strings.HasPrefix(m[2], "OK"):
+			res[r].code = 0
+		case strings.HasPrefix(m[2], "ERROR:"):
+			res[r].code = 3
+		case strings.HasPrefix(m[2], "INIT ERROR:"):
+			res[r].code = 2
+		}
+	}
+	return res
+}
+
+func TestMPICollectives(t *testing.T) {
+	sizes := []int{2, 3, 4}
+	if testing.Short() {
+		sizes = []int{2, 3}
+	}
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("%d-ranks", n), func(t *testing.T) {
+			for _, r := range spawnMPI(t, n, "coll", 90*time.Second) {
+				if r.code != 0 {
+					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
+				}
+			}
+		})
+	}
+}
+
+func TestMPIDDP(t *testing.T) {
+	for _, r := range spawnMPI(t, 2, "ddp", 90*time.Second) {
+		if r.code != 0 {
+			t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
+		}
+	}
+}
+
+// TestMPIKillRank: MPI itself would wait forever for a SIGKILLed rank;
+// every survivor must return an error naming it, in every trial.
+func TestMPIKillRank(t *testing.T) {
+	trials := 6
+	if testing.Short() {
+		trials = 3
+	}
+	for i := range trials {
+		victim := 1 + i%2
+		res := spawnMPI(t, 3, "kill", 60*time.Second, "GOTPU_DIST_VICTIM="+strconv.Itoa(victim),
+			"GOTPU_DIST_DELAY_US="+strconv.Itoa(i*137%1000), "GOTPU_DIST_TEST_TIMEOUT_MS=20000")
+		for _, r := range res {
+			if r.rank == victim {
+				continue
+			}
+			want := fmt.Sprintf("dead (rank %d): rank %d (pid", victim, victim)
+			if r.code != 3 || !strings.Contains(r.out, want) || !strings.Contains(r.out, "all_reduce(sum) f32[262144] #") {
+				t.Errorf("trial %d: rank %d exit %d, want an error naming %q and the collective:\n%s", i, r.rank, r.code, want, r.out)
+			}
+		}
+	}
+}
+
+func TestMPIMismatch(t *testing.T) {
+	for _, r := range spawnMPI(t, 2, "mismatch", 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=5000") {
+		if r.code != 3 || !strings.Contains(r.out, "mismatch") || !strings.Contains(r.out, "all_reduce(sum) f32[8]") || !strings.Contains(r.out, "all_reduce(sum) f32[2,8]") {
+			t.Errorf("rank %d exit %d, want a mismatch naming both calls:\n%s", r.rank, r.code, r.out)
+		}
+	}
+}
+
+func TestMPINeverArrives(t *testing.T) {
+	start := time.Now()
+	res := spawnMPI(t, 2, "never", 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=700")
+	r := res[0]
+	if r.code != 3 || !strings.Contains(r.out, "timeout (rank 1)") || !strings.Contains(r.out, "all_reduce(sum) f32[4] #0") {
+		t.Fatalf("rank 0 exit %d, want a timeout naming rank 1:\n%s", r.code, r.out)
+	}
+	t.Logf("job took %v", time.Since(start))
+}
+
+func TestMPICanceledAndClosed(t *testing.T) {
+	tests := []struct {
+		role string
+		want []string
+	}{
+		{"cancel", []string{"all_reduce(sum) f32[4] #0 in group world: canceled (rank 1)", "IS DEADLINE"}},
+		{"close", []string{"barrier #0 in group world: closed (rank 1)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.role, func(t *testing.T) {
+			r := spawnMPI(t, 2, tc.role, 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=10000")[0]
+			for _, w := range tc.want {
+				if r.code != 3 || !strings.Contains(r.out, w) || strings.Contains(r.out, "BARRIER AFTER FAILURE") {
+					t.Fatalf("rank 0 exit %d, want %q:\n%s", r.code, w, r.out)
+				}
+			}
+		})
+	}
+}
