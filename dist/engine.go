@@ -118,3 +118,14 @@ func (e shmEngine) close() {
 		e.g.seg.unmap()
 	}
 }
+
+// EngineAvailable returns nil when this build runs engine ("shm", "mpi",
+// or "" for the default), else an error saying why not (for mpi: the
+// build tag it needs).
+func EngineAvailable(engine string) error {
+	if engine == "" {
+		return nil
+	}
+	_, err := chooseEngine(engine, nil)
+	return err
+}

@@ -67,17 +67,25 @@ static double now_s(void) {
 }
 
 // gotpu_poll tests the requests until all are complete (1) or spin
-// seconds pass (0); a negative value is an MPI error code, negated.
+// seconds pass (0); a negative value is an MPI error code, negated. A
+// completed request becomes MPI_REQUEST_NULL.
 static int gotpu_poll(MPI_Request *r, int n, double spin) {
 	double end = now_s() + spin;
 	for (;;) {
-		int flag = 0;
-		int rc = MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
-		if (rc != MPI_SUCCESS) return -rc;
-		if (flag) return 1;
+		int left = 0;
+		for (int i = 0; i < n; i++) {
+			if (r[i] == MPI_REQUEST_NULL) continue;
+			int flag = 0;
+			int rc = MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
+			if (rc != MPI_SUCCESS) return -rc;
+			if (!flag) left++;
+		}
+		if (!left) return 1;
 		if (now_s() >= end) return 0;
 	}
 }
+
+static int gotpu_req_done(MPI_Request r) { return r == MPI_REQUEST_NULL; }
 
 // Element types, by code: see mpiType in Go.
 static MPI_Datatype dt_of(int code) {
@@ -492,9 +500,9 @@ func (w *world) newMPIGroup(ctx context.Context, parent *Group, name, id string,
 // mpiEngine runs a group's collectives as nonblocking MPI calls on its
 // communicator, polled under the group's timeout: while a call waits, the
 // engine watches the peers' pids (ranks on this host) and heartbeats in
-// the store (elsewhere), and the abort notes of peers that failed. Each
-// collective first all-reduces a hash of its descriptor (16 bytes), so
-// ranks that call different collectives both fail before any data moves.
+// the store (elsewhere), and the abort notes of peers that failed. With
+// each collective it all-reduces a hash of its descriptor (16 bytes), so
+// that ranks that call different collectives both fail (see run).
 type mpiEngine struct {
 	g     *Group
 	mw    *mpiWorld
@@ -678,33 +686,69 @@ func join(parts [][]byte) []byte {
 	return slices.Concat(parts...)
 }
 
-// run does collective c: the descriptor check, then post's request.
-// bufs are the memory MPI reads or writes, pinned while it runs.
+// run does collective c: it posts the descriptor check and then the
+// collective itself (MPI allows several outstanding collectives, posted in
+// the same order on every rank), waits for both, and reports a mismatch
+// from the check first. Posting both at once saves a round trip per
+// collective; ranks whose calls differ can then see MPI fail the data call
+// (counts differ) or complete it on buffers of the same size, and either
+// way get the mismatch error. bufs are the memory MPI reads or writes,
+// pinned while it runs.
 func (e *mpiEngine) run(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byte) error {
-	if err := e.check(c); err != nil {
-		return err
+	h := fnv.New64a()
+	h.Write([]byte(c.desc))
+	v := h.Sum64()
+	pair := make([]byte, 16)
+	binary.NativeEndian.PutUint64(pair, v)
+	binary.NativeEndian.PutUint64(pair[8:], ^v)
+	check := func(r *C.MPI_Request) C.int { return C.gotpu_iallreduce(ptr(pair), 2, 8, 2, e.comm, r) }
+	bad := func() bool {
+		return binary.NativeEndian.Uint64(pair) != v || binary.NativeEndian.Uint64(pair[8:]) != ^v
 	}
-	return e.do(c, post, bufs...)
+	// Once the check is complete and differs, the data call of ranks
+	// that called different collectives may never complete: stop there.
+	early := func(reqs []C.MPI_Request) error {
+		if C.gotpu_req_done(reqs[0]) != 0 && bad() {
+			return e.mismatch(c)
+		}
+		return nil
+	}
+	err := e.do(c, []func(*C.MPI_Request) C.int{check, post}, early, append(bufs, pair)...)
+	var me *Error
+	if bad() && (err == nil || (errors.As(err, &me) && me.Kind == "aborted")) {
+		// MPI may also fail the data call of calls that differ.
+		return e.g.fail(e.mismatch(c))
+	}
+	return err
 }
 
-// do posts one request and waits for it.
-func (e *mpiEngine) do(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byte) error {
+// do posts requests (in order) and waits for all of them.
+// early, when not nil, may end the wait with an error while some
+// requests are still pending.
+func (e *mpiEngine) do(c *call, posts []func(r *C.MPI_Request) C.int, early func([]C.MPI_Request) error, bufs ...[]byte) error {
 	pin := new(runtime.Pinner)
 	for _, b := range bufs {
 		if len(b) > 0 {
 			pin.Pin(&b[0])
 		}
 	}
-	reqs := make([]C.MPI_Request, 1)
+	reqs := make([]C.MPI_Request, len(posts))
 	mpiMu.Lock()
-	rc := post(&reqs[0])
-	mpiMu.Unlock()
-	if rc != 0 {
-		pin.Unpin()
-		return e.g.fail(e.g.errorf(c, "aborted", []int{e.g.rank}, "posting the MPI call: %s", mpiErr(rc)))
+	for i, post := range posts {
+		if rc := post(&reqs[i]); rc != 0 {
+			mpiMu.Unlock()
+			err := e.g.errorf(c, "aborted", []int{e.g.rank}, "posting the MPI call: %s", mpiErr(rc))
+			if i > 0 {
+				leak([]any{pin, reqs, bufs})
+			} else {
+				pin.Unpin()
+			}
+			return e.g.fail(err)
+		}
 	}
-	if err := e.wait(c, reqs); err != nil {
-		// MPI keeps the request and may still touch the buffers.
+	mpiMu.Unlock()
+	if err := e.wait(c, reqs, early); err != nil {
+		// MPI keeps the requests and may still touch the buffers.
 		leak([]any{pin, reqs, bufs})
 		return e.g.fail(err)
 	}
@@ -712,24 +756,9 @@ func (e *mpiEngine) do(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byt
 	return nil
 }
 
-// check all-reduces (max) the descriptor's hash h and ^h: both come back
-// unchanged only when every rank's hash equals this rank's.
-func (e *mpiEngine) check(c *call) error {
-	h := fnv.New64a()
-	h.Write([]byte(c.desc))
-	v := h.Sum64()
-	pair := make([]byte, 16)
-	binary.NativeEndian.PutUint64(pair, v)
-	binary.NativeEndian.PutUint64(pair[8:], ^v)
-	if err := e.do(c, func(r *C.MPI_Request) C.int {
-		return C.gotpu_iallreduce(ptr(pair), 2, 8, 2, e.comm, r)
-	}, pair); err != nil {
-		return err
-	}
-	if binary.NativeEndian.Uint64(pair) == v && binary.NativeEndian.Uint64(pair[8:]) == ^v {
-		return nil
-	}
-	return e.g.fail(e.mismatch(c))
+// do1 posts one request and waits for it.
+func (e *mpiEngine) do1(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byte) error {
+	return e.do(c, []func(*C.MPI_Request) C.int{post}, nil, bufs...)
 }
 
 // mismatch exchanges the descriptors through the store to name the ranks
@@ -760,7 +789,7 @@ func (e *mpiEngine) mismatch(c *call) error {
 
 // wait polls reqs until they complete, the deadline passes, ctx is done,
 // the group closes, or a peer dies or aborts.
-func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request) error {
+func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error) error {
 	g := e.g
 	start := time.Now()
 	var nextCheck, nextStore time.Time
@@ -778,6 +807,11 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request) error {
 				return err
 			}
 			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(-st))
+		}
+		if early != nil {
+			if err := early(reqs); err != nil {
+				return err
+			}
 		}
 		now := time.Now()
 		waited := now.Sub(start)
@@ -1138,12 +1172,12 @@ func (e *mpiEngine) send(c *call, buf []byte, dst int, desc string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.do(c, func(r *C.MPI_Request) C.int {
+	if err := e.do1(c, func(r *C.MPI_Request) C.int {
 		return C.gotpu_isend(ptr(hdr), headerMax, C.int(dst), tagHeader, e.comm, r)
 	}, hdr); err != nil {
 		return err
 	}
-	if err := e.do(c, func(r *C.MPI_Request) C.int {
+	if err := e.do1(c, func(r *C.MPI_Request) C.int {
 		return C.gotpu_isend(ptr(buf), n, C.int(dst), tagData, e.comm, r)
 	}, buf); err != nil {
 		return err
@@ -1158,7 +1192,7 @@ func (e *mpiEngine) recv(c *call, buf []byte, src int, desc string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.do(c, func(r *C.MPI_Request) C.int {
+	if err := e.do1(c, func(r *C.MPI_Request) C.int {
 		return C.gotpu_irecv(ptr(hdr), headerMax, C.int(src), tagHeader, e.comm, r)
 	}, hdr); err != nil {
 		return err
@@ -1171,7 +1205,7 @@ func (e *mpiEngine) recv(c *call, buf []byte, src int, desc string) error {
 		g := e.g
 		return g.fail(g.errorf(c, "mismatch", []int{src}, "rank %d sent %s but rank %d (this rank) receives %s", g.ranks[src], got, g.global, desc))
 	}
-	if err := e.do(c, func(r *C.MPI_Request) C.int {
+	if err := e.do1(c, func(r *C.MPI_Request) C.int {
 		return C.gotpu_irecv(ptr(buf), n, C.int(src), tagData, e.comm, r)
 	}, buf); err != nil {
 		return err

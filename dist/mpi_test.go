@@ -136,10 +136,10 @@ func TestMPIKillRank(t *testing.T) {
 }
 
 func TestMPIMismatch(t *testing.T) {
-	for _, r := range spawnMPI(t, 2, "mismatch", 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=5000") {
-		if r.code != 3 || !strings.Contains(r.out, "mismatch") || !strings.Contains(r.out, "all_reduce(sum) f32[8]") || !strings.Contains(r.out, "all_reduce(sum) f32[2,8]") {
-			t.Errorf("rank %d exit %d, want a mismatch naming both calls:\n%s", r.rank, r.code, r.out)
-		}
+	for _, tc := range mismatchCases {
+		t.Run(tc.role, func(t *testing.T) {
+			checkMismatch(t, spawnMPI(t, 2, tc.role, 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=5000"), tc.want)
+		})
 	}
 }
 
