@@ -803,8 +803,20 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			return nil
 		}
 		if st < 0 {
-			if err := e.peers(c, true); err != nil {
-				return err
+			// MPI gave up on the communicator (a peer's connection broke,
+			// say): find the peer that died before reporting MPI's error.
+			until := time.Now().Add(mpiStaleHeartbeat + 2*time.Second)
+			if until.After(c.deadline) {
+				until = c.deadline
+			}
+			for {
+				if err := e.peers(c, true); err != nil {
+					return err
+				}
+				if time.Now().After(until) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(-st))
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,11 +62,21 @@ func spawnMPI(t *testing.T, n int, role string, limit time.Duration, env ...stri
 	if ctx.Err() != nil {
 		t.Fatalf("mpirun of role %s did not finish within %v (a hang):\n%s", role, limit, buf.String())
 	}
+	res := parseTagged(buf.Bytes(), n)
+	for r := range res {
+		res[r].dur = time.Since(start)
+	}
+	return res
+}
+
+// parseTagged splits mpirun --tag-output's lines by rank; a rank's code
+// is 0 after "OK", 3 after "ERROR:", 2 after "INIT ERROR:", else -1.
+func parseTagged(out []byte, n int) []rankResult {
 	res := make([]rankResult, n)
 	for r := range res {
-		res[r] = rankResult{rank: r, code: -1, dur: time.Since(start)}
+		res[r] = rankResult{rank: r, code: -1}
 	}
-	sc := bufio.NewScanner(&buf)
+	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		m := tagLine.FindStringSubmatch(sc.Text())
 		if m == nil {
@@ -170,5 +181,49 @@ func TestMPICanceledAndClosed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMPITwoHosts runs jobs across two "hosts" (network and UTS
+// namespaces joined by a veth pair; tools/mpi/netns.sh): MPI over TCP, the
+// store reached over the veth, and a dead rank on the other host found by
+// its stopped heartbeat. It needs root and ip netns (a kernel capability,
+// not a package), so it skips without them even in CI.
+func TestMPITwoHosts(t *testing.T) {
+	mpirunPath(t)
+	script, err := filepath.Abs("../tools/mpi/netns.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for ip netns")
+	}
+	probe := exec.Command("ip", "netns", "add", "gotpu-probe")
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("ip netns is not usable here: %v %s", err, out)
+	}
+	exec.Command("ip", "netns", "del", "gotpu-probe").Run()
+	run := func(role string, env ...string) []rankResult {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, script, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "GOTPU_NETNS_ENV="+strings.Join(append([]string{"GOTPU_DIST_ROLE=" + role, "GOTPU_DIST_ENGINE=mpi"}, env...), " "))
+		out, _ := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("role %s across two hosts did not finish (a hang):\n%s", role, out)
+		}
+		return parseTagged(out, 2)
+	}
+	for _, r := range run("coll") {
+		if r.code != 0 {
+			t.Errorf("coll: rank %d exit %d:\n%s", r.rank, r.code, r.out)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	r := run("kill", "GOTPU_DIST_VICTIM=1", "GOTPU_DIST_TEST_TIMEOUT_MS=20000")[0]
+	if r.code != 3 || !strings.Contains(r.out, "dead (rank 1): rank 1 (pid") || !strings.Contains(r.out, "on h1) stopped its heartbeat") {
+		t.Errorf("kill across hosts: rank 0 exit %d, want rank 1 dead by its heartbeat:\n%s", r.code, r.out)
 	}
 }
