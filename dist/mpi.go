@@ -826,12 +826,12 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			}
 		}
 		now := time.Now()
-		waited := now.Sub(start)
-		if waited > 10*time.Millisecond {
+		// No sleeping: MPI's nonblocking collectives progress only inside
+		// MPI calls (a long transfer slows down as much as the poll
+		// pauses), so this spins as MPI_Wait does, letting other
+		// goroutines run after a while.
+		if now.Sub(start) > 10*time.Millisecond {
 			runtime.Gosched()
-		}
-		if waited > time.Second {
-			time.Sleep(50 * time.Microsecond)
 		}
 		if now.Before(nextCheck) {
 			continue
@@ -849,7 +849,7 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			er.Err = err
 			return er
 		}
-		slow := !now.Before(nextStore) && waited > 200*time.Millisecond
+		slow := !now.Before(nextStore) && now.Sub(start) > 200*time.Millisecond
 		if slow {
 			nextStore = now.Add(time.Second)
 			if !published {
@@ -995,20 +995,42 @@ func (e *mpiEngine) allReduce(c *call, buf []byte, dt dtype.DType, op ReduceOp) 
 		// order, in float32, as the built-in engine does.
 		return e.allReduceGathered(c, buf, dt, op)
 	}
-	n, err := count(c, len(buf)/dt.Size())
-	if err != nil {
-		return err
-	}
-	if err := e.run(c, func(r *C.MPI_Request) C.int {
-		return C.gotpu_iallreduce(ptr(buf), n, mt, mpiOp(op), e.comm, r)
-	}, buf); err != nil {
-		return err
+	// In chunks: Open MPI's nonblocking all-reduce allocates a scratch
+	// buffer as large as the message on every call, and page faults on a
+	// fresh 256 MB cost more than the transfer: in one piece the engine
+	// had half of MPI_Allreduce's bandwidth at 256 MB, in 4 MB chunks
+	// several times it (gotpu bench allreduce --engine mpi).
+	per := mpiChunkBytes / dt.Size() * dt.Size()
+	for i := 0; i == 0 || i < len(buf); i += per {
+		part := buf[i:min(i+per, len(buf))]
+		n := C.int(len(part) / dt.Size())
+		post := func(r *C.MPI_Request) C.int {
+			return C.gotpu_iallreduce(ptr(part), n, mt, mpiOp(op), e.comm, r)
+		}
+		var err error
+		if i == 0 {
+			err = e.run(c, post, part)
+		} else {
+			err = e.do1(c, post, part)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if op == Avg {
 		reduceBytes(buf, [][]byte{buf}, dt, Avg, len(e.g.ranks))
 	}
 	return nil
 }
+
+// mpiChunkBytes is the largest piece of an all-reduce in one MPI call
+// (GOTPU_MPI_CHUNK_BYTES overrides it, for measurements).
+var mpiChunkBytes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_CHUNK_BYTES")); err == nil && n >= 1024 {
+		return n
+	}
+	return 4 << 20
+}()
 
 func (e *mpiEngine) allReduceGathered(c *call, buf []byte, dt dtype.DType, op ReduceOp) error {
 	N := len(e.g.ranks)

@@ -100,13 +100,18 @@ func parseTagged(out []byte, n int) []rankResult {
 }
 
 func TestMPICollectives(t *testing.T) {
-	sizes := []int{2, 3, 4}
-	if testing.Short() {
-		sizes = []int{2, 3}
+	tests := []struct {
+		ranks int
+		chunk string // GOTPU_MPI_CHUNK_BYTES: all-reduces in several MPI calls
+	}{
+		{2, ""}, {3, "1024"}, {4, ""},
 	}
-	for _, n := range sizes {
-		t.Run(fmt.Sprintf("%d-ranks", n), func(t *testing.T) {
-			for _, r := range spawnMPI(t, n, "coll", 90*time.Second) {
+	if testing.Short() {
+		tests = tests[:2]
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d-ranks-chunk-%s", tc.ranks, tc.chunk), func(t *testing.T) {
+			for _, r := range spawnMPI(t, tc.ranks, "coll", 90*time.Second, "GOTPU_MPI_CHUNK_BYTES="+tc.chunk) {
 				if r.code != 0 {
 					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
 				}
