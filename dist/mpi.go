@@ -792,38 +792,45 @@ func (e *mpiEngine) mismatch(c *call) error {
 func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error) error {
 	g := e.g
 	start := time.Now()
-	var nextCheck, nextStore time.Time
+	var nextCheck, nextStore, failUntil time.Time
+	var mpiFailed C.int
 	published := false
 	for {
 		spin := 20e-6
 		mpiMu.Lock()
 		st := C.gotpu_poll(&reqs[0], C.int(len(reqs)), C.double(spin))
 		mpiMu.Unlock()
-		if st == 1 {
+		if st == 1 && mpiFailed == 0 {
 			return nil
-		}
-		if st < 0 {
-			// MPI gave up on the communicator (a peer's connection broke,
-			// say): find the peer that died before reporting MPI's error.
-			until := time.Now().Add(mpiStaleHeartbeat + 2*time.Second)
-			if until.After(c.deadline) {
-				until = c.deadline
-			}
-			for {
-				if err := e.peers(c, true); err != nil {
-					return err
-				}
-				if time.Now().After(until) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(-st))
 		}
 		if early != nil {
 			if err := early(reqs); err != nil {
 				return err
 			}
+		}
+		if st == 1 { // the rest completed after MPI failed one call
+			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(mpiFailed))
+		}
+		if st < 0 && mpiFailed == 0 {
+			// MPI gave up on a call (a peer's connection broke, or ranks
+			// called different collectives): keep progressing the rest
+			// (the descriptor check) and look for a dead peer for a
+			// while before reporting MPI's error.
+			mpiFailed = -st
+			failUntil = time.Now().Add(mpiStaleHeartbeat + 2*time.Second)
+			if failUntil.After(c.deadline) {
+				failUntil = c.deadline
+			}
+		}
+		if mpiFailed != 0 {
+			if err := e.peers(c, true); err != nil {
+				return err
+			}
+			if time.Now().After(failUntil) {
+				return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(mpiFailed))
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
 		}
 		now := time.Now()
 		// No sleeping: MPI's nonblocking collectives progress only inside
