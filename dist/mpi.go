@@ -10,9 +10,11 @@ package dist
 #include <string.h>
 #include <time.h>
 
-// MPI_Init_thread, keeping the Go runtime's signal handlers: Open MPI
-// installs its own (SIGSEGV, SIGBUS, ...) for backtraces, which would
-// break Go's nil checks and stack growth.
+// MPI_Init_thread, keeping the Go runtime's signal handlers: Open MPI can
+// install its own (opal_signal: SIGSEGV, SIGBUS, ... for backtraces),
+// which would break Go's nil-dereference panics. Open MPI 4.1 leaves
+// signals that already have a handler alone; the restore guards against
+// versions and settings that do not.
 static int gotpu_mpi_init(int *rank, int *size, int *provided) {
 	static struct sigaction old[65];
 	for (int s = 1; s < 65; s++) sigaction(s, NULL, &old[s]);

@@ -120,6 +120,15 @@ func TestMPICollectives(t *testing.T) {
 	}
 }
 
+// TestMPIGoSignals: after MPI_Init a nil dereference is still Go's panic.
+func TestMPIGoSignals(t *testing.T) {
+	for _, r := range spawnMPI(t, 2, "nil-deref", 60*time.Second) {
+		if r.code != 0 {
+			t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
+		}
+	}
+}
+
 func TestMPIDDP(t *testing.T) {
 	for _, r := range spawnMPI(t, 2, "ddp", 90*time.Second) {
 		if r.code != 0 {

@@ -80,6 +80,19 @@ func runRole(role string) int {
 		} else {
 			rerr = g.AllReduce(ctx, tensor.Ones(cpu, dtype.F32, 2, 8), Sum)
 		}
+	case "nil-deref":
+		// Go turns a nil dereference into a panic through its SIGSEGV
+		// handler, which an engine (MPI installs its own) must leave alone.
+		rerr = func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = g.Barrier(ctx)
+				}
+			}()
+			var p *int
+			fmt.Println(*p)
+			return errors.New("no panic")
+		}()
 	case "mismatch-kind":
 		// The same bytes, a different collective: MPI alone would
 		// complete both calls.
