@@ -37,7 +37,7 @@ func (g *Group) begin(ctx context.Context, desc string) (*call, error) {
 		return nil, fmt.Errorf("dist: %s #%d in group %s: %w: %v", desc, g.seq, g.name, ErrAborted, f)
 	}
 	g.seq++
-	g.seg.writeDesc(g.rank, c.seq, desc)
+	g.eng.begin(c)
 	return c, nil
 }
 
@@ -47,7 +47,7 @@ func (g *Group) fail(err error) error {
 	defer g.failMu.Unlock()
 	if g.failed == nil {
 		g.failed = err
-		g.seg.setAbort(g.rank, err.Error())
+		g.eng.abort(err)
 	}
 	return err
 }
@@ -283,7 +283,7 @@ func (g *Group) AllReduceAsync(ctx context.Context, t *tensor.Tensor, op ReduceO
 			return err
 		}
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
-			return g.allReduceBytes(c, bs[0], t.DType(), op, true)
+			return g.eng.allReduce(c, bs[0], t.DType(), op)
 		})
 	})
 }
@@ -350,24 +350,28 @@ func (g *Group) BroadcastAsync(ctx context.Context, t *tensor.Tensor, src int) *
 			return err
 		}
 		return withBytes([]*tensor.Tensor{t}, g.rank != src, func(bs [][]byte) error {
-			buf := bs[0]
-			per := g.seg.slot
-			for ch := range nChunks(len(buf), per) {
-				lo, hi := span(ch, per, len(buf))
-				k := g.nextSlot()
-				if g.rank == src {
-					copy(g.seg.slotMem(g.rank, k), buf[lo:hi])
-				}
-				if err := g.step(c); err != nil {
-					return err
-				}
-				if g.rank != src {
-					copy(buf[lo:hi], g.seg.slotMem(src, k))
-				}
-			}
-			return nil
+			return g.eng.broadcast(c, bs[0], src)
 		})
 	})
+}
+
+// broadcastBytes is the built-in engine's broadcast.
+func (g *Group) broadcastBytes(c *call, buf []byte, src int) error {
+	per := g.seg.slot
+	for ch := range nChunks(len(buf), per) {
+		lo, hi := span(ch, per, len(buf))
+		k := g.nextSlot()
+		if g.rank == src {
+			copy(g.seg.slotMem(g.rank, k), buf[lo:hi])
+		}
+		if err := g.step(c); err != nil {
+			return err
+		}
+		if g.rank != src {
+			copy(buf[lo:hi], g.seg.slotMem(src, k))
+		}
+	}
+	return nil
 }
 
 // Barrier waits until every rank of the group reaches it.
@@ -382,7 +386,7 @@ func (g *Group) BarrierAsync(ctx context.Context) *Work {
 		if err != nil {
 			return err
 		}
-		return g.step(c)
+		return g.eng.barrier(c)
 	})
 }
 
@@ -418,7 +422,7 @@ func (g *Group) AllGatherAsync(ctx context.Context, outs []*tensor.Tensor, t *te
 		}
 		return withBytes([]*tensor.Tensor{t}, false, func(in [][]byte) error {
 			return withBytes(outs, true, func(out [][]byte) error {
-				return g.allGatherBytes(c, in[0], out)
+				return g.eng.allGather(c, in[0], out)
 			})
 		})
 	})
@@ -472,7 +476,7 @@ func (g *Group) AllGatherIntoAsync(ctx context.Context, out, t *tensor.Tensor) *
 		}
 		return withBytes([]*tensor.Tensor{t}, false, func(in [][]byte) error {
 			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
-				return g.allGatherBytes(c, in[0], splitBytes(ob[0], len(g.ranks)))
+				return g.eng.allGather(c, in[0], splitBytes(ob[0], len(g.ranks)))
 			})
 		})
 	})
@@ -501,7 +505,7 @@ func (g *Group) ReduceScatterTensorAsync(ctx context.Context, out, in *tensor.Te
 		}
 		return withBytes([]*tensor.Tensor{in}, false, func(ib [][]byte) error {
 			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
-				return g.reduceScatterBytes(c, splitBytes(ib[0], len(g.ranks)), ob[0], out.DType(), op)
+				return g.eng.reduceScatter(c, splitBytes(ib[0], len(g.ranks)), ob[0], out.DType(), op)
 			})
 		})
 	})
@@ -539,7 +543,7 @@ func (g *Group) ReduceScatterAsync(ctx context.Context, out *tensor.Tensor, ins 
 		}
 		return withBytes(ins, false, func(in [][]byte) error {
 			return withBytes([]*tensor.Tensor{out}, true, func(ob [][]byte) error {
-				return g.reduceScatterBytes(c, in, ob[0], out.DType(), op)
+				return g.eng.reduceScatter(c, in, ob[0], out.DType(), op)
 			})
 		})
 	})
@@ -573,14 +577,19 @@ func (g *Group) AllToAllAsync(ctx context.Context, outs, ins []*tensor.Tensor) *
 		}
 		return withBytes(ins, false, func(in [][]byte) error {
 			return withBytes(outs, true, func(ob [][]byte) error {
-				return g.exchange(c, in, func(k int, lo, hi, sec int) {
-					for r := range g.ranks {
-						copy(ob[r][lo:hi], g.seg.slotMem(r, k)[g.rank*sec:g.rank*sec+(hi-lo)])
-					}
-				}, ins[0].DType().Size())
+				return g.eng.allToAll(c, in, ob, ins[0].DType().Size())
 			})
 		})
 	})
+}
+
+// allToAllBytes is the built-in engine's all_to_all.
+func (g *Group) allToAllBytes(c *call, in, out [][]byte, es int) error {
+	return g.exchange(c, in, func(k int, lo, hi, sec int) {
+		for r := range g.ranks {
+			copy(out[r][lo:hi], g.seg.slotMem(r, k)[g.rank*sec:g.rank*sec+(hi-lo)])
+		}
+	}, es)
 }
 
 // exchange moves per-destination buffers through the slots: each chunk,
@@ -625,26 +634,30 @@ func (g *Group) SendAsync(ctx context.Context, t *tensor.Tensor, dst int) *Work 
 			return fmt.Errorf("dist: send to %d in group %s: %w: %v", dst, g.name, ErrAborted, f)
 		}
 		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), deadline: time.Now().Add(g.timeout), checked: true}
-		box := g.seg.mailbox(g.rank, dst)
-		prod, cons := g.seg.u64(box), g.seg.u64(box+64)
 		return withBytes([]*tensor.Tensor{t}, false, func(bs [][]byte) error {
-			buf := bs[0]
-			per := g.seg.p2p - msgHeader
-			for ch := range nChunks(len(buf), per) {
-				lo, hi := span(ch, per, len(buf))
-				j := g.p2pSent[dst]
-				if err := g.waitPeers(c, func(int) bool { return cons.Load()+1 >= j }, []int{dst}); err != nil {
-					return g.fail(err)
-				}
-				slot := g.seg.p2pSlot(g.rank, dst, int(j%2))
-				writeMsgHeader(slot, desc)
-				copy(slot[msgHeader:], buf[lo:hi])
-				prod.Store(j + 1)
-				g.p2pSent[dst]++
-			}
-			return nil
+			return g.eng.send(c, bs[0], dst, desc)
 		})
 	})
+}
+
+// sendBytes is the built-in engine's send.
+func (g *Group) sendBytes(c *call, buf []byte, dst int, desc string) error {
+	box := g.seg.mailbox(g.rank, dst)
+	prod, cons := g.seg.u64(box), g.seg.u64(box+64)
+	per := g.seg.p2p - msgHeader
+	for ch := range nChunks(len(buf), per) {
+		lo, hi := span(ch, per, len(buf))
+		j := g.p2pSent[dst]
+		if err := g.waitPeers(c, func(int) bool { return cons.Load()+1 >= j }, []int{dst}); err != nil {
+			return g.fail(err)
+		}
+		slot := g.seg.p2pSlot(g.rank, dst, int(j%2))
+		writeMsgHeader(slot, desc)
+		copy(slot[msgHeader:], buf[lo:hi])
+		prod.Store(j + 1)
+		g.p2pSent[dst]++
+	}
+	return nil
 }
 
 func writeMsgHeader(slot []byte, desc string) {
@@ -675,28 +688,32 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 			return fmt.Errorf("dist: recv from %d in group %s: %w: %v", src, g.name, ErrAborted, f)
 		}
 		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), deadline: time.Now().Add(g.timeout), checked: true}
-		box := g.seg.mailbox(src, g.rank)
-		prod, cons := g.seg.u64(box), g.seg.u64(box+64)
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
-			buf := bs[0]
-			per := g.seg.p2p - msgHeader
-			for ch := range nChunks(len(buf), per) {
-				lo, hi := span(ch, per, len(buf))
-				j := g.p2pRecv[src]
-				if err := g.waitPeers(c, func(int) bool { return prod.Load() >= j+1 }, []int{src}); err != nil {
-					return g.fail(err)
-				}
-				slot := g.seg.p2pSlot(src, g.rank, int(j%2))
-				if got := readMsgHeader(slot); got != desc {
-					return g.fail(g.errorf(c, "mismatch", []int{src}, "rank %d sent %s but rank %d (this rank) receives %s", g.ranks[src], got, g.global, desc))
-				}
-				copy(buf[lo:hi], slot[msgHeader:])
-				cons.Store(j + 1)
-				g.p2pRecv[src]++
-			}
-			return nil
+			return g.eng.recv(c, bs[0], src, desc)
 		})
 	})
+}
+
+// recvBytes is the built-in engine's recv.
+func (g *Group) recvBytes(c *call, buf []byte, src int, desc string) error {
+	box := g.seg.mailbox(src, g.rank)
+	prod, cons := g.seg.u64(box), g.seg.u64(box+64)
+	per := g.seg.p2p - msgHeader
+	for ch := range nChunks(len(buf), per) {
+		lo, hi := span(ch, per, len(buf))
+		j := g.p2pRecv[src]
+		if err := g.waitPeers(c, func(int) bool { return prod.Load() >= j+1 }, []int{src}); err != nil {
+			return g.fail(err)
+		}
+		slot := g.seg.p2pSlot(src, g.rank, int(j%2))
+		if got := readMsgHeader(slot); got != desc {
+			return g.fail(g.errorf(c, "mismatch", []int{src}, "rank %d sent %s but rank %d (this rank) receives %s", g.ranks[src], got, g.global, desc))
+		}
+		copy(buf[lo:hi], slot[msgHeader:])
+		cons.Store(j + 1)
+		g.p2pRecv[src]++
+	}
+	return nil
 }
 
 func (g *Group) checkRoot(what string, root int) error {
@@ -728,11 +745,7 @@ func (g *Group) ReduceAsync(ctx context.Context, t *tensor.Tensor, dst int, op R
 		}
 		me := g.rank == dst
 		return withBytes([]*tensor.Tensor{t}, me, func(bs [][]byte) error {
-			if me {
-				return g.allReduceBytes(c, bs[0], t.DType(), op, true)
-			}
-			// Without the copy-out the reduction only reads this rank's t.
-			return g.allReduceBytes(c, bs[0], t.DType(), op, false)
+			return g.eng.reduce(c, bs[0], t.DType(), op, dst)
 		})
 	})
 }
@@ -767,7 +780,7 @@ func (g *Group) GatherAsync(ctx context.Context, outs []*tensor.Tensor, t *tenso
 				if !me {
 					out = nil
 				}
-				return g.allGatherBytes(c, in[0], out)
+				return g.eng.gather(c, in[0], out, dst)
 			})
 		})
 	})
@@ -798,28 +811,32 @@ func (g *Group) ScatterAsync(ctx context.Context, t *tensor.Tensor, ins []*tenso
 		if err != nil {
 			return err
 		}
-		es := t.DType().Size()
 		return withBytes(ins, false, func(in [][]byte) error {
 			return withBytes([]*tensor.Tensor{t}, true, func(ob [][]byte) error {
-				N := len(g.ranks)
-				sec := g.seg.slot / N / es * es
-				n := len(ob[0])
-				for ch := range nChunks(n, sec) {
-					lo, hi := span(ch, sec, n)
-					k := g.nextSlot()
-					if me {
-						mine := g.seg.slotMem(g.rank, k)
-						for q := range N {
-							copy(mine[q*sec:], in[q][lo:hi])
-						}
-					}
-					if err := g.step(c); err != nil {
-						return err
-					}
-					copy(ob[0][lo:hi], g.seg.slotMem(src, k)[g.rank*sec:g.rank*sec+(hi-lo)])
-				}
-				return nil
+				return g.eng.scatter(c, in, ob[0], src, t.DType().Size())
 			})
 		})
 	})
+}
+
+// scatterBytes is the built-in engine's scatter (in is nil off src).
+func (g *Group) scatterBytes(c *call, in [][]byte, out []byte, src, es int) error {
+	N := len(g.ranks)
+	sec := g.seg.slot / N / es * es
+	n := len(out)
+	for ch := range nChunks(n, sec) {
+		lo, hi := span(ch, sec, n)
+		k := g.nextSlot()
+		if g.rank == src {
+			mine := g.seg.slotMem(g.rank, k)
+			for q := range N {
+				copy(mine[q*sec:], in[q][lo:hi])
+			}
+		}
+		if err := g.step(c); err != nil {
+			return err
+		}
+		copy(out[lo:hi], g.seg.slotMem(src, k)[g.rank*sec:g.rank*sec+(hi-lo)])
+	}
+	return nil
 }

@@ -10,15 +10,17 @@
 // others return an error naming the ranks, the collective and its sequence
 // number instead of hanging.
 //
-// Engines: only the built-in one ("shm": processes on one host) exists in
-// this build. A world spanning hosts is refused with an error naming the
-// engines that can run it (xla, mpi, nccl), which are not built yet.
+// Engines: the built-in one ("shm": processes on one host, through shared
+// memory) and "mpi" (Open MPI, any number of hosts; cgo, build tag
+// gotpu_mpi), chosen by Options.Backend, GOTPU_DIST_ENGINE, or Open MPI's
+// environment in a build that has mpi. On the built-in engine a world
+// spanning hosts is refused with an error naming the mpi engine.
 //
 // Environment, besides the launchers' variables: GOTPU_DIST_TIMEOUT (the
 // collective timeout, a Go duration; default 30m), GOTPU_STORE_ADDR (a
 // store the launcher serves; gotpu run sets it), GOTPU_RUN_ID (keeps the
 // keys of restarted jobs apart), GOTPU_DIST_SLOT_BYTES (the shared-memory
-// chunk size).
+// chunk size), GOTPU_DIST_ENGINE ("shm" or "mpi").
 //
 // Ranks of a group are numbered within the group: Broadcast's src and
 // Send/Recv's peers are group ranks (GlobalRank maps them), and a group's

@@ -18,12 +18,12 @@ import (
 // it fails (GOTPU_DIST_TIMEOUT, a Go duration, overrides it).
 const DefaultTimeout = 30 * time.Minute
 
-// Engines that run a world across hosts; none is built yet.
-var multiHostEngines = []string{"xla", "mpi", "nccl"}
-
 // Options configure Init. Zero values take the defaults.
 type Options struct {
-	// Backend is the engine: "" or "shm" (built in: processes on one host).
+	// Backend is the engine: "shm" (built in: processes on one host) or
+	// "mpi" (Open MPI, any number of hosts; needs build tag gotpu_mpi).
+	// Empty: GOTPU_DIST_ENGINE, else mpi when Open MPI's mpirun launched
+	// the job and the build has it, else shm.
 	Backend string
 	// Timeout bounds every collective (default DefaultTimeout or
 	// GOTPU_DIST_TIMEOUT).
@@ -77,6 +77,7 @@ type Group struct {
 	ranks   []int // global ranks, by group rank
 	global  int   // this process's global rank
 	timeout time.Duration
+	eng     engine // the built-in engine (shmEngine) or mpi
 	seg     *segment
 	store   Store
 	world   *world
@@ -109,19 +110,19 @@ type world struct {
 	mu       sync.Mutex
 	nextID   int
 	children []*Group
+	mpi      *mpiWorld // the mpi engine's state; nil on the built-in engine
 }
 
 // Init joins the job described by the launcher's environment (or opts.Env)
 // and returns the group of all ranks (torch.distributed.init_process_group).
-// Every rank must call it. A world spanning hosts is refused: the built-in
-// engine needs every rank on one host.
+// Every rank must call it. On the built-in engine a world spanning hosts is
+// refused: it needs every rank on one host; the mpi engine runs anywhere
+// Open MPI does.
 func Init(ctx context.Context, opts Options) (*Group, error) {
-	switch opts.Backend {
-	case "", "shm":
-	case "xla", "mpi", "nccl", "gloo":
-		return nil, fmt.Errorf("dist: engine %q is not built yet; the built-in shared-memory engine (\"shm\") runs processes on one host", opts.Backend)
-	default:
-		return nil, fmt.Errorf("dist: unknown engine %q (built: shm)", opts.Backend)
+	if opts.Backend != "" {
+		if _, err := chooseEngine(opts.Backend, nil); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -159,6 +160,13 @@ func Init(ctx context.Context, opts Options) (*Group, error) {
 		if env, err = EnvFromOS(); err != nil {
 			return nil, err
 		}
+	}
+	engName, err := chooseEngine(opts.Backend, &env)
+	if err != nil {
+		return nil, err
+	}
+	if engName == engineMPI {
+		return initMPI(ctx, opts, env)
 	}
 	if env.MultiHost() {
 		return nil, multiHostError(env.WorldSize, fmt.Sprintf("%d processes per host", env.LocalWorldSize))
@@ -213,7 +221,7 @@ func Init(ctx context.Context, opts Options) (*Group, error) {
 	for i := range all {
 		all[i] = i
 	}
-	g, err := w.newGroup(ctx, "world", "0", all)
+	g, err := w.newGroup(ctx, nil, "world", "0", all)
 	if err != nil {
 		w.closeStore()
 		return nil, err
@@ -222,7 +230,7 @@ func Init(ctx context.Context, opts Options) (*Group, error) {
 }
 
 func multiHostError(world int, why string) error {
-	return fmt.Errorf("dist: the world of %d ranks spans more than one host (%s); the built-in engine runs processes on one host only — across hosts use an engine that can: %s (not built yet in this version)", world, why, strings.Join(multiHostEngines, ", "))
+	return fmt.Errorf("dist: the world of %d ranks spans more than one host (%s); the built-in engine runs processes on one host only — across hosts use the mpi engine (build with -tags gotpu_mpi and launch with Open MPI's mpirun, or set GOTPU_DIST_ENGINE=mpi); xla and nccl are not built yet", world, why)
 }
 
 func netJoin(host string, port int) string {
@@ -260,9 +268,14 @@ func (w *world) closeStore() {
 	}
 }
 
-// newGroup makes the shared memory of a group of global ranks (all ranks
-// of the parent call it; a non-member gets nil).
-func (w *world) newGroup(ctx context.Context, name, id string, ranks []int) (*Group, error) {
+// newGroup makes a group of global ranks, a subgroup of parent (nil for
+// the world): the shared memory of the built-in engine, a communicator
+// split from parent's on mpi. All ranks of the parent call it; a
+// non-member gets nil.
+func (w *world) newGroup(ctx context.Context, parent *Group, name, id string, ranks []int) (*Group, error) {
+	if w.mpi != nil {
+		return w.newMPIGroup(ctx, parent, name, id, ranks)
+	}
 	me := slices.Index(ranks, w.env.Rank)
 	if me < 0 {
 		return nil, nil
@@ -319,6 +332,7 @@ func (w *world) newGroup(ctx context.Context, name, id string, ranks []int) (*Gr
 	g := &Group{name: name, id: id, rank: me, ranks: ranks, global: w.env.Rank, timeout: w.opts.Timeout, pidSeen: pidSeen,
 		seg: seg, store: w.store, world: w, p2pSent: make([]uint64, n), p2pRecv: make([]uint64, n),
 		queue: make(chan *Work, 64), stop: make(chan struct{})}
+	g.eng = shmEngine{g}
 	g.wg.Add(2)
 	go g.run()
 	go g.heartbeat()
@@ -370,7 +384,7 @@ func (g *Group) NewGroup(ctx context.Context, ranks []int) (*Group, error) {
 		return nil, errors.New("dist: new_group: no ranks")
 	}
 	id := g.world.allocID(g)
-	return g.world.newGroup(ctx, "group"+id, id, rs)
+	return g.world.newGroup(ctx, g, "group"+id, id, rs)
 }
 
 // Split divides g into subgroups by color (MPI_Comm_split,
@@ -407,6 +421,10 @@ func (g *Group) Split(ctx context.Context, color, key int) (*Group, error) {
 		}
 	}
 	if color < 0 {
+		if g.world.mpi != nil {
+			// Every rank of the parent communicator takes part in the split.
+			return g.world.newGroup(ctx, g, "", "", nil)
+		}
 		return nil, nil
 	}
 	sort.SliceStable(mine, func(i, j int) bool {
@@ -419,7 +437,7 @@ func (g *Group) Split(ctx context.Context, color, key int) (*Group, error) {
 	for i, m := range mine {
 		rs[i] = m.rank
 	}
-	return g.world.newGroup(ctx, fmt.Sprintf("split%s.%d", id, color), id+"."+strconv.Itoa(color), rs)
+	return g.world.newGroup(ctx, g, fmt.Sprintf("split%s.%d", id, color), id+"."+strconv.Itoa(color), rs)
 }
 
 func (w *world) allocID(_ *Group) string {
@@ -438,10 +456,6 @@ func (g *Group) Close() error {
 		g.p2pMu.Unlock()
 		close(g.stop)
 		g.wg.Wait()
-		if g.seg != nil {
-			g.seg.u32(g.seg.ctl(g.rank) + ctlState).Store(stateClosed)
-			g.seg.unmap()
-		}
 		if g.id == "0" {
 			g.world.mu.Lock()
 			kids := g.world.children
@@ -450,6 +464,9 @@ func (g *Group) Close() error {
 			for _, k := range kids {
 				k.Close()
 			}
+		}
+		g.eng.close()
+		if g.id == "0" {
 			g.world.closeStore()
 		}
 	})

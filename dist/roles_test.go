@@ -85,6 +85,27 @@ func runRole(role string) int {
 		} else {
 			rerr = g.AllReduce(ctx, tensor.Ones(cpu, dtype.F32, 2, 8), Sum)
 		}
+	case "nil-deref":
+		// Go turns a nil dereference into a panic through its SIGSEGV
+		// handler, which an engine (MPI installs its own) must leave alone.
+		rerr = func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = g.Barrier(ctx)
+				}
+			}()
+			var p *int
+			fmt.Println(*p)
+			return errors.New("no panic")
+		}()
+	case "mismatch-kind":
+		// The same bytes, a different collective: MPI alone would
+		// complete both calls.
+		if g.Rank() == 0 {
+			rerr = g.AllReduce(ctx, tensor.Ones(cpu, dtype.F32, 8), Sum)
+		} else {
+			rerr = g.Broadcast(ctx, tensor.Ones(cpu, dtype.F32, 8), 0)
+		}
 	default:
 		if fn, ok := moreRoles[role]; ok {
 			rerr = fn(ctx, g)
@@ -503,12 +524,34 @@ func TestCanceledAndClosed(t *testing.T) {
 	}
 }
 
-func TestMismatchedCollectives(t *testing.T) {
-	res := spawn(t, 2, "mismatch", 30*time.Second, func(int) []string { return []string{"GOTPU_DIST_TEST_TIMEOUT_MS=5000"} })
+// mismatchCases are the roles whose two ranks call different collectives,
+// and the calls each rank's error must quote.
+var mismatchCases = []struct {
+	role string
+	want []string
+}{
+	{"mismatch", []string{"all_reduce(sum) f32[8]", "all_reduce(sum) f32[2,8]"}},
+	{"mismatch-kind", []string{"all_reduce(sum) f32[8]", "broadcast(src=0) f32[8]"}},
+}
+
+func checkMismatch(t *testing.T, res []rankResult, want []string) {
+	t.Helper()
 	for _, r := range res {
-		if r.code != 3 || !strings.Contains(r.out, "mismatch") || !strings.Contains(r.out, "all_reduce(sum) f32[8]") || !strings.Contains(r.out, "all_reduce(sum) f32[2,8]") {
-			t.Errorf("rank %d exit %d, want a mismatch naming both calls:\n%s", r.rank, r.code, r.out)
+		ok := r.code == 3 && strings.Contains(r.out, "mismatch")
+		for _, w := range want {
+			ok = ok && strings.Contains(r.out, w)
 		}
+		if !ok {
+			t.Errorf("rank %d exit %d, want a mismatch naming %q:\n%s", r.rank, r.code, want, r.out)
+		}
+	}
+}
+
+func TestMismatchedCollectives(t *testing.T) {
+	for _, tc := range mismatchCases {
+		t.Run(tc.role, func(t *testing.T) {
+			checkMismatch(t, spawn(t, 2, tc.role, 30*time.Second, func(int) []string { return []string{"GOTPU_DIST_TEST_TIMEOUT_MS=5000"} }), tc.want)
+		})
 	}
 }
 
@@ -519,7 +562,7 @@ func TestInitRefusesMultiHost(t *testing.T) {
 		backend string
 		want    string
 	}{
-		{"two-hosts", Env{Rank: 0, WorldSize: 4, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 1}, "", "xla, mpi, nccl"},
+		{"two-hosts", Env{Rank: 0, WorldSize: 4, LocalWorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 1}, "", "gotpu_mpi"},
 		{"engine-not-built", Env{WorldSize: 1, LocalWorldSize: 1}, "nccl", `engine "nccl" is not built`},
 		{"unknown-engine", Env{WorldSize: 1, LocalWorldSize: 1}, "tcp", "unknown engine"},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,7 +26,7 @@ import (
 
 // allreduceResult is one size of one implementation.
 type allreduceResult struct {
-	Impl      string  `json:"impl"` // "gotpu-shm" or "torch-gloo"
+	Impl      string  `json:"impl"` // "gotpu-shm", "torch-gloo", "gotpu-mpi" or "mpi4py"
 	SizeBytes int     `json:"size_bytes"`
 	Iters     int     `json:"iters"`
 	MedianUS  float64 `json:"median_us"`  // median time of one all-reduce
@@ -36,17 +37,22 @@ type allreduceResult struct {
 // are stable.
 type allreduceReport struct {
 	NProc   int               `json:"nproc"`
+	Engine  string            `json:"engine"` // "shm" or "mpi"
 	Reps    int               `json:"reps"`
 	Results []allreduceResult `json:"results"`
-	// Ratios maps a size in bytes to gotpu's bus bandwidth over gloo's
-	// (above 1: gotpu is faster); empty with --no-reference.
+	// Ratios maps a size in bytes to gotpu's bus bandwidth over the
+	// reference's (gloo; mpi4py with --engine mpi; above 1: gotpu is
+	// faster); empty with --no-reference.
 	Ratios map[string]float64 `json:"ratios"`
-	// Reference describes the reference run ("torch-gloo <version>") or why
-	// there is none.
+	// Reference describes the reference run ("torch-gloo <version>",
+	// "mpi4py <version> (<MPI library>)") or why there is none.
 	Reference string `json:"reference"`
 }
 
-const allreduceScript = "tools/dist/allreduce_gloo.py"
+const (
+	allreduceScript    = "tools/dist/allreduce_gloo.py"
+	allreduceMPIScript = "tools/mpi/allreduce_mpi4py.py"
+)
 
 // allreduceIters is how many all-reduces one timed loop runs: about
 // 256 MiB moved, between 5 and 1000 (the Python reference uses the same).
@@ -87,8 +93,8 @@ func parseSizes(s string) ([]int, error) {
 
 // allreduceWorker is one rank of the gotpu side (the bench re-executes
 // itself with --worker under gotpu run's environment).
-func allreduceWorker(ctx context.Context, out io.Writer, sizes []int, reps int) error {
-	g, err := dist.Init(ctx, dist.Options{Timeout: 2 * time.Minute})
+func allreduceWorker(ctx context.Context, out io.Writer, engine string, sizes []int, reps int) error {
+	g, err := dist.Init(ctx, dist.Options{Backend: engine, Timeout: 2 * time.Minute})
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,7 @@ func allreduceWorker(ctx context.Context, out io.Writer, sizes []int, reps int) 
 			times = append(times, time.Since(t0).Seconds()/float64(iters)*1e6)
 		}
 		sort.Float64s(times)
-		res = append(res, allreduceResult{Impl: "gotpu-shm", SizeBytes: size, Iters: iters, MedianUS: times[len(times)/2]})
+		res = append(res, allreduceResult{Impl: "gotpu-" + engine, SizeBytes: size, Iters: iters, MedianUS: times[len(times)/2]})
 	}
 	if g.Rank() == 0 {
 		b, _ := json.Marshal(res)
@@ -129,57 +135,122 @@ func allreduceWorker(ctx context.Context, out io.Writer, sizes []int, reps int) 
 	return nil
 }
 
-func runAllreduceBench(ctx context.Context, nproc, reps int, sizes []int, sizesFlag string, noRef bool, python, script string, log io.Writer) (*allreduceReport, error) {
-	rep := &allreduceReport{NProc: nproc, Reps: reps, Ratios: map[string]float64{}}
+// mpirunArgs are mpirun's options for both sides of the mpi bench.
+func mpirunArgs(nproc int) []string {
+	var a []string
+	if os.Geteuid() == 0 {
+		a = append(a, "--allow-run-as-root")
+	}
+	if nproc > runtime.NumCPU() {
+		a = append(a, "--oversubscribe")
+	}
+	return append(a, "-np", strconv.Itoa(nproc))
+}
+
+// lastJSONLine returns the last line of b that starts with '[' or '{'
+// (mpirun may print notices around the ranks' output).
+func lastJSONLine(b []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := bytes.TrimSpace(lines[i]); len(l) > 0 && (l[0] == '[' || l[0] == '{') {
+			return l
+		}
+	}
+	return nil
+}
+
+func runAllreduceBench(ctx context.Context, engine string, nproc, reps int, sizes []int, sizesFlag string, noRef bool, python, script string, log io.Writer) (*allreduceReport, error) {
+	rep := &allreduceReport{NProc: nproc, Engine: engine, Reps: reps, Ratios: map[string]float64{}}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench allreduce: %w", err)
 	}
+	worker := []string{self, "bench", "allreduce", "--worker", "--engine", engine, "--sizes", sizesFlag, "--reps", strconv.Itoa(reps)}
 	var out, errb bytes.Buffer
-	c := launchConfig{NProcPerNode: nproc, NNodes: 1, MasterAddr: "127.0.0.1", NoPrefix: true,
-		Program: []string{self, "bench", "allreduce", "--worker", "--sizes", sizesFlag, "--reps", strconv.Itoa(reps)}}
-	lr, err := launch(ctx, c, &out, &errb, nil)
-	if err != nil {
-		return nil, err
-	}
-	if lr.ExitCode != 0 {
-		return nil, fmt.Errorf("bench allreduce: rank %d failed (exit %d):\n%s%s", lr.FailedRank, lr.ExitCode, out.String(), errb.String())
+	var mpirun string
+	if engine == "mpi" {
+		if mpirun, err = exec.LookPath("mpirun"); err != nil {
+			return nil, fmt.Errorf("bench allreduce --engine mpi: mpirun not found (tools/mpi/install.sh installs Open MPI): %w", err)
+		}
+		cmd := exec.CommandContext(ctx, mpirun, append(mpirunArgs(nproc), worker...)...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("bench allreduce: mpirun: %w:\n%s%s", err, out.String(), errb.String())
+		}
+	} else {
+		c := launchConfig{NProcPerNode: nproc, NNodes: 1, MasterAddr: "127.0.0.1", NoPrefix: true, Program: worker}
+		lr, err := launch(ctx, c, &out, &errb, nil)
+		if err != nil {
+			return nil, err
+		}
+		if lr.ExitCode != 0 {
+			return nil, fmt.Errorf("bench allreduce: rank %d failed (exit %d):\n%s%s", lr.FailedRank, lr.ExitCode, out.String(), errb.String())
+		}
 	}
 	var mine []allreduceResult
-	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &mine); err != nil {
+	if err := json.Unmarshal(lastJSONLine(out.Bytes()), &mine); err != nil {
 		return nil, fmt.Errorf("bench allreduce: worker output: %w\n%s", err, out.String())
 	}
 	rep.Results = append(rep.Results, mine...)
-	if noRef {
+	refImpl := "torch-gloo"
+	ss := make([]string, len(sizes))
+	for i, s := range sizes {
+		ss[i] = strconv.Itoa(s)
+	}
+	switch {
+	case noRef:
 		rep.Reference = "none (--no-reference)"
-	} else {
+	case engine == "mpi":
+		refImpl = "mpi4py"
+		py, scr, err := mpiRefCommand(python, script)
+		if err != nil {
+			rep.Reference = "none: " + err.Error()
+			fmt.Fprintln(log, "bench allreduce: no reference:", err)
+			break
+		}
+		cmd := exec.CommandContext(ctx, mpirun, append(mpirunArgs(nproc), py, scr, "--sizes", strings.Join(ss, ","), "--reps", strconv.Itoa(reps))...)
+		cmd.Stderr = log
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("bench allreduce: reference mpirun %s %s: %w", py, scr, err)
+		}
+		var ref struct {
+			MPI4Py  string            `json:"mpi4py"`
+			MPI     string            `json:"mpi"`
+			Results []allreduceResult `json:"results"`
+		}
+		if err := json.Unmarshal(lastJSONLine(b), &ref); err != nil {
+			return nil, fmt.Errorf("bench allreduce: reference output: %w\n%s", err, b)
+		}
+		rep.Reference = fmt.Sprintf("mpi4py %s (%s)", ref.MPI4Py, strings.TrimRight(ref.MPI, "\x00 ,"))
+		for _, r := range ref.Results {
+			r.Impl = refImpl
+			rep.Results = append(rep.Results, r)
+		}
+	default:
 		py, scr, err := distRefCommand(python, script)
 		if err != nil {
 			rep.Reference = "none: " + err.Error()
 			fmt.Fprintln(log, "bench allreduce: no reference:", err)
-		} else {
-			ss := make([]string, len(sizes))
-			for i, s := range sizes {
-				ss[i] = strconv.Itoa(s)
-			}
-			cmd := exec.CommandContext(ctx, py, scr, "--nproc", strconv.Itoa(nproc), "--sizes", strings.Join(ss, ","), "--reps", strconv.Itoa(reps))
-			cmd.Stderr = log
-			b, err := cmd.Output()
-			if err != nil {
-				return nil, fmt.Errorf("bench allreduce: reference %s %s: %w", py, scr, err)
-			}
-			var ref struct {
-				Torch   string            `json:"torch"`
-				Results []allreduceResult `json:"results"`
-			}
-			if err := json.Unmarshal(b, &ref); err != nil {
-				return nil, fmt.Errorf("bench allreduce: reference output: %w\n%s", err, b)
-			}
-			rep.Reference = "torch-gloo " + ref.Torch
-			for _, r := range ref.Results {
-				r.Impl = "torch-gloo"
-				rep.Results = append(rep.Results, r)
-			}
+			break
+		}
+		cmd := exec.CommandContext(ctx, py, scr, "--nproc", strconv.Itoa(nproc), "--sizes", strings.Join(ss, ","), "--reps", strconv.Itoa(reps))
+		cmd.Stderr = log
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("bench allreduce: reference %s %s: %w", py, scr, err)
+		}
+		var ref struct {
+			Torch   string            `json:"torch"`
+			Results []allreduceResult `json:"results"`
+		}
+		if err := json.Unmarshal(b, &ref); err != nil {
+			return nil, fmt.Errorf("bench allreduce: reference output: %w\n%s", err, b)
+		}
+		rep.Reference = "torch-gloo " + ref.Torch
+		for _, r := range ref.Results {
+			r.Impl = refImpl
+			rep.Results = append(rep.Results, r)
 		}
 	}
 	byKey := map[string]float64{}
@@ -190,11 +261,36 @@ func runAllreduceBench(ctx context.Context, nproc, reps int, sizes []int, sizesF
 	}
 	for _, s := range sizes {
 		k := strconv.Itoa(s)
-		if g, ok := byKey["torch-gloo/"+k]; ok && g > 0 {
-			rep.Ratios[k] = byKey["gotpu-shm/"+k] / g
+		if g, ok := byKey[refImpl+"/"+k]; ok && g > 0 {
+			rep.Ratios[k] = byKey["gotpu-"+engine+"/"+k] / g
 		}
 	}
 	return rep, nil
+}
+
+// mpiRefCommand finds a Python with mpi4py (--python, else
+// /usr/bin/python3, where Debian's python3-mpi4py installs it, else
+// python3) and tools/mpi/allreduce_mpi4py.py above the working directory.
+func mpiRefCommand(python, script string) (string, string, error) {
+	if python == "" {
+		for _, p := range []string{"/usr/bin/python3", "python3"} {
+			if exec.Command(p, "-c", "import mpi4py.MPI").Run() == nil {
+				python = p
+				break
+			}
+		}
+		if python == "" {
+			return "", "", fmt.Errorf("no python3 can import mpi4py (tools/mpi/install.sh installs python3-mpi4py)")
+		}
+	}
+	if script == "" {
+		p, err := findAbove(allreduceMPIScript)
+		if err != nil {
+			return "", "", err
+		}
+		script = p
+	}
+	return python, script, nil
 }
 
 // distRefCommand finds the Python with torch (as bench model does) and
@@ -205,22 +301,20 @@ func distRefCommand(python, script string) (string, string, error) {
 		return "", "", err
 	}
 	if script == "" {
-		p, err := findAbove(allreduceScript)
-		if err != nil {
+		if script, err = findAbove(allreduceScript); err != nil {
 			return "", "", err
 		}
-		script = p
 	}
 	return py, script, nil
 }
 
 func init() {
 	var nproc, reps int
-	var sizesFlag, python, script string
+	var sizesFlag, python, script, engine string
 	var asJSON, noRef, worker bool
 	cmd := &cobra.Command{
-		Use:   "allreduce [--sizes 1KB,...] [--nproc 2] [--json]",
-		Short: "all_reduce bus bandwidth and latency of the built-in engine against torch.distributed gloo",
+		Use:   "allreduce [--engine shm|mpi] [--sizes 1KB,...] [--nproc 2] [--json]",
+		Short: "all_reduce bus bandwidth and latency of dist's engines against torch.distributed gloo or raw MPI",
 		Long: `Time all_reduce(sum) of float32 tensors between --nproc processes on this host:
 gotpu's built-in shared-memory engine (the bench re-executes itself as the
 ranks, under gotpu run's environment) and, in the same command, PyTorch's
@@ -231,9 +325,17 @@ all-reduces between barriers (about 256 MiB per loop, 5 to 1000 calls);
 the median loop gives the time per all-reduce, and the bus bandwidth is
 size/time × 2(n-1)/n (nccl-tests' convention).
 
---json keys: nproc, reps, results [{impl ("gotpu-shm", "torch-gloo"),
-size_bytes, iters, median_us, busbw_gbps}], ratios {size_bytes: gotpu's bus
-bandwidth over gloo's}, reference ("torch-gloo <version>" or why none).`,
+--engine mpi (a binary built with -tags gotpu_mpi; tools/mpi/install.sh
+installs Open MPI and mpi4py) times the mpi engine instead, both sides
+started by mpirun with the same options: gotpu's ranks, then raw
+MPI_Allreduce through mpi4py (tools/mpi/allreduce_mpi4py.py, in a python3
+that imports mpi4py, or --python) with the same loops.
+
+--json keys: nproc, engine ("shm", "mpi"), reps, results [{impl
+("gotpu-shm", "torch-gloo", "gotpu-mpi", "mpi4py"), size_bytes, iters,
+median_us, busbw_gbps}], ratios {size_bytes: gotpu's bus bandwidth over the
+reference's}, reference ("torch-gloo <version>", "mpi4py <version> (<MPI
+library>)" or why none).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizes, err := parseSizes(sizesFlag)
@@ -243,12 +345,15 @@ bandwidth over gloo's}, reference ("torch-gloo <version>" or why none).`,
 			if nproc < 2 || reps < 1 {
 				return fmt.Errorf("bench allreduce: --nproc must be at least 2 and --reps at least 1")
 			}
+			if err := dist.EngineAvailable(engine); err != nil {
+				return fmt.Errorf("bench allreduce: %w", err)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			if worker {
-				return allreduceWorker(ctx, cmd.OutOrStdout(), sizes, reps)
+				return allreduceWorker(ctx, cmd.OutOrStdout(), engine, sizes, reps)
 			}
-			rep, err := runAllreduceBench(ctx, nproc, reps, sizes, sizesFlag, noRef, python, script, cmd.ErrOrStderr())
+			rep, err := runAllreduceBench(ctx, engine, nproc, reps, sizes, sizesFlag, noRef, python, script, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -258,11 +363,11 @@ bandwidth over gloo's}, reference ("torch-gloo <version>" or why none).`,
 				return enc.Encode(rep)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "size\timpl\tmedian µs\tbus GB/s\tgotpu/gloo\n")
+			fmt.Fprintf(w, "size\timpl\tmedian µs\tbus GB/s\tgotpu/reference\n")
 			slices.SortStableFunc(rep.Results, func(a, b allreduceResult) int { return a.SizeBytes - b.SizeBytes })
 			for _, r := range rep.Results {
 				ratio := ""
-				if v, ok := rep.Ratios[strconv.Itoa(r.SizeBytes)]; ok && r.Impl == "gotpu-shm" {
+				if v, ok := rep.Ratios[strconv.Itoa(r.SizeBytes)]; ok && strings.HasPrefix(r.Impl, "gotpu-") {
 					ratio = fmt.Sprintf("%.2fx", v)
 				}
 				fmt.Fprintf(w, "%d\t%s\t%.1f\t%.3f\t%s\n", r.SizeBytes, r.Impl, r.MedianUS, r.BusBWGBps, ratio)
@@ -274,10 +379,11 @@ bandwidth over gloo's}, reference ("torch-gloo <version>" or why none).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&nproc, "nproc", 2, "processes (ranks)")
+	f.StringVar(&engine, "engine", "shm", "dist engine: shm (built in) or mpi (build tag gotpu_mpi; reference mpi4py)")
 	f.IntVar(&reps, "reps", 5, "timed loops per size (the median is reported)")
 	f.StringVar(&sizesFlag, "sizes", "1KB,64KB,1MB,16MB,64MB,256MB", "tensor sizes in bytes (KB, MB: powers of 1024)")
-	f.BoolVar(&noRef, "no-reference", false, "skip the torch.distributed gloo reference")
-	f.StringVar(&python, "python", "", "Python with torch for the reference (default: as bench model)")
+	f.BoolVar(&noRef, "no-reference", false, "skip the reference (gloo, or mpi4py with --engine mpi)")
+	f.StringVar(&python, "python", "", "Python for the reference: with torch (default: as bench model), with mpi4py for --engine mpi (default: /usr/bin/python3)")
 	f.StringVar(&script, "ref-script", "", "the reference script (default: "+allreduceScript+" above the working directory)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&worker, "worker", false, "run as one rank (internal)")
