@@ -382,7 +382,7 @@ func alignF32(buf []float32, n int) []float32 {
 // padPlanes copies every (image, channel) plane of x into dst as an hp x
 // wp plane with g.padT rows and g.padL columns of zeros before it (either
 // negative: that many input rows or columns dropped) and zeros after.
-func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
+func padPlanes[E float32 | uint16](dst, x []E, g convGeom, hp, wp int) {
 	planes := g.n * g.cin
 	parallelFor(planes, planes*hp*wp, func(lo, hi int) {
 		// Destination columns [c0, c1) hold input columns [c0-padL, c1-padL).
@@ -409,7 +409,7 @@ func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
 // plane becomes sh*sw phase planes of hph x wph, phase (ra, rb) element
 // (i, j) holding padded input (i*sh+ra, j*sw+rb), that is input
 // (i*sh+ra-padT, j*sw+rb-padL), or zero outside the input.
-func padPhases(dst, x []float32, g convGeom, hph, wph int) {
+func padPhases[E float32 | uint16](dst, x []E, g convGeom, hph, wph int) {
 	planes := g.n * g.cin
 	php := hph * wph
 	ps := g.sh * g.sw * php
@@ -642,6 +642,12 @@ func runConvFast(c *Call, p op.ConvParams) {
 	if c.In[2].Buf != nil {
 		bias = as[float32](c.InB[2][c.In[2].Offset*4:])
 	}
+	convFastF32(x, w, bias, out, p, c.Attrs.String("precision"))
+}
+
+// convFastF32 is runConvFast on slices: out = conv(x, w) + bias (bias may
+// be nil) at precision prec, each slice starting at its first element.
+func convFastF32(x, w, bias, out []float32, p op.ConvParams, prec string) {
 	g := geomOf(p)
 	if p.Transposed && convStrided(p) {
 		// geomOf's forward-form padding is for stride 1: take the
@@ -654,7 +660,7 @@ func runConvFast(c *Call, p op.ConvParams) {
 		return
 	}
 	var rounds [2][]int8
-	if prec := c.Attrs.String("precision"); !isHighest(prec) {
+	if !isHighest(prec) {
 		rounds = bf16Rounds(prec)
 	}
 	convF32(x, w, bias, out, g, p.Transposed, rounds)

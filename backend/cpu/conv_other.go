@@ -37,3 +37,33 @@ func convTrans16S2(dst, src *float32, cols *[16]int, n int) {
 		}
 	}
 }
+
+// convPair32 is conv_bf16_amd64.s's contiguous pair packing in Go (the
+// VDPBF16PS convolution does not run here; this keeps the package
+// building and gives the tests a reference).
+func convPair32(dst *uint32, src *uint16, koff *int, n int) {
+	d := unsafe.Slice(dst, 32*n)
+	ko := unsafe.Slice(koff, 2*n)
+	for j := 0; j < n; j++ {
+		a := unsafe.Slice((*uint16)(unsafe.Add(unsafe.Pointer(src), 2*ko[2*j])), 32)
+		b := unsafe.Slice((*uint16)(unsafe.Add(unsafe.Pointer(src), 2*ko[2*j+1])), 32)
+		for c := range 32 {
+			d[32*j+c] = uint32(a[c])<<16 | uint32(b[c])
+		}
+	}
+}
+
+// convPairT16 is conv_bf16_amd64.s's transposing pair packing in Go (see
+// convPair32).
+func convPairT16(dst *uint32, ldd int, src *uint16, offs *[16]int, n int) {
+	if n <= 0 {
+		return
+	}
+	d := unsafe.Slice(dst, (n-1)*ldd+16)
+	for r, o := range offs {
+		s := unsafe.Slice((*uint16)(unsafe.Add(unsafe.Pointer(src), 2*o)), 2*n)
+		for j := 0; j < n; j++ {
+			d[j*ldd+r] = uint32(s[2*j])<<16 | uint32(s[2*j+1])
+		}
+	}
+}
