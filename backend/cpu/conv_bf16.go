@@ -257,6 +257,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 		bb := asU32(alignF32(tall[off:], bsz))
 		cb := alignF32(tall[off+bsz+16:], csz)
 		var segs [][3]int
+		tmp := make([]dtype.BFloat16, ncb)
 		for {
 			u := int(next.Add(1) - 1)
 			if u >= units {
@@ -305,21 +306,23 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 				segs = append(segs, [3]int{j, e - j, o})
 				j = e
 			}
+			// Round each row of the block at once (the vector narrowing
+			// takes 16 at a time; output rows are often not a multiple),
+			// then copy its runs.
+			n16 := roundUp(nc, 16)
 			for co := 0; co < g.coutG; co++ {
 				oc := gi*g.coutG + co
-				row := cb[co*ldc : co*ldc+nc]
+				row := cb[co*ldc : co*ldc+n16]
 				if bias != nil {
 					bv := bias[oc]
-					for _, sg := range segs {
-						s := row[sg[0] : sg[0]+sg[1]]
-						for i := range s {
-							s[i] += bv
-						}
+					for i := range row {
+						row[i] += bv
 					}
 				}
+				bf16Narrow(tmp[:n16], row)
 				ch := oc * L
 				for _, sg := range segs {
-					bf16Narrow(out[sg[2]+ch:sg[2]+ch+sg[1]], row[sg[0]:sg[0]+sg[1]])
+					copy(out[sg[2]+ch:sg[2]+ch+sg[1]], tmp[sg[0]:sg[0]+sg[1]])
 				}
 			}
 		}

@@ -32,7 +32,7 @@ func conv16Cases() []convCase {
 
 // conv16Run runs the convolution kernel on c with dt operands holding
 // x, w and b (values of dt), returning the output widened to f32.
-func conv16Run(t *testing.T, c convCase, dt dtype.DType, x, w, b []float32) ([]float32, op.ConvParams) {
+func conv16Run(t testing.TB, c convCase, dt dtype.DType, x, w, b []float32) ([]float32, op.ConvParams) {
 	t.Helper()
 	call, out32, p := convCall(t, c, x, w, b)
 	narrow := func(v []float32) []byte {
@@ -164,3 +164,54 @@ func TestConvPairsTaken(t *testing.T) {
 	}
 }
 
+// BenchmarkConvBF16 times bf16 convolutions as the kernel receives them
+// (see BenchmarkConvF32): the ResNet 3x3 layer's forward, input gradient
+// and weight gradient, and LeNet's two layers. GFLOP/cpu-s divides by the
+// process's CPU time.
+func BenchmarkConvBF16(b *testing.B) {
+	l := func(v ...int) []int { return v }
+	for _, bc := range []struct {
+		name string
+		c    convCase
+	}{
+		{"forward", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+		{"input_grad", convCase{n: 8, cin: 64, cout: 64, groups: 1, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(0), transposed: true}},
+		{"weight_grad", convCase{n: 64, cin: 8, cout: 64, groups: 1, in: l(56, 56), k: l(56, 56), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := bc.c
+			r := rand.New(rand.NewPCG(1, 2))
+			xs, ws := c.n*c.cin, c.cout*c.cin/c.groups
+			for i := range c.in {
+				xs, ws = xs*c.in[i], ws*c.k[i]
+			}
+			x, w := bf16Round(convRand(r, xs)), bf16Round(convRand(r, ws))
+			call, out, p := convCall(b, c, x, w, nil)
+			for i, v := range [][]float32{x, w} {
+				o := make([]byte, 2*len(v))
+				for j, f := range v {
+					dtype.PutFloat64(dtype.BF16, o, j, float64(f))
+				}
+				call.InB[i] = o
+				call.In[i].DType = dtype.BF16
+			}
+			call.Out[0].DType = dtype.BF16
+			call.OutB[0] = make([]byte, 2*len(out))
+			flops := 2 * float64(op.Numel(p.Shape())) * float64(ws/c.cout)
+			if c.transposed {
+				flops = 2 * float64(xs) * float64(ws/c.cin)
+			}
+			b.ResetTimer()
+			cpu0 := convCPUTime()
+			for range b.N {
+				if err := convolutionKernel(call); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			if cpu := convCPUTime() - cpu0; cpu > 0 {
+				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
+}
