@@ -131,3 +131,45 @@ trans2loop:
 
 trans2done:
 	RET
+
+// func convRuns16(dst, src *float32, koff *int, n int, runs *[16][3]int, nruns int)
+// For k < n and each run r < nruns (runs[r] = source offset, panel column,
+// lane mask): dst[16k + runs[r][1] + i] = src[koff[k] + runs[r][0] + i] for
+// the lanes i set in the mask (AVX-512): a 16-column panel made of a few
+// contiguous runs of the input (output rows shorter than a panel), each
+// run one masked load and one masked store per k step.
+TEXT ·convRuns16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ koff+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ runs+32(FP), R8
+	MOVQ nruns+40(FP), R9
+	TESTQ CX, CX
+	JLE  runsdone
+	TESTQ R9, R9
+	JLE  runsdone
+
+runsk:
+	MOVQ (DX), AX
+	LEAQ (SI)(AX*4), R10
+	MOVQ R8, R11
+	MOVQ R9, BX
+
+runsr:
+	MOVQ      0(R11), AX
+	MOVQ      8(R11), R12
+	KMOVW     16(R11), K1
+	VMOVUPS.Z (R10)(AX*4), K1, Z0
+	VMOVUPS   Z0, K1, (DI)(R12*4)
+	ADDQ      $24, R11
+	DECQ      BX
+	JNZ       runsr
+	ADDQ      $8, DX
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       runsk
+	VZEROUPPER
+
+runsdone:
+	RET

@@ -555,6 +555,29 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff))
 		return
 	}
+	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16() {
+		// A few contiguous runs (output rows shorter than the panel, on
+		// the compact grid): masked copies, run by run.
+		var runs [nr][3]int
+		nrun := 0
+		for q := 0; q < nr; {
+			e := q + 1
+			for e < nr && cols[e] == cols[q]+e-q {
+				e++
+			}
+			o := base + cols[q]
+			_ = src[o+kmin : o+kmax+e-q]
+			runs[nrun] = [3]int{cols[q] - cols[0], q, 1<<(e-q) - 1}
+			nrun++
+			q = e
+		}
+		if nrun <= 4 {
+			o := base + cols[0]
+			_ = dst[:len(kOff)*nr]
+			convRuns16(&dst[0], &src[o], &kOff[0], len(kOff), &runs, nrun)
+			return
+		}
+	}
 	var c [nr]int
 	nc := copy(c[:], cols)
 	for q := range nc {
@@ -929,4 +952,17 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 			}
 		}
 	})
+}
+
+// kRunsLong reports whether the k steps run contiguously in the input for
+// 8 or more steps at a time (a weight gradient's kernel rows), which the
+// transposing packers take.
+func kRunsLong(kOff []int) bool {
+	n := min(len(kOff), 8)
+	for k := 1; k < n; k++ {
+		if kOff[k] != kOff[0]+k {
+			return false
+		}
+	}
+	return n == 8
 }
