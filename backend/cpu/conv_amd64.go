@@ -21,13 +21,13 @@ func convTrans16(dst, src *float32, cols *[16]int, n int)
 //go:noescape
 func convTrans16S2(dst, src *float32, cols *[16]int, n int)
 
-// convRuns16 copies, for each of n k steps, nruns contiguous runs of the
-// input into a 16-column panel: dst[16k+runs[r][1]+i] = src[koff[k]+
-// runs[r][0]+i] for the lanes i set in mask runs[r][2] (conv_amd64.s,
-// AVX-512). The caller checks the bounds.
+// convRuns16 fills, for each of n k steps, a 16-column panel from nruns
+// (1 to 4) contiguous runs of the input: lane i of run r (set in mask
+// runs[r][1]) is src[koff[k]+runs[r][0]+i] (conv_amd64.s, AVX-512). The
+// runs' masks cover the 16 lanes. The caller checks the bounds.
 //
 //go:noescape
-func convRuns16(dst, src *float32, koff *int, n int, runs *[16][3]int, nruns int)
+func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns int)
 
 // hasConvRuns16 reports whether convRuns16 can run (level avx512).
 func hasConvRuns16() bool { return haveAVX512() && atLeast(LevelAVX512) }

@@ -132,12 +132,13 @@ trans2loop:
 trans2done:
 	RET
 
-// func convRuns16(dst, src *float32, koff *int, n int, runs *[16][3]int, nruns int)
-// For k < n and each run r < nruns (runs[r] = source offset, panel column,
-// lane mask): dst[16k + runs[r][1] + i] = src[koff[k] + runs[r][0] + i] for
-// the lanes i set in the mask (AVX-512): a 16-column panel made of a few
-// contiguous runs of the input (output rows shorter than a panel), each
-// run one masked load and one masked store per k step.
+// func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns int)
+// For k < n: dst[16k : 16k+16] = the lanes i of runs r < nruns (1 to 4),
+// each lane i set in mask runs[r][1] taking src[koff[k] + runs[r][0] + i]
+// (AVX-512): a 16-column panel made of a few contiguous runs of the input
+// (output rows shorter than a panel). runs[r][0] is the run's source
+// offset less its first lane, so that one merge-masked load per run puts
+// it in place; masked-off lanes are not read.
 TEXT ·convRuns16(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -147,28 +148,35 @@ TEXT ·convRuns16(SB), NOSPLIT, $0-48
 	MOVQ nruns+40(FP), R9
 	TESTQ CX, CX
 	JLE  runsdone
-	TESTQ R9, R9
-	JLE  runsdone
+	MOVQ  0(R8), BX
+	KMOVW 8(R8), K1
+	MOVQ  16(R8), R11
+	KMOVW 24(R8), K2
+	MOVQ  32(R8), R12
+	KMOVW 40(R8), K3
+	MOVQ  48(R8), R13
+	KMOVW 56(R8), K4
 
 runsk:
-	MOVQ (DX), AX
-	LEAQ (SI)(AX*4), R10
-	MOVQ R8, R11
-	MOVQ R9, BX
+	MOVQ    (DX), AX
+	LEAQ    (SI)(AX*4), R10
+	VMOVUPS.Z (R10)(BX*4), K1, Z0
+	CMPQ    R9, $2
+	JLT     runsstore
+	VMOVUPS (R10)(R11*4), K2, Z0
+	CMPQ    R9, $3
+	JLT     runsstore
+	VMOVUPS (R10)(R12*4), K3, Z0
+	CMPQ    R9, $4
+	JLT     runsstore
+	VMOVUPS (R10)(R13*4), K4, Z0
 
-runsr:
-	MOVQ      0(R11), AX
-	MOVQ      8(R11), R12
-	KMOVW     16(R11), K1
-	VMOVUPS.Z (R10)(AX*4), K1, Z0
-	VMOVUPS   Z0, K1, (DI)(R12*4)
-	ADDQ      $24, R11
-	DECQ      BX
-	JNZ       runsr
-	ADDQ      $8, DX
-	ADDQ      $64, DI
-	DECQ      CX
-	JNZ       runsk
+runsstore:
+	VMOVUPS Z0, (DI)
+	ADDQ    $8, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     runsk
 	VZEROUPPER
 
 runsdone:

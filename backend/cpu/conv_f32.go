@@ -558,16 +558,19 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16() {
 		// A few contiguous runs (output rows shorter than the panel, on
 		// the compact grid): masked copies, run by run.
-		var runs [nr][3]int
+		var runs [4][2]int
 		nrun := 0
-		for q := 0; q < nr; {
+		for q := 0; q < nr && nrun <= 4; {
 			e := q + 1
 			for e < nr && cols[e] == cols[q]+e-q {
 				e++
 			}
 			o := base + cols[q]
 			_ = src[o+kmin : o+kmax+e-q]
-			runs[nrun] = [3]int{cols[q] - cols[0], q, 1<<(e-q) - 1}
+			if nrun < 4 {
+				// Lane i of the run reads offset cols[q]-q+i from cols[0].
+				runs[nrun] = [2]int{cols[q] - cols[0] - q, (1<<(e-q) - 1) << q}
+			}
 			nrun++
 			q = e
 		}

@@ -69,14 +69,14 @@ func convPairT16(dst *uint32, ldd int, src *uint16, offs *[16]int, n int) {
 }
 
 // convRuns16 is conv_amd64.s's run copy in Go (see convCopy16).
-func convRuns16(dst, src *float32, koff *int, n int, runs *[16][3]int, nruns int) {
+func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns int) {
 	d := unsafe.Slice(dst, 16*n)
 	ko := unsafe.Slice(koff, n)
 	for k, o := range ko {
 		for _, r := range runs[:nruns] {
 			for i := 0; i < 16; i++ {
-				if r[2]>>i&1 != 0 {
-					d[16*k+r[1]+i] = *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(o+r[0]+i)))
+				if r[1]>>i&1 != 0 {
+					d[16*k+i] = *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(o+r[0]+i)))
 				}
 			}
 		}
