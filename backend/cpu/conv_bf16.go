@@ -252,7 +252,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	}
 	packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := asU32(alignF32(tall[off:], bsz))
 		cb := alignF32(tall[off+bsz+16:], csz)

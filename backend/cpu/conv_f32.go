@@ -257,7 +257,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	}
 	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
@@ -740,7 +740,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 	defer putScratch(tbuf)
 	tall := as[float32](*tbuf)
 	var next atomic.Int64
-	gemmParallel(min(nw, units), nil, func(tid, _ int) {
+	gemmParallelShare(min(nw, units), func(tid, _ int) {
 		off := tid * per
 		ap := alignF32(tall[off:], asz)
 		bb := alignF32(tall[off+asz+16:], bsz)
@@ -910,7 +910,7 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 	tall := all[psz+wsz:]
 	kr := gemvAsmF32
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		var tmp []float32
 		if tsz > 0 {
 			tmp = tall[tid*tsz : tid*tsz+nwide]
