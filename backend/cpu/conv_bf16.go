@@ -221,22 +221,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	off += asz + 16
 	tall := all[off:]
 	img := g.cin * ps
-	for n := 0; n < g.n; n++ {
-		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
-		for o := range co {
-			var r, c int
-			if wide {
-				r, c = o/rs, o%rs
-			} else {
-				r, c = o/g.ow, o%g.ow
-			}
-			co[o] = n*img + r*csh*rs + c*csw
-			oi[o] = -1
-			if c < g.ow {
-				oi[o] = n*g.cout*L + r*g.ow + c
-			}
-		}
-	}
+	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	for ci := 0; ci < g.cinG; ci++ {
 		for a := 0; a < g.kh; a++ {
 			for b := 0; b < g.kw; b++ {

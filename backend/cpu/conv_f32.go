@@ -133,8 +133,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		conv1x1F32(x, w, bias, out, g)
 		return
 	}
-	t := asmTileF32
-	const mr, nr = 6, 16
+	const mr = 6
 	effH, effW := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
 	// Extent of the input the outputs read, in padded coordinates.
 	hp, wp := (g.oh-1)*g.sh+effH, (g.ow-1)*g.sw+effW
@@ -162,6 +161,18 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		rs, ps = wph, g.sh*g.sw*hph*wph
 		csh, csw = 1, 1
 	}
+	// The tile: 6x64 ZMM at level avx512 unless the k steps run
+	// contiguously in the input for 8 or more steps (kernel rows of a
+	// weight gradient's convolution), whose 16-column transposing packers
+	// the 6x16 tile keeps.
+	t, nr := asmTileF32, 16
+	krun := 1
+	if phased && g.dw == g.sw || !phased && g.dw == 1 {
+		krun = g.kw
+	}
+	if asm512TileF32 != nil && atLeast(LevelAVX512) && krun < 8 {
+		t, nr = asm512TileF32, 64
+	}
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
 	wide := csw == 1 && (rs-g.ow)*8 <= rs
@@ -187,7 +198,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	cost := g.n * g.cout * L * g.kdim
 	nw := gemmWorkers(cost)
 	npan := ceilDiv(ncols, nr)
-	ppu := min(16, max(1, ceilDiv(npan*g.groups, 4*nw)))
+	ppu := min(256/nr, max(1, ceilDiv(npan*g.groups, 4*nw)))
 	ncb := ppu * nr
 	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
 	bsz, csz := kcb*ncb, mpad*ldc
@@ -225,22 +236,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	off += asz + 16
 	tall := all[off:]
 	img := g.cin * ps
-	for n := 0; n < g.n; n++ {
-		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
-		for o := range co {
-			var r, c int
-			if wide {
-				r, c = o/rs, o%rs
-			} else {
-				r, c = o/g.ow, o%g.ow
-			}
-			co[o] = n*img + r*csh*rs + c*csw
-			oi[o] = -1
-			if c < g.ow {
-				oi[o] = n*g.cout*L + r*g.ow + c
-			}
-		}
-	}
+	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	for ci := 0; ci < g.cinG; ci++ {
 		for a := 0; a < g.kh; a++ {
 			for b := 0; b < g.kw; b++ {
@@ -277,12 +273,12 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				for q := 0; q < pn; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
 					if rounds[1] == nil {
-						packConvB(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax)
+						packConvPanel(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
 						continue
 					}
 					forPassSegments(k0, kc, g.kdim, func(s, kk, n, pass int) {
 						seg := panel[s*nr : (s+n)*nr]
-						packConvB(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax)
+						packConvPanel(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax, nr)
 						roundPass(seg, rounds[1][pass])
 					})
 				}
@@ -332,6 +328,10 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				for _, sg := range segs {
 					src := row[sg[0] : sg[0]+sg[1]]
 					dst := out[sg[2]+ch : sg[2]+ch+sg[1]]
+					if bias == nil {
+						copy(dst, src)
+						continue
+					}
 					for i, v := range src {
 						dst[i] = v + bv
 					}
@@ -339,6 +339,34 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			}
 		}
 	})
+}
+
+// convColumns fills the column tables of convF32 and convBF16Pairs: for
+// column o of image n (lc columns per image, on the wide grid of row
+// stride rs or the compact one), colOff[n*lc+o] is its offset in the
+// (padded) source, images img apart, output rows csh*rs and columns csw
+// apart; outIdx[n*lc+o] is its output element in image-major NCHW order
+// without the channel, or -1 for a wide column past its row's end.
+func convColumns(colOff, outIdx []int, g convGeom, lc int, wide bool, rs, img, csh, csw int) {
+	L := g.oh * g.ow
+	rw := g.ow
+	if wide {
+		rw = rs
+	}
+	for n := 0; n < g.n; n++ {
+		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
+		r, c := 0, 0
+		for o := range co {
+			co[o] = n*img + r*csh*rs + c*csw
+			oi[o] = -1
+			if c < g.ow {
+				oi[o] = n*g.cout*L + r*g.ow + c
+			}
+			if c++; c == rw {
+				c, r = 0, r+1
+			}
+		}
+	}
 }
 
 // conv1x1F32 is a 1x1, stride-1, unpadded convolution: per image and
@@ -537,13 +565,27 @@ func roundPass(x []float32, r int8) {
 	}
 }
 
-// packConvB packs one 16-column B panel: step k holds src[base+kOff[k]+
-// cols[q]] for the panel's columns q, zero past len(cols). A panel whose
-// columns are one contiguous run is copied 64 bytes per step. kmin and
-// kmax bound the values in kOff (the reads of the assembly copy are
-// checked against them).
-func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
+// packConvPanel packs an nr-column B panel (16 or 64), 16 columns at a
+// time (packConvB).
+func packConvPanel(dst, src []float32, base int, kOff, cols []int, kmin, kmax, nr int) {
+	for sub := 0; sub < nr; sub += 16 {
+		packConvB(dst[sub:], src, base, kOff, cols[min(sub, len(cols)):min(sub+16, len(cols))], kmin, kmax, nr)
+	}
+}
+
+// packConvB packs 16 columns of a B panel whose rows (k steps) are ldd
+// apart (16: a whole 6x16 panel; 64: a quarter of a 6x64 one): step k
+// holds src[base+kOff[k]+cols[q]] for the columns q, zero past len(cols).
+// Columns that are one contiguous run are copied 64 bytes per step. kmin
+// and kmax bound the values in kOff (the reads of the assembly copy are
+// checked against them). The transposing packers (long runs of k steps)
+// need ldd 16.
+func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd int) {
 	const nr = 16
+	if len(kOff) == 0 {
+		return
+	}
+	_ = dst[:(len(kOff)-1)*ldd+nr]
 	contig := len(cols) == nr
 	for q := 1; q < len(cols) && contig; q++ {
 		contig = cols[q] == cols[0]+q
@@ -551,8 +593,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	if contig && len(kOff) > 0 {
 		o := base + cols[0]
 		_ = src[o+kmin : o+kmax+nr]
-		_ = dst[:len(kOff)*nr]
-		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff))
+		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff), ldd)
 		return
 	}
 	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16() {
@@ -576,8 +617,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 		}
 		if nrun <= 4 {
 			o := base + cols[0]
-			_ = dst[:len(kOff)*nr]
-			convRuns16(&dst[0], &src[o], &kOff[0], len(kOff), &runs, nrun)
+			convRuns16(&dst[0], &src[o], &kOff[0], len(kOff), &runs, nrun, ldd)
 			return
 		}
 	}
@@ -588,7 +628,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	}
 	if nc < nr {
 		for k := range kOff {
-			clear(dst[k*nr+nc : k*nr+nr])
+			clear(dst[k*ldd+nc : k*ldd+nr])
 		}
 	}
 	for k0 := 0; k0 < len(kOff); {
@@ -600,7 +640,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 		for k1 < len(kOff) && kOff[k1] == ko+k1-k0 {
 			k1++
 		}
-		if n := (k1 - k0) &^ 7; n > 0 && nc == nr {
+		if n := (k1 - k0) &^ 7; n > 0 && nc == nr && ldd == nr {
 			var cc [nr]int
 			for q := range cc {
 				cc[q] = ko + c[q]
@@ -614,7 +654,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 			k0 += n
 			ko = kOff[k0]
 		}
-		if k1 == k0+1 && nc == nr {
+		if k1 == k0+1 && nc == nr && ldd == nr {
 			// A run with element step 2 (kw at dilation 2: the weight
 			// gradient of a stride-2 convolution).
 			k2 := k0 + 1
@@ -639,16 +679,16 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 			n := k1 - k0
 			for q := 0; q < nc; q++ {
 				in := src[ko+c[q] : ko+c[q]+n]
-				out := dst[k0*nr+q : (k1-1)*nr+q+1]
+				out := dst[k0*ldd+q : (k1-1)*ldd+q+1]
 				for i, v := range in {
-					out[i*nr] = v
+					out[i*ldd] = v
 				}
 			}
 			k0 = k1
 			continue
 		}
 		for k := k0; k < k1; k++ {
-			d := (*[nr]float32)(dst[k*nr : k*nr+nr])
+			d := (*[nr]float32)(dst[k*ldd : k*ldd+nr])
 			ko := kOff[k]
 			for q := 0; q < nc; q++ {
 				d[q] = src[ko+c[q]]
@@ -787,7 +827,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 						k0 := kb * kcb
 						kc := min(kcb, K-k0)
 						for q := 0; q < pn; q++ {
-							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin)
+							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin, nr)
 						}
 						ab := ap[k0*rpad:]
 						load := 0

@@ -7,11 +7,14 @@ import "unsafe"
 // convCopy16 is conv_amd64.s's packing copy in Go (the fast convolution
 // path needs the assembly GEMM kernels, so it does not run here; this keeps
 // the package building).
-func convCopy16(dst, src *float32, koff *int, n int) {
-	d := unsafe.Slice(dst, 16*n)
+func convCopy16(dst, src *float32, koff *int, n, ldd int) {
+	if n <= 0 {
+		return
+	}
+	d := unsafe.Slice(dst, ldd*(n-1)+16)
 	ko := unsafe.Slice(koff, n)
 	for i, o := range ko {
-		copy(d[16*i:16*i+16], unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*o)), 16))
+		copy(d[ldd*i:ldd*i+16], unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*o)), 16))
 	}
 }
 
@@ -69,14 +72,17 @@ func convPairT16(dst *uint32, ldd int, src *uint16, offs *[16]int, n int) {
 }
 
 // convRuns16 is conv_amd64.s's run copy in Go (see convCopy16).
-func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns int) {
-	d := unsafe.Slice(dst, 16*n)
+func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns, ldd int) {
+	if n <= 0 {
+		return
+	}
+	d := unsafe.Slice(dst, ldd*(n-1)+16)
 	ko := unsafe.Slice(koff, n)
 	for k, o := range ko {
 		for _, r := range runs[:nruns] {
 			for i := 0; i < 16; i++ {
 				if r[1]>>i&1 != 0 {
-					d[16*k+i] = *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(o+r[0]+i)))
+					d[ldd*k+i] = *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(o+r[0]+i)))
 				}
 			}
 		}
