@@ -35,3 +35,13 @@ var convAVX512 = haveAVX512()
 
 // hasConvRuns16 reports whether convRuns16 can run (level avx512).
 func hasConvRuns16() bool { return convAVX512 && atLeast(LevelAVX512) }
+
+//go:generate sh -c "python3 ../../tools/convasm/gen_direct.py > conv_direct_amd64.s"
+
+// convDirect6x64 accumulates a packed 6-row A panel times B read straight
+// from the padded input (k step k: the 64 values at src+koff[k]) into the
+// 6x64 tile at c (conv_direct_amd64.s, AVX-512; the 6x64 GEMM kernel's
+// arithmetic). The caller checks the bounds.
+//
+//go:noescape
+func convDirect6x64(kc int, a, src *float32, koff *int, c *float32, ldc int, load int)

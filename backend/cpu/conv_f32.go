@@ -173,12 +173,35 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	if asm512TileF32 != nil && atLeast(LevelAVX512) && krun < 8 {
 		t, nr = asm512TileF32, 64
 	}
+	// Direct B: with at most six output channels per group a packed B
+	// element would be used once, so the ZMM tile reads B straight from
+	// the padded input (convDirect6x64) when a tile's 64 columns are
+	// contiguous there: on the wide grid at row step 1 (waste up to a
+	// third: no packing to save), each image's columns rounded up to a
+	// multiple of 64 (the extra ones read past the image and are dropped;
+	// 64 zeros of slack follow the last), the input always copied.
+	direct := nr == 64 && g.coutG <= mr && rounds[0] == nil && csh == 1 && csw == 1
+	if direct {
+		rw := rs
+		if !pad {
+			rw = wp
+		}
+		direct = (rw-g.ow)*3 <= rw
+	}
+	if direct && !pad {
+		pad = true
+		ps, rs = hp*wp, wp
+	}
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
-	wide := csw == 1 && (rs-g.ow)*8 <= rs
+	wide := csw == 1 && ((rs-g.ow)*8 <= rs || direct)
 	lc := L
 	if wide {
 		lc = (g.oh-1)*rs + g.ow
+	}
+	slack := 0
+	if direct {
+		lc, slack = roundUp(lc, nr), nr
 	}
 	ncols := g.n * lc
 	kp := g.kh * g.kw
@@ -214,7 +237,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		psz = g.n * g.cin * ps
 	}
 	per := bsz + csz + 32
-	total := 2*nint + psz + asz + nw*per + 64
+	total := 2*nint + psz + slack + asz + nw*per + 64
 	buf := getScratch(total * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
@@ -224,8 +247,9 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	kOff := itab[2*ncols : nint : nint]
 	off := 2 * nint
 	if pad {
-		src = all[off : off+psz : off+psz]
-		off += psz
+		src = all[off : off+psz+slack : off+psz+slack]
+		clear(src[psz:])
+		off += psz + slack
 		if phased {
 			padPhases(src, x, g, hph, wph)
 		} else {
@@ -270,7 +294,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			for kb := 0; kb < nkb; kb++ {
 				k0 := kb * kcb
 				kc := min(kcb, kall-k0)
-				for q := 0; q < pn; q++ {
+				for q := 0; q < pn && !direct; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
 					if rounds[1] == nil {
 						packConvPanel(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
@@ -288,6 +312,12 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 					load = 1
 				}
 				for q := 0; q < pn; q++ {
+					if direct {
+						o := base + colOff[j0+q*nr]
+						_ = src[o+kmin : o+kmax+nr]
+						convDirect6x64(kc, &ab[0], &src[o], &kOff[k0], &cb[q*nr], ldc, load)
+						continue
+					}
 					bp := &bb[q*nr*kc]
 					for ir := 0; ir < mpad; ir += mr {
 						c := &cb[ir*ldc+q*nr]
@@ -346,25 +376,41 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 // stride rs or the compact one), colOff[n*lc+o] is its offset in the
 // (padded) source, images img apart, output rows csh*rs and columns csw
 // apart; outIdx[n*lc+o] is its output element in image-major NCHW order
-// without the channel, or -1 for a wide column past its row's end.
+// without the channel, or -1 for a wide column past its row's end (or
+// past the last row: columns rounded up per image).
 func convColumns(colOff, outIdx []int, g convGeom, lc int, wide bool, rs, img, csh, csw int) {
 	L := g.oh * g.ow
 	rw := g.ow
 	if wide {
 		rw = rs
 	}
-	for n := 0; n < g.n; n++ {
+	if g.n == 0 {
+		return
+	}
+	co0, oi0 := colOff[:lc], outIdx[:lc]
+	r, c := 0, 0
+	for o := range co0 {
+		co0[o] = r*csh*rs + c*csw
+		oi0[o] = -1
+		if c < g.ow && r < g.oh {
+			oi0[o] = r*g.ow + c
+		}
+		if c++; c == rw {
+			c, r = 0, r+1
+		}
+	}
+	// The other images: the same pattern, shifted.
+	for n := 1; n < g.n; n++ {
 		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
-		r, c := 0, 0
-		for o := range co {
-			co[o] = n*img + r*csh*rs + c*csw
-			oi[o] = -1
-			if c < g.ow {
-				oi[o] = n*g.cout*L + r*g.ow + c
+		di, do := n*img, n*g.cout*L
+		for o, v := range co0 {
+			co[o] = v + di
+		}
+		for o, v := range oi0 {
+			if v >= 0 {
+				v += do
 			}
-			if c++; c == rw {
-				c, r = 0, r+1
-			}
+			oi[o] = v
 		}
 	}
 }

@@ -2,7 +2,10 @@
 
 package cpu
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // convCopy16 is conv_amd64.s's packing copy in Go (the fast convolution
 // path needs the assembly GEMM kernels, so it does not run here; this keeps
@@ -91,3 +94,24 @@ func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns, ldd
 
 // hasConvRuns16 reports false: there is no assembly here.
 func hasConvRuns16() bool { return false }
+
+// convDirect6x64 is conv_direct_amd64.s's kernel in Go (FMA chains in k
+// order; the direct path does not run here).
+func convDirect6x64(kc int, a, src *float32, koff *int, c *float32, ldc int, load int) {
+	av := unsafe.Slice(a, 6*kc)
+	ko := unsafe.Slice(koff, kc)
+	cv := unsafe.Slice(c, 5*ldc+64)
+	for r := 0; r < 6; r++ {
+		for j := 0; j < 64; j++ {
+			var acc float32
+			if load != 0 {
+				acc = cv[r*ldc+j]
+			}
+			for k, o := range ko {
+				b := *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(o+j)))
+				acc = float32(math.FMA(float64(av[6*k+r]), float64(b), float64(acc)))
+			}
+			cv[r*ldc+j] = acc
+		}
+	}
+}
