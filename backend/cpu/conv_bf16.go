@@ -326,8 +326,9 @@ func asU32(s []float32) []uint32 {
 // packConvA).
 func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int, flip bool) {
 	kp := g.kh * g.kw
-	for gi := 0; gi < g.groups; gi++ {
-		for kb := 0; kb < nkb; kb++ {
+	parallelFor(g.groups*nkb, g.groups*mpad*g.kdim, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gi, kb := b/nkb, b%nkb
 			k0 := kb * kcb
 			kc := min(kcb, g.kdim-k0)
 			kpc := (kc + 1) / 2
@@ -355,7 +356,7 @@ func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int
 				}
 			}
 		}
-	}
+	})
 }
 
 // packConvPairsB packs one B panel of up to 32 columns in the pair layout:

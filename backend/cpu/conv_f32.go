@@ -527,8 +527,11 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 	const mr = 6
 	kp := g.kh * g.kw
 	kall := g.kdim * max(1, len(rounds))
-	for gi := 0; gi < g.groups; gi++ {
-		for kb := 0; kb < nkb; kb++ {
+	// Blocks (group, k block) in parallel: a weight gradient's "weights"
+	// are the output gradient, as large as an activation.
+	parallelFor(g.groups*nkb, g.groups*mpad*kall, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gi, kb := b/nkb, b%nkb
 			k0 := kb * kcb
 			kc := min(kcb, kall-k0)
 			blk := dst[(gi*nkb+kb)*mpad*kcb:]
@@ -586,7 +589,7 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 				}
 			}
 		}
-	}
+	})
 }
 
 // forPassSegments splits the k steps [k0, k0+kc) of a pass-major k range
