@@ -703,6 +703,23 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 			k0 += n
 			ko = kOff[k0]
 		}
+		if r := k1 - k0; r >= 2 && k0+8 <= len(kOff) && nc == nr && ldd == nr {
+			// A short run (the rest of a kernel row whose length is not a
+			// multiple of 8) with 8 steps of the panel left: transpose 8,
+			// reading past the run in the input; the rows of the steps
+			// after it are written again when those steps are packed.
+			var cc [nr]int
+			ok := true
+			for q := range cc {
+				cc[q] = ko + c[q]
+				ok = ok && cc[q] >= 0 && cc[q]+8 <= len(src)
+			}
+			if ok {
+				convTrans16(&dst[k0*nr], &src[0], &cc, 8)
+				k0 = k1
+				continue
+			}
+		}
 		if k1 == k0+1 && nc == nr && ldd == nr {
 			// A run with element step 2 (kw at dilation 2: the weight
 			// gradient of a stride-2 convolution).
