@@ -32,6 +32,16 @@ import (
 // k steps contiguous in the input by 8x8 register transposes
 // (convTrans16), or gathered.
 //
+// At level avx512 the 6x64 ZMM tile runs instead, its 64-column panels
+// packed 16 columns at a time (rows 64 apart), unless the k steps run
+// contiguously for 8 or more (a weight gradient's kernel rows), whose
+// transposing packers are 16 wide. There, a panel made of up to four
+// contiguous runs (output rows shorter than a panel, on the compact
+// grid) packs by merge-masked loads (convRuns16); and with at most six
+// output channels per group, where each packed B element would be used
+// once, the kernel reads B straight from the padded input with no
+// packing (convDirect6x64; see direct in convF32).
+//
 // The weights (A) are packed once per call into 6-row panels. Work units
 // are (group, block of columns); each thread packs its unit's B block one
 // k block at a time and runs the 6x16 assembly kernel into a private C
