@@ -6,14 +6,17 @@
 // Packing kernels of the fast convolution (conv_f32.go): they fill the
 // 16-column B panels of the 6x16 GEMM micro-kernel from the (padded) input.
 
-// func convCopy16(dst, src *float32, koff *int, n int)
-// dst[16i : 16i+16] = src[koff[i] : koff[i]+16] for i < n: a panel whose 16
-// columns are one contiguous run of the input, one k step per 64-byte copy.
-TEXT ·convCopy16(SB), NOSPLIT, $0-32
+// func convCopy16(dst, src *float32, koff *int, n, ldd int)
+// dst[ldd*i : ldd*i+16] = src[koff[i] : koff[i]+16] for i < n: a panel (or
+// a 16-column part of a wider one, rows ldd apart) whose 16 columns are
+// one contiguous run of the input, one k step per 64-byte copy.
+TEXT ·convCopy16(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ koff+16(FP), DX
 	MOVQ n+24(FP), CX
+	MOVQ ldd+32(FP), R8
+	SHLQ $2, R8
 	TESTQ CX, CX
 	JLE  copydone
 
@@ -24,7 +27,7 @@ copyloop:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	ADDQ    $8, DX
-	ADDQ    $64, DI
+	ADDQ    R8, DI
 	DECQ    CX
 	JNZ     copyloop
 	VZEROUPPER
@@ -130,4 +133,56 @@ trans2loop:
 	VZEROUPPER
 
 trans2done:
+	RET
+
+// func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns, ldd int)
+// For k < n: dst[ldd*k : ldd*k+16] = the lanes i of runs r < nruns (1 to 4),
+// each lane i set in mask runs[r][1] taking src[koff[k] + runs[r][0] + i]
+// (AVX-512): a 16-column panel made of a few contiguous runs of the input
+// (output rows shorter than a panel). runs[r][0] is the run's source
+// offset less its first lane, so that one merge-masked load per run puts
+// it in place; masked-off lanes are not read.
+TEXT ·convRuns16(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ koff+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ runs+32(FP), R8
+	MOVQ nruns+40(FP), R9
+	MOVQ ldd+48(FP), R13
+	SHLQ $2, R13
+	TESTQ CX, CX
+	JLE  runsdone
+	MOVQ  0(R8), BX
+	KMOVW 8(R8), K1
+	MOVQ  16(R8), R11
+	KMOVW 24(R8), K2
+	MOVQ  32(R8), R12
+	KMOVW 40(R8), K3
+	KMOVW 56(R8), K4
+
+runsk:
+	MOVQ    (DX), AX
+	LEAQ    (SI)(AX*4), R10
+	VMOVUPS.Z (R10)(BX*4), K1, Z0
+	CMPQ    R9, $2
+	JLT     runsstore
+	VMOVUPS (R10)(R11*4), K2, Z0
+	CMPQ    R9, $3
+	JLT     runsstore
+	VMOVUPS (R10)(R12*4), K3, Z0
+	CMPQ    R9, $4
+	JLT     runsstore
+	MOVQ    48(R8), AX
+	VMOVUPS (R10)(AX*4), K4, Z0
+
+runsstore:
+	VMOVUPS Z0, (DI)
+	ADDQ    $8, DX
+	ADDQ    R13, DI
+	DECQ    CX
+	JNZ     runsk
+	VZEROUPPER
+
+runsdone:
 	RET

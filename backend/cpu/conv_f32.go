@@ -32,6 +32,16 @@ import (
 // k steps contiguous in the input by 8x8 register transposes
 // (convTrans16), or gathered.
 //
+// At level avx512 the 6x64 ZMM tile runs instead, its 64-column panels
+// packed 16 columns at a time (rows 64 apart), unless the k steps run
+// contiguously for 8 or more (a weight gradient's kernel rows), whose
+// transposing packers are 16 wide. There, a panel made of up to four
+// contiguous runs (output rows shorter than a panel, on the compact
+// grid) packs by merge-masked loads (convRuns16); and with at most six
+// output channels per group, where each packed B element would be used
+// once, the kernel reads B straight from the padded input with no
+// packing (convDirect6x64; see direct in convF32).
+//
 // The weights (A) are packed once per call into 6-row panels. Work units
 // are (group, block of columns); each thread packs its unit's B block one
 // k block at a time and runs the 6x16 assembly kernel into a private C
@@ -133,8 +143,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		conv1x1F32(x, w, bias, out, g)
 		return
 	}
-	t := asmTileF32
-	const mr, nr = 6, 16
+	const mr = 6
 	effH, effW := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
 	// Extent of the input the outputs read, in padded coordinates.
 	hp, wp := (g.oh-1)*g.sh+effH, (g.ow-1)*g.sw+effW
@@ -162,12 +171,47 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		rs, ps = wph, g.sh*g.sw*hph*wph
 		csh, csw = 1, 1
 	}
+	// The tile: 6x64 ZMM at level avx512 unless the k steps run
+	// contiguously in the input for 8 or more steps (kernel rows of a
+	// weight gradient's convolution), whose 16-column transposing packers
+	// the 6x16 tile keeps.
+	t, nr := asmTileF32, 16
+	krun := 1
+	if phased && g.dw == g.sw || !phased && g.dw == 1 {
+		krun = g.kw
+	}
+	if asm512TileF32 != nil && atLeast(LevelAVX512) && krun < 8 {
+		t, nr = asm512TileF32, 64
+	}
+	// Direct B: with at most six output channels per group a packed B
+	// element would be used once, so the ZMM tile reads B straight from
+	// the padded input (convDirect6x64) when a tile's 64 columns are
+	// contiguous there: on the wide grid at row step 1 (waste up to a
+	// third: no packing to save), each image's columns rounded up to a
+	// multiple of 64 (the extra ones read past the image and are dropped;
+	// 64 zeros of slack follow the last), the input always copied.
+	direct := nr == 64 && g.coutG <= mr && rounds[0] == nil && csh == 1 && csw == 1
+	if direct {
+		rw := rs
+		if !pad {
+			rw = wp
+		}
+		direct = (rw-g.ow)*3 <= rw
+	}
+	if direct && !pad {
+		pad = true
+		ps, rs = hp*wp, wp
+	}
 	// Columns: (image, position) on the wide grid (stride 1 along W, little
 	// waste) or the compact one.
-	wide := csw == 1 && (rs-g.ow)*8 <= rs
+	wide := csw == 1 && ((rs-g.ow)*8 <= rs || direct)
 	lc := L
 	if wide {
 		lc = (g.oh-1)*rs + g.ow
+	}
+	slack := 0
+	if direct {
+		lc, slack = roundUp(lc, nr), nr
 	}
 	ncols := g.n * lc
 	kp := g.kh * g.kw
@@ -187,7 +231,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	cost := g.n * g.cout * L * g.kdim
 	nw := gemmWorkers(cost)
 	npan := ceilDiv(ncols, nr)
-	ppu := min(16, max(1, ceilDiv(npan*g.groups, 4*nw)))
+	ppu := min(256/nr, max(1, ceilDiv(npan*g.groups, 4*nw)))
 	ncb := ppu * nr
 	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
 	bsz, csz := kcb*ncb, mpad*ldc
@@ -203,7 +247,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		psz = g.n * g.cin * ps
 	}
 	per := bsz + csz + 32
-	total := 2*nint + psz + asz + nw*per + 64
+	total := 2*nint + psz + slack + asz + nw*per + 64
 	buf := getScratch(total * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
@@ -213,8 +257,9 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	kOff := itab[2*ncols : nint : nint]
 	off := 2 * nint
 	if pad {
-		src = all[off : off+psz : off+psz]
-		off += psz
+		src = all[off : off+psz+slack : off+psz+slack]
+		clear(src[psz:])
+		off += psz + slack
 		if phased {
 			padPhases(src, x, g, hph, wph)
 		} else {
@@ -225,22 +270,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	off += asz + 16
 	tall := all[off:]
 	img := g.cin * ps
-	for n := 0; n < g.n; n++ {
-		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
-		for o := range co {
-			var r, c int
-			if wide {
-				r, c = o/rs, o%rs
-			} else {
-				r, c = o/g.ow, o%g.ow
-			}
-			co[o] = n*img + r*csh*rs + c*csw
-			oi[o] = -1
-			if c < g.ow {
-				oi[o] = n*g.cout*L + r*g.ow + c
-			}
-		}
-	}
+	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	for ci := 0; ci < g.cinG; ci++ {
 		for a := 0; a < g.kh; a++ {
 			for b := 0; b < g.kw; b++ {
@@ -257,7 +287,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	}
 	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
@@ -274,15 +304,15 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			for kb := 0; kb < nkb; kb++ {
 				k0 := kb * kcb
 				kc := min(kcb, kall-k0)
-				for q := 0; q < pn; q++ {
+				for q := 0; q < pn && !direct; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
 					if rounds[1] == nil {
-						packConvB(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax)
+						packConvPanel(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
 						continue
 					}
 					forPassSegments(k0, kc, g.kdim, func(s, kk, n, pass int) {
 						seg := panel[s*nr : (s+n)*nr]
-						packConvB(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax)
+						packConvPanel(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax, nr)
 						roundPass(seg, rounds[1][pass])
 					})
 				}
@@ -292,6 +322,12 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 					load = 1
 				}
 				for q := 0; q < pn; q++ {
+					if direct {
+						o := base + colOff[j0+q*nr]
+						_ = src[o+kmin : o+kmax+nr]
+						convDirect6x64(kc, &ab[0], &src[o], &kOff[k0], &cb[q*nr], ldc, load)
+						continue
+					}
 					bp := &bb[q*nr*kc]
 					for ir := 0; ir < mpad; ir += mr {
 						c := &cb[ir*ldc+q*nr]
@@ -332,6 +368,10 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				for _, sg := range segs {
 					src := row[sg[0] : sg[0]+sg[1]]
 					dst := out[sg[2]+ch : sg[2]+ch+sg[1]]
+					if bias == nil {
+						copy(dst, src)
+						continue
+					}
 					for i, v := range src {
 						dst[i] = v + bv
 					}
@@ -339,6 +379,50 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			}
 		}
 	})
+}
+
+// convColumns fills the column tables of convF32 and convBF16Pairs: for
+// column o of image n (lc columns per image, on the wide grid of row
+// stride rs or the compact one), colOff[n*lc+o] is its offset in the
+// (padded) source, images img apart, output rows csh*rs and columns csw
+// apart; outIdx[n*lc+o] is its output element in image-major NCHW order
+// without the channel, or -1 for a wide column past its row's end (or
+// past the last row: columns rounded up per image).
+func convColumns(colOff, outIdx []int, g convGeom, lc int, wide bool, rs, img, csh, csw int) {
+	L := g.oh * g.ow
+	rw := g.ow
+	if wide {
+		rw = rs
+	}
+	if g.n == 0 {
+		return
+	}
+	co0, oi0 := colOff[:lc], outIdx[:lc]
+	r, c := 0, 0
+	for o := range co0 {
+		co0[o] = r*csh*rs + c*csw
+		oi0[o] = -1
+		if c < g.ow && r < g.oh {
+			oi0[o] = r*g.ow + c
+		}
+		if c++; c == rw {
+			c, r = 0, r+1
+		}
+	}
+	// The other images: the same pattern, shifted.
+	for n := 1; n < g.n; n++ {
+		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
+		di, do := n*img, n*g.cout*L
+		for o, v := range co0 {
+			co[o] = v + di
+		}
+		for o, v := range oi0 {
+			if v >= 0 {
+				v += do
+			}
+			oi[o] = v
+		}
+	}
 }
 
 // conv1x1F32 is a 1x1, stride-1, unpadded convolution: per image and
@@ -382,7 +466,7 @@ func alignF32(buf []float32, n int) []float32 {
 // padPlanes copies every (image, channel) plane of x into dst as an hp x
 // wp plane with g.padT rows and g.padL columns of zeros before it (either
 // negative: that many input rows or columns dropped) and zeros after.
-func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
+func padPlanes[E float32 | uint16](dst, x []E, g convGeom, hp, wp int) {
 	planes := g.n * g.cin
 	parallelFor(planes, planes*hp*wp, func(lo, hi int) {
 		// Destination columns [c0, c1) hold input columns [c0-padL, c1-padL).
@@ -409,7 +493,7 @@ func padPlanes(dst, x []float32, g convGeom, hp, wp int) {
 // plane becomes sh*sw phase planes of hph x wph, phase (ra, rb) element
 // (i, j) holding padded input (i*sh+ra, j*sw+rb), that is input
 // (i*sh+ra-padT, j*sw+rb-padL), or zero outside the input.
-func padPhases(dst, x []float32, g convGeom, hph, wph int) {
+func padPhases[E float32 | uint16](dst, x []E, g convGeom, hph, wph int) {
 	planes := g.n * g.cin
 	php := hph * wph
 	ps := g.sh * g.sw * php
@@ -453,8 +537,11 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 	const mr = 6
 	kp := g.kh * g.kw
 	kall := g.kdim * max(1, len(rounds))
-	for gi := 0; gi < g.groups; gi++ {
-		for kb := 0; kb < nkb; kb++ {
+	// Blocks (group, k block) in parallel: a weight gradient's "weights"
+	// are the output gradient, as large as an activation.
+	parallelFor(g.groups*nkb, g.groups*mpad*kall, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gi, kb := b/nkb, b%nkb
 			k0 := kb * kcb
 			kc := min(kcb, kall-k0)
 			blk := dst[(gi*nkb+kb)*mpad*kcb:]
@@ -512,7 +599,7 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 				}
 			}
 		}
-	}
+	})
 }
 
 // forPassSegments splits the k steps [k0, k0+kc) of a pass-major k range
@@ -537,13 +624,27 @@ func roundPass(x []float32, r int8) {
 	}
 }
 
-// packConvB packs one 16-column B panel: step k holds src[base+kOff[k]+
-// cols[q]] for the panel's columns q, zero past len(cols). A panel whose
-// columns are one contiguous run is copied 64 bytes per step. kmin and
-// kmax bound the values in kOff (the reads of the assembly copy are
-// checked against them).
-func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
+// packConvPanel packs an nr-column B panel (16 or 64), 16 columns at a
+// time (packConvB).
+func packConvPanel(dst, src []float32, base int, kOff, cols []int, kmin, kmax, nr int) {
+	for sub := 0; sub < nr; sub += 16 {
+		packConvB(dst[sub:], src, base, kOff, cols[min(sub, len(cols)):min(sub+16, len(cols))], kmin, kmax, nr)
+	}
+}
+
+// packConvB packs 16 columns of a B panel whose rows (k steps) are ldd
+// apart (16: a whole 6x16 panel; 64: a quarter of a 6x64 one): step k
+// holds src[base+kOff[k]+cols[q]] for the columns q, zero past len(cols).
+// Columns that are one contiguous run are copied 64 bytes per step. kmin
+// and kmax bound the values in kOff (the reads of the assembly copy are
+// checked against them). The transposing packers (long runs of k steps)
+// need ldd 16.
+func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd int) {
 	const nr = 16
+	if len(kOff) == 0 {
+		return
+	}
+	_ = dst[:(len(kOff)-1)*ldd+nr]
 	contig := len(cols) == nr
 	for q := 1; q < len(cols) && contig; q++ {
 		contig = cols[q] == cols[0]+q
@@ -551,9 +652,33 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	if contig && len(kOff) > 0 {
 		o := base + cols[0]
 		_ = src[o+kmin : o+kmax+nr]
-		_ = dst[:len(kOff)*nr]
-		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff))
+		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff), ldd)
 		return
+	}
+	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16() {
+		// A few contiguous runs (output rows shorter than the panel, on
+		// the compact grid): masked copies, run by run.
+		var runs [4][2]int
+		nrun := 0
+		for q := 0; q < nr && nrun <= 4; {
+			e := q + 1
+			for e < nr && cols[e] == cols[q]+e-q {
+				e++
+			}
+			o := base + cols[q]
+			_ = src[o+kmin : o+kmax+e-q]
+			if nrun < 4 {
+				// Lane i of the run reads offset cols[q]-q+i from cols[0].
+				runs[nrun] = [2]int{cols[q] - cols[0] - q, (1<<(e-q) - 1) << q}
+			}
+			nrun++
+			q = e
+		}
+		if nrun <= 4 {
+			o := base + cols[0]
+			convRuns16(&dst[0], &src[o], &kOff[0], len(kOff), &runs, nrun, ldd)
+			return
+		}
 	}
 	var c [nr]int
 	nc := copy(c[:], cols)
@@ -562,7 +687,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 	}
 	if nc < nr {
 		for k := range kOff {
-			clear(dst[k*nr+nc : k*nr+nr])
+			clear(dst[k*ldd+nc : k*ldd+nr])
 		}
 	}
 	for k0 := 0; k0 < len(kOff); {
@@ -574,7 +699,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 		for k1 < len(kOff) && kOff[k1] == ko+k1-k0 {
 			k1++
 		}
-		if n := (k1 - k0) &^ 7; n > 0 && nc == nr {
+		if n := (k1 - k0) &^ 7; n > 0 && nc == nr && ldd == nr {
 			var cc [nr]int
 			for q := range cc {
 				cc[q] = ko + c[q]
@@ -588,7 +713,24 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 			k0 += n
 			ko = kOff[k0]
 		}
-		if k1 == k0+1 && nc == nr {
+		if r := k1 - k0; r >= 2 && k0+8 <= len(kOff) && nc == nr && ldd == nr {
+			// A short run (the rest of a kernel row whose length is not a
+			// multiple of 8) with 8 steps of the panel left: transpose 8,
+			// reading past the run in the input; the rows of the steps
+			// after it are written again when those steps are packed.
+			var cc [nr]int
+			ok := true
+			for q := range cc {
+				cc[q] = ko + c[q]
+				ok = ok && cc[q] >= 0 && cc[q]+8 <= len(src)
+			}
+			if ok {
+				convTrans16(&dst[k0*nr], &src[0], &cc, 8)
+				k0 = k1
+				continue
+			}
+		}
+		if k1 == k0+1 && nc == nr && ldd == nr {
 			// A run with element step 2 (kw at dilation 2: the weight
 			// gradient of a stride-2 convolution).
 			k2 := k0 + 1
@@ -613,16 +755,16 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax int) {
 			n := k1 - k0
 			for q := 0; q < nc; q++ {
 				in := src[ko+c[q] : ko+c[q]+n]
-				out := dst[k0*nr+q : (k1-1)*nr+q+1]
+				out := dst[k0*ldd+q : (k1-1)*ldd+q+1]
 				for i, v := range in {
-					out[i*nr] = v
+					out[i*ldd] = v
 				}
 			}
 			k0 = k1
 			continue
 		}
 		for k := k0; k < k1; k++ {
-			d := (*[nr]float32)(dst[k*nr : k*nr+nr])
+			d := (*[nr]float32)(dst[k*ldd : k*ldd+nr])
 			ko := kOff[k]
 			for q := 0; q < nc; q++ {
 				d[q] = src[ko+c[q]]
@@ -642,6 +784,12 @@ func runConvFast(c *Call, p op.ConvParams) {
 	if c.In[2].Buf != nil {
 		bias = as[float32](c.InB[2][c.In[2].Offset*4:])
 	}
+	convFastF32(x, w, bias, out, p, c.Attrs.String("precision"))
+}
+
+// convFastF32 is runConvFast on slices: out = conv(x, w) + bias (bias may
+// be nil) at precision prec, each slice starting at its first element.
+func convFastF32(x, w, bias, out []float32, p op.ConvParams, prec string) {
 	g := geomOf(p)
 	if p.Transposed && convStrided(p) {
 		// geomOf's forward-form padding is for stride 1: take the
@@ -654,7 +802,7 @@ func runConvFast(c *Call, p op.ConvParams) {
 		return
 	}
 	var rounds [2][]int8
-	if prec := c.Attrs.String("precision"); !isHighest(prec) {
+	if !isHighest(prec) {
 		rounds = bf16Rounds(prec)
 	}
 	convF32(x, w, bias, out, g, p.Transposed, rounds)
@@ -708,7 +856,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 	defer putScratch(tbuf)
 	tall := as[float32](*tbuf)
 	var next atomic.Int64
-	gemmParallel(min(nw, units), nil, func(tid, _ int) {
+	gemmParallelShare(min(nw, units), func(tid, _ int) {
 		off := tid * per
 		ap := alignF32(tall[off:], asz)
 		bb := alignF32(tall[off+asz+16:], bsz)
@@ -755,7 +903,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 						k0 := kb * kcb
 						kc := min(kcb, K-k0)
 						for q := 0; q < pn; q++ {
-							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin)
+							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin, nr)
 						}
 						ab := ap[k0*rpad:]
 						load := 0
@@ -878,7 +1026,7 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 	tall := all[psz+wsz:]
 	kr := gemvAsmF32
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	gemmParallelShare(nw, func(tid, _ int) {
 		var tmp []float32
 		if tsz > 0 {
 			tmp = tall[tid*tsz : tid*tsz+nwide]
@@ -923,4 +1071,17 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 			}
 		}
 	})
+}
+
+// kRunsLong reports whether the k steps run contiguously in the input for
+// 8 or more steps at a time (a weight gradient's kernel rows), which the
+// transposing packers take.
+func kRunsLong(kOff []int) bool {
+	n := min(len(kOff), 8)
+	for k := 1; k < n; k++ {
+		if kOff[k] != kOff[0]+k {
+			return false
+		}
+	}
+	return n == 8
 }

@@ -381,6 +381,13 @@ func BenchmarkConvF32(b *testing.B) {
 		{"pointwise", convCase{n: 8, cin: 256, cout: 64, groups: 1, in: l(28, 28), k: l(1, 1), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
 		{"depthwise", convCase{n: 8, cin: 64, cout: 64, groups: 64, in: l(56, 56), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)}},
 		{"conv1d", convCase{n: 8, cin: 128, cout: 128, groups: 1, in: l(1000), k: l(5), stride: l(1), dil: l(2), padLo: l(4), padHi: l(4)}},
+		// LeNet's two layers (batch 64, 5x5): forward, input and weight gradients.
+		{"lenet1_forward", convCase{n: 64, cin: 1, cout: 6, groups: 1, in: l(28, 28), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
+		{"lenet1_input_grad", convCase{n: 64, cin: 6, cout: 1, groups: 1, in: l(24, 24), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), outPad: l(0), transposed: true}},
+		{"lenet1_weight_grad", convCase{n: 1, cin: 64, cout: 6, groups: 1, in: l(28, 28), k: l(24, 24), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
+		{"lenet2_forward", convCase{n: 64, cin: 6, cout: 16, groups: 1, in: l(12, 12), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
+		{"lenet2_input_grad", convCase{n: 64, cin: 16, cout: 6, groups: 1, in: l(8, 8), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), outPad: l(0), transposed: true}},
+		{"lenet2_weight_grad", convCase{n: 6, cin: 64, cout: 16, groups: 1, in: l(12, 12), k: l(8, 8), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := bc.c

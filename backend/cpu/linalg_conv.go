@@ -69,8 +69,16 @@ func convolutionKernel(c *Call) error {
 		id := []func(float64) float64{ident[float64]}
 		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64()})
 	case dtype.BF16:
+		if conv16FastOK(dtype.BF16, p) {
+			runConv16(c, p)
+			break
+		}
 		runConv(c, p, narrowPlan(func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
 	case dtype.F16:
+		if conv16FastOK(dtype.F16, p) {
+			runConv16(c, p)
+			break
+		}
 		runConv(c, p, narrowPlan(func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32))
 	default:
 		return fmt.Errorf("convolution: unsupported dtype %s", c.In[0].DType)

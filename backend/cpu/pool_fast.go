@@ -29,6 +29,10 @@ type floatT interface{ float32 | float64 }
 // maxPool2dIndicesTyped is maxPool2dIndicesKernel's loop on f32 or f64.
 func maxPool2dIndicesTyped[T floatT](p op.Pool2d, planes, inOff int, src, vals []T, idxs []int64) {
 	plane, oplane := p.H*p.W, p.OH*p.OW
+	if pool2x2(p.KH, p.KW, p.SH, p.SW, p.DH, p.DW, p.PH, p.PW, p.H, p.W, p.OH, p.OW) {
+		maxPool2x2Indices(src[inOff:inOff+planes*plane], vals, idxs, planes, p.H, p.W, p.OH, p.OW)
+		return
+	}
 	parallelFor(planes, planes*oplane*p.KH*p.KW, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			in := src[inOff+pl*plane : inOff+(pl+1)*plane]
@@ -89,6 +93,10 @@ func reduceWindowPlanes[T floatT](shape []int, w op.Window, isMax bool, src []T,
 	DH, DW := w.Dilation[r-2], w.Dilation[r-1]
 	PH, PW := w.PadLo[r-2], w.PadLo[r-1]
 	planes := op.Numel(shape[:r-2])
+	if isMax && pool2x2(KH, KW, SH, SW, DH, DW, PH, PW, H, W, OH, OW) {
+		maxPool2x2(src[inOff:inOff+planes*H*W], dst[outOff:outOff+planes*OH*OW], planes, H, W, OH, OW)
+		return
+	}
 	parallelFor(planes, planes*OH*OW*KH*KW, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			in := src[inOff+pl*H*W : inOff+(pl+1)*H*W]

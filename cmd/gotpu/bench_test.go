@@ -109,6 +109,8 @@ func TestBenchEveryCaseTiny(t *testing.T) {
 		{[]string{"layernorm", "--size", "8"}, []string{"gotpu"}, ""},
 		{[]string{"conv", "--size", "5", "--batch", "1", "--channels", "2", "--cout", "3"}, []string{"gotpu", "gotpu.backward"}, ""},
 		{[]string{"conv", "--size", "5", "--batch", "1", "--channels", "2", "--cout", "3", "--backward=false"}, []string{"gotpu"}, ""},
+		{[]string{"conv", "--size", "6", "--batch", "2", "--channels", "2", "--cout", "3", "--dtype", "bf16"}, []string{"gotpu", "gotpu.backward"}, ""},
+		{[]string{"cnn", "--size", "2"}, []string{"gotpu"}, ""},
 	} {
 		args := append(slices.Clone(tc.args), "--reps", "2", "--warmup", "0")
 		if !slices.Contains(args, "--ref") {

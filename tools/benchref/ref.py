@@ -15,6 +15,10 @@ Cases and what --size means (the same as `gotpu bench`):
   conv       conv2d x [batch, channels, size, size], w [cout, channels,
              kernel, kernel], padding pad, no bias; forward ("torch") and
              backward to input and weight ("torch.backward")
+  cnn        one training step of gotpu's MNIST CNN (train.CNN: conv 1->6
+             5x5 pad 2, relu, maxpool 2, conv 6->16 5x5, relu, maxpool 2, fc
+             400-120-84-10 with relu): forward, cross entropy, backward,
+             AdamW (lr 2e-3) on a batch of size (default 64) f32 images
   sdpa       attention over q, k, v [batch, heads, size, dim] (L = S = size,
              default 2048; --batch 1 from gotpu bench): PyTorch 2.x's fused
              F.scaled_dot_product_attention (is_causal with --causal); on
@@ -54,9 +58,9 @@ import platform
 import sys
 import time
 
-CASES = ("gemm", "gemv", "eltwise", "softmax", "layernorm", "conv", "sdpa")
+CASES = ("gemm", "gemv", "eltwise", "softmax", "layernorm", "conv", "sdpa", "cnn")
 DEFAULT_SIZE = {"gemm": 1024, "gemv": 768, "eltwise": 16 << 20, "softmax": 4096,
-                "layernorm": 4096, "conv": 56, "sdpa": 2048}
+                "layernorm": 4096, "conv": 56, "sdpa": 2048, "cnn": 64}
 
 
 class Unavailable(Exception):
@@ -190,6 +194,10 @@ def run_torch(a):
 
     n = a.size
     impls = {}
+    vers = {"torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+    if a.case == "cnn":
+        impls["torch"] = ("f32", cnn_step(torch, F, n), None)
+        return impls, vers
     if a.case == "gemm":
         gm, gk = a.gemm_m or n, a.gemm_k or n
         x = randn(gm, gk)
@@ -246,8 +254,39 @@ def run_torch(a):
             state["y"].backward(g)
 
         impls["torch.backward"] = (dname, bwd, setup)
-    vers = {"torch": torch.__version__, "torch_threads": torch.get_num_threads()}
     return impls, vers
+
+
+def cnn_step(torch, F, batch):
+    """One AdamW training step of gotpu's MNIST CNN on fixed random data."""
+    nn = torch.nn
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(400, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = x.flatten(1)
+            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+    model = CNN()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
+    x = torch.randn(batch, 1, 28, 28)
+    y = torch.randint(0, 10, (batch,))
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
 
 
 def emit(obj):

@@ -1,0 +1,73 @@
+package cpu
+
+// 2x2, stride-2 max pooling (every window inside the input), the pooling
+// of a LeNet- or VGG-style CNN: the generic plane loops check bounds and
+// walk the window per output; these read the two input rows of an output
+// row directly. Same comparisons in the same window order (row-major: a
+// larger value or a NaN replaces the running maximum), so the same bits.
+
+// pool2x2 reports whether a window over planes of H x W with output OH x
+// OW is a 2x2 stride-2 window, undilated, unpadded at the start, with every
+// window inside the input.
+func pool2x2(kh, kw, sh, sw, dh, dw, ph, pw, h, w, oh, ow int) bool {
+	return kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 && 2*oh <= h && 2*ow <= w
+}
+
+// maxPool2x2 sets out (planes of oh x ow) to the 2x2 stride-2 maxima of
+// src (planes of h x w); as reduceWindowPlanes, each result passes through
+// float64 (which quiets a signaling NaN).
+func maxPool2x2[T floatT](src, out []T, planes, h, w, oh, ow int) {
+	parallelFor(planes, planes*h*w, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			in := src[pl*h*w : (pl+1)*h*w]
+			o := out[pl*oh*ow : (pl+1)*oh*ow]
+			for i := 0; i < oh; i++ {
+				r0, r1 := in[2*i*w:2*i*w+2*ow], in[(2*i+1)*w:(2*i+1)*w+2*ow]
+				orow := o[i*ow : (i+1)*ow]
+				for j := range orow {
+					best := r0[2*j]
+					if v := r0[2*j+1]; v > best || v != v {
+						best = v
+					}
+					if v := r1[2*j]; v > best || v != v {
+						best = v
+					}
+					if v := r1[2*j+1]; v > best || v != v {
+						best = v
+					}
+					orow[j] = T(float64(best))
+				}
+			}
+		}
+	})
+}
+
+// maxPool2x2Indices is maxPool2x2 for max_pool2d_with_indices: the maximum
+// and its flat index h*W+w in the plane (the first maximum in window order;
+// a NaN replaces it).
+func maxPool2x2Indices[T floatT](src, vals []T, idxs []int64, planes, h, w, oh, ow int) {
+	parallelFor(planes, planes*h*w, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			in := src[pl*h*w : (pl+1)*h*w]
+			vo, io := vals[pl*oh*ow:(pl+1)*oh*ow], idxs[pl*oh*ow:(pl+1)*oh*ow]
+			for i := 0; i < oh; i++ {
+				b0, b1 := 2*i*w, (2*i+1)*w
+				r0, r1 := in[b0:b0+2*ow], in[b1:b1+2*ow]
+				vr, ir := vo[i*ow:(i+1)*ow], io[i*ow:(i+1)*ow]
+				for j := range vr {
+					best, bi := r0[2*j], b0+2*j
+					if v := r0[2*j+1]; v > best || v != v {
+						best, bi = v, b0+2*j+1
+					}
+					if v := r1[2*j]; v > best || v != v {
+						best, bi = v, b1+2*j
+					}
+					if v := r1[2*j+1]; v > best || v != v {
+						best, bi = v, b1+2*j+1
+					}
+					vr[j], ir[j] = best, int64(bi)
+				}
+			}
+		}
+	})
+}
