@@ -23,22 +23,26 @@ import (
 
 func init() {
 	var k, memMB, streamMB int
-	var levels, clock string
+	var levels, clock, llamaBin string
 	registerBenchCase(benchCase{
 		Name: "qgemv",
 		Description: "quantized [n,k] weight (GGUF blocks) times a [k] vector per kernel level, GB/s of weight read, " +
 			"with Go's memmove bandwidth in the same run",
 		DTypes:      []string{"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"},
+		Long:        benchQGEMVLong,
 		DefaultSize: 1536,
+		Refs:        []string{"llamacpp"},
 		SizeHelp:    "n, the weight rows (outputs); --k is the row length (SmolLM2-135M: 576x576, 1536x576, 576x1536, 49152x576)",
 		Flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&k, "k", 576, "k, the weight columns and vector length (a multiple of the type's block: 32, or 256 for the K types)")
 			fs.IntVar(&memMB, "memmove-mb", 256, "MiB copied by the go-memmove bandwidth reference (0: skip it and go-memmove-matrix)")
-			fs.StringVar(&levels, "levels", "all", "comma-separated kernel levels to run as gotpu.<level> (all: every level this CPU runs)")
+			fs.StringVar(&levels, "levels", "all", "comma-separated kernel levels to run as gotpu.<level> (all: every level this CPU runs; none: only gotpu)")
 			fs.IntVar(&streamMB, "stream-mb", 64, "MiB of distinct weight copies one repetition runs through, so that the weight streams from memory "+
 				"as in decoding a whole model (0: one copy, which stays in cache if it fits)")
 			fs.StringVar(&clock, "clock", "wall", "what a repetition's time is: wall, or cpu (the thread's CPU time, Linux, --threads 1; "+
 				"for a machine shared with other work: time spent descheduled is not counted)")
+			fs.StringVar(&llamaBin, "llamacpp-bin", defaultTestBackendOps(), "llama.cpp's test-backend-ops for the llamacpp reference "+
+				"(default $GOTPU_LLAMACPP_BIN, else tools/llamacpp/build.sh's bin dir; \"\": skip it)")
 		},
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			gt, err := gguf.ParseType(cfg.DType)
@@ -80,7 +84,11 @@ func init() {
 			y := make([]float32, n)
 			par := qgemvPar(cfg.Threads)
 			want := quant.Levels()
-			if levels != "all" {
+			switch levels {
+			case "all":
+			case "none":
+				want = nil
+			default:
 				want = strings.Split(levels, ",")
 			}
 			best := quant.For(cpu.CPULevel())
@@ -114,6 +122,11 @@ func init() {
 				run.Note("gotpu's GB/s count the weight bytes read (%d copies of %.2f MiB per repetition); go-memmove copies %d MiB and "+
 					"go-memmove-matrix one weight's size, over %d goroutines, their GB/s counting bytes read plus written",
 					len(copies), float64(len(w))/(1<<20), memMB, cfg.Threads)
+			}
+			if cfg.WantRef("llamacpp") {
+				if ls := llamacppQGEMV(ctx, cfg, run, llamaBin, clock, t, n, k, rb); ls != nil {
+					steps = append(steps, ls)
+				}
 			}
 			res, skipped, err := kernels.Interleave(ctx, cfg.Timing, steps)
 			if err != nil {
@@ -178,3 +191,44 @@ func qgemvPar(threads int) func(int, func(int, int)) {
 		wg.Wait()
 	}
 }
+
+// benchQGEMVLong is `gotpu bench qgemv --help`.
+const benchQGEMVLong = `Time the decode-shaped product of a quantized weight (GGUF blocks, --dtype)
+of n (--size) rows by k (--k) columns with one f32 vector, at the kernel
+level this CPU runs (gotpu) and at every level of --levels (gotpu.<level>),
+with references in the same run, repetition by repetition (every round runs
+each implementation once):
+
+  go-memmove, go-memmove-matrix  Go's copy of --memmove-mb MiB and of one
+                                 weight's bytes (GB/s: read plus written)
+  llamacpp                       llama.cpp's own op benchmark, ggml's CPU
+                                 mat-vec of the same block type:
+      test-backend-ops perf -b CPU -o MUL_MAT -p '^type_a=q4_1,type_b=f32,m=4096,n=1,k=14336,bs=\[1,1\],nr=\[1,1\],' --output sql
+                                 one process per repetition; its time is the
+                                 mean wall time of one product over at least
+                                 1 s of products on one weight copy
+
+The llamacpp reference (in --ref all; --ref none drops it) needs the
+test-backend-ops binary (tools/llamacpp/build.sh test-backend-ops builds it;
+--llamacpp-bin or $GOTPU_LLAMACPP_BIN point elsewhere). It is skipped, with
+the reason in skipped, unless the shape is its built-in perf shape (--size
+4096 --k 14336), --threads equals the thread count test-backend-ops gives
+ggml (half the online CPUs, at least 1: 1 on a 2-CPU machine; it has no
+flag to change it) and --clock is wall. For example:
+
+  gotpu bench qgemv --dtype Q4_K --size 4096 --k 14336 --threads 1 --levels none --memmove-mb 0 --json
+
+GB/s count the bytes of the quantized weight read per product, for gotpu
+(all --stream-mb copies per repetition) and llamacpp alike, so
+ratios["gotpu/llamacpp"] is gotpu's rate over llama.cpp's at the same
+type, shape and threads (above 1: gotpu faster). median_s of llamacpp is one
+product, gotpu's one repetition over all copies.
+
+JSON (--json): the keys of every bench case (case, size, shape, dtype,
+threads, reps, warmup, results [{impl, dtype, median_s, min_s, gbps,
+times_s}], ratios, ratios_min, skipped [{impl, reason}], notes, versions),
+with impl one of gotpu, gotpu.<level>, go-memmove, go-memmove-matrix,
+llamacpp; ratios keys gotpu/go-memmove, gotpu/go-memmove-matrix,
+gotpu/llamacpp; versions adds llamacpp.test_backend_ops (the binary's path),
+llamacpp.threads and llamacpp.build_commit (as the binary reports it:
+"unknown" for the sdist build) when llamacpp ran.`
