@@ -124,7 +124,8 @@ func init() {
 					len(copies), float64(len(w))/(1<<20), memMB, cfg.Threads)
 			}
 			if cfg.WantRef("llamacpp") {
-				if ls := llamacppQGEMV(ctx, cfg, run, llamaBin, clock, t, n, k, rb); ls != nil {
+				if ls, done := llamacppQGEMV(ctx, cfg, run, llamaBin, clock, t, n, k, rb, streamMB); ls != nil {
+					defer done()
 					steps = append(steps, ls)
 				}
 			}
@@ -201,20 +202,30 @@ each implementation once):
 
   go-memmove, go-memmove-matrix  Go's copy of --memmove-mb MiB and of one
                                  weight's bytes (GB/s: read plus written)
-  llamacpp                       llama.cpp's own op benchmark, ggml's CPU
-                                 mat-vec of the same block type:
-      test-backend-ops perf -b CPU -o MUL_MAT -p '^type_a=q4_1,type_b=f32,m=4096,n=1,k=14336,bs=\[1,1\],nr=\[1,1\],' --output sql
-                                 one process per repetition; its time is the
-                                 mean wall time of one product over at least
-                                 1 s of products on one weight copy
+  llamacpp                       ggml's CPU mat-vec of the same block type
+                                 and shape, timed by llama.cpp's own op
+                                 benchmark test-backend-ops, one process per
+                                 repetition; its time is the mean wall time
+                                 of one product over at least 1 s of
+                                 products on one weight
+
+test-backend-ops runs its built-in perf case for --size 4096 --k 14336:
+
+  test-backend-ops perf -b CPU -o MUL_MAT -p '^type_a=q4_K,type_b=f32,m=4096,n=1,k=14336,bs=\[1,1\],nr=\[1,1\],' --output sql
+
+and any other shape from a one-line --test-file naming MUL_MAT by ggml's op
+enum number, read from the ggml.h of the sources next to the binary
+(tools/llamacpp/build.sh's <cache>/0.3.36/src/ggml/include/ggml.h; the
+result row must then say MUL_MAT with the requested shapes). A weight that
+fits in cache stays there across llama.cpp's products: --stream-mb 0 runs
+gotpu on one copy too.
 
 The llamacpp reference (in --ref all; --ref none drops it) needs the
 test-backend-ops binary (tools/llamacpp/build.sh test-backend-ops builds it;
 --llamacpp-bin or $GOTPU_LLAMACPP_BIN point elsewhere). It is skipped, with
-the reason in skipped, unless the shape is its built-in perf shape (--size
-4096 --k 14336), --threads equals the thread count test-backend-ops gives
-ggml (half the online CPUs, at least 1: 1 on a 2-CPU machine; it has no
-flag to change it) and --clock is wall. For example:
+the reason in skipped, unless --threads equals the thread count
+test-backend-ops gives ggml (half the online CPUs, at least 1: 1 on a 2-CPU
+machine; it has no flag to change it) and --clock is wall. For example:
 
   gotpu bench qgemv --dtype Q4_K --size 4096 --k 14336 --threads 1 --levels none --memmove-mb 0 --json
 
