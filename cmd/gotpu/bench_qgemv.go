@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -24,6 +25,7 @@ import (
 func init() {
 	var k, memMB, streamMB int
 	var levels, clock, llamaBin string
+	var minRepS float64
 	registerBenchCase(benchCase{
 		Name: "qgemv",
 		Description: "quantized [n,k] weight (GGUF blocks) times a [k] vector per kernel level, GB/s of weight read, " +
@@ -41,6 +43,8 @@ func init() {
 				"as in decoding a whole model (0: one copy, which stays in cache if it fits)")
 			fs.StringVar(&clock, "clock", "wall", "what a repetition's time is: wall, or cpu (the thread's CPU time, Linux, --threads 1; "+
 				"for a machine shared with other work: time spent descheduled is not counted)")
+			fs.Float64Var(&minRepS, "min-rep-s", 0, "seconds one repetition of gotpu lasts at least: it repeats the pass over the copies "+
+				"until then and counts the mean pass, as test-backend-ops does with its products (1 matches it; 0: one pass)")
 			fs.StringVar(&llamaBin, "llamacpp-bin", defaultTestBackendOps(), "llama.cpp's test-backend-ops for the llamacpp reference "+
 				"(default $GOTPU_LLAMACPP_BIN, else tools/llamacpp/build.sh's bin dir; \"\": skip it)")
 		},
@@ -53,6 +57,9 @@ func init() {
 			rb, err := quant.RowBytes(t, k)
 			if err != nil || n < 1 || k < 1 || memMB < 0 || streamMB < 0 {
 				return fmt.Errorf("qgemv: need n, k > 0 with k a multiple of %v's block and --memmove-mb, --stream-mb >= 0 (%v)", t, err)
+			}
+			if minRepS < 0 || minRepS > 60 {
+				return fmt.Errorf("qgemv: --min-rep-s is 0 to 60 seconds, not %v", minRepS)
 			}
 			if clock != "wall" && clock != "cpu" {
 				return fmt.Errorf("qgemv: --clock is wall or cpu, not %q", clock)
@@ -93,7 +100,7 @@ func init() {
 			}
 			best := quant.For(cpu.CPULevel())
 			timed := clock == "cpu"
-			steps := []*kernels.Stepper{qgemvStepper("gotpu", best, t, copies, n, k, x, y, par, timed)}
+			steps := []*kernels.Stepper{qgemvStepper("gotpu", best, t, copies, n, k, x, y, par, timed, minRepS)}
 			run.Note("gotpu runs the kernels of level %s (the CPU level %s, capped by GOTPU_CPU_LEVEL); gotpu.<level> the kernels For(level) gives", best.Level(), cpu.CPULevel())
 			for _, l := range want {
 				kl := quant.For(l)
@@ -101,7 +108,7 @@ func init() {
 					run.Skip("gotpu."+l, fmt.Sprintf("no kernels of their own at this level or not supported by this CPU (falls back to %s)", kl.Level()))
 					continue
 				}
-				steps = append(steps, qgemvStepper("gotpu."+l, kl, t, copies, n, k, x, y, par, timed))
+				steps = append(steps, qgemvStepper("gotpu."+l, kl, t, copies, n, k, x, y, par, timed, minRepS))
 			}
 			if memMB > 0 {
 				mm, err := kernels.MemmoveStepper("go-memmove", memMB<<20)
@@ -124,7 +131,7 @@ func init() {
 					len(copies), float64(len(w))/(1<<20), memMB, cfg.Threads)
 			}
 			if cfg.WantRef("llamacpp") {
-				if ls, done := llamacppQGEMV(ctx, cfg, run, llamaBin, clock, t, n, k, rb, streamMB); ls != nil {
+				if ls, done := llamacppQGEMV(ctx, cfg, run, llamaBin, clock, t, n, k, rb, streamMB, minRepS); ls != nil {
 					defer done()
 					steps = append(steps, ls)
 				}
@@ -144,9 +151,11 @@ func init() {
 	})
 }
 
-// qgemvStepper runs the product once with each weight copy per repetition.
+// qgemvStepper runs the product once with each weight copy per repetition;
+// with minRep > 0 it repeats that pass until minRep seconds have passed and
+// reports the mean time of one pass.
 func qgemvStepper(impl string, kern quant.Kernels, t quant.Type, copies [][]byte, n, k int, x, y []float32,
-	par func(int, func(int, int)), cpuClock bool) *kernels.Stepper {
+	par func(int, func(int, int)), cpuClock bool, minRep float64) *kernels.Stepper {
 	run := func() error {
 		for _, w := range copies {
 			if err := kern.MatMul(t, w, n, k, x, 1, y, par); err != nil {
@@ -158,6 +167,28 @@ func qgemvStepper(impl string, kern quant.Kernels, t quant.Type, copies [][]byte
 	s := &kernels.Stepper{Impl: impl, DType: t.String(), Work: kernels.Work{Bytes: float64(len(copies) * len(copies[0]))}, Run: run}
 	if cpuClock {
 		s.Timed, s.Run = cpuTimed(run), nil
+	}
+	if minRep > 0 {
+		once := s.Timed
+		if once == nil {
+			once = func() (float64, error) {
+				start := time.Now()
+				err := run()
+				return time.Since(start).Seconds(), err
+			}
+		}
+		s.Timed, s.Run = func() (float64, error) {
+			total, passes := 0.0, 0
+			for total < minRep {
+				el, err := once()
+				if err != nil {
+					return 0, err
+				}
+				total += el
+				passes++
+			}
+			return total / float64(passes), nil
+		}, nil
 	}
 	return s
 }
@@ -218,7 +249,10 @@ enum number, read from the ggml.h of the sources next to the binary
 (tools/llamacpp/build.sh's <cache>/0.3.36/src/ggml/include/ggml.h; the
 result row must then say MUL_MAT with the requested shapes). A weight that
 fits in cache stays there across llama.cpp's products: --stream-mb 0 runs
-gotpu on one copy too.
+gotpu on one copy too. A gotpu repetition is one pass over its copies
+(milliseconds, so one preemption on a busy machine ruins it) unless
+--min-rep-s S repeats the pass for S seconds and takes the mean pass:
+--min-rep-s 1 measures gotpu the way test-backend-ops measures ggml.
 
 The llamacpp reference (in --ref all; --ref none drops it) needs the
 test-backend-ops binary (tools/llamacpp/build.sh test-backend-ops builds it;
@@ -227,7 +261,8 @@ the reason in skipped, unless --threads equals the thread count
 test-backend-ops gives ggml (half the online CPUs, at least 1: 1 on a 2-CPU
 machine; it has no flag to change it) and --clock is wall. For example:
 
-  gotpu bench qgemv --dtype Q4_K --size 4096 --k 14336 --threads 1 --levels none --memmove-mb 0 --json
+  gotpu bench qgemv --dtype Q4_K --size 4096 --k 14336 --threads 1 --levels none \\
+    --memmove-mb 0 --stream-mb 0 --min-rep-s 1 --json
 
 GB/s count the bytes of the quantized weight read per product, for gotpu
 (all --stream-mb copies per repetition) and llamacpp alike, so

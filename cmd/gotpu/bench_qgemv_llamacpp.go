@@ -339,7 +339,7 @@ func llamaGGMLHeader(bin string) string {
 // of one product, with GB/s of the weight bytes (n rows of rowBytes) as
 // gotpu's rows count them; or nil and a skipped entry saying why it cannot
 // run. done removes the stepper's temporary files (nil with a nil stepper).
-func llamacppQGEMV(ctx context.Context, cfg *benchConfig, run *benchRun, bin, clock string, t quant.Type, n, k, rowBytes, streamMB int) (
+func llamacppQGEMV(ctx context.Context, cfg *benchConfig, run *benchRun, bin, clock string, t quant.Type, n, k, rowBytes, streamMB int, minRepS float64) (
 	s *kernels.Stepper, done func()) {
 	const impl = "llamacpp"
 	threads := llamaCPUThreads()
@@ -390,6 +390,9 @@ func llamacppQGEMV(ctx context.Context, cfg *benchConfig, run *benchRun, bin, cl
 					"weight, which ggml reuses product after product; its time includes quantizing the f32 vector to the dot-product "+
 					"type); its GB/s count the weight bytes of one product, as gotpu's do",
 					strings.Join(q.args, " "), p.Params, threads, float64(wbytes)/(1<<20))
+				if minRepS == 0 {
+					run.Note("gotpu's repetitions are one pass each and llamacpp's the mean over 1 s: --min-rep-s 1 measures both alike")
+				}
 				if streamMB > 0 && wbytes < 32<<20 {
 					run.Note("llamacpp's %.2f MiB weight may stay in cache across its products while gotpu streams %d MiB of copies; "+
 						"--stream-mb 0 runs gotpu on one copy too", float64(wbytes)/(1<<20), streamMB)
