@@ -292,6 +292,8 @@ type llamaQuery struct {
 	args  []string
 	match func(params string) bool
 	what  string
+	// line is the --test-file line, if the query uses one.
+	line string
 }
 
 // run runs test-backend-ops bin once and returns the product's result.
@@ -325,7 +327,7 @@ func llamaMulMatQuery(t quant.Type, m, k int, dir, ggmlH string) (llamaQuery, er
 	}
 	want := llamaGenericParams(t, m, k)
 	return llamaQuery{args: append(perf, "--test-file", file, "--output", "sql"),
-		match: func(p string) bool { return p == want }, what: want}, nil
+		match: func(p string) bool { return p == want }, what: want, line: llamaTestFileLine(op, t, m, k)}, nil
 }
 
 // llamaGGMLHeader is the ggml.h of the sources a test-backend-ops in
@@ -390,6 +392,9 @@ func llamacppQGEMV(ctx context.Context, cfg *benchConfig, run *benchRun, bin, cl
 					"weight, which ggml reuses product after product; its time includes quantizing the f32 vector to the dot-product "+
 					"type); its GB/s count the weight bytes of one product, as gotpu's do",
 					strings.Join(q.args, " "), p.Params, threads, float64(wbytes)/(1<<20))
+				if q.line != "" {
+					run.Note("llamacpp's test file (op MUL_MAT = %s in ggml.h) holds the line: %s", strings.Fields(q.line)[0], strings.TrimSpace(q.line))
+				}
 				if minRepS == 0 {
 					run.Note("gotpu's repetitions are one pass each and llamacpp's the mean over 1 s: --min-rep-s 1 measures both alike")
 				}

@@ -21,7 +21,7 @@
 # directory; an interrupted build resumes. With -j2 on the shared 2-core VM
 # (load 10-20), llama-bench + llama-quantize took ~35 minutes;
 # llama-server + llama-cli are about as much again; test-backend-ops (one
-# large source file on top of the libraries) about 10 minutes more.
+# source file on top of the libraries) under a minute more (2026-12-04).
 # A build directory configured earlier without the tests (LLAMA_BUILD_TESTS
 # =OFF, as this script did before test-backend-ops) is reconfigured in place
 # with the tests on when test-backend-ops is asked for; nothing is rebuilt
