@@ -114,6 +114,8 @@ type benchCase struct {
 	Name string
 	// Description is one line for --help and `gotpu bench list`.
 	Description string
+	// Long, when set, is the --help text above the flags.
+	Long string
 	// DTypes are the accepted --dtype values; DTypes[0] is the default.
 	DTypes []string
 	// DefaultSize is the --size default; SizeHelp says what --size means.
@@ -488,6 +490,7 @@ func registerBenchCase(c benchCase) {
 	cmd := &cobra.Command{
 		Use:   c.Name,
 		Short: c.Description,
+		Long:  c.Long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

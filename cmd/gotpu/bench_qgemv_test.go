@@ -16,6 +16,8 @@ func TestBenchQGEMVTiny(t *testing.T) {
 			[]string{"gotpu", "gotpu.generic", "go-memmove", "go-memmove-matrix"}},
 		{[]string{"--dtype", "Q4_K", "--k", "256", "--memmove-mb", "0", "--stream-mb", "1", "--levels", "generic"},
 			[]string{"gotpu", "gotpu.generic"}},
+		{[]string{"--dtype", "Q5_1", "--memmove-mb", "0", "--stream-mb", "0", "--levels", "none", "--min-rep-s", "0.001"},
+			[]string{"gotpu"}},
 	}
 	if runtime.GOOS == "linux" {
 		cases = append(cases, struct {
@@ -44,6 +46,7 @@ func TestBenchQGEMVBadFlags(t *testing.T) {
 		{[]string{"qgemv", "--dtype", "Q4_K", "--k", "576", "--ref", "none"}, "multiple"},
 		{[]string{"qgemv", "--dtype", "F32", "--ref", "none"}, "--dtype"},
 		{[]string{"qgemv", "--clock", "sundial", "--ref", "none"}, "--clock"},
+		{[]string{"qgemv", "--min-rep-s", "-1", "--ref", "none"}, "--min-rep-s"},
 		{[]string{"qgemv", "--clock", "cpu", "--threads", "2", "--ref", "none"}, "--threads 1"},
 	} {
 		out, err := runBench(t, tc.args...)
