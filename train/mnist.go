@@ -519,30 +519,7 @@ func stepper(mode string, model Model, opt optim.Optimizer, res *Result) (func(b
 // while backward runs, the optimizer step; it returns the loss averaged
 // over the ranks.
 func ddpStepper(ctx context.Context, g *dist.Group, d *dist.DDP, model Model, opt optim.Optimizer) func(batch) float64 {
-	return func(b batch) float64 {
-		n, size, rank := b.x.Size(0), g.Size(), g.Rank()
-		lo, hi := rank*n/size, (rank+1)*n/size
-		opt.ZeroGrad()
-		var loss *tensor.Tensor
-		if hi > lo {
-			loss = tensor.CrossEntropy(model.Forward(b.x.Narrow(0, lo, hi-lo)), b.y.Narrow(0, lo, hi-lo), tensor.CrossEntropyOpts{})
-		} else {
-			// A batch smaller than the world: this rank contributes zero gradients.
-			loss = model.Forward(b.x.Narrow(0, 0, 1)).Sum(nil, false).MulScalar(0)
-		}
-		// The loss average starts before backward, so that it runs while
-		// backward does instead of adding a meeting of the ranks after it.
-		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
-		lw := g.AllReduceAsync(ctx, l, dist.Avg)
-		if err := d.Backward(ctx, loss); err != nil {
-			panic(&tensor.Error{Op: "ddp backward", Msg: err.Error(), Err: err})
-		}
-		opt.Step()
-		if err := lw.Wait(ctx); err != nil {
-			panic(&tensor.Error{Op: "ddp loss", Msg: err.Error(), Err: err})
-		}
-		return l.Item()
-	}
+	return shardedStepper(ctx, g, opt, "ddp", model.Forward, d.Backward)
 }
 
 // fsdpStepper is the training step of an --fsdp run: this rank's share of
@@ -558,26 +535,37 @@ func fsdpStepper(ctx context.Context, g *dist.Group, fs *dist.FSDP, model layere
 		}
 		return out
 	}
+	forward := func(x *tensor.Tensor) *tensor.Tensor { return model.forwardLayers(x, run) }
+	return shardedStepper(ctx, g, opt, "fsdp", forward, fs.Backward)
+}
+
+// shardedStepper is the data-parallel training step both --ddp and --fsdp
+// run: this rank's share of the batch through forward, backward (which
+// exchanges the gradients while it runs), the optimizer step; it returns
+// the loss averaged over the ranks. name prefixes the errors.
+func shardedStepper(ctx context.Context, g *dist.Group, opt optim.Optimizer, name string, forward func(*tensor.Tensor) *tensor.Tensor, backward func(context.Context, *tensor.Tensor) error) func(batch) float64 {
 	return func(b batch) float64 {
 		n, size, rank := b.x.Size(0), g.Size(), g.Rank()
 		lo, hi := rank*n/size, (rank+1)*n/size
 		opt.ZeroGrad()
 		var loss *tensor.Tensor
 		if hi > lo {
-			loss = tensor.CrossEntropy(model.forwardLayers(b.x.Narrow(0, lo, hi-lo), run), b.y.Narrow(0, lo, hi-lo), tensor.CrossEntropyOpts{})
+			loss = tensor.CrossEntropy(forward(b.x.Narrow(0, lo, hi-lo)), b.y.Narrow(0, lo, hi-lo), tensor.CrossEntropyOpts{})
 		} else {
 			// A batch smaller than the world: this rank contributes zero
-			// gradients (but still takes part in every unit's collectives).
-			loss = model.forwardLayers(b.x.Narrow(0, 0, 1), run).Sum(nil, false).MulScalar(0)
+			// gradients (but still takes part in every collective).
+			loss = forward(b.x.Narrow(0, 0, 1)).Sum(nil, false).MulScalar(0)
 		}
+		// The loss average starts before backward, so that it runs while
+		// backward does instead of adding a meeting of the ranks after it.
 		l := loss.Detach().Reshape(1).ToDType(dtype.F64)
 		lw := g.AllReduceAsync(ctx, l, dist.Avg)
-		if err := fs.Backward(ctx, loss); err != nil {
-			panic(&tensor.Error{Op: "fsdp backward", Msg: err.Error(), Err: err})
+		if err := backward(ctx, loss); err != nil {
+			panic(&tensor.Error{Op: name + " backward", Msg: err.Error(), Err: err})
 		}
 		opt.Step()
 		if err := lw.Wait(ctx); err != nil {
-			panic(&tensor.Error{Op: "fsdp loss", Msg: err.Error(), Err: err})
+			panic(&tensor.Error{Op: name + " loss", Msg: err.Error(), Err: err})
 		}
 		return l.Item()
 	}
