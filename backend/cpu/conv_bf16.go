@@ -222,19 +222,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	tall := all[off:]
 	img := g.cin * ps
 	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
-	for ci := 0; ci < g.cinG; ci++ {
-		for a := 0; a < g.kh; a++ {
-			for b := 0; b < g.kw; b++ {
-				ra, rb := a*g.dh, b*g.dw
-				ph := (ra%g.sh*g.sw + rb%g.sw) * hph * wph
-				kOff[ci*kp+a*g.kw+b] = ci*ps + ph + ra/g.sh*rs + rb/g.sw
-			}
-		}
-	}
-	kmin, kmax := kOff[0], kOff[0]
-	for _, v := range kOff {
-		kmin, kmax = min(kmin, v), max(kmax, v)
-	}
+	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
 	packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
 	var next atomic.Int64
 	gemmParallelShare(nw, func(tid, _ int) {

@@ -271,20 +271,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	tall := all[off:]
 	img := g.cin * ps
 	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
-	for ci := 0; ci < g.cinG; ci++ {
-		for a := 0; a < g.kh; a++ {
-			for b := 0; b < g.kw; b++ {
-				ra, rb := a*g.dh, b*g.dw
-				// Phase plane and shift (plain padded: plane 0, shift ra, rb).
-				ph := (ra%g.sh*g.sw + rb%g.sw) * hph * wph
-				kOff[ci*kp+a*g.kw+b] = ci*ps + ph + ra/g.sh*rs + rb/g.sw
-			}
-		}
-	}
-	kmin, kmax := kOff[0], kOff[0]
-	for _, v := range kOff {
-		kmin, kmax = min(kmin, v), max(kmax, v)
-	}
+	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
 	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
 	gemmParallelShare(nw, func(tid, _ int) {
@@ -1084,4 +1071,25 @@ func kRunsLong(kOff []int) bool {
 		}
 	}
 	return n == 8
+}
+
+// convKOffsets fills kOff[ci*kp + a*kw + b] with the offset, in the padded
+// (or phase-split) input of plane size ps and row stride rs, of kernel tap
+// (ci, a, b) — phase plane and shift; plain padded input: plane 0, shift
+// (a*dh, b*dw) — and returns the smallest and largest offset.
+func convKOffsets(kOff []int, g convGeom, kp, ps, rs, hph, wph int) (kmin, kmax int) {
+	for ci := 0; ci < g.cinG; ci++ {
+		for a := 0; a < g.kh; a++ {
+			for b := 0; b < g.kw; b++ {
+				ra, rb := a*g.dh, b*g.dw
+				ph := (ra%g.sh*g.sw + rb%g.sw) * hph * wph
+				kOff[ci*kp+a*g.kw+b] = ci*ps + ph + ra/g.sh*rs + rb/g.sw
+			}
+		}
+	}
+	kmin, kmax = kOff[0], kOff[0]
+	for _, v := range kOff {
+		kmin, kmax = min(kmin, v), max(kmax, v)
+	}
+	return kmin, kmax
 }
