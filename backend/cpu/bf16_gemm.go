@@ -45,14 +45,23 @@ func tileBF16() *gemmTile[float32] {
 	return nil
 }
 
-// pairTile returns the VDPBF16PS kernel for an m x n product when the
-// level has it and the product is not a matrix-vector one (m == 1 or n ==
-// 1 keep their gemv kernels), else nil.
-func pairTile(m, n int) *gemmTile[float32] {
-	if m > 1 && n > 1 {
-		return tileBF16()
+// deepBF16K is the reduction length from which pairTile blocks k deeper
+// (asmTileBF16Deep).
+const deepBF16K = 1024
+
+// pairTile returns the VDPBF16PS kernel for an m x n product over k when
+// the level has it and the product is not a matrix-vector one (m == 1 or
+// n == 1 keep their gemv kernels), else nil. Every blocking gives the
+// same bits (see above).
+func pairTile(m, n, k int) *gemmTile[float32] {
+	if m <= 1 || n <= 1 {
+		return nil
 	}
-	return nil
+	t := tileBF16()
+	if t != nil && k >= deepBF16K && asmTileBF16Deep != nil {
+		return asmTileBF16Deep
+	}
+	return t
 }
 
 // Pads of an odd k in the pair layout: A's -0 times B's +0 is a -0

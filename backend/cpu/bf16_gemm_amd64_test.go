@@ -149,7 +149,7 @@ func TestGEMMBF16Pairs(t *testing.T) {
 	needBF16(t)
 	r := rand.New(rand.NewPCG(23, 24))
 	// Every kernel variant with small blocks, and the default tile.
-	tiles := map[string]*gemmTile[float32]{"default": asmTileBF16}
+	tiles := map[string]*gemmTile[float32]{"default": asmTileBF16, "deep": asmTileBF16Deep}
 	for _, v := range []struct {
 		mr   int
 		kern func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
@@ -157,7 +157,9 @@ func TestGEMMBF16Pairs(t *testing.T) {
 		tiles[fmt.Sprintf("%dx32-small-blocks", v.mr)] = &gemmTile[float32]{mr: v.mr, nr: 32, kc: 8, mc: 2 * v.mr, nc: 64, kern: v.kern, pairs: true}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	dims := [][3]int{{2, 2, 1}, {12, 32, 2}, {13, 33, 3}, {25, 65, 9}, {37, 70, 17}, {11, 97, 31}, {50, 40, 64}}
+	// k 1030: several of the deep tile's k blocks, and dot_general's
+	// choice of that tile (pairTile, from deepBF16K).
+	dims := [][3]int{{2, 2, 1}, {12, 32, 2}, {13, 33, 3}, {25, 65, 9}, {37, 70, 17}, {11, 97, 31}, {50, 40, 64}, {20, 36, deepBF16K + 6}}
 	if !testing.Short() {
 		dims = append(dims, [3]int{130, 150, 301})
 	}

@@ -2,5 +2,5 @@
 
 package cpu
 
-// asmTileBF16 is nil without the amd64 assembly kernels.
-var asmTileBF16 *gemmTile[float32]
+// asmTileBF16 and asmTileBF16Deep are nil without the amd64 assembly kernels.
+var asmTileBF16, asmTileBF16Deep *gemmTile[float32]

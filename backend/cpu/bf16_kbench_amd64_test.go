@@ -62,7 +62,7 @@ func BenchmarkGEMMBF16(b *testing.B) {
 				toF := []func(dtype.BFloat16) float32{func(x dtype.BFloat16) float32 { return x.F32() }}
 				withLevel(lvl, func() {
 					tile := tileF32()
-					if tp := pairTile(m, n); tp != nil {
+					if tp := pairTile(m, n, k); tp != nil {
 						tile = tp
 					}
 					b.ResetTimer()

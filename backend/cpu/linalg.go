@@ -903,7 +903,7 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			rounds = bf16Rounds(prec)
 			plain = false
-			if tp := pairTile(m, n); tp != nil {
+			if tp := pairTile(m, n, k); tp != nil {
 				// VDPBF16PS on the bf16 rounding of the inputs (bf16_gemm.go).
 				t = tp
 			}
@@ -913,7 +913,7 @@ func dotGeneralKernel(c *Call) error {
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		// plain: the packing widens bf16 inline (packBF16), as to does.
 		t := tileF32()
-		if tp := pairTile(m, n); tp != nil {
+		if tp := pairTile(m, n, k); tp != nil {
 			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
