@@ -5,16 +5,15 @@ package pjrt_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gotpu/gotpu/backend/pjrt"
 	"github.com/gotpu/gotpu/compile"
+	"github.com/gotpu/gotpu/dist"
 )
 
 // TestSPMDMockGPUTopology is the GPU check of the SPMD path with XLA:GPU's
@@ -43,13 +42,24 @@ func TestSPMDMockGPUTopology(t *testing.T) {
 	// The plugin wants num_nodes equal to the topology's hosts (and the
 	// local GPUs per host equal to the machine's), this process node 0,
 	// and the key-value store a multi-node client exchanges its topology
-	// through.
+	// through (dist's TCP store, as a multi-process job would use).
 	opts := map[string]any{"enable_mock_nccl": true, "mock_gpu_topology": topo}
 	if len(dims) == 3 && dims[1] > 1 {
 		opts["num_nodes"] = dims[0] * dims[1]
 		opts["node_id"] = 0
 	}
-	c, err := pjrt.NewClient(pjrt.ClientOptions{Create: opts, KV: newMemKV()})
+	ctx := context.Background()
+	srv, err := dist.ListenStore(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	kv, err := dist.DialStore(ctx, srv.Addr(), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	c, err := pjrt.NewClient(pjrt.ClientOptions{Create: opts, KV: kv})
 	if err != nil {
 		t.Fatalf("client with mock topology %s: %v", topo, err)
 	}
@@ -101,43 +111,5 @@ func TestSPMDMockGPUTopology(t *testing.T) {
 			t.Errorf("output %d: %d values, want %d", i, len(got[i].F32s()), eager[i].Numel())
 		}
 		t.Logf("output %d: max |mock - eager| %g (mock collectives move no data)", i, maxDiff(got[i].F32s(), eager[i].Float32s()))
-	}
-}
-
-// memKV is an in-process KeyValueStore.
-type memKV struct {
-	mu sync.Mutex
-	c  *sync.Cond
-	m  map[string][]byte
-}
-
-func newMemKV() *memKV {
-	k := &memKV{m: map[string][]byte{}}
-	k.c = sync.NewCond(&k.mu)
-	return k
-}
-
-func (k *memKV) Set(_ context.Context, key string, v []byte) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.m[key] = append([]byte(nil), v...)
-	k.c.Broadcast()
-	return nil
-}
-
-func (k *memKV) Get(ctx context.Context, key string, timeout time.Duration) ([]byte, error) {
-	deadline := time.Now().Add(timeout)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for {
-		if v, ok := k.m[key]; ok {
-			return append([]byte(nil), v...), nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("key %q: %w", key, context.DeadlineExceeded)
-		}
-		k.mu.Unlock()
-		time.Sleep(time.Millisecond)
-		k.mu.Lock()
 	}
 }
