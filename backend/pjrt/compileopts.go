@@ -106,7 +106,7 @@ func (o BuildOptions) proto() ([]byte, error) {
 	if o.Shardy {
 		ebo = pbVarint(ebo, 19, 1)
 	}
-	return pbBytes(nil, 3, ebo), nil
+	return appendOptionOverrides(pbBytes(nil, 3, ebo)), nil
 }
 
 // pbUvarint appends v as a protobuf base-128 varint.

@@ -9,7 +9,6 @@ package pjrt
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -35,28 +34,18 @@ import (
 var compileOptions = buildCompileOptions()
 
 func buildCompileOptions() []byte {
-	field := func(b []byte, num, wire int) []byte { return binary.AppendUvarint(b, uint64(num<<3|wire)) }
-	bytesField := func(b []byte, num int, v []byte) []byte {
-		b = field(b, num, 2)
-		b = binary.AppendUvarint(b, uint64(len(v)))
-		return append(b, v...)
-	}
-	build := []byte{0x20, 0x01, 0x28, 0x01} // num_replicas 1, num_partitions 1
-	out := bytesField(nil, 3, build)
-	out = append(out, 0x20, 0x01) // compile_portable_executable
-	// map<string, OptionOverrideProto>: entries {key (1), value (2)};
-	// OptionOverrideProto.bool_field is field 2.
-	override := func(key string, v bool) []byte {
-		val := field(nil, 2, 0)
-		if v {
-			val = append(val, 1)
-		} else {
-			val = append(val, 0)
-		}
-		e := bytesField(nil, 1, []byte(key))
-		return bytesField(e, 2, val)
-	}
-	return bytesField(out, 7, override("xla_allow_excess_precision", false))
+	out := pbBytes(nil, 3, []byte{0x20, 0x01, 0x28, 0x01}) // num_replicas 1, num_partitions 1
+	out = pbVarint(out, 4, 1)                              // compile_portable_executable
+	return appendOptionOverrides(out)
+}
+
+// appendOptionOverrides appends the CompileOptionsProto env_option_overrides
+// (field 7, map<string, OptionOverrideProto>) every compile sets:
+// xla_allow_excess_precision false (see compileOptions).
+func appendOptionOverrides(b []byte) []byte {
+	val := pbVarint(nil, 2, 0) // OptionOverrideProto.bool_field = false
+	entry := pbBytes(pbBytes(nil, 1, []byte("xla_allow_excess_precision")), 2, val)
+	return pbBytes(b, 7, entry)
 }
 
 // executable is a loaded PJRT executable whose parameters and outputs are
