@@ -265,20 +265,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 				}
 			}
 			oidx := outIdx[j0 : j0+nc]
-			segs = segs[:0]
-			for j := 0; j < nc; {
-				o := oidx[j]
-				if o < 0 {
-					j++
-					continue
-				}
-				e := j + 1
-				for e < nc && oidx[e] == o+e-j {
-					e++
-				}
-				segs = append(segs, [3]int{j, e - j, o})
-				j = e
-			}
+			segs = convOutRuns(segs[:0], oidx)
 			// Round each row of the block at once (the vector narrowing
 			// takes 16 at a time; output rows are often not a multiple),
 			// then copy its runs.

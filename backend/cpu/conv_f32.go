@@ -330,20 +330,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			// runs of columns contiguous in the output (an output row's
 			// part in the block) at a time.
 			oidx := outIdx[j0 : j0+nc]
-			segs = segs[:0]
-			for j := 0; j < nc; {
-				o := oidx[j]
-				if o < 0 {
-					j++
-					continue
-				}
-				e := j + 1
-				for e < nc && oidx[e] == o+e-j {
-					e++
-				}
-				segs = append(segs, [3]int{j, e - j, o})
-				j = e
-			}
+			segs = convOutRuns(segs[:0], oidx)
 			for co := 0; co < g.coutG; co++ {
 				oc := gi*g.coutG + co
 				var bv float32
@@ -1092,4 +1079,24 @@ func convKOffsets(kOff []int, g convGeom, kp, ps, rs, hph, wph int) (kmin, kmax 
 		kmin, kmax = min(kmin, v), max(kmax, v)
 	}
 	return kmin, kmax
+}
+
+// convOutRuns appends to segs the runs of a block's columns that are
+// contiguous in the output: {first column, length, output offset} for
+// each, skipping the columns whose offset is negative (padding).
+func convOutRuns(segs [][3]int, oidx []int) [][3]int {
+	for j := 0; j < len(oidx); {
+		o := oidx[j]
+		if o < 0 {
+			j++
+			continue
+		}
+		e := j + 1
+		for e < len(oidx) && oidx[e] == o+e-j {
+			e++
+		}
+		segs = append(segs, [3]int{j, e - j, o})
+		j = e
+	}
+	return segs
 }
