@@ -40,14 +40,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/ir"
-	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -385,49 +383,7 @@ func (c *Function) tracedGraph(in []*tensor.Tensor) (*ir.Graph, error) {
 		}
 		k++
 	}
-	return foldConstants(tg.Graph, tg.Constants()), nil
-}
-
-// foldConstants returns g with parameter i replaced by a constant node of
-// konst[i] where that is non-nil (a new graph; g is unchanged).
-func foldConstants(g *ir.Graph, konst [][]byte) *ir.Graph {
-	if !slices.ContainsFunc(konst, func(b []byte) bool { return b != nil }) {
-		return g
-	}
-	out := ir.New()
-	out.DefaultFloat = g.DefaultFloat
-	m := make(map[*ir.Value]*ir.Value, len(g.Params)+len(g.Nodes))
-	for i, p := range g.Params {
-		if i < len(konst) && konst[i] != nil {
-			m[p] = out.AddConst(p.Meta, konst[i])
-		} else {
-			m[p] = out.Param(p.Meta)
-		}
-	}
-	for _, n := range g.Nodes {
-		if n.IsConst() {
-			m[n.Out[0]] = out.AddConst(n.Out[0].Meta, n.Data)
-			continue
-		}
-		ins := make([]*ir.Value, len(n.In))
-		for j, v := range n.In {
-			ins[j] = m[v]
-		}
-		metas := make([]op.Meta, len(n.Out))
-		for j, v := range n.Out {
-			metas[j] = v.Meta
-		}
-		nn := out.AddNode(n.Op, n.Attrs, ins, metas)
-		for j, v := range n.Out {
-			m[v] = nn.Out[j]
-		}
-	}
-	outs := make([]*ir.Value, len(g.Outputs))
-	for i, v := range g.Outputs {
-		outs[i] = m[v]
-	}
-	out.SetOutputs(outs...)
-	return out
+	return ir.FoldParams(tg.Graph, tg.Constants()), nil
 }
 
 func backendOf(dev device.Device) device.Backend {

@@ -3,6 +3,7 @@ package ir
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,4 +135,28 @@ func Lower(g *Graph) (res *Graph, err error) {
 		}
 	}
 	return r.finish(), nil
+}
+
+// FoldParams returns g with parameter i replaced by a constant of bytes
+// konst[i] (in the parameter's meta) where konst[i] is not nil — the graph
+// keeps only the other parameters, in order. g itself is returned when
+// nothing is folded; otherwise g is unchanged.
+func FoldParams(g *Graph, konst [][]byte) *Graph {
+	if !slices.ContainsFunc(konst, func(b []byte) bool { return b != nil }) {
+		return g
+	}
+	dst := New()
+	dst.DefaultFloat = g.DefaultFloat
+	r := &rebuilder{src: g, dst: dst, vmap: make(map[*Value]*Value, len(g.Params)+len(g.Nodes))}
+	for i, p := range g.Params {
+		if i < len(konst) && konst[i] != nil {
+			r.vmap[p] = dst.AddConst(p.Meta, konst[i])
+		} else {
+			r.vmap[p] = dst.Param(p.Meta)
+		}
+	}
+	for _, n := range g.Nodes {
+		r.copyNode(n, r.mapIn(n.In))
+	}
+	return r.finish()
 }

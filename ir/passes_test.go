@@ -277,3 +277,27 @@ func TestUses(t *testing.T) {
 		t.Errorf("NumValues %d, want 4", g.NumValues())
 	}
 }
+
+func TestFoldParams(t *testing.T) {
+	f32 := op.Meta{Shape: []int{2}, DType: dtype.F32}
+	g, err := Trace([]op.Meta{f32, f32}, func(b op.Builder, p []op.Value) []op.Value {
+		return []op.Value{op.Call1(b, "add", nil, p[0], p[1])}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FoldParams(g, [][]byte{nil, nil}); got != g {
+		t.Error("folding nothing returned a new graph")
+	}
+	two := make([]byte, 8) // [0, 0] f32
+	f := FoldParams(g, [][]byte{nil, two})
+	if len(f.Params) != 1 || len(g.Params) != 2 {
+		t.Fatalf("params: folded %d, source %d; want 1 and 2", len(f.Params), len(g.Params))
+	}
+	if c := countOps(f); c["add"] != 1 {
+		t.Errorf("folded graph nodes %v", c)
+	}
+	if len(f.Outputs) != 1 || f.Outputs[0].Def == nil || f.Outputs[0].Def.In[1].Def == nil || !f.Outputs[0].Def.In[1].Def.IsConst() {
+		t.Errorf("the add does not read a constant: %v", f.Outputs)
+	}
+}
