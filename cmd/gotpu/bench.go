@@ -319,9 +319,7 @@ reports as one JSON array instead. bench/kernels/run.sh uses it.`,
 				reps = append(reps, r...)
 			}
 			if sumJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(reps)
+				return writeJSON(cmd.OutOrStdout(), reps)
 			}
 			return writeBenchSummary(cmd.OutOrStdout(), reps)
 		},
@@ -428,9 +426,7 @@ func writeBenchList(w io.Writer, asJSON bool) error {
 		infos = append(infos, benchCaseInfo{Name: n, Description: cmd.Short, DTypes: []string{}, Refs: []string{}})
 	}
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(infos)
+		return writeJSON(w, infos)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tDTYPES\tSIZE\tREFS\tDESCRIPTION")
@@ -504,9 +500,7 @@ func registerBenchCase(c benchCase) {
 				return fmt.Errorf("bench %s: %w", cc.Name, err)
 			}
 			if f.asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(cmd.OutOrStdout(), rep)
 			}
 			return writeBenchTable(cmd.OutOrStdout(), rep)
 		},

@@ -236,9 +236,7 @@ bench/models/run.sh runs both benchmark checkpoints in both dtypes.`,
 				return fmt.Errorf("bench model: %w", err)
 			}
 			if f.asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(cmd.OutOrStdout(), rep)
 			}
 			return writeModelBench(cmd.OutOrStdout(), rep)
 		},

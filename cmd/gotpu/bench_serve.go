@@ -7,7 +7,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -410,9 +409,7 @@ func settledGoroutines(want int, d time.Duration) int {
 
 func writeBenchServeLoad(w io.Writer, r *benchServeLoadReport, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	}
 	l := r.Load
 	fmt.Fprintf(w, "bench serve --load %s (%s, %s)  threads=%d  %d requests, %d concurrent  load average %v -> %v\n",
@@ -627,9 +624,7 @@ func medianOf(v []float64) float64 {
 
 func writeBenchServe(w io.Writer, r *benchServeReport, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	}
 	fmt.Fprintf(w, "bench serve %s (%s, %s)  threads=%d  prompt=%d  new tokens=%d  reps=%d (medians)  load average %v -> %v\n",
 		filepath.Base(r.Model), r.DType, r.GotpuMode, r.Threads, r.PromptTokens, r.NewTokens, r.Reps, r.LoadAvg.Start, r.LoadAvg.End)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -204,9 +203,7 @@ pjrt_plugins [{name, loaded, path, platform, platform_version, api_version, devi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := collectInfo()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return writeJSON(cmd.OutOrStdout(), r)
 			}
 			writeInfo(cmd.OutOrStdout(), r)
 			return nil

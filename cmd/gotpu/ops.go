@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -73,9 +72,7 @@ inputs, attrs ("name:type"), dtypes, device, direct_kernel_dtypes, runs, doc.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(cmd.OutOrStdout(), rep)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 2, 2, ' ', 0)
 			fmt.Fprintf(tw, "OP\tKIND\tGROUP\tDTYPES\tKERNEL ON %s\n", strings.ToUpper(devName))

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -81,9 +80,7 @@ unsupported_ops [{op, reason}], cache_dir.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return writeJSON(cmd.OutOrStdout(), r)
 			}
 			writePJRT(cmd.OutOrStdout(), r)
 			return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,9 +103,7 @@ func init() { rootCmd.AddCommand(newQuantizeCmd()) }
 
 func printQuantizeReport(w io.Writer, rep *quantizeReport, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(w, rep)
 	}
 	_, err := fmt.Fprintf(w, "%s -> %s (%s): %d tensors, %d quantized, %d f32; %.1f MB -> %.1f MB in %.1fs\n",
 		rep.Model, rep.Out, rep.Type, rep.Tensors, rep.Quantized, rep.KeptF32, float64(rep.BytesIn)/1e6, float64(rep.BytesOut)/1e6, rep.Seconds)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -74,9 +73,7 @@ arch, cpu_kernel_level, revision ("" when unknown), modified, pjrt.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := collectVersion()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return writeJSON(cmd.OutOrStdout(), r)
 			}
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), r)
 			return err
