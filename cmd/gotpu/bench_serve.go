@@ -510,11 +510,13 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 		LoadAvg: loadAvg{Start: readLoadAvg()}}
 	useLlama := f.llamaServer != ""
 	if useLlama {
-		if _, err := os.Stat(f.llamaServer); err != nil {
-			rep.Skipped = append(rep.Skipped, benchSkipped{Impl: "llama-server", Reason: fmt.Sprintf("%v (tools/llamacpp/build.sh builds it)", err)})
-			useLlama, rep.LlamaServer = false, ""
-		} else if !strings.EqualFold(filepath.Ext(f.mf.path), ".gguf") {
+		// The model's kind first: it does not depend on what this machine
+		// has built, so the report is the same with or without the binary.
+		if !strings.EqualFold(filepath.Ext(f.mf.path), ".gguf") {
 			rep.Skipped = append(rep.Skipped, benchSkipped{Impl: "llama-server", Reason: "--model is not a GGUF file"})
+			useLlama, rep.LlamaServer = false, ""
+		} else if _, err := os.Stat(f.llamaServer); err != nil {
+			rep.Skipped = append(rep.Skipped, benchSkipped{Impl: "llama-server", Reason: fmt.Sprintf("%v (tools/llamacpp/build.sh builds it)", err)})
 			useLlama, rep.LlamaServer = false, ""
 		}
 	}
