@@ -3,6 +3,7 @@ package cpu
 import (
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -176,4 +177,52 @@ func dotTilesWide(c *Call) bool {
 		return false
 	}
 	return min(m, n) > gemmSmallMax && m*n*k > gemmSmallMACs && n >= 2*runtime.GOMAXPROCS(0)*epiMinTileCols
+}
+
+// dotF32GEMV runs c's f32 dot_general straight on the dot-form
+// matrix-vector kernel when it is a batch-1 x·Wᵀ (swappedOperands with
+// one activation row and gemvTakes): the kernel and order the general
+// driver's gemv path (gemvF32) runs for it, so the same bits, without
+// building that driver's offset tables, closures and scratch on every
+// call — a decode step makes a few hundred of these calls. It reports
+// false, having done nothing, for any other problem.
+func dotF32GEMV(c *Call) bool {
+	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
+	if !ok || m != 1 || !gemvTakes(m) {
+		return false
+	}
+	dk := gemvDotF32()
+	if dk == nil {
+		return false
+	}
+	gemvRowsF32(dk, x, w, ldw, out, n, k)
+	gemvHits.Add(1)
+	return true
+}
+
+// gemvRowsF32 sets y[r] (r < n) to row r of w (rows ldw apart, k long)
+// dotted with x on dk, the rows shared between the pool's threads in
+// 16-row units from gemvParallelMACs multiply-adds on.
+func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x, w []float32, ldw int, y []float32, n, k int) {
+	tail := gemvTailMask(k)
+	cost := n * k
+	if cost < gemvParallelMACs {
+		dk(k, &w[0], ldw, &x[0], &y[0], n, tail)
+		return
+	}
+	nw := gemmWorkers(cost)
+	const step = 16
+	total := ceilDiv(n, step)
+	chunk := max(1, total/(nw*4))
+	var next atomic.Int64
+	gemmParallelShare(nw, func(_, _ int) {
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= total {
+				return
+			}
+			r0, r1 := u0*step, min((u0+chunk)*step, n)
+			dk(k, &w[r0*ldw], ldw, &x[0], &y[r0], r1-r0, tail)
+		}
+	})
 }
