@@ -9,23 +9,23 @@ import (
 // Tril returns the lower triangle of the last two dims (col - row <=
 // diagonal), other elements 0 (torch.tril).
 func (t *Tensor) Tril(diagonal int) *Tensor {
-	return Apply1("tril", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
+	return applyDef1(op.Tril, []*Tensor{t}, op.Attrs{"diagonal": diagonal})
 }
 
 // Tril returns the lower triangle of the last two dims (col - row <=
 // diagonal), other elements 0 (torch.tril).
 func Tril(input *Tensor, diagonal int) *Tensor {
-	return Apply1("tril", []*Tensor{input}, op.Attrs{"diagonal": diagonal})
+	return applyDef1(op.Tril, []*Tensor{input}, op.Attrs{"diagonal": diagonal})
 }
 
 // Triu returns the upper triangle of the last two dims (col - row >=
 // diagonal), other elements 0 (torch.triu).
 func (t *Tensor) Triu(diagonal int) *Tensor {
-	return Apply1("triu", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
+	return applyDef1(op.Triu, []*Tensor{t}, op.Attrs{"diagonal": diagonal})
 }
 
 // Triu returns the upper triangle of the last two dims (col - row >=
 // diagonal), other elements 0 (torch.triu).
 func Triu(input *Tensor, diagonal int) *Tensor {
-	return Apply1("triu", []*Tensor{input}, op.Attrs{"diagonal": diagonal})
+	return applyDef1(op.Triu, []*Tensor{input}, op.Attrs{"diagonal": diagonal})
 }

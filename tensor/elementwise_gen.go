@@ -8,176 +8,176 @@ import (
 
 // Neg returns -input (torch.neg); integers wrap around; bool is an error.
 func (t *Tensor) Neg() *Tensor {
-	return Apply1("neg", []*Tensor{t}, nil)
+	return applyDef1(op.Neg, []*Tensor{t}, nil)
 }
 
 // Abs returns |input| (torch.abs); the most negative integer stays negative.
 func (t *Tensor) Abs() *Tensor {
-	return Apply1("abs", []*Tensor{t}, nil)
+	return applyDef1(op.Abs, []*Tensor{t}, nil)
 }
 
 // Sign returns -1, 0 or 1 by the sign of input (torch.sign); NaN gives 0.
 func (t *Tensor) Sign() *Tensor {
-	return Apply1("sign", []*Tensor{t}, nil)
+	return applyDef1(op.Sign, []*Tensor{t}, nil)
 }
 
 // Exp returns e**input (torch.exp).
 func (t *Tensor) Exp() *Tensor {
-	return Apply1("exp", []*Tensor{t}, nil)
+	return applyDef1(op.Exp, []*Tensor{t}, nil)
 }
 
 // Exp2 returns 2**input (torch.exp2).
 func (t *Tensor) Exp2() *Tensor {
-	return Apply1("exp2", []*Tensor{t}, nil)
+	return applyDef1(op.Exp2, []*Tensor{t}, nil)
 }
 
 // Expm1 returns e**input - 1, accurate near 0 (torch.expm1).
 func (t *Tensor) Expm1() *Tensor {
-	return Apply1("expm1", []*Tensor{t}, nil)
+	return applyDef1(op.Expm1, []*Tensor{t}, nil)
 }
 
 // Log returns the natural logarithm (torch.log).
 func (t *Tensor) Log() *Tensor {
-	return Apply1("log", []*Tensor{t}, nil)
+	return applyDef1(op.Log, []*Tensor{t}, nil)
 }
 
 // Log2 returns the base-2 logarithm (torch.log2).
 func (t *Tensor) Log2() *Tensor {
-	return Apply1("log2", []*Tensor{t}, nil)
+	return applyDef1(op.Log2, []*Tensor{t}, nil)
 }
 
 // Log10 returns the base-10 logarithm (torch.log10).
 func (t *Tensor) Log10() *Tensor {
-	return Apply1("log10", []*Tensor{t}, nil)
+	return applyDef1(op.Log10, []*Tensor{t}, nil)
 }
 
 // Log1p returns log(1 + input), accurate near 0 (torch.log1p).
 func (t *Tensor) Log1p() *Tensor {
-	return Apply1("log1p", []*Tensor{t}, nil)
+	return applyDef1(op.Log1p, []*Tensor{t}, nil)
 }
 
 // Sqrt returns the square root (torch.sqrt).
 func (t *Tensor) Sqrt() *Tensor {
-	return Apply1("sqrt", []*Tensor{t}, nil)
+	return applyDef1(op.Sqrt, []*Tensor{t}, nil)
 }
 
 // Rsqrt returns 1/sqrt(input) (torch.rsqrt).
 func (t *Tensor) Rsqrt() *Tensor {
-	return Apply1("rsqrt", []*Tensor{t}, nil)
+	return applyDef1(op.Rsqrt, []*Tensor{t}, nil)
 }
 
 // Reciprocal returns 1/input (torch.reciprocal).
 func (t *Tensor) Reciprocal() *Tensor {
-	return Apply1("reciprocal", []*Tensor{t}, nil)
+	return applyDef1(op.Reciprocal, []*Tensor{t}, nil)
 }
 
 // Square returns input*input (torch.square); bool promotes to i64 as
 // torch.pow(x, 2) does.
 func (t *Tensor) Square() *Tensor {
-	return Apply1("square", []*Tensor{t}, nil)
+	return applyDef1(op.Square, []*Tensor{t}, nil)
 }
 
 // Sin returns the sine (torch.sin).
 func (t *Tensor) Sin() *Tensor {
-	return Apply1("sin", []*Tensor{t}, nil)
+	return applyDef1(op.Sin, []*Tensor{t}, nil)
 }
 
 // Cos returns the cosine (torch.cos).
 func (t *Tensor) Cos() *Tensor {
-	return Apply1("cos", []*Tensor{t}, nil)
+	return applyDef1(op.Cos, []*Tensor{t}, nil)
 }
 
 // Tan returns the tangent (torch.tan).
 func (t *Tensor) Tan() *Tensor {
-	return Apply1("tan", []*Tensor{t}, nil)
+	return applyDef1(op.Tan, []*Tensor{t}, nil)
 }
 
 // Asin returns the arcsine (torch.asin).
 func (t *Tensor) Asin() *Tensor {
-	return Apply1("asin", []*Tensor{t}, nil)
+	return applyDef1(op.Asin, []*Tensor{t}, nil)
 }
 
 // Acos returns the arccosine (torch.acos).
 func (t *Tensor) Acos() *Tensor {
-	return Apply1("acos", []*Tensor{t}, nil)
+	return applyDef1(op.Acos, []*Tensor{t}, nil)
 }
 
 // Atan returns the arctangent (torch.atan).
 func (t *Tensor) Atan() *Tensor {
-	return Apply1("atan", []*Tensor{t}, nil)
+	return applyDef1(op.Atan, []*Tensor{t}, nil)
 }
 
 // Sinh returns the hyperbolic sine (torch.sinh).
 func (t *Tensor) Sinh() *Tensor {
-	return Apply1("sinh", []*Tensor{t}, nil)
+	return applyDef1(op.Sinh, []*Tensor{t}, nil)
 }
 
 // Cosh returns the hyperbolic cosine (torch.cosh).
 func (t *Tensor) Cosh() *Tensor {
-	return Apply1("cosh", []*Tensor{t}, nil)
+	return applyDef1(op.Cosh, []*Tensor{t}, nil)
 }
 
 // Tanh returns the hyperbolic tangent (torch.tanh).
 func (t *Tensor) Tanh() *Tensor {
-	return Apply1("tanh", []*Tensor{t}, nil)
+	return applyDef1(op.Tanh, []*Tensor{t}, nil)
 }
 
 // Asinh returns the inverse hyperbolic sine (torch.asinh).
 func (t *Tensor) Asinh() *Tensor {
-	return Apply1("asinh", []*Tensor{t}, nil)
+	return applyDef1(op.Asinh, []*Tensor{t}, nil)
 }
 
 // Acosh returns the inverse hyperbolic cosine (torch.acosh).
 func (t *Tensor) Acosh() *Tensor {
-	return Apply1("acosh", []*Tensor{t}, nil)
+	return applyDef1(op.Acosh, []*Tensor{t}, nil)
 }
 
 // Atanh returns the inverse hyperbolic tangent (torch.atanh).
 func (t *Tensor) Atanh() *Tensor {
-	return Apply1("atanh", []*Tensor{t}, nil)
+	return applyDef1(op.Atanh, []*Tensor{t}, nil)
 }
 
 // Sigmoid returns the logistic function 1/(1+exp(-input)) (torch.sigmoid).
 func (t *Tensor) Sigmoid() *Tensor {
-	return Apply1("sigmoid", []*Tensor{t}, nil)
+	return applyDef1(op.Sigmoid, []*Tensor{t}, nil)
 }
 
 // Logit returns log(p/(1-p)) (torch.logit); with eps >= 0, input is first
 // clamped to [eps, 1-eps].
 func (t *Tensor) Logit() *Tensor {
-	return Apply1("logit", []*Tensor{t}, nil)
+	return applyDef1(op.Logit, []*Tensor{t}, nil)
 }
 
 // LogitEps is Logit of t clamped to [eps, 1-eps] first (torch.logit(t, eps)).
 func (t *Tensor) LogitEps(eps float64) *Tensor {
-	return Apply1("logit", []*Tensor{t}, op.Attrs{"eps": eps})
+	return applyDef1(op.Logit, []*Tensor{t}, op.Attrs{"eps": eps})
 }
 
 // Erf returns the error function (torch.erf).
 func (t *Tensor) Erf() *Tensor {
-	return Apply1("erf", []*Tensor{t}, nil)
+	return applyDef1(op.Erf, []*Tensor{t}, nil)
 }
 
 // Erfc returns the complementary error function 1 - erf(input), accurate in
 // the tails (torch.erfc).
 func (t *Tensor) Erfc() *Tensor {
-	return Apply1("erfc", []*Tensor{t}, nil)
+	return applyDef1(op.Erfc, []*Tensor{t}, nil)
 }
 
 // Erfinv returns the inverse error function (torch.erfinv).
 func (t *Tensor) Erfinv() *Tensor {
-	return Apply1("erfinv", []*Tensor{t}, nil)
+	return applyDef1(op.Erfinv, []*Tensor{t}, nil)
 }
 
 // Floor rounds down to an integral value (torch.floor); integers are
 // unchanged.
 func (t *Tensor) Floor() *Tensor {
-	return Apply1("floor", []*Tensor{t}, nil)
+	return applyDef1(op.Floor, []*Tensor{t}, nil)
 }
 
 // Ceil rounds up to an integral value (torch.ceil); integers are unchanged.
 func (t *Tensor) Ceil() *Tensor {
-	return Apply1("ceil", []*Tensor{t}, nil)
+	return applyDef1(op.Ceil, []*Tensor{t}, nil)
 }
 
 // Round rounds half to even (torch.round); with decimals, to that many
@@ -185,34 +185,34 @@ func (t *Tensor) Ceil() *Tensor {
 //
 // It applies op round with decimals 0 (the default).
 func (t *Tensor) Round() *Tensor {
-	return Apply1("round", []*Tensor{t}, nil)
+	return applyDef1(op.Round, []*Tensor{t}, nil)
 }
 
 // Trunc rounds toward zero (torch.trunc); integers are unchanged.
 func (t *Tensor) Trunc() *Tensor {
-	return Apply1("trunc", []*Tensor{t}, nil)
+	return applyDef1(op.Trunc, []*Tensor{t}, nil)
 }
 
 // Frac returns the fractional part input - trunc(input) (torch.frac).
 func (t *Tensor) Frac() *Tensor {
-	return Apply1("frac", []*Tensor{t}, nil)
+	return applyDef1(op.Frac, []*Tensor{t}, nil)
 }
 
 // RoundDecimals is Round to the given number of decimal places; negative
 // decimals round to the left of the point (torch.round(t, decimals=d)).
 // Integer tensors only accept decimals == 0.
 func (t *Tensor) RoundDecimals(decimals int) *Tensor {
-	return Apply1("round", []*Tensor{t}, op.Attrs{"decimals": decimals})
+	return applyDef1(op.Round, []*Tensor{t}, op.Attrs{"decimals": decimals})
 }
 
 // Relu returns max(input, 0) (torch.relu); NaN propagates.
 func (t *Tensor) Relu() *Tensor {
-	return Apply1("relu", []*Tensor{t}, nil)
+	return applyDef1(op.Relu, []*Tensor{t}, nil)
 }
 
 // Relu6 returns min(max(input, 0), 6) (torch.nn.functional.relu6).
 func (t *Tensor) Relu6() *Tensor {
-	return Apply1("relu6", []*Tensor{t}, nil)
+	return applyDef1(op.Relu6, []*Tensor{t}, nil)
 }
 
 // Gelu returns the Gaussian error linear unit x*Φ(x)
@@ -220,7 +220,7 @@ func (t *Tensor) Relu6() *Tensor {
 //
 // It applies op gelu with approximate "none" (the default).
 func (t *Tensor) Gelu() *Tensor {
-	return Apply1("gelu", []*Tensor{t}, nil)
+	return applyDef1(op.Gelu, []*Tensor{t}, nil)
 }
 
 // GeluTanh is Gelu with the tanh approximation (torch.nn.functional.gelu(t,
@@ -228,40 +228,40 @@ func (t *Tensor) Gelu() *Tensor {
 //
 // It applies op gelu with approximate "tanh".
 func (t *Tensor) GeluTanh() *Tensor {
-	return Apply1("gelu", []*Tensor{t}, op.Attrs{"approximate": "tanh"})
+	return applyDef1(op.Gelu, []*Tensor{t}, op.Attrs{"approximate": "tanh"})
 }
 
 // Silu returns x*sigmoid(x) (torch.nn.functional.silu).
 func (t *Tensor) Silu() *Tensor {
-	return Apply1("silu", []*Tensor{t}, nil)
+	return applyDef1(op.Silu, []*Tensor{t}, nil)
 }
 
 // Mish returns x*tanh(softplus(x)) (torch.nn.functional.mish).
 func (t *Tensor) Mish() *Tensor {
-	return Apply1("mish", []*Tensor{t}, nil)
+	return applyDef1(op.Mish, []*Tensor{t}, nil)
 }
 
 // Selu returns elu with SELU's fixed alpha and scale
 // (torch.nn.functional.selu).
 func (t *Tensor) Selu() *Tensor {
-	return Apply1("selu", []*Tensor{t}, nil)
+	return applyDef1(op.Selu, []*Tensor{t}, nil)
 }
 
 // Hardsigmoid returns min(max(x+3, 0), 6)/6
 // (torch.nn.functional.hardsigmoid).
 func (t *Tensor) Hardsigmoid() *Tensor {
-	return Apply1("hardsigmoid", []*Tensor{t}, nil)
+	return applyDef1(op.Hardsigmoid, []*Tensor{t}, nil)
 }
 
 // Hardswish returns x*min(max(x+3, 0), 6)/6 (torch.nn.functional.hardswish).
 func (t *Tensor) Hardswish() *Tensor {
-	return Apply1("hardswish", []*Tensor{t}, nil)
+	return applyDef1(op.Hardswish, []*Tensor{t}, nil)
 }
 
 // Softplus returns log(1+exp(beta*x))/beta, or x where beta*x > threshold
 // (torch.nn.functional.softplus). PyTorch's defaults: beta 1, threshold 20.
 func (t *Tensor) Softplus(beta, threshold float64) *Tensor {
-	return Apply1("softplus", []*Tensor{t}, op.Attrs{"beta": beta, "threshold": threshold})
+	return applyDef1(op.Softplus, []*Tensor{t}, op.Attrs{"beta": beta, "threshold": threshold})
 }
 
 // Elu returns scale*x for x > 0, else alpha*scale*(exp(input_scale*x)-1)
@@ -270,132 +270,132 @@ func (t *Tensor) Softplus(beta, threshold float64) *Tensor {
 //
 // It applies op elu with scale 1 (the default), input_scale 1 (the default).
 func (t *Tensor) Elu(alpha float64) *Tensor {
-	return Apply1("elu", []*Tensor{t}, op.Attrs{"alpha": alpha})
+	return applyDef1(op.Elu, []*Tensor{t}, op.Attrs{"alpha": alpha})
 }
 
 // LeakyRelu returns x for x > 0, else negative_slope*x
 // (torch.nn.functional.leaky_relu). PyTorch's defaults: negativeSlope 0.01.
 func (t *Tensor) LeakyRelu(negativeSlope float64) *Tensor {
-	return Apply1("leaky_relu", []*Tensor{t}, op.Attrs{"negative_slope": negativeSlope})
+	return applyDef1(op.LeakyRelu, []*Tensor{t}, op.Attrs{"negative_slope": negativeSlope})
 }
 
 // Hardtanh clamps input to [min_val, max_val] (torch.nn.functional.hardtanh);
 // integer inputs use the bounds truncated to integers. PyTorch's defaults:
 // minVal -1, maxVal 1.
 func (t *Tensor) Hardtanh(minVal, maxVal float64) *Tensor {
-	return Apply1("hardtanh", []*Tensor{t}, op.Attrs{"min_val": minVal, "max_val": maxVal})
+	return applyDef1(op.Hardtanh, []*Tensor{t}, op.Attrs{"min_val": minVal, "max_val": maxVal})
 }
 
 // NanToNum replaces NaN with nan, +inf with posinf and -inf with neginf
 // (torch.nan_to_num); absent posinf/neginf mean the dtype's largest/lowest
 // finite value. PyTorch's defaults: nan 0.
 func (t *Tensor) NanToNum(nan float64) *Tensor {
-	return Apply1("nan_to_num", []*Tensor{t}, op.Attrs{"nan": nan})
+	return applyDef1(op.NanToNum, []*Tensor{t}, op.Attrs{"nan": nan})
 }
 
 // NanToNumWith is NanToNum with +inf replaced by posinf and -inf by neginf
 // (torch.nan_to_num(t, nan, posinf, neginf)).
 func (t *Tensor) NanToNumWith(nan, posinf, neginf float64) *Tensor {
-	return Apply1("nan_to_num", []*Tensor{t}, op.Attrs{"nan": nan, "posinf": posinf, "neginf": neginf})
+	return applyDef1(op.NanToNum, []*Tensor{t}, op.Attrs{"nan": nan, "posinf": posinf, "neginf": neginf})
 }
 
 // IsNaN reports which elements are NaN (torch.isnan).
 func (t *Tensor) IsNaN() *Tensor {
-	return Apply1("isnan", []*Tensor{t}, nil)
+	return applyDef1(op.Isnan, []*Tensor{t}, nil)
 }
 
 // IsInf reports which elements are +inf or -inf (torch.isinf).
 func (t *Tensor) IsInf() *Tensor {
-	return Apply1("isinf", []*Tensor{t}, nil)
+	return applyDef1(op.Isinf, []*Tensor{t}, nil)
 }
 
 // IsFinite reports which elements are neither infinite nor NaN
 // (torch.isfinite).
 func (t *Tensor) IsFinite() *Tensor {
-	return Apply1("isfinite", []*Tensor{t}, nil)
+	return applyDef1(op.Isfinite, []*Tensor{t}, nil)
 }
 
 // IsPosInf reports which elements are +inf (torch.isposinf).
 func (t *Tensor) IsPosInf() *Tensor {
-	return Apply1("isposinf", []*Tensor{t}, nil)
+	return applyDef1(op.Isposinf, []*Tensor{t}, nil)
 }
 
 // IsNegInf reports which elements are -inf (torch.isneginf).
 func (t *Tensor) IsNegInf() *Tensor {
-	return Apply1("isneginf", []*Tensor{t}, nil)
+	return applyDef1(op.Isneginf, []*Tensor{t}, nil)
 }
 
 // LogicalNot returns the logical NOT of input read as bool (nonzero is true)
 // (torch.logical_not).
 func (t *Tensor) LogicalNot() *Tensor {
-	return Apply1("logical_not", []*Tensor{t}, nil)
+	return applyDef1(op.LogicalNot, []*Tensor{t}, nil)
 }
 
 // BitwiseNot returns the bitwise NOT of integers, logical NOT of bools
 // (torch.bitwise_not).
 func (t *Tensor) BitwiseNot() *Tensor {
-	return Apply1("bitwise_not", []*Tensor{t}, nil)
+	return applyDef1(op.BitwiseNot, []*Tensor{t}, nil)
 }
 
 // Signbit reports whether the sign bit is set (torch.signbit): true for -0.0
 // and negative NaNs.
 func (t *Tensor) Signbit() *Tensor {
-	return Apply1("signbit", []*Tensor{t}, nil)
+	return applyDef1(op.Signbit, []*Tensor{t}, nil)
 }
 
 // Add returns input + alpha*other (torch.add); bool + bool is logical or.
 //
 // It applies op add with alpha 1 (the default).
 func (t *Tensor) Add(other *Tensor) *Tensor {
-	return Apply1("add", []*Tensor{t, other}, nil)
+	return applyDef1(op.Add, []*Tensor{t, other}, nil)
 }
 
 // AddScalar is Add with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) AddScalar(other any) *Tensor {
-	return Apply1("add", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Add, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // AddAlpha is Add with other scaled by alpha (torch.add(t, other,
 // alpha=alpha)); alpha must not be a float for integer tensors.
 func (t *Tensor) AddAlpha(other *Tensor, alpha any) *Tensor {
-	return Apply1("add", []*Tensor{t, other}, op.Attrs{"alpha": alpha})
+	return applyDef1(op.Add, []*Tensor{t, other}, op.Attrs{"alpha": alpha})
 }
 
 // Sub returns input - alpha*other (torch.sub); not defined for bool.
 //
 // It applies op sub with alpha 1 (the default).
 func (t *Tensor) Sub(other *Tensor) *Tensor {
-	return Apply1("sub", []*Tensor{t, other}, nil)
+	return applyDef1(op.Sub, []*Tensor{t, other}, nil)
 }
 
 // SubScalar is Sub with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) SubScalar(other any) *Tensor {
-	return Apply1("sub", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Sub, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // SubAlpha is Sub with other scaled by alpha (torch.sub(t, other,
 // alpha=alpha)).
 func (t *Tensor) SubAlpha(other *Tensor, alpha any) *Tensor {
-	return Apply1("sub", []*Tensor{t, other}, op.Attrs{"alpha": alpha})
+	return applyDef1(op.Sub, []*Tensor{t, other}, op.Attrs{"alpha": alpha})
 }
 
 // RSubScalar returns v - t for a Go number v that promotes like a Python
 // scalar (torch.rsub(t, v)).
 func (t *Tensor) RSubScalar(input any) *Tensor {
-	return Apply1("sub", []*Tensor{Scalar(input), t}, nil)
+	return applyDef1(op.Sub, []*Tensor{Scalar(input), t}, nil)
 }
 
 // Mul returns input * other (torch.mul); bool * bool is logical and.
 func (t *Tensor) Mul(other *Tensor) *Tensor {
-	return Apply1("mul", []*Tensor{t, other}, nil)
+	return applyDef1(op.Mul, []*Tensor{t, other}, nil)
 }
 
 // MulScalar is Mul with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) MulScalar(other any) *Tensor {
-	return Apply1("mul", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Mul, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Div divides input by other (torch.div): rounding_mode "" is true division
@@ -405,13 +405,13 @@ func (t *Tensor) MulScalar(other any) *Tensor {
 //
 // It applies op div with rounding_mode "" (the default).
 func (t *Tensor) Div(other *Tensor) *Tensor {
-	return Apply1("div", []*Tensor{t, other}, nil)
+	return applyDef1(op.Div, []*Tensor{t, other}, nil)
 }
 
 // DivScalar is Div with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) DivScalar(other any) *Tensor {
-	return Apply1("div", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Div, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // DivMode divides input by other (torch.div): rounding_mode "" is true
@@ -419,247 +419,247 @@ func (t *Tensor) DivScalar(other any) *Tensor {
 // zero and "floor" rounds down (integers stay integers; integer division by
 // zero is an error).
 func (t *Tensor) DivMode(other *Tensor, roundingMode string) *Tensor {
-	return Apply1("div", []*Tensor{t, other}, op.Attrs{"rounding_mode": roundingMode})
+	return applyDef1(op.Div, []*Tensor{t, other}, op.Attrs{"rounding_mode": roundingMode})
 }
 
 // FloorDivide returns floor(input/other) (torch.floor_divide, div with
 // rounding_mode "floor").
 func (t *Tensor) FloorDivide(other *Tensor) *Tensor {
-	return Apply1("floor_divide", []*Tensor{t, other}, nil)
+	return applyDef1(op.FloorDivide, []*Tensor{t, other}, nil)
 }
 
 // FloorDivideScalar is FloorDivide with a Go number (float64, int, bool, ...)
 // for other that promotes like a Python scalar.
 func (t *Tensor) FloorDivideScalar(other any) *Tensor {
-	return Apply1("floor_divide", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.FloorDivide, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Remainder returns the Python-style remainder, with the sign of other
 // (torch.remainder); integer division by zero is an error.
 func (t *Tensor) Remainder(other *Tensor) *Tensor {
-	return Apply1("remainder", []*Tensor{t, other}, nil)
+	return applyDef1(op.Remainder, []*Tensor{t, other}, nil)
 }
 
 // RemainderScalar is Remainder with a Go number (float64, int, bool, ...) for
 // other that promotes like a Python scalar.
 func (t *Tensor) RemainderScalar(other any) *Tensor {
-	return Apply1("remainder", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Remainder, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Fmod returns the C fmod remainder of input/other, with the sign of input
 // (torch.fmod); integer division by zero is an error.
 func (t *Tensor) Fmod(other *Tensor) *Tensor {
-	return Apply1("fmod", []*Tensor{t, other}, nil)
+	return applyDef1(op.Fmod, []*Tensor{t, other}, nil)
 }
 
 // FmodScalar is Fmod with a Go number (float64, int, bool, ...) for other
 // that promotes like a Python scalar.
 func (t *Tensor) FmodScalar(other any) *Tensor {
-	return Apply1("fmod", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Fmod, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Pow returns input**other (torch.pow); integers use exact wrapping integer
 // powers, negative exponents giving 0 unless the base is ±1.
 func (t *Tensor) Pow(other *Tensor) *Tensor {
-	return Apply1("pow", []*Tensor{t, other}, nil)
+	return applyDef1(op.Pow, []*Tensor{t, other}, nil)
 }
 
 // ScalarPow is Pow with a Go number for the base (torch.pow(base, exponent)).
 func ScalarPow(input any, other *Tensor) *Tensor {
-	return Apply1("pow", []*Tensor{Scalar(input), other}, nil)
+	return applyDef1(op.Pow, []*Tensor{Scalar(input), other}, nil)
 }
 
 // Atan2 returns the arctangent of input/other using both signs for the
 // quadrant (torch.atan2).
 func (t *Tensor) Atan2(other *Tensor) *Tensor {
-	return Apply1("atan2", []*Tensor{t, other}, nil)
+	return applyDef1(op.Atan2, []*Tensor{t, other}, nil)
 }
 
 // Maximum returns the elementwise maximum (torch.maximum); NaN propagates.
 func (t *Tensor) Maximum(other *Tensor) *Tensor {
-	return Apply1("maximum", []*Tensor{t, other}, nil)
+	return applyDef1(op.Maximum, []*Tensor{t, other}, nil)
 }
 
 // Minimum returns the elementwise minimum (torch.minimum); NaN propagates.
 func (t *Tensor) Minimum(other *Tensor) *Tensor {
-	return Apply1("minimum", []*Tensor{t, other}, nil)
+	return applyDef1(op.Minimum, []*Tensor{t, other}, nil)
 }
 
 // Fmax returns the elementwise maximum, ignoring NaN unless both are NaN
 // (torch.fmax).
 func (t *Tensor) Fmax(other *Tensor) *Tensor {
-	return Apply1("fmax", []*Tensor{t, other}, nil)
+	return applyDef1(op.Fmax, []*Tensor{t, other}, nil)
 }
 
 // Fmin returns the elementwise minimum, ignoring NaN unless both are NaN
 // (torch.fmin).
 func (t *Tensor) Fmin(other *Tensor) *Tensor {
-	return Apply1("fmin", []*Tensor{t, other}, nil)
+	return applyDef1(op.Fmin, []*Tensor{t, other}, nil)
 }
 
 // Hypot returns sqrt(input² + other²) without undue overflow (torch.hypot).
 func (t *Tensor) Hypot(other *Tensor) *Tensor {
-	return Apply1("hypot", []*Tensor{t, other}, nil)
+	return applyDef1(op.Hypot, []*Tensor{t, other}, nil)
 }
 
 // Copysign returns |input| with the sign bit of other (torch.copysign).
 func (t *Tensor) Copysign(other *Tensor) *Tensor {
-	return Apply1("copysign", []*Tensor{t, other}, nil)
+	return applyDef1(op.Copysign, []*Tensor{t, other}, nil)
 }
 
 // CopysignScalar is Copysign with a Go number (float64, int, bool, ...) for
 // other that promotes like a Python scalar.
 func (t *Tensor) CopysignScalar(other any) *Tensor {
-	return Apply1("copysign", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Copysign, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Eq reports input == other (torch.eq).
 func (t *Tensor) Eq(other *Tensor) *Tensor {
-	return Apply1("eq", []*Tensor{t, other}, nil)
+	return applyDef1(op.Eq, []*Tensor{t, other}, nil)
 }
 
 // EqScalar is Eq with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) EqScalar(other any) *Tensor {
-	return Apply1("eq", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Eq, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Ne reports input != other (torch.ne); NaN != NaN.
 func (t *Tensor) Ne(other *Tensor) *Tensor {
-	return Apply1("ne", []*Tensor{t, other}, nil)
+	return applyDef1(op.Ne, []*Tensor{t, other}, nil)
 }
 
 // NeScalar is Ne with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) NeScalar(other any) *Tensor {
-	return Apply1("ne", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Ne, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Lt reports input < other (torch.lt).
 func (t *Tensor) Lt(other *Tensor) *Tensor {
-	return Apply1("lt", []*Tensor{t, other}, nil)
+	return applyDef1(op.Lt, []*Tensor{t, other}, nil)
 }
 
 // LtScalar is Lt with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) LtScalar(other any) *Tensor {
-	return Apply1("lt", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Lt, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Le reports input <= other (torch.le).
 func (t *Tensor) Le(other *Tensor) *Tensor {
-	return Apply1("le", []*Tensor{t, other}, nil)
+	return applyDef1(op.Le, []*Tensor{t, other}, nil)
 }
 
 // LeScalar is Le with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) LeScalar(other any) *Tensor {
-	return Apply1("le", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Le, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Gt reports input > other (torch.gt).
 func (t *Tensor) Gt(other *Tensor) *Tensor {
-	return Apply1("gt", []*Tensor{t, other}, nil)
+	return applyDef1(op.Gt, []*Tensor{t, other}, nil)
 }
 
 // GtScalar is Gt with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) GtScalar(other any) *Tensor {
-	return Apply1("gt", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Gt, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Ge reports input >= other (torch.ge).
 func (t *Tensor) Ge(other *Tensor) *Tensor {
-	return Apply1("ge", []*Tensor{t, other}, nil)
+	return applyDef1(op.Ge, []*Tensor{t, other}, nil)
 }
 
 // GeScalar is Ge with a Go number (float64, int, bool, ...) for other that
 // promotes like a Python scalar.
 func (t *Tensor) GeScalar(other any) *Tensor {
-	return Apply1("ge", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.Ge, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // LogicalAnd returns the logical AND of the inputs read as bool
 // (torch.logical_and).
 func (t *Tensor) LogicalAnd(other *Tensor) *Tensor {
-	return Apply1("logical_and", []*Tensor{t, other}, nil)
+	return applyDef1(op.LogicalAnd, []*Tensor{t, other}, nil)
 }
 
 // LogicalOr returns the logical OR of the inputs read as bool
 // (torch.logical_or).
 func (t *Tensor) LogicalOr(other *Tensor) *Tensor {
-	return Apply1("logical_or", []*Tensor{t, other}, nil)
+	return applyDef1(op.LogicalOr, []*Tensor{t, other}, nil)
 }
 
 // LogicalXor returns the logical XOR of the inputs read as bool
 // (torch.logical_xor).
 func (t *Tensor) LogicalXor(other *Tensor) *Tensor {
-	return Apply1("logical_xor", []*Tensor{t, other}, nil)
+	return applyDef1(op.LogicalXor, []*Tensor{t, other}, nil)
 }
 
 // BitwiseAnd returns the bitwise AND (logical for bool) (torch.bitwise_and).
 func (t *Tensor) BitwiseAnd(other *Tensor) *Tensor {
-	return Apply1("bitwise_and", []*Tensor{t, other}, nil)
+	return applyDef1(op.BitwiseAnd, []*Tensor{t, other}, nil)
 }
 
 // BitwiseAndScalar is BitwiseAnd with a Go number (float64, int, bool, ...)
 // for other that promotes like a Python scalar.
 func (t *Tensor) BitwiseAndScalar(other any) *Tensor {
-	return Apply1("bitwise_and", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.BitwiseAnd, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // BitwiseOr returns the bitwise OR (logical for bool) (torch.bitwise_or).
 func (t *Tensor) BitwiseOr(other *Tensor) *Tensor {
-	return Apply1("bitwise_or", []*Tensor{t, other}, nil)
+	return applyDef1(op.BitwiseOr, []*Tensor{t, other}, nil)
 }
 
 // BitwiseOrScalar is BitwiseOr with a Go number (float64, int, bool, ...) for
 // other that promotes like a Python scalar.
 func (t *Tensor) BitwiseOrScalar(other any) *Tensor {
-	return Apply1("bitwise_or", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.BitwiseOr, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // BitwiseXor returns the bitwise XOR (logical for bool) (torch.bitwise_xor).
 func (t *Tensor) BitwiseXor(other *Tensor) *Tensor {
-	return Apply1("bitwise_xor", []*Tensor{t, other}, nil)
+	return applyDef1(op.BitwiseXor, []*Tensor{t, other}, nil)
 }
 
 // BitwiseXorScalar is BitwiseXor with a Go number (float64, int, bool, ...)
 // for other that promotes like a Python scalar.
 func (t *Tensor) BitwiseXorScalar(other any) *Tensor {
-	return Apply1("bitwise_xor", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.BitwiseXor, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // BitwiseLeftShift shifts input left by other bits
 // (torch.bitwise_left_shift); shifts outside [0, bits) give 0.
 func (t *Tensor) BitwiseLeftShift(other *Tensor) *Tensor {
-	return Apply1("bitwise_left_shift", []*Tensor{t, other}, nil)
+	return applyDef1(op.BitwiseLeftShift, []*Tensor{t, other}, nil)
 }
 
 // BitwiseLeftShiftScalar is BitwiseLeftShift with a Go number (float64, int,
 // bool, ...) for other that promotes like a Python scalar.
 func (t *Tensor) BitwiseLeftShiftScalar(other any) *Tensor {
-	return Apply1("bitwise_left_shift", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.BitwiseLeftShift, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // BitwiseRightShift shifts input right by other bits, arithmetic for signed
 // types (torch.bitwise_right_shift); shifts outside [0, bits) fill with the
 // sign.
 func (t *Tensor) BitwiseRightShift(other *Tensor) *Tensor {
-	return Apply1("bitwise_right_shift", []*Tensor{t, other}, nil)
+	return applyDef1(op.BitwiseRightShift, []*Tensor{t, other}, nil)
 }
 
 // BitwiseRightShiftScalar is BitwiseRightShift with a Go number (float64,
 // int, bool, ...) for other that promotes like a Python scalar.
 func (t *Tensor) BitwiseRightShiftScalar(other any) *Tensor {
-	return Apply1("bitwise_right_shift", []*Tensor{t, Scalar(other)}, nil)
+	return applyDef1(op.BitwiseRightShift, []*Tensor{t, Scalar(other)}, nil)
 }
 
 // Where selects input where condition is true and other elsewhere
 // (torch.where); condition must be bool; input and other promote together and
 // all three broadcast.
 func Where(condition, input, other *Tensor) *Tensor {
-	return Apply1("where", []*Tensor{condition, input, other}, nil)
+	return applyDef1(op.Where, []*Tensor{condition, input, other}, nil)
 }
 
 // Clamp clamps input to [min, max] (torch.clamp with Python-number bounds;
@@ -667,28 +667,28 @@ func Where(condition, input, other *Tensor) *Tensor {
 // scalars (an integer input clamped with a float bound becomes the default
 // float); if min > max every element is max; NaN input propagates.
 func (t *Tensor) Clamp(min, max any) *Tensor {
-	return Apply1("clamp", []*Tensor{t}, op.Attrs{"min": min, "max": max})
+	return applyDef1(op.Clamp, []*Tensor{t}, op.Attrs{"min": min, "max": max})
 }
 
 // ClampMin returns max(t, min) for a Go number min (torch.clamp_min).
 //
 // It applies op clamp with max nil.
 func (t *Tensor) ClampMin(min any) *Tensor {
-	return Apply1("clamp", []*Tensor{t}, op.Attrs{"min": min, "max": nil})
+	return applyDef1(op.Clamp, []*Tensor{t}, op.Attrs{"min": min, "max": nil})
 }
 
 // ClampMax returns min(t, max) for a Go number max (torch.clamp_max).
 //
 // It applies op clamp with min nil.
 func (t *Tensor) ClampMax(max any) *Tensor {
-	return Apply1("clamp", []*Tensor{t}, op.Attrs{"min": nil, "max": max})
+	return applyDef1(op.Clamp, []*Tensor{t}, op.Attrs{"min": nil, "max": max})
 }
 
 // ClampTensor clamps input to tensor bounds min and max, either absent
 // (torch.clamp with tensor bounds); all three promote together; NaN in any
 // propagates. min and max may be nil.
 func (t *Tensor) ClampTensor(min, max *Tensor) *Tensor {
-	return Apply1("clamp_tensor", []*Tensor{t, min, max}, nil)
+	return applyDef1(op.ClampTensor, []*Tensor{t, min, max}, nil)
 }
 
 // Lerp returns the linear interpolation input + weight*(end-input)
@@ -696,17 +696,17 @@ func (t *Tensor) ClampTensor(min, max *Tensor) *Tensor {
 // 0.5; the weight is a tensor, or else the float attribute weight (kept in
 // f32 for half inputs, as PyTorch does). weight may be nil.
 func (t *Tensor) Lerp(end, weight *Tensor) *Tensor {
-	return Apply1("lerp", []*Tensor{t, end, weight}, nil)
+	return applyDef1(op.Lerp, []*Tensor{t, end, weight}, nil)
 }
 
 // Addcmul returns input + value*tensor1*tensor2 (torch.addcmul); value is
 // cast to the result dtype.
 func (t *Tensor) Addcmul(tensor1, tensor2 *Tensor, value any) *Tensor {
-	return Apply1("addcmul", []*Tensor{t, tensor1, tensor2}, op.Attrs{"value": value})
+	return applyDef1(op.Addcmul, []*Tensor{t, tensor1, tensor2}, op.Attrs{"value": value})
 }
 
 // Addcdiv returns input + value*tensor1/tensor2 (torch.addcdiv); integer
 // inputs are an error, as in PyTorch.
 func (t *Tensor) Addcdiv(tensor1, tensor2 *Tensor, value any) *Tensor {
-	return Apply1("addcdiv", []*Tensor{t, tensor1, tensor2}, op.Attrs{"value": value})
+	return applyDef1(op.Addcdiv, []*Tensor{t, tensor1, tensor2}, op.Attrs{"value": value})
 }

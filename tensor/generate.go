@@ -7,4 +7,4 @@ package tensor
 // (internal/gen/opapi/specs.go), then run go generate ./tensor; a test in
 // internal/gen/opapi fails while the generated files are not current.
 
-//go:generate go run ../internal/gen/opapi -dir .
+//go:generate go run ../internal/gen/opapi -root ..

@@ -8,49 +8,49 @@ import (
 
 // Unbind removes dimension dim, returning the views along it (torch.unbind).
 func (t *Tensor) Unbind(dim int) []*Tensor {
-	return Apply("unbind", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef(op.Unbind, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // Cat concatenates tensors along dim with type promotion (torch.cat); 1-d
 // empty tensors are skipped as PyTorch's legacy rule allows.
 func Cat(tensors []*Tensor, dim int) *Tensor {
-	return Apply1("cat", tensors, op.Attrs{"dim": dim})
+	return applyDef1(op.Cat, tensors, op.Attrs{"dim": dim})
 }
 
 // Stack stacks equally shaped tensors along a new dimension dim with type
 // promotion (torch.stack).
 func Stack(tensors []*Tensor, dim int) *Tensor {
-	return Apply1("stack", tensors, op.Attrs{"dim": dim})
+	return applyDef1(op.Stack, tensors, op.Attrs{"dim": dim})
 }
 
 // Split splits into views along dim: pieces of split_size (the last may be
 // smaller), or of the sizes in sections (torch.split).
 func (t *Tensor) Split(splitSize, dim int) []*Tensor {
-	return Apply("split", []*Tensor{t}, op.Attrs{"split_size": splitSize, "dim": dim})
+	return applyDef(op.Split, []*Tensor{t}, op.Attrs{"split_size": splitSize, "dim": dim})
 }
 
 // SplitSizes splits t into views of the given sizes along dim, which must add
 // up to its size (torch.split with a list).
 func (t *Tensor) SplitSizes(sections []int, dim int) []*Tensor {
-	return Apply("split", []*Tensor{t}, op.Attrs{"sections": ixInts(sections), "dim": dim})
+	return applyDef(op.Split, []*Tensor{t}, op.Attrs{"sections": ixInts(sections), "dim": dim})
 }
 
 // Chunk splits into at most chunks views of ceil(size/chunks) along dim
 // (torch.chunk).
 func (t *Tensor) Chunk(chunks, dim int) []*Tensor {
-	return Apply("chunk", []*Tensor{t}, op.Attrs{"chunks": chunks, "dim": dim})
+	return applyDef(op.Chunk, []*Tensor{t}, op.Attrs{"chunks": chunks, "dim": dim})
 }
 
 // Gather returns out with out[i][j][k] = input[i][index[i][j][k]][k] for dim
 // 1, and so on (torch.gather); index values must lie in [0, size).
 func Gather(input *Tensor, dim int, index *Tensor) *Tensor {
-	return Apply1("gather", []*Tensor{input, index}, op.Attrs{"dim": dim})
+	return applyDef1(op.Gather, []*Tensor{input, index}, op.Attrs{"dim": dim})
 }
 
 // Gather returns out with out[i][j][k] = input[i][index[i][j][k]][k] for dim
 // 1, and so on (torch.gather); index values must lie in [0, size).
 func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
-	return Apply1("gather", []*Tensor{t, index}, op.Attrs{"dim": dim})
+	return applyDef1(op.Gather, []*Tensor{t, index}, op.Attrs{"dim": dim})
 }
 
 // Scatter returns a copy of input with out[i][index[i][j][k]][k] =
@@ -58,32 +58,32 @@ func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 // written. Which of several writes to one position wins is unspecified in
 // PyTorch; here the last in row-major order of index wins. src may be nil.
 func (t *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
-	return Apply1("scatter", []*Tensor{t, index, src}, op.Attrs{"dim": dim})
+	return applyDef1(op.Scatter, []*Tensor{t, index, src}, op.Attrs{"dim": dim})
 }
 
 // ScatterValue is Scatter writing the Go scalar value (torch.scatter with a
 // value).
 func (t *Tensor) ScatterValue(dim int, index *Tensor, value any) *Tensor {
-	return Apply1("scatter", []*Tensor{t, index, nil}, op.Attrs{"dim": dim, "value": scalarAttr("scatter", value)})
+	return applyDef1(op.Scatter, []*Tensor{t, index, nil}, op.Attrs{"dim": dim, "value": scalarAttr("scatter", value)})
 }
 
 // ScatterReduce returns a copy of input where src values are reduced (sum,
 // prod, mean, amax, amin) into the positions index selects along dim,
 // including the original value when include_self (torch.scatter_reduce).
 func (t *Tensor) ScatterReduce(dim int, index, src *Tensor, reduce string, includeSelf bool) *Tensor {
-	return Apply1("scatter_reduce", []*Tensor{t, index, src}, op.Attrs{"dim": dim, "reduce": reduce, "include_self": includeSelf})
+	return applyDef1(op.ScatterReduce, []*Tensor{t, index, src}, op.Attrs{"dim": dim, "reduce": reduce, "include_self": includeSelf})
 }
 
 // ScatterAdd returns a copy of input with src values added at the positions
 // index selects along dim (torch.scatter_add).
 func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
-	return Apply1("scatter_add", []*Tensor{t, index, src}, op.Attrs{"dim": dim})
+	return applyDef1(op.ScatterAdd, []*Tensor{t, index, src}, op.Attrs{"dim": dim})
 }
 
 // IndexSelect selects the entries index (a 1-d or 0-d integer tensor, values
 // in [0, size)) along dim (torch.index_select).
 func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
-	return Apply1("index_select", []*Tensor{t, index}, op.Attrs{"dim": dim})
+	return applyDef1(op.IndexSelect, []*Tensor{t, index}, op.Attrs{"dim": dim})
 }
 
 // IndexAdd returns a copy of input with alpha*source[..., i, ...] added at
@@ -92,74 +92,74 @@ func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 //
 // It applies op index_add with alpha 1 (the default).
 func (t *Tensor) IndexAdd(dim int, index, source *Tensor) *Tensor {
-	return Apply1("index_add", []*Tensor{t, index, source}, op.Attrs{"dim": dim})
+	return applyDef1(op.IndexAdd, []*Tensor{t, index, source}, op.Attrs{"dim": dim})
 }
 
 // IndexAddAlpha is IndexAdd with source scaled by alpha (index_add(...,
 // alpha=alpha)).
 func (t *Tensor) IndexAddAlpha(dim int, index, source *Tensor, alpha any) *Tensor {
-	return Apply1("index_add", []*Tensor{t, index, source}, op.Attrs{"dim": dim, "alpha": scalarAttr("index_add", alpha)})
+	return applyDef1(op.IndexAdd, []*Tensor{t, index, source}, op.Attrs{"dim": dim, "alpha": scalarAttr("index_add", alpha)})
 }
 
 // IndexCopy returns a copy of input with source[..., i, ...] written at
 // position index[i] along dim (torch.index_copy).
 func (t *Tensor) IndexCopy(dim int, index, source *Tensor) *Tensor {
-	return Apply1("index_copy", []*Tensor{t, index, source}, op.Attrs{"dim": dim})
+	return applyDef1(op.IndexCopy, []*Tensor{t, index, source}, op.Attrs{"dim": dim})
 }
 
 // IndexFill returns a copy of input with the entries index selects along dim
 // set to value; negative indices count from the end (torch.index_fill).
 func (t *Tensor) IndexFill(dim int, index *Tensor, value any) *Tensor {
-	return Apply1("index_fill", []*Tensor{t, index}, op.Attrs{"dim": dim, "value": scalarAttr("index_fill", value)})
+	return applyDef1(op.IndexFill, []*Tensor{t, index}, op.Attrs{"dim": dim, "value": scalarAttr("index_fill", value)})
 }
 
 // Take indexes input as if it were 1-d: out has index's shape, negative
 // indices count from the end (torch.take).
 func (t *Tensor) Take(index *Tensor) *Tensor {
-	return Apply1("take", []*Tensor{t, index}, nil)
+	return applyDef1(op.Take, []*Tensor{t, index}, nil)
 }
 
 // MaskedScatter returns input (broadcast with mask) with the positions where
 // mask is true filled, in row-major order, from consecutive elements of
 // source (torch.masked_scatter).
 func (t *Tensor) MaskedScatter(mask, source *Tensor) *Tensor {
-	return Apply1("masked_scatter", []*Tensor{t, mask, source}, nil)
+	return applyDef1(op.MaskedScatter, []*Tensor{t, mask, source}, nil)
 }
 
 // PadND pads every dimension with low and high edge padding (negative amounts
 // crop) and interior padding between elements, filled with value (StableHLO
 // pad).
 func (t *Tensor) PadND(low, high, interior []int, value any) *Tensor {
-	return Apply1("pad_nd", []*Tensor{t}, op.Attrs{"low": ixInts(low), "high": ixInts(high), "interior": ixInts(interior), "value": scalarAttr("pad_nd", value)})
+	return applyDef1(op.PadNd, []*Tensor{t}, op.Attrs{"low": ixInts(low), "high": ixInts(high), "interior": ixInts(interior), "value": scalarAttr("pad_nd", value)})
 }
 
 // Flip reverses the order of elements along dims (torch.flip; StableHLO
 // reverse).
 func (t *Tensor) Flip(dims ...int) *Tensor {
-	return Apply1("flip", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
+	return applyDef1(op.Flip, []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }
 
 // Roll rolls elements along dims by shifts, wrapping around; with no dims the
 // flattened tensor is rolled and the shape restored (torch.roll).
 func (t *Tensor) Roll(shifts, dims []int) *Tensor {
-	return Apply1("roll", []*Tensor{t}, op.Attrs{"shifts": ixInts(shifts), "dims": ixInts(dims)})
+	return applyDef1(op.Roll, []*Tensor{t}, op.Attrs{"shifts": ixInts(shifts), "dims": ixInts(dims)})
 }
 
 // Diag returns, for a 1-d input, the square matrix with input on the
 // diagonal-th diagonal; for a 2-d input, a copy of its diagonal-th diagonal
 // (torch.diag).
 func (t *Tensor) Diag(diagonal int) *Tensor {
-	return Apply1("diag", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
+	return applyDef1(op.Diag, []*Tensor{t}, op.Attrs{"diagonal": diagonal})
 }
 
 // Repeat tiles input repeats[i] times along each dimension; extra leading
 // repeats add dimensions (Tensor.repeat).
 func (t *Tensor) Repeat(repeats ...int) *Tensor {
-	return Apply1("repeat", []*Tensor{t}, op.Attrs{"repeats": ixInts(repeats)})
+	return applyDef1(op.Repeat, []*Tensor{t}, op.Attrs{"repeats": ixInts(repeats)})
 }
 
 // Tile tiles input dims[i] times along each dimension; fewer dims than input
 // dimensions are padded with leading 1s (torch.tile).
 func (t *Tensor) Tile(dims ...int) *Tensor {
-	return Apply1("tile", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
+	return applyDef1(op.Tile, []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }

@@ -11,7 +11,7 @@ import (
 //
 // It applies op matmul with precision MatmulPrecision().
 func Matmul(input, other *Tensor) *Tensor {
-	return Apply1("matmul", []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Matmul, []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Matmul returns the matrix product with torch.matmul semantics: 1-d operands
@@ -19,21 +19,21 @@ func Matmul(input, other *Tensor) *Tensor {
 //
 // It applies op matmul with precision MatmulPrecision().
 func (t *Tensor) Matmul(other *Tensor) *Tensor {
-	return Apply1("matmul", []*Tensor{t, other}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Matmul, []*Tensor{t, other}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Mm returns the product of two 2-d matrices (torch.mm).
 //
 // It applies op mm with precision MatmulPrecision().
 func Mm(input, mat2 *Tensor) *Tensor {
-	return Apply1("mm", []*Tensor{input, mat2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Mm, []*Tensor{input, mat2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Mm returns the product of two 2-d matrices (torch.mm).
 //
 // It applies op mm with precision MatmulPrecision().
 func (t *Tensor) Mm(mat2 *Tensor) *Tensor {
-	return Apply1("mm", []*Tensor{t, mat2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Mm, []*Tensor{t, mat2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Bmm returns the batched product of 3-d tensors [b,n,k] x [b,k,m]
@@ -41,7 +41,7 @@ func (t *Tensor) Mm(mat2 *Tensor) *Tensor {
 //
 // It applies op bmm with precision MatmulPrecision().
 func Bmm(input, mat2 *Tensor) *Tensor {
-	return Apply1("bmm", []*Tensor{input, mat2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Bmm, []*Tensor{input, mat2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Bmm returns the batched product of 3-d tensors [b,n,k] x [b,k,m]
@@ -49,7 +49,7 @@ func Bmm(input, mat2 *Tensor) *Tensor {
 //
 // It applies op bmm with precision MatmulPrecision().
 func (t *Tensor) Bmm(mat2 *Tensor) *Tensor {
-	return Apply1("bmm", []*Tensor{t, mat2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Bmm, []*Tensor{t, mat2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Addmm returns beta*input + alpha*(mat1 @ mat2) for 2-d mat1, mat2; input
@@ -58,7 +58,7 @@ func (t *Tensor) Bmm(mat2 *Tensor) *Tensor {
 // It applies op addmm with precision MatmulPrecision(), beta 1 (the default),
 // alpha 1 (the default).
 func Addmm(input, mat1, mat2 *Tensor) *Tensor {
-	return Apply1("addmm", []*Tensor{input, mat1, mat2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Addmm, []*Tensor{input, mat1, mat2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // AddmmScaled is Addmm with input scaled by beta and the product by alpha, Go
@@ -67,7 +67,7 @@ func Addmm(input, mat1, mat2 *Tensor) *Tensor {
 //
 // It applies op addmm with precision MatmulPrecision().
 func AddmmScaled(input, mat1, mat2 *Tensor, beta, alpha any) *Tensor {
-	return Apply1("addmm", []*Tensor{input, mat1, mat2}, op.Attrs{"beta": beta, "alpha": alpha, "precision": MatmulPrecision()})
+	return applyDef1(op.Addmm, []*Tensor{input, mat1, mat2}, op.Attrs{"beta": beta, "alpha": alpha, "precision": MatmulPrecision()})
 }
 
 // Baddbmm returns beta*input + alpha*bmm(batch1, batch2); input broadcasts
@@ -76,7 +76,7 @@ func AddmmScaled(input, mat1, mat2 *Tensor, beta, alpha any) *Tensor {
 // It applies op baddbmm with precision MatmulPrecision(), beta 1 (the
 // default), alpha 1 (the default).
 func Baddbmm(input, batch1, batch2 *Tensor) *Tensor {
-	return Apply1("baddbmm", []*Tensor{input, batch1, batch2}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Baddbmm, []*Tensor{input, batch1, batch2}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // BaddbmmScaled is Baddbmm with input scaled by beta and the product by
@@ -85,7 +85,7 @@ func Baddbmm(input, batch1, batch2 *Tensor) *Tensor {
 //
 // It applies op baddbmm with precision MatmulPrecision().
 func BaddbmmScaled(input, batch1, batch2 *Tensor, beta, alpha any) *Tensor {
-	return Apply1("baddbmm", []*Tensor{input, batch1, batch2}, op.Attrs{"beta": beta, "alpha": alpha, "precision": MatmulPrecision()})
+	return applyDef1(op.Baddbmm, []*Tensor{input, batch1, batch2}, op.Attrs{"beta": beta, "alpha": alpha, "precision": MatmulPrecision()})
 }
 
 // Linear returns input @ weight.T + bias (torch.nn.functional.linear); weight
@@ -93,7 +93,7 @@ func BaddbmmScaled(input, batch1, batch2 *Tensor, beta, alpha any) *Tensor {
 //
 // It applies op linear with precision MatmulPrecision().
 func Linear(input, weight, bias *Tensor) *Tensor {
-	return Apply1("linear", []*Tensor{input, weight, bias}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Linear, []*Tensor{input, weight, bias}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Dot returns the inner product of two 1-d tensors as a 0-d tensor
@@ -101,7 +101,7 @@ func Linear(input, weight, bias *Tensor) *Tensor {
 //
 // It applies op dot with precision MatmulPrecision().
 func Dot(input, other *Tensor) *Tensor {
-	return Apply1("dot", []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Dot, []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Dot returns the inner product of two 1-d tensors as a 0-d tensor
@@ -109,7 +109,7 @@ func Dot(input, other *Tensor) *Tensor {
 //
 // It applies op dot with precision MatmulPrecision().
 func (t *Tensor) Dot(other *Tensor) *Tensor {
-	return Apply1("dot", []*Tensor{t, other}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Dot, []*Tensor{t, other}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Vdot returns the inner product of two 1-d tensors, conjugating the first
@@ -117,19 +117,19 @@ func (t *Tensor) Dot(other *Tensor) *Tensor {
 //
 // It applies op vdot with precision MatmulPrecision().
 func Vdot(input, other *Tensor) *Tensor {
-	return Apply1("vdot", []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
+	return applyDef1(op.Vdot, []*Tensor{input, other}, op.Attrs{"precision": MatmulPrecision()})
 }
 
 // Outer returns the outer product of two 1-d tensors (torch.outer), with type
 // promotion.
 func Outer(input, vec2 *Tensor) *Tensor {
-	return Apply1("outer", []*Tensor{input, vec2}, nil)
+	return applyDef1(op.Outer, []*Tensor{input, vec2}, nil)
 }
 
 // Outer returns the outer product of two 1-d tensors (torch.outer), with type
 // promotion.
 func (t *Tensor) Outer(vec2 *Tensor) *Tensor {
-	return Apply1("outer", []*Tensor{t, vec2}, nil)
+	return applyDef1(op.Outer, []*Tensor{t, vec2}, nil)
 }
 
 // Tensordot contracts dims_a of a with dims_b of b (torch.tensordot); result
@@ -137,5 +137,5 @@ func (t *Tensor) Outer(vec2 *Tensor) *Tensor {
 //
 // It applies op tensordot with precision MatmulPrecision().
 func Tensordot(a, b *Tensor, dimsA, dimsB []int) *Tensor {
-	return Apply1("tensordot", []*Tensor{a, b}, op.Attrs{"dims_a": ixInts(dimsA), "dims_b": ixInts(dimsB), "precision": MatmulPrecision()})
+	return applyDef1(op.Tensordot, []*Tensor{a, b}, op.Attrs{"dims_a": ixInts(dimsA), "dims_b": ixInts(dimsB), "precision": MatmulPrecision()})
 }

@@ -10,7 +10,7 @@ import (
 // sqrt(var + eps) * weight + bias, biased variance (F.layer_norm). weight and
 // bias may be nil. PyTorch's defaults: eps 1e-05.
 func LayerNorm(input *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
-	return Apply1("layer_norm", []*Tensor{input, weight, bias}, op.Attrs{"normalized_shape": normalizedShape, "eps": eps})
+	return applyDef1(op.LayerNorm, []*Tensor{input, weight, bias}, op.Attrs{"normalized_shape": normalizedShape, "eps": eps})
 }
 
 // GroupNorm normalises each of num_groups channel groups of an [N, C, *]
@@ -18,7 +18,7 @@ func LayerNorm(input *Tensor, normalizedShape []int, weight, bias *Tensor, eps f
 // and bias (F.group_norm). weight and bias may be nil. PyTorch's defaults:
 // eps 1e-05.
 func GroupNorm(input *Tensor, numGroups int, weight, bias *Tensor, eps float64) *Tensor {
-	return Apply1("group_norm", []*Tensor{input, weight, bias}, op.Attrs{"num_groups": numGroups, "eps": eps})
+	return applyDef1(op.GroupNorm, []*Tensor{input, weight, bias}, op.Attrs{"num_groups": numGroups, "eps": eps})
 }
 
 // Embedding looks up rows of weight [num_embeddings, dim] by integer indices
@@ -26,5 +26,5 @@ func GroupNorm(input *Tensor, numGroups int, weight, bias *Tensor, eps float64) 
 // only affects gradients); an index out of range is an error naming the index
 // and the bound.
 func Embedding(weight, indices *Tensor) *Tensor {
-	return Apply1("embedding", []*Tensor{weight, indices}, nil)
+	return applyDef1(op.Embedding, []*Tensor{weight, indices}, nil)
 }

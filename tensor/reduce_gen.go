@@ -10,93 +10,93 @@ import (
 // Sum returns the sum over dims (empty: all); integers and bool sum to int64
 // unless dtype is given (torch.sum).
 func (t *Tensor) Sum(dims []int, keepdim bool) *Tensor {
-	return Apply1("sum", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Sum, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // SumAll returns the sum of all elements as a 0-d tensor.
 //
 // It applies op sum with dims []int{}, keepdim false.
 func (t *Tensor) SumAll() *Tensor {
-	return Apply1("sum", []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
+	return applyDef1(op.Sum, []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
 }
 
 // SumAs is Sum computed in dtype dt (torch.sum(dtype=dt)): the input is
 // converted to dt first.
 func (t *Tensor) SumAs(dt dtype.DType, dims []int, keepdim bool) *Tensor {
-	return Apply1("sum", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
+	return applyDef1(op.Sum, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
 }
 
 // Prod returns the product over dims (empty: all); integers and bool multiply
 // in int64 unless dtype is given (torch.prod).
 func (t *Tensor) Prod(dims []int, keepdim bool) *Tensor {
-	return Apply1("prod", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Prod, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // ProdAll returns the product of all elements as a 0-d tensor.
 //
 // It applies op prod with dims []int{}, keepdim false.
 func (t *Tensor) ProdAll() *Tensor {
-	return Apply1("prod", []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
+	return applyDef1(op.Prod, []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
 }
 
 // ProdAs is Prod computed in dtype dt (torch.prod(dtype=dt)).
 func (t *Tensor) ProdAs(dt dtype.DType, dims []int, keepdim bool) *Tensor {
-	return Apply1("prod", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
+	return applyDef1(op.Prod, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
 }
 
 // Mean returns the arithmetic mean over dims (empty: all); needs a floating
 // input or dtype (torch.mean).
 func (t *Tensor) Mean(dims []int, keepdim bool) *Tensor {
-	return Apply1("mean", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Mean, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // MeanAll returns the mean of all elements as a 0-d tensor.
 //
 // It applies op mean with dims []int{}, keepdim false.
 func (t *Tensor) MeanAll() *Tensor {
-	return Apply1("mean", []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
+	return applyDef1(op.Mean, []*Tensor{t}, op.Attrs{"dims": []int{}, "keepdim": false})
 }
 
 // MeanAs is Mean computed in floating dtype dt (torch.mean(dtype=dt)).
 func (t *Tensor) MeanAs(dt dtype.DType, dims []int, keepdim bool) *Tensor {
-	return Apply1("mean", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
+	return applyDef1(op.Mean, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
 }
 
 // Amax returns the maximum over dims (empty: all), propagating NaN; an empty
 // reduced dim is an error (torch.amax).
 func (t *Tensor) Amax(dims []int, keepdim bool) *Tensor {
-	return Apply1("amax", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Amax, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // Amin returns the minimum over dims (empty: all), propagating NaN; an empty
 // reduced dim is an error (torch.amin).
 func (t *Tensor) Amin(dims []int, keepdim bool) *Tensor {
-	return Apply1("amin", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Amin, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // Max returns the maximum of all elements as a 0-d tensor, propagating NaN
 // (torch.max without dim).
 func (t *Tensor) Max() *Tensor {
-	return Apply1("max", []*Tensor{t}, nil)
+	return applyDef1(op.Max, []*Tensor{t}, nil)
 }
 
 // Min returns the minimum of all elements as a 0-d tensor, propagating NaN
 // (torch.min without dim).
 func (t *Tensor) Min() *Tensor {
-	return Apply1("min", []*Tensor{t}, nil)
+	return applyDef1(op.Min, []*Tensor{t}, nil)
 }
 
 // MaxDim returns the maximum along dim and the index of its first occurrence
 // (NaN wins) as (values, indices) (torch.max with dim).
 func (t *Tensor) MaxDim(dim int, keepdim bool) (values, indices *Tensor) {
-	r := Apply("max_dim", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	r := applyDef(op.MaxDim, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 	return r[0], r[1]
 }
 
 // MinDim returns the minimum along dim and the index of its first occurrence
 // (NaN wins) as (values, indices) (torch.min with dim).
 func (t *Tensor) MinDim(dim int, keepdim bool) (values, indices *Tensor) {
-	r := Apply("min_dim", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	r := applyDef(op.MinDim, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 	return r[0], r[1]
 }
 
@@ -104,24 +104,24 @@ func (t *Tensor) MinDim(dim int, keepdim bool) (values, indices *Tensor) {
 // flattened input when dim is absent; NaN counts as the maximum
 // (torch.argmax).
 func (t *Tensor) Argmax(dim int, keepdim bool) *Tensor {
-	return Apply1("argmax", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	return applyDef1(op.Argmax, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 }
 
 // ArgmaxAll returns the index of the first maximum of the flattened tensor.
 func (t *Tensor) ArgmaxAll() *Tensor {
-	return Apply1("argmax", []*Tensor{t}, nil)
+	return applyDef1(op.Argmax, []*Tensor{t}, nil)
 }
 
 // Argmin returns the index (int64) of the first minimum along dim, or in the
 // flattened input when dim is absent; NaN counts as the minimum
 // (torch.argmin).
 func (t *Tensor) Argmin(dim int, keepdim bool) *Tensor {
-	return Apply1("argmin", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	return applyDef1(op.Argmin, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 }
 
 // ArgminAll returns the index of the first minimum of the flattened tensor.
 func (t *Tensor) ArgminAll() *Tensor {
-	return Apply1("argmin", []*Tensor{t}, nil)
+	return applyDef1(op.Argmin, []*Tensor{t}, nil)
 }
 
 // Aminmax returns the minimum and maximum over dim (absent: all) as (min,
@@ -129,39 +129,39 @@ func (t *Tensor) ArgminAll() *Tensor {
 //
 // It applies op aminmax with keepdim false (the default).
 func (t *Tensor) Aminmax() (minimum, maximum *Tensor) {
-	r := Apply("aminmax", []*Tensor{t}, nil)
+	r := applyDef(op.Aminmax, []*Tensor{t}, nil)
 	return r[0], r[1]
 }
 
 // AminmaxDim is Aminmax along dim (torch.aminmax(dim=dim, keepdim=keepdim)).
 func (t *Tensor) AminmaxDim(dim int, keepdim bool) (minimum, maximum *Tensor) {
-	r := Apply("aminmax", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	r := applyDef(op.Aminmax, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 	return r[0], r[1]
 }
 
 // Var returns the variance over dims (empty: all) with the given correction
 // (1: unbiased) (torch.var). PyTorch's defaults: correction 1.
 func (t *Tensor) Var(dims []int, correction float64, keepdim bool) *Tensor {
-	return Apply1("var", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
+	return applyDef1(op.Var, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
 }
 
 // Std returns the standard deviation over dims (empty: all) with the given
 // correction (1: unbiased) (torch.std). PyTorch's defaults: correction 1.
 func (t *Tensor) Std(dims []int, correction float64, keepdim bool) *Tensor {
-	return Apply1("std", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
+	return applyDef1(op.Std, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
 }
 
 // VarMean returns the variance and mean over dims as (var, mean)
 // (torch.var_mean). PyTorch's defaults: correction 1.
 func (t *Tensor) VarMean(dims []int, correction float64, keepdim bool) (variance, mean *Tensor) {
-	r := Apply("var_mean", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
+	r := applyDef(op.VarMean, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
 	return r[0], r[1]
 }
 
 // StdMean returns the standard deviation and mean over dims as (std, mean)
 // (torch.std_mean). PyTorch's defaults: correction 1.
 func (t *Tensor) StdMean(dims []int, correction float64, keepdim bool) (std, mean *Tensor) {
-	r := Apply("std_mean", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
+	r := applyDef(op.StdMean, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "correction": correction, "keepdim": keepdim})
 	return r[0], r[1]
 }
 
@@ -170,94 +170,94 @@ func (t *Tensor) StdMean(dims []int, correction float64, keepdim bool) (std, mea
 // (sum |x|^p)^(1/p); dtype converts the input first (torch.norm). PyTorch's
 // defaults: p 2.
 func (t *Tensor) Norm(p float64, dims []int, keepdim bool) *Tensor {
-	return Apply1("norm", []*Tensor{t}, op.Attrs{"p": p, "dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Norm, []*Tensor{t}, op.Attrs{"p": p, "dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // NormAs is Norm computed in floating dtype dt (torch.norm(dtype=dt)).
 func (t *Tensor) NormAs(dt dtype.DType, p float64, dims []int, keepdim bool) *Tensor {
-	return Apply1("norm", []*Tensor{t}, op.Attrs{"p": p, "dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
+	return applyDef1(op.Norm, []*Tensor{t}, op.Attrs{"p": p, "dims": ixInts(dims), "keepdim": keepdim, "dtype": dt})
 }
 
 // Logsumexp returns log(sum(exp(x))) over dims (empty: all), computed stably;
 // rows of -inf give -inf and integers promote to the default float
 // (torch.logsumexp).
 func (t *Tensor) Logsumexp(dims []int, keepdim bool) *Tensor {
-	return Apply1("logsumexp", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Logsumexp, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // Softmax returns softmax, exp(x - max) / sum(exp(x - max)) along dim; dtype
 // converts the input first (torch.softmax).
 func (t *Tensor) Softmax(dim int) *Tensor {
-	return Apply1("softmax", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef1(op.Softmax, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // SoftmaxAs is Softmax of t converted to dt first (torch.softmax(dtype=dt)).
 func (t *Tensor) SoftmaxAs(dim int, dt dtype.DType) *Tensor {
-	return Apply1("softmax", []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
+	return applyDef1(op.Softmax, []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
 }
 
 // Softmax returns softmax, exp(x - max) / sum(exp(x - max)) along dim; dtype
 // converts the input first (torch.softmax).
 func Softmax(input *Tensor, dim int) *Tensor {
-	return Apply1("softmax", []*Tensor{input}, op.Attrs{"dim": dim})
+	return applyDef1(op.Softmax, []*Tensor{input}, op.Attrs{"dim": dim})
 }
 
 // LogSoftmax returns log-softmax, x - max - log(sum(exp(x - max))) along dim;
 // dtype converts the input first (torch.log_softmax).
 func (t *Tensor) LogSoftmax(dim int) *Tensor {
-	return Apply1("log_softmax", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef1(op.LogSoftmax, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // LogSoftmaxAs is LogSoftmax of t converted to dt first
 // (torch.log_softmax(dtype=dt)).
 func (t *Tensor) LogSoftmaxAs(dim int, dt dtype.DType) *Tensor {
-	return Apply1("log_softmax", []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
+	return applyDef1(op.LogSoftmax, []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
 }
 
 // LogSoftmax returns log-softmax, x - max - log(sum(exp(x - max))) along dim;
 // dtype converts the input first (torch.log_softmax).
 func LogSoftmax(input *Tensor, dim int) *Tensor {
-	return Apply1("log_softmax", []*Tensor{input}, op.Attrs{"dim": dim})
+	return applyDef1(op.LogSoftmax, []*Tensor{input}, op.Attrs{"dim": dim})
 }
 
 // Cumsum returns the cumulative sum along dim; integers and bool give int64
 // unless dtype is given (torch.cumsum).
 func (t *Tensor) Cumsum(dim int) *Tensor {
-	return Apply1("cumsum", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef1(op.Cumsum, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // CumsumAs is Cumsum computed in dtype dt (torch.cumsum(dtype=dt)).
 func (t *Tensor) CumsumAs(dim int, dt dtype.DType) *Tensor {
-	return Apply1("cumsum", []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
+	return applyDef1(op.Cumsum, []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
 }
 
 // Cumprod returns the cumulative product along dim; integers and bool give
 // int64 unless dtype is given (torch.cumprod).
 func (t *Tensor) Cumprod(dim int) *Tensor {
-	return Apply1("cumprod", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef1(op.Cumprod, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // CumprodAs is Cumprod computed in dtype dt (torch.cumprod(dtype=dt)).
 func (t *Tensor) CumprodAs(dim int, dt dtype.DType) *Tensor {
-	return Apply1("cumprod", []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
+	return applyDef1(op.Cumprod, []*Tensor{t}, op.Attrs{"dim": dim, "dtype": dt})
 }
 
 // All reports whether every element over dims (empty: all) is nonzero; bool
 // result (uint8 for uint8 input) (torch.all).
 func (t *Tensor) All(dims []int, keepdim bool) *Tensor {
-	return Apply1("all", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.AllOp, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // Any reports whether any element over dims (empty: all) is nonzero; bool
 // result (uint8 for uint8 input) (torch.any).
 func (t *Tensor) Any(dims []int, keepdim bool) *Tensor {
-	return Apply1("any", []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
+	return applyDef1(op.Any, []*Tensor{t}, op.Attrs{"dims": ixInts(dims), "keepdim": keepdim})
 }
 
 // CountNonzero returns the number of nonzero elements over dims (empty: all)
 // as int64 (torch.count_nonzero).
 func (t *Tensor) CountNonzero(dims ...int) *Tensor {
-	return Apply1("count_nonzero", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
+	return applyDef1(op.CountNonzero, []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }
 
 // Sort sorts along dim, returning (values, indices); the sort is always
@@ -265,7 +265,7 @@ func (t *Tensor) CountNonzero(dims ...int) *Tensor {
 //
 // It applies op sort with stable true.
 func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
-	r := Apply("sort", []*Tensor{t}, op.Attrs{"dim": dim, "descending": descending, "stable": true})
+	r := applyDef(op.Sort, []*Tensor{t}, op.Attrs{"dim": dim, "descending": descending, "stable": true})
 	return r[0], r[1]
 }
 
@@ -273,14 +273,14 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 //
 // It applies op argsort with stable true.
 func (t *Tensor) Argsort(dim int, descending bool) *Tensor {
-	return Apply1("argsort", []*Tensor{t}, op.Attrs{"dim": dim, "descending": descending, "stable": true})
+	return applyDef1(op.Argsort, []*Tensor{t}, op.Attrs{"dim": dim, "descending": descending, "stable": true})
 }
 
 // Topk returns the k largest (or smallest) elements along dim and their
 // indices as (values, indices), in sorted order (torch.topk; sorted=false
 // returns them sorted too).
 func (t *Tensor) Topk(k, dim int, largest, sorted bool) (values, indices *Tensor) {
-	r := Apply("topk", []*Tensor{t}, op.Attrs{"k": k, "dim": dim, "largest": largest, "sorted": sorted})
+	r := applyDef(op.Topk, []*Tensor{t}, op.Attrs{"k": k, "dim": dim, "largest": largest, "sorted": sorted})
 	return r[0], r[1]
 }
 
@@ -288,7 +288,7 @@ func (t *Tensor) Topk(k, dim int, largest, sorted bool) (values, indices *Tensor
 // indices as (values, indices), in sorted order (torch.topk; sorted=false
 // returns them sorted too).
 func Topk(input *Tensor, k, dim int, largest, sorted bool) (values, indices *Tensor) {
-	r := Apply("topk", []*Tensor{input}, op.Attrs{"k": k, "dim": dim, "largest": largest, "sorted": sorted})
+	r := applyDef(op.Topk, []*Tensor{input}, op.Attrs{"k": k, "dim": dim, "largest": largest, "sorted": sorted})
 	return r[0], r[1]
 }
 
@@ -296,7 +296,7 @@ func Topk(input *Tensor, k, dim int, largest, sorted bool) (values, indices *Ten
 // last attained (ties and NaN take the later index; NaN propagates) as
 // (values, indices) (torch.cummax).
 func (t *Tensor) Cummax(dim int) (values, indices *Tensor) {
-	r := Apply("cummax", []*Tensor{t}, op.Attrs{"dim": dim})
+	r := applyDef(op.Cummax, []*Tensor{t}, op.Attrs{"dim": dim})
 	return r[0], r[1]
 }
 
@@ -304,20 +304,20 @@ func (t *Tensor) Cummax(dim int) (values, indices *Tensor) {
 // last attained (ties and NaN take the later index; NaN propagates) as
 // (values, indices) (torch.cummin).
 func (t *Tensor) Cummin(dim int) (values, indices *Tensor) {
-	r := Apply("cummin", []*Tensor{t}, op.Attrs{"dim": dim})
+	r := applyDef(op.Cummin, []*Tensor{t}, op.Attrs{"dim": dim})
 	return r[0], r[1]
 }
 
 // Median returns the lower median of all elements as a 0-d tensor; NaN if any
 // element is NaN or the input is empty (torch.median).
 func (t *Tensor) Median() *Tensor {
-	return Apply1("median", []*Tensor{t}, nil)
+	return applyDef1(op.Median, []*Tensor{t}, nil)
 }
 
 // MedianDim returns the lower median along dim and its index as (values,
 // indices); a lane holding NaN gives NaN and the index of its first NaN
 // (torch.median with dim).
 func (t *Tensor) MedianDim(dim int, keepdim bool) (values, indices *Tensor) {
-	r := Apply("median_dim", []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
+	r := applyDef(op.MedianDim, []*Tensor{t}, op.Attrs{"dim": dim, "keepdim": keepdim})
 	return r[0], r[1]
 }

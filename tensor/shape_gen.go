@@ -9,93 +9,93 @@ import (
 // Reshape returns a tensor with the same data and the given shape (one
 // dimension may be -1); a view when strides allow, else a copy.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
-	return Apply1("reshape", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
+	return applyDef1(op.Reshape, []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
 }
 
 // View returns a view with the given shape (one dimension may be -1)
 // (Tensor.view); unlike reshape it is an error when the strides do not allow
 // a view.
 func (t *Tensor) View(shape ...int) *Tensor {
-	return Apply1("view", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
+	return applyDef1(op.ViewOp, []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
 }
 
 // Permute reorders dimensions (Tensor.permute).
 func (t *Tensor) Permute(dims ...int) *Tensor {
-	return Apply1("permute", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
+	return applyDef1(op.Permute, []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }
 
 // Expand broadcasts to a larger shape without copying (-1 keeps a dimension).
 func (t *Tensor) Expand(shape ...int) *Tensor {
-	return Apply1("expand", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
+	return applyDef1(op.Expand, []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
 }
 
 // Slice selects start:end:step along dim (Python slicing semantics: clamped
 // bounds, negative indices from the end; step > 0).
 func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
-	return Apply1("slice", []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "end": end, "step": step})
+	return applyDef1(op.Slice, []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "end": end, "step": step})
 }
 
 // Select indexes one position along dim, removing it (Tensor.select / x[i]).
 func (t *Tensor) Select(dim, index int) *Tensor {
-	return Apply1("select", []*Tensor{t}, op.Attrs{"dim": dim, "index": index})
+	return applyDef1(op.Select, []*Tensor{t}, op.Attrs{"dim": dim, "index": index})
 }
 
 // Diagonal returns a view of the diagonal with the given offset of the 2-d
 // planes spanned by dim1 and dim2 (appended as the last dim).
 func (t *Tensor) Diagonal(offset, dim1, dim2 int) *Tensor {
-	return Apply1("diagonal", []*Tensor{t}, op.Attrs{"offset": offset, "dim1": dim1, "dim2": dim2})
+	return applyDef1(op.Diagonal, []*Tensor{t}, op.Attrs{"offset": offset, "dim1": dim1, "dim2": dim2})
 }
 
 // AsStrided views the storage with an explicit shape, strides and storage
 // offset (Tensor.as_strided).
 func (t *Tensor) AsStrided(shape, strides []int, offset int) *Tensor {
-	return Apply1("as_strided", []*Tensor{t}, op.Attrs{"shape": ixInts(shape), "strides": ixInts(strides), "offset": offset})
+	return applyDef1(op.AsStrided, []*Tensor{t}, op.Attrs{"shape": ixInts(shape), "strides": ixInts(strides), "offset": offset})
 }
 
 // Transpose swaps dimensions dim0 and dim1 (Tensor.transpose).
 func (t *Tensor) Transpose(dim0, dim1 int) *Tensor {
-	return Apply1("transpose", []*Tensor{t}, op.Attrs{"dim0": dim0, "dim1": dim1})
+	return applyDef1(op.Transpose, []*Tensor{t}, op.Attrs{"dim0": dim0, "dim1": dim1})
 }
 
 // T transposes a tensor of at most 2 dimensions (Tensor.t); 0-d and 1-d
 // tensors are returned as is.
 func (t *Tensor) T() *Tensor {
-	return Apply1("t", []*Tensor{t}, nil)
+	return applyDef1(op.T, []*Tensor{t}, nil)
 }
 
 // Narrow returns input[..., start:start+length, ...] along dim
 // (Tensor.narrow); start may be negative, the range must lie inside the
 // dimension.
 func (t *Tensor) Narrow(dim, start, length int) *Tensor {
-	return Apply1("narrow", []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "length": length})
+	return applyDef1(op.Narrow, []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "length": length})
 }
 
 // Squeeze removes dimensions of size 1: all of them, or those listed in dims
 // (others listed are left alone) (Tensor.squeeze).
 func (t *Tensor) Squeeze(dims ...int) *Tensor {
-	return Apply1("squeeze", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
+	return applyDef1(op.Squeeze, []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }
 
 // Unsqueeze inserts a dimension of size 1 at dim, in [-rank-1, rank]
 // (Tensor.unsqueeze).
 func (t *Tensor) Unsqueeze(dim int) *Tensor {
-	return Apply1("unsqueeze", []*Tensor{t}, op.Attrs{"dim": dim})
+	return applyDef1(op.Unsqueeze, []*Tensor{t}, op.Attrs{"dim": dim})
 }
 
 // Flatten flattens dimensions start_dim..end_dim into one (torch.flatten); a
 // view when strides allow, else a copy. A 0-d tensor becomes 1-d.
 func (t *Tensor) Flatten(startDim, endDim int) *Tensor {
-	return Apply1("flatten", []*Tensor{t}, op.Attrs{"start_dim": startDim, "end_dim": endDim})
+	return applyDef1(op.Flatten, []*Tensor{t}, op.Attrs{"start_dim": startDim, "end_dim": endDim})
 }
 
 // Unflatten splits dimension dim into sizes (one may be -1)
 // (torch.unflatten); a view when strides allow, else a copy.
 func (t *Tensor) Unflatten(dim int, sizes ...int) *Tensor {
-	return Apply1("unflatten", []*Tensor{t}, op.Attrs{"dim": dim, "sizes": ixInts(sizes)})
+	return applyDef1(op.Unflatten, []*Tensor{t}, op.Attrs{"dim": dim, "sizes": ixInts(sizes)})
 }
 
 // Movedim moves the dimensions in source to the positions in destination,
 // keeping the others in order (torch.movedim).
 func (t *Tensor) Movedim(source, destination []int) *Tensor {
-	return Apply1("movedim", []*Tensor{t}, op.Attrs{"source": ixInts(source), "destination": ixInts(destination)})
+	return applyDef1(op.Movedim, []*Tensor{t}, op.Attrs{"source": ixInts(source), "destination": ixInts(destination)})
 }
