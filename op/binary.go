@@ -147,7 +147,7 @@ func init() {
 	compare("ge", "Reports input >= other (torch.ge).")
 	Register(&Def{
 		Name: "where", Kind: Primitive, Group: Elementwise,
-		Doc:    "Selects input where condition is true and other elsewhere (torch.where); input and other promote together.",
+		Doc:    "Selects input where condition is true and other elsewhere (torch.where); condition must be bool; input and other promote together and all three broadcast.",
 		Inputs: []string{"condition", "input", "other"}, Promote: PromoteCommon, PromoteArgs: []int{1, 2}, Broadcast: true,
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			if in[0].DType != dtype.Bool {
@@ -221,7 +221,7 @@ func init() {
 	Register(&Def{
 		Name: "clamp", Kind: Composite, Group: Elementwise,
 		Doc: "Clamps input to [min, max] (torch.clamp with Python-number bounds; either may be absent); " +
-			"the bounds take part in type promotion; if min > max every element is max; NaN input propagates.",
+			"the bounds take part in type promotion as Python scalars (an integer input clamped with a float bound becomes the default float); if min > max every element is max; NaN input propagates.",
 		Inputs: []string{"input"}, Attrs: clampBounds, Promote: PromoteCommon, DTypes: SetNumeric, Broadcast: true,
 		PromoteWith: func(a Attrs) (Promotion, []any) { return PromoteCommon, []any{a["min"], a["max"]} },
 		Infer: checked(InferBroadcast("clamp"), func(in []Meta, a Attrs) error {
@@ -268,7 +268,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "lerp", Kind: Composite, Group: Elementwise,
-		Doc: "Linear interpolation input + weight*(end-input) (torch.lerp), evaluated as end - (end-input)*(1-weight) when |weight| >= 0.5; " +
+		Doc: "Returns the linear interpolation input + weight*(end-input) (torch.lerp), evaluated as end - (end-input)*(1-weight) when |weight| >= 0.5; " +
 			"the weight is a tensor, or else the float attribute weight (kept in f32 for half inputs, as PyTorch does).",
 		Inputs: []string{"input", "end", "weight?"}, Attrs: []AttrSpec{{Name: "weight", Type: AttrFloat, Optional: true}},
 		Promote: PromoteCommon, DTypes: SetFloats, Broadcast: true,

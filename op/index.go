@@ -591,7 +591,7 @@ var ScatterReduces = []string{"sum", "prod", "mean", "amax", "amin"}
 func registerIndexGather() {
 	Register(&Def{
 		Name: "gather", Kind: Primitive, Group: "index",
-		Doc:    "out[i][j][k] = input[i][index[i][j][k]][k] for dim 1, and so on (torch.gather); index values must lie in [0, size).",
+		Doc:    "Returns out with out[i][j][k] = input[i][index[i][j][k]][k] for dim 1, and so on (torch.gather); index values must lie in [0, size).",
 		Inputs: []string{"input", "index"},
 		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -603,7 +603,7 @@ func registerIndexGather() {
 	})
 	Register(&Def{
 		Name: "scatter", Kind: Primitive, Group: "index",
-		Doc:    "Returns a copy of input with out[i][index[i][j][k]][k] = src[i][j][k] for dim 1 (torch.scatter); without src, the scalar value is written.",
+		Doc:    "Returns a copy of input with out[i][index[i][j][k]][k] = src[i][j][k] for dim 1 (torch.scatter); without src, the scalar value is written. Which of several writes to one position wins is unspecified in PyTorch; here the last in row-major order of index wins.",
 		Inputs: []string{"input", "index", "src?"},
 		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, {Name: "value", Type: AttrScalar, Optional: true}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -1319,7 +1319,7 @@ func registerIndexMovement() {
 	})
 	Register(&Def{
 		Name: "diag", Kind: Composite, Group: "index",
-		Doc:    "For a 1-d input, the square matrix with input on the diagonal-th diagonal; for a 2-d input, a copy of its diagonal-th diagonal (torch.diag).",
+		Doc:    "Returns, for a 1-d input, the square matrix with input on the diagonal-th diagonal; for a 2-d input, a copy of its diagonal-th diagonal (torch.diag).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{{Name: "diagonal", Type: AttrInt, Default: 0}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {

@@ -428,7 +428,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "matmul", Kind: Composite, Group: "linalg",
-		Doc:    "Matrix product with torch.matmul semantics: 1-d operands are vectors, batch dimensions broadcast.",
+		Doc:    "Returns the matrix product with torch.matmul semantics: 1-d operands are vectors, batch dimensions broadcast.",
 		Inputs: []string{"input", "other"},
 		Attrs:  []AttrSpec{laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -448,7 +448,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "mm", Kind: Composite, Group: "linalg",
-		Doc:    "Product of two 2-d matrices (torch.mm).",
+		Doc:    "Returns the product of two 2-d matrices (torch.mm).",
 		Inputs: []string{"input", "mat2"},
 		Attrs:  []AttrSpec{laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -461,7 +461,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "bmm", Kind: Composite, Group: "linalg",
-		Doc:    "Batched product of 3-d tensors [b,n,k] x [b,k,m] (torch.bmm).",
+		Doc:    "Returns the batched product of 3-d tensors [b,n,k] x [b,k,m] (torch.bmm).",
 		Inputs: []string{"input", "mat2"},
 		Attrs:  []AttrSpec{laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -474,7 +474,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "addmm", Kind: Composite, Group: "linalg",
-		Doc:    "beta*input + alpha*(mat1 @ mat2) for 2-d mat1, mat2; input broadcasts (torch.addmm).",
+		Doc:    "Returns beta*input + alpha*(mat1 @ mat2) for 2-d mat1, mat2; input broadcasts (torch.addmm).",
 		Inputs: []string{"input", "mat1", "mat2"},
 		Attrs:  []AttrSpec{laScalarAttr("beta"), laScalarAttr("alpha"), laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -495,7 +495,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "baddbmm", Kind: Composite, Group: "linalg",
-		Doc:    "beta*input + alpha*bmm(batch1, batch2); input broadcasts (torch.baddbmm).",
+		Doc:    "Returns beta*input + alpha*bmm(batch1, batch2); input broadcasts (torch.baddbmm).",
 		Inputs: []string{"input", "batch1", "batch2"},
 		Attrs:  []AttrSpec{laScalarAttr("beta"), laScalarAttr("alpha"), laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -516,7 +516,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "linear", Kind: Composite, Group: "linalg",
-		Doc:    "input @ weight.T + bias (torch.nn.functional.linear); weight is [out, in] or [in].",
+		Doc:    "Returns input @ weight.T + bias (torch.nn.functional.linear); weight is [out, in] or [in].",
 		Inputs: []string{"input", "weight", "bias?"},
 		Attrs:  []AttrSpec{laPrecisionAttr},
 		DTypes: SetNumeric,
@@ -586,11 +586,11 @@ func init() {
 			},
 		})
 	}
-	vecDot("dot", "Inner product of two 1-d tensors (torch.dot).")
-	vecDot("vdot", "Inner product of two 1-d tensors, conjugating the first (torch.vdot; real dtypes only, so equal to dot).")
+	vecDot("dot", "Returns the inner product of two 1-d tensors as a 0-d tensor (torch.dot).")
+	vecDot("vdot", "Returns the inner product of two 1-d tensors, conjugating the first (torch.vdot; real dtypes only, so equal to dot).")
 	Register(&Def{
 		Name: "outer", Kind: Composite, Group: "linalg",
-		Doc:     "Outer product of two 1-d tensors (torch.outer), with type promotion.",
+		Doc:     "Returns the outer product of two 1-d tensors (torch.outer), with type promotion.",
 		Inputs:  []string{"input", "vec2"},
 		Promote: PromoteCommon,
 		DTypes:  SetAll,

@@ -323,7 +323,7 @@ func nnRegisterMisc() {
 	})
 	Register(&Def{
 		Name: "embedding", Kind: Composite, Group: "nn",
-		Doc:    "Looks up rows of weight [num_embeddings, dim] by integer indices of any shape: output shape indices.shape + [dim] (F.embedding; padding_idx only affects gradients).",
+		Doc:    "Looks up rows of weight [num_embeddings, dim] by integer indices of any shape: output shape indices.shape + [dim] (F.embedding; padding_idx only affects gradients); an index out of range is an error naming the index and the bound.",
 		Inputs: []string{"weight", "indices"},
 		Attrs:  []AttrSpec{{Name: "padding_idx", Type: AttrInt, Optional: true}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {

@@ -170,7 +170,20 @@ type Def struct {
 var (
 	mu    sync.RWMutex
 	table = map[string]*Def{}
+	// handles holds the exported handles (handles_gen.go) by op name
+	// until Register fills them in.
+	handles = map[string]*Def{}
 )
+
+// handle returns the handle of op name: an empty Def that Register fills in
+// with the op's declaration, so that the exported variables of
+// handles_gen.go (Add, Matmul, ...) are the table's *Def from the first
+// init function on.
+func handle(name string) *Def {
+	h := &Def{Name: name}
+	handles[name] = h
+	return h
+}
 
 // Register adds d to the table. It panics if the name is taken or the
 // declaration is inconsistent: the table is built at init time and a bad
@@ -210,8 +223,29 @@ func Register(d *Def) *Def {
 		delete(pendingVJP, d.Name)
 	}
 	attachPendingHLO(d)
+	if h, ok := handles[d.Name]; ok {
+		// The declaration becomes the handle's value; the table holds the
+		// handle, so op.Add and Lookup("add") are the same *Def.
+		*h = *d
+		d = h
+		delete(handles, d.Name)
+	}
 	table[d.Name] = d
 	return d
+}
+
+// CheckHandles reports handles (handles_gen.go) that no Register filled in:
+// an op that was removed or renamed without running go generate ./tensor.
+// Tests call it.
+func CheckHandles() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []string
+	for n := range handles {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 var pendingVJP = map[string]VJPFunc{}

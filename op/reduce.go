@@ -171,8 +171,8 @@ func init() {
 		Register(&Def{
 			Name: kind, Kind: Composite, Group: "reduce",
 			Doc: map[string]string{
-				"sum":  "Sum over dims (empty: all); integers and bool sum to int64 unless dtype is given (torch.sum).",
-				"prod": "Product over dims (empty: all); integers and bool multiply in int64 unless dtype is given (torch.prod).",
+				"sum":  "Returns the sum over dims (empty: all); integers and bool sum to int64 unless dtype is given (torch.sum).",
+				"prod": "Returns the product over dims (empty: all); integers and bool multiply in int64 unless dtype is given (torch.prod).",
 			}[kind],
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
@@ -189,7 +189,7 @@ func init() {
 
 	Register(&Def{
 		Name: "mean", Kind: Composite, Group: "reduce",
-		Doc:    "Arithmetic mean over dims (empty: all); needs a floating input or dtype (torch.mean).",
+		Doc:    "Returns the arithmetic mean over dims (empty: all); needs a floating input or dtype (torch.mean).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -219,7 +219,7 @@ func init() {
 		kind := map[string]string{"amax": ReduceMax, "amin": ReduceMin}[name]
 		Register(&Def{
 			Name: name, Kind: Composite, Group: "reduce",
-			Doc:    fmt.Sprintf("The %simum over dims (empty: all), propagating NaN; an empty reduced dim is an error (torch.%s).", kind, name),
+			Doc:    fmt.Sprintf("Returns the %simum over dims (empty: all), propagating NaN; an empty reduced dim is an error (torch.%s).", kind, name),
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -243,7 +243,7 @@ func init() {
 		amax := "a" + name
 		Register(&Def{
 			Name: name, Kind: Composite, Group: "reduce",
-			Doc:    fmt.Sprintf("The %simum of all elements as a 0-d tensor, propagating NaN (torch.%s without dim).", name, name),
+			Doc:    fmt.Sprintf("Returns the %simum of all elements as a 0-d tensor, propagating NaN (torch.%s without dim).", name, name),
 			Inputs: []string{"input"},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				if in[0].Numel() == 0 {
@@ -258,7 +258,7 @@ func init() {
 		arg := "arg" + name
 		Register(&Def{
 			Name: name + "_dim", Kind: Composite, Group: "reduce",
-			Doc:    fmt.Sprintf("The %simum along dim and the index of its first occurrence (NaN wins) as (values, indices) (torch.%s with dim).", name, name),
+			Doc:    fmt.Sprintf("Returns the %simum along dim and the index of its first occurrence (NaN wins) as (values, indices) (torch.%s with dim).", name, name),
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrKeepdim},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -285,7 +285,7 @@ func init() {
 		})
 		Register(&Def{
 			Name: arg, Kind: Primitive, Group: "reduce",
-			Doc: fmt.Sprintf("Index (int64) of the first %simum along dim, or in the flattened input when dim is absent; "+
+			Doc: fmt.Sprintf("Returns the index (int64) of the first %simum along dim, or in the flattened input when dim is absent; "+
 				"NaN counts as the %simum (torch.%s).", name, name, arg),
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, reduceAttrKeepdim},
@@ -319,7 +319,7 @@ func init() {
 
 	Register(&Def{
 		Name: "aminmax", Kind: Composite, Group: "reduce",
-		Doc:    "The minimum and maximum over dim (absent: all) as (min, max) (torch.aminmax).",
+		Doc:    "Returns the minimum and maximum over dim (absent: all) as (min, max) (torch.aminmax).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt, Optional: true}, reduceAttrKeepdim},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -345,8 +345,8 @@ func init() {
 		Register(&Def{
 			Name: name, Kind: Composite, Group: "reduce",
 			Doc: map[string]string{
-				"all": "Whether every element over dims (empty: all) is nonzero; bool result (uint8 for uint8 input) (torch.all).",
-				"any": "Whether any element over dims (empty: all) is nonzero; bool result (uint8 for uint8 input) (torch.any).",
+				"all": "Reports whether every element over dims (empty: all) is nonzero; bool result (uint8 for uint8 input) (torch.all).",
+				"any": "Reports whether any element over dims (empty: all) is nonzero; bool result (uint8 for uint8 input) (torch.any).",
 			}[name],
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
@@ -375,7 +375,7 @@ func init() {
 
 	Register(&Def{
 		Name: "count_nonzero", Kind: Composite, Group: "reduce",
-		Doc:    "Number of nonzero elements over dims (empty: all) as int64 (torch.count_nonzero).",
+		Doc:    "Returns the number of nonzero elements over dims (empty: all) as int64 (torch.count_nonzero).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{reduceAttrDims},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -432,7 +432,7 @@ func registerReduceMoments() {
 	}
 	Register(&Def{
 		Name: "var", Kind: Composite, Group: "reduce",
-		Doc:    "Variance over dims (empty: all) with the given correction (1: unbiased) (torch.var).",
+		Doc:    "Returns the variance over dims (empty: all) with the given correction (1: unbiased) (torch.var).",
 		Inputs: []string{"input"}, Attrs: attrs,
 		Infer: inferVar("var", 1),
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
@@ -442,7 +442,7 @@ func registerReduceMoments() {
 	})
 	Register(&Def{
 		Name: "std", Kind: Composite, Group: "reduce",
-		Doc:    "Standard deviation over dims (empty: all) with the given correction (1: unbiased) (torch.std).",
+		Doc:    "Returns the standard deviation over dims (empty: all) with the given correction (1: unbiased) (torch.std).",
 		Inputs: []string{"input"}, Attrs: attrs,
 		Infer: inferVar("std", 1),
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
@@ -451,7 +451,7 @@ func registerReduceMoments() {
 	})
 	Register(&Def{
 		Name: "var_mean", Kind: Composite, Group: "reduce",
-		Doc:    "Variance and mean over dims as (var, mean) (torch.var_mean).",
+		Doc:    "Returns the variance and mean over dims as (var, mean) (torch.var_mean).",
 		Inputs: []string{"input"}, Attrs: attrs,
 		Infer: inferVar("var_mean", 2),
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
@@ -461,7 +461,7 @@ func registerReduceMoments() {
 	})
 	Register(&Def{
 		Name: "std_mean", Kind: Composite, Group: "reduce",
-		Doc:    "Standard deviation and mean over dims as (std, mean) (torch.std_mean).",
+		Doc:    "Returns the standard deviation and mean over dims as (std, mean) (torch.std_mean).",
 		Inputs: []string{"input"}, Attrs: attrs,
 		Infer: inferVar("std_mean", 2),
 		Decompose: func(b Builder, in []Value, a Attrs) []Value {
@@ -475,7 +475,7 @@ func registerReduceMoments() {
 func registerReduceNorms() {
 	Register(&Def{
 		Name: "norm", Kind: Composite, Group: "reduce",
-		Doc: "The p-norm over dims (empty: all): p = 2 (also Frobenius), 1, inf (max |x|), -inf (min |x|), " +
+		Doc: "Returns the p-norm over dims (empty: all): p = 2 (also Frobenius), 1, inf (max |x|), -inf (min |x|), " +
 			"0 (count of nonzeros) or any other float (sum |x|^p)^(1/p); dtype converts the input first (torch.norm).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{{Name: "p", Type: AttrFloat, Default: 2.0}, reduceAttrDims, reduceAttrKeepdim, reduceAttrDType},
@@ -529,7 +529,7 @@ func registerReduceNorms() {
 
 	Register(&Def{
 		Name: "logsumexp", Kind: Composite, Group: "reduce",
-		Doc: "log(sum(exp(x))) over dims (empty: all), computed stably; rows of -inf give -inf " +
+		Doc: "Returns log(sum(exp(x))) over dims (empty: all), computed stably; rows of -inf give -inf " +
 			"and integers promote to the default float (torch.logsumexp).",
 		Inputs:  []string{"input"},
 		Attrs:   []AttrSpec{reduceAttrDims, reduceAttrKeepdim},
@@ -561,8 +561,8 @@ func registerReduceNorms() {
 		Register(&Def{
 			Name: name, Kind: Composite, Group: "reduce",
 			Doc: map[string]string{
-				"softmax":     "exp(x - max) / sum(exp(x - max)) along dim; dtype converts the input first (torch.softmax).",
-				"log_softmax": "x - max - log(sum(exp(x - max))) along dim; dtype converts the input first (torch.log_softmax).",
+				"softmax":     "Returns softmax, exp(x - max) / sum(exp(x - max)) along dim; dtype converts the input first (torch.softmax).",
+				"log_softmax": "Returns log-softmax, x - max - log(sum(exp(x - max))) along dim; dtype converts the input first (torch.log_softmax).",
 			}[name],
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrDType},
@@ -626,7 +626,7 @@ func registerReduceScans() {
 		name := k
 		Register(&Def{
 			Name: name, Kind: Primitive, Group: "reduce",
-			Doc: fmt.Sprintf("Running %simum along dim and the index where it was last attained (ties and NaN "+
+			Doc: fmt.Sprintf("Returns the running %simum along dim and the index where it was last attained (ties and NaN "+
 				"take the later index; NaN propagates) as (values, indices) (torch.%s).", name[3:], name),
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}},
@@ -643,7 +643,7 @@ func registerReduceScans() {
 		kind := map[string]string{"cumsum": ReduceSum, "cumprod": ReduceProd}[name]
 		Register(&Def{
 			Name: name, Kind: Composite, Group: "reduce",
-			Doc:    fmt.Sprintf("Cumulative %s along dim; integers and bool give int64 unless dtype is given (torch.%s).", kind, name),
+			Doc:    fmt.Sprintf("Returns the cumulative %s along dim; integers and bool give int64 unless dtype is given (torch.%s).", map[string]string{"sum": "sum", "prod": "product"}[kind], name),
 			Inputs: []string{"input"},
 			Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrDType},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -679,7 +679,7 @@ func registerReduceSorts() {
 	})
 	Register(&Def{
 		Name: "median_dim", Kind: Composite, Group: "reduce",
-		Doc: "The lower median along dim and its index as (values, indices); a lane holding NaN gives NaN " +
+		Doc: "Returns the lower median along dim and its index as (values, indices); a lane holding NaN gives NaN " +
 			"and the index of its first NaN (torch.median with dim).",
 		Inputs: []string{"input"},
 		Attrs:  []AttrSpec{{Name: "dim", Type: AttrInt}, reduceAttrKeepdim},
@@ -721,7 +721,7 @@ func registerReduceSorts() {
 	})
 	Register(&Def{
 		Name: "median", Kind: Composite, Group: "reduce",
-		Doc:    "The lower median of all elements as a 0-d tensor; NaN if any element is NaN or the input is empty (torch.median).",
+		Doc:    "Returns the lower median of all elements as a 0-d tensor; NaN if any element is NaN or the input is empty (torch.median).",
 		Inputs: []string{"input"},
 		DTypes: SetNumeric,
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -741,7 +741,7 @@ func registerReduceSorts() {
 	})
 	Register(&Def{
 		Name: "argsort", Kind: Composite, Group: "reduce",
-		Doc:    "The indices that sort the input along dim (torch.argsort).",
+		Doc:    "Returns the indices that sort the input along dim (torch.argsort).",
 		Inputs: []string{"input"},
 		Attrs:  sortAttrs,
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -756,7 +756,7 @@ func registerReduceSorts() {
 	})
 	Register(&Def{
 		Name: "topk", Kind: Composite, Group: "reduce",
-		Doc: "The k largest (or smallest) elements along dim and their indices as (values, indices), " +
+		Doc: "Returns the k largest (or smallest) elements along dim and their indices as (values, indices), " +
 			"in sorted order (torch.topk; sorted=false returns them sorted too).",
 		Inputs: []string{"input"},
 		Attrs: []AttrSpec{{Name: "k", Type: AttrInt}, {Name: "dim", Type: AttrInt, Default: -1},

@@ -160,7 +160,7 @@ func init() {
 	// Primitives.
 	Register(&Def{
 		Name: "neg", Kind: Primitive, Group: Elementwise,
-		Doc:    "Returns -input (torch.neg); integers wrap around.",
+		Doc:    "Returns -input (torch.neg); integers wrap around; bool is an error.",
 		Inputs: []string{"input"}, Promote: PromoteCommon, Broadcast: true,
 		Infer: checked(InferBroadcast("neg"), func(in []Meta, a Attrs) error {
 			if in[0].DType == dtype.Bool {
@@ -360,7 +360,7 @@ func init() {
 	})
 	Register(&Def{
 		Name: "gelu", Kind: Composite, Group: Elementwise,
-		Doc:    "Gaussian error linear unit x*Φ(x) (torch.nn.functional.gelu); approximate \"tanh\" uses the tanh formula.",
+		Doc:    "Returns the Gaussian error linear unit x*Φ(x) (torch.nn.functional.gelu); approximate \"tanh\" uses the tanh formula.",
 		Inputs: []string{"input"}, Attrs: []AttrSpec{{Name: "approximate", Type: AttrString, Default: "none"}},
 		Promote: PromoteCommon, DTypes: SetFloats, Broadcast: true,
 		Infer: checked(InferBroadcast("gelu"), func(in []Meta, a Attrs) error {

@@ -164,24 +164,6 @@ func Eye(dev device.Device, n, m int, dt dtype.DType) *Tensor {
 	return ApplyOn(dev, "eye", nil, op.Attrs{"n": n, "m": m, "dtype": floatOr(dt)})[0]
 }
 
-// Tril returns the lower triangle of t's last two dimensions (elements with
-// col-row <= diagonal), the rest zero (torch.tril).
-func (t *Tensor) Tril(diagonal int) *Tensor {
-	return Apply1("tril", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
-}
-
-// Triu returns the upper triangle of t's last two dimensions (elements with
-// col-row >= diagonal), the rest zero (torch.triu).
-func (t *Tensor) Triu(diagonal int) *Tensor {
-	return Apply1("triu", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
-}
-
-// Tril is torch.tril(t, diagonal).
-func Tril(t *Tensor, diagonal int) *Tensor { return t.Tril(diagonal) }
-
-// Triu is torch.triu(t, diagonal).
-func Triu(t *Tensor, diagonal int) *Tensor { return t.Triu(diagonal) }
-
 // copyInto writes res into t in place (copy_) and returns t.
 func (t *Tensor) copyInto(opname string, res *Tensor) *Tensor {
 	if !op.CanCast(res.dt, t.dt) {

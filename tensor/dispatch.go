@@ -60,14 +60,37 @@ func apply(parent, name string, in []*Tensor, a op.Attrs) []*Tensor {
 
 // applyOn is apply with a preferred device for ops without device inputs.
 func applyOn(parent, name string, in []*Tensor, a op.Attrs, pref *device.Device) []*Tensor {
-	path := name
-	if parent != "" {
-		path = parent + " > " + name
-	}
 	d, ok := op.Lookup(name)
 	if !ok {
-		errorf(path, in, "unknown op")
+		errorf(opPath(parent, name), in, "unknown op")
 	}
+	return applyDefOn(parent, d, in, a, pref)
+}
+
+// opPath names an op call in errors: the op, after its parent's name when
+// it runs inside another op's decomposition.
+func opPath(parent, name string) string {
+	if parent != "" {
+		return parent + " > " + name
+	}
+	return name
+}
+
+// applyDef is Apply for an op given by its handle (op.Add), as the
+// generated wrappers call it.
+func applyDef(d *op.Def, in []*Tensor, a op.Attrs) []*Tensor {
+	return applyDefOn("", d, in, a, nil)
+}
+
+// applyDef1 is applyDef for single-output ops.
+func applyDef1(d *op.Def, in []*Tensor, a op.Attrs) *Tensor {
+	return applyDefOn("", d, in, a, nil)[0]
+}
+
+// applyDefOn is applyOn for an op given by its handle.
+func applyDefOn(parent string, d *op.Def, in []*Tensor, a op.Attrs, pref *device.Device) []*Tensor {
+	name := d.Name
+	path := opPath(parent, name)
 	if err := d.CheckArity(len(in)); err != nil {
 		errorf(path, in, "%v", err)
 	}

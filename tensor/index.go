@@ -18,55 +18,8 @@ import (
 
 // ---------------------------------------------------------------- views
 
-// Reshape returns a tensor with t's data and the given shape (one entry may
-// be -1): a view when t's strides allow it, else a copy (Tensor.reshape).
-func (t *Tensor) Reshape(shape ...int) *Tensor {
-	return Apply1("reshape", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
-}
-
-// View returns a view of t with the given shape (one entry may be -1); it
-// panics when t's strides do not allow a view (Tensor.view).
-func (t *Tensor) View(shape ...int) *Tensor {
-	return Apply1("view", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
-}
-
-// Permute returns a view with the dimensions reordered (Tensor.permute).
-func (t *Tensor) Permute(dims ...int) *Tensor {
-	return Apply1("permute", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
-}
-
-// Expand returns a view broadcast to shape without copying; -1 keeps a
-// dimension (Tensor.expand).
-func (t *Tensor) Expand(shape ...int) *Tensor {
-	return Apply1("expand", []*Tensor{t}, op.Attrs{"shape": ixInts(shape)})
-}
-
 // ExpandAs expands t to other's shape (Tensor.expand_as).
 func (t *Tensor) ExpandAs(other *Tensor) *Tensor { return t.Expand(other.Shape()...) }
-
-// Slice returns the view t[start:end:step] along dim with Python's clamping
-// and negative-index rules; step must be positive.
-func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
-	return Apply1("slice", []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "end": end, "step": step})
-}
-
-// Select returns the view at index i along dim, removing the dimension
-// (Tensor.select; i may be negative).
-func (t *Tensor) Select(dim, i int) *Tensor {
-	return Apply1("select", []*Tensor{t}, op.Attrs{"dim": dim, "index": i})
-}
-
-// Diagonal returns the view of the offset-th diagonal of the planes spanned
-// by dim1 and dim2, appended as the last dimension (torch.diagonal).
-func (t *Tensor) Diagonal(offset, dim1, dim2 int) *Tensor {
-	return Apply1("diagonal", []*Tensor{t}, op.Attrs{"offset": offset, "dim1": dim1, "dim2": dim2})
-}
-
-// AsStrided returns a view of t's storage with an explicit shape, strides and
-// storage offset, in elements (Tensor.as_strided).
-func (t *Tensor) AsStrided(shape, strides []int, offset int) *Tensor {
-	return Apply1("as_strided", []*Tensor{t}, op.Attrs{"shape": ixInts(shape), "strides": ixInts(strides), "offset": offset})
-}
 
 // Contiguous returns t if it is row-major without gaps, else a contiguous
 // copy (Tensor.contiguous).
@@ -80,150 +33,9 @@ func (t *Tensor) Contiguous() *Tensor {
 // Clone returns a contiguous copy of t (Tensor.clone).
 func (t *Tensor) Clone() *Tensor { return Apply1("copy", []*Tensor{t}, nil) }
 
-// Transpose returns the view with dimensions d0 and d1 swapped
-// (Tensor.transpose).
-func (t *Tensor) Transpose(d0, d1 int) *Tensor {
-	return Apply1("transpose", []*Tensor{t}, op.Attrs{"dim0": d0, "dim1": d1})
-}
-
-// T returns the transpose of a tensor of at most 2 dimensions (Tensor.t).
-func (t *Tensor) T() *Tensor { return Apply1("t", []*Tensor{t}, nil) }
-
-// Narrow returns the view t[..., start:start+length, ...] along dim; start may
-// be negative and the range must lie inside the dimension (Tensor.narrow).
-func (t *Tensor) Narrow(dim, start, length int) *Tensor {
-	return Apply1("narrow", []*Tensor{t}, op.Attrs{"dim": dim, "start": start, "length": length})
-}
-
-// Squeeze removes dimensions of size 1: all of them with no dims, else
-// those listed that have size 1 (Tensor.squeeze).
-func (t *Tensor) Squeeze(dims ...int) *Tensor {
-	return Apply1("squeeze", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
-}
-
-// Unsqueeze inserts a dimension of size 1 at dim (Tensor.unsqueeze).
-func (t *Tensor) Unsqueeze(dim int) *Tensor {
-	return Apply1("unsqueeze", []*Tensor{t}, op.Attrs{"dim": dim})
-}
-
-// Flatten merges dimensions start..end (inclusive, negative from the end)
-// into one (torch.flatten); a 0-d tensor becomes 1-d.
-func (t *Tensor) Flatten(start, end int) *Tensor {
-	return Apply1("flatten", []*Tensor{t}, op.Attrs{"start_dim": start, "end_dim": end})
-}
-
-// Unflatten splits dimension dim into sizes, one of which may be -1
-// (Tensor.unflatten).
-func (t *Tensor) Unflatten(dim int, sizes ...int) *Tensor {
-	return Apply1("unflatten", []*Tensor{t}, op.Attrs{"dim": dim, "sizes": ixInts(sizes)})
-}
-
-// Movedim moves dimensions source[i] to destination[i], keeping the order of
-// the others (torch.movedim).
-func (t *Tensor) Movedim(source, destination []int) *Tensor {
-	return Apply1("movedim", []*Tensor{t}, op.Attrs{"source": ixInts(source), "destination": ixInts(destination)})
-}
-
-// Unbind returns the views along dim, which is removed (torch.unbind).
-func (t *Tensor) Unbind(dim int) []*Tensor {
-	return Apply("unbind", []*Tensor{t}, op.Attrs{"dim": dim})
-}
-
 // ---------------------------------------------------------------- joins
 
-// Cat concatenates ts along dim with type promotion (torch.cat); 1-d empty
-// tensors are skipped as PyTorch's legacy rule allows.
-func Cat(ts []*Tensor, dim int) *Tensor { return Apply1("cat", ts, op.Attrs{"dim": dim}) }
-
-// Stack stacks equally shaped tensors along a new dimension dim
-// (torch.stack).
-func Stack(ts []*Tensor, dim int) *Tensor { return Apply1("stack", ts, op.Attrs{"dim": dim}) }
-
-// Split splits t into views of size along dim; the last may be smaller
-// (torch.split with an int).
-func (t *Tensor) Split(size, dim int) []*Tensor {
-	return Apply("split", []*Tensor{t}, op.Attrs{"split_size": size, "dim": dim})
-}
-
-// SplitSizes splits t into views of the given sizes along dim, which must
-// add up to its size (torch.split with a list).
-func (t *Tensor) SplitSizes(sizes []int, dim int) []*Tensor {
-	return Apply("split", []*Tensor{t}, op.Attrs{"sections": ixInts(sizes), "dim": dim})
-}
-
-// Chunk splits t into at most chunks views of ceil(size/chunks) along dim
-// (torch.chunk).
-func (t *Tensor) Chunk(chunks, dim int) []*Tensor {
-	return Apply("chunk", []*Tensor{t}, op.Attrs{"chunks": chunks, "dim": dim})
-}
-
 // ---------------------------------------------------------------- gather / scatter
-
-// Gather returns out with out[i][j] = t[i][index[i][j]] for dim 1, and so
-// on (torch.gather). Index values must lie in [0, size).
-func Gather(t *Tensor, dim int, index *Tensor) *Tensor { return t.Gather(dim, index) }
-
-// Gather is the method form of Gather (Tensor.gather).
-func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
-	return Apply1("gather", []*Tensor{t, index}, op.Attrs{"dim": dim})
-}
-
-// Scatter returns a copy of t with out[i][index[i][j]] = src[i][j] for dim 1,
-// and so on (torch.scatter). Which of several writes to one position wins is
-// unspecified in PyTorch; here the last in row-major order of index wins.
-func (t *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
-	return Apply1("scatter", []*Tensor{t, index, src}, op.Attrs{"dim": dim})
-}
-
-// ScatterValue is Scatter writing the Go scalar value (torch.scatter with a
-// value).
-func (t *Tensor) ScatterValue(dim int, index *Tensor, value any) *Tensor {
-	return Apply1("scatter", []*Tensor{t, index, nil}, op.Attrs{"dim": dim, "value": scalarAttr("scatter", value)})
-}
-
-// ScatterReduce returns a copy of t with the src values reduced ("sum",
-// "prod", "mean", "amax" or "amin") into the positions index selects along
-// dim, together with t's value when includeSelf (torch.scatter_reduce).
-func (t *Tensor) ScatterReduce(dim int, index, src *Tensor, reduce string, includeSelf bool) *Tensor {
-	return Apply1("scatter_reduce", []*Tensor{t, index, src}, op.Attrs{"dim": dim, "reduce": reduce, "include_self": includeSelf})
-}
-
-// ScatterAdd returns a copy of t with src added at the positions index
-// selects along dim (torch.scatter_add).
-func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
-	return Apply1("scatter_add", []*Tensor{t, index, src}, op.Attrs{"dim": dim})
-}
-
-// IndexSelect selects the entries index (1-d or 0-d, values in [0, size))
-// along dim (torch.index_select).
-func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
-	return Apply1("index_select", []*Tensor{t, index}, op.Attrs{"dim": dim})
-}
-
-// IndexAdd returns a copy of t with source[..., i, ...] added at index[i]
-// along dim (torch.index_add); duplicate indices accumulate.
-func (t *Tensor) IndexAdd(dim int, index, source *Tensor) *Tensor {
-	return t.IndexAddAlpha(dim, index, source, 1)
-}
-
-// IndexAddAlpha is IndexAdd with source scaled by alpha (index_add(...,
-// alpha=alpha)).
-func (t *Tensor) IndexAddAlpha(dim int, index, source *Tensor, alpha any) *Tensor {
-	return Apply1("index_add", []*Tensor{t, index, source}, op.Attrs{"dim": dim, "alpha": scalarAttr("index_add", alpha)})
-}
-
-// IndexCopy returns a copy of t with source[..., i, ...] written at index[i]
-// along dim (torch.index_copy).
-func (t *Tensor) IndexCopy(dim int, index, source *Tensor) *Tensor {
-	return Apply1("index_copy", []*Tensor{t, index, source}, op.Attrs{"dim": dim})
-}
-
-// IndexFill returns a copy of t with the entries index selects along dim set
-// to the Go scalar value; negative indices count from the end
-// (torch.index_fill).
-func (t *Tensor) IndexFill(dim int, index *Tensor, value any) *Tensor {
-	return Apply1("index_fill", []*Tensor{t, index}, op.Attrs{"dim": dim, "value": scalarAttr("index_fill", value)})
-}
 
 // Index is advanced indexing t[indices...] (Tensor.__getitem__ with
 // tensors): integer index tensors (negative values count from the end), nil
@@ -252,10 +64,6 @@ func (t *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate bool) *T
 	in := append([]*Tensor{t, values}, indices...)
 	return Apply1("index_put", in, op.Attrs{"accumulate": accumulate})
 }
-
-// Take indexes t as if it were 1-d; the result has index's shape and
-// negative indices count from the end (torch.take).
-func (t *Tensor) Take(index *Tensor) *Tensor { return Apply1("take", []*Tensor{t, index}, nil) }
 
 // TakeAlongDim gathers t's values at indices along dim, broadcasting the
 // other dimensions (torch.take_along_dim); with no dim both are flattened.
@@ -289,13 +97,6 @@ func (t *Tensor) MaskedSelect(mask *Tensor) *Tensor {
 	}
 	n := ixCount("masked_select", mask.Expand(shape...), t, mask)
 	return Apply1("masked_select", []*Tensor{t, mask}, op.Attrs{"count": n})
-}
-
-// MaskedScatter returns t (broadcast with mask) with the positions where
-// mask is true filled, in row-major order, from consecutive elements of
-// source (torch.masked_scatter).
-func (t *Tensor) MaskedScatter(mask, source *Tensor) *Tensor {
-	return Apply1("masked_scatter", []*Tensor{t, mask, source}, nil)
 }
 
 // Nonzero returns the [n, t.Dim()] int64 coordinates of t's non-zero
@@ -341,42 +142,6 @@ func Pad(t *Tensor, pads []int, mode string, value float64) *Tensor {
 		mode = "constant"
 	}
 	return Apply1("pad", []*Tensor{t}, op.Attrs{"pad": ixInts(pads), "mode": mode, "value": value})
-}
-
-// PadND pads every dimension with low and high edge amounts (negative crop)
-// and interior padding between elements, filled with the Go scalar value
-// (StableHLO pad). interior may be nil.
-func (t *Tensor) PadND(low, high, interior []int, value any) *Tensor {
-	return Apply1("pad_nd", []*Tensor{t}, op.Attrs{"low": ixInts(low), "high": ixInts(high), "interior": ixInts(interior), "value": scalarAttr("pad_nd", value)})
-}
-
-// Flip reverses the order of elements along dims (torch.flip).
-func (t *Tensor) Flip(dims ...int) *Tensor {
-	return Apply1("flip", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
-}
-
-// Roll rolls elements along dims by shifts with wrap-around; with no dims,
-// shifts has one entry and the flattened tensor is rolled (torch.roll).
-func (t *Tensor) Roll(shifts, dims []int) *Tensor {
-	return Apply1("roll", []*Tensor{t}, op.Attrs{"shifts": ixInts(shifts), "dims": ixInts(dims)})
-}
-
-// Diag returns, for a 1-d t, the square matrix with t on its diagonal-th
-// diagonal and, for a 2-d t, a copy of its diagonal-th diagonal (torch.diag).
-func (t *Tensor) Diag(diagonal int) *Tensor {
-	return Apply1("diag", []*Tensor{t}, op.Attrs{"diagonal": diagonal})
-}
-
-// Repeat tiles t repeats[i] times along each dimension; extra leading
-// repeats add dimensions (Tensor.repeat).
-func (t *Tensor) Repeat(repeats ...int) *Tensor {
-	return Apply1("repeat", []*Tensor{t}, op.Attrs{"repeats": ixInts(repeats)})
-}
-
-// Tile tiles t dims[i] times along each dimension, padding dims with leading
-// 1s when it is shorter than t's rank (torch.tile).
-func (t *Tensor) Tile(dims ...int) *Tensor {
-	return Apply1("tile", []*Tensor{t}, op.Attrs{"dims": ixInts(dims)})
 }
 
 // RepeatInterleave repeats each slice of t along dim (t flattened when no

@@ -71,40 +71,9 @@ func DotGeneral(lhs, rhs *Tensor, d DotGeneralDims) *Tensor {
 	return Apply1("dot_general", []*Tensor{lhs, rhs}, a)
 }
 
-// Matmul returns the matrix product of a and b with torch.matmul semantics:
-// 1-d operands are vectors, batch dimensions broadcast.
-func Matmul(a, b *Tensor) *Tensor { return Apply1("matmul", []*Tensor{a, b}, precAttrs("")) }
-
-// Matmul returns t @ o (torch.matmul).
-func (t *Tensor) Matmul(o *Tensor) *Tensor { return Matmul(t, o) }
-
 // MatmulPrec is Matmul at an explicit precision ("highest", "high", "medium").
 func MatmulPrec(a, b *Tensor, precision string) *Tensor {
 	return Apply1("matmul", []*Tensor{a, b}, precAttrs(precision))
-}
-
-// Mm returns the product of 2-d matrices a [n,k] and b [k,m] (torch.mm).
-func Mm(a, b *Tensor) *Tensor { return Apply1("mm", []*Tensor{a, b}, precAttrs("")) }
-
-// Mm returns t.mm(o) (torch.Tensor.mm).
-func (t *Tensor) Mm(o *Tensor) *Tensor { return Mm(t, o) }
-
-// Bmm returns the batched product of a [b,n,k] and b [b,k,m] (torch.bmm).
-func Bmm(a, b *Tensor) *Tensor { return Apply1("bmm", []*Tensor{a, b}, precAttrs("")) }
-
-// Bmm returns t.bmm(o) (torch.Tensor.bmm).
-func (t *Tensor) Bmm(o *Tensor) *Tensor { return Bmm(t, o) }
-
-// Addmm returns input + mat1 @ mat2 (torch.addmm with beta = alpha = 1).
-func Addmm(input, mat1, mat2 *Tensor) *Tensor { return AddmmScaled(input, mat1, mat2, 1, 1) }
-
-// AddmmScaled returns beta*input + alpha*(mat1 @ mat2) (torch.addmm); beta
-// and alpha are Go numbers. With beta == 0 input is ignored (NaN in it does
-// not propagate).
-func AddmmScaled(input, mat1, mat2 *Tensor, beta, alpha any) *Tensor {
-	a := precAttrs("")
-	a["beta"], a["alpha"] = beta, alpha
-	return Apply1("addmm", []*Tensor{input, mat1, mat2}, a)
 }
 
 // AddmmInPlace sets t to beta*t + alpha*(mat1 @ mat2) (Tensor.addmm_) and
@@ -113,44 +82,11 @@ func (t *Tensor) AddmmInPlace(mat1, mat2 *Tensor, beta, alpha any) *Tensor {
 	return t.inplace("addmm_", func() *Tensor { return AddmmScaled(t, mat1, mat2, beta, alpha) })
 }
 
-// Baddbmm returns input + bmm(batch1, batch2) (torch.baddbmm with beta = alpha = 1).
-func Baddbmm(input, batch1, batch2 *Tensor) *Tensor {
-	return BaddbmmScaled(input, batch1, batch2, 1, 1)
-}
-
-// BaddbmmScaled returns beta*input + alpha*bmm(batch1, batch2) (torch.baddbmm).
-func BaddbmmScaled(input, batch1, batch2 *Tensor, beta, alpha any) *Tensor {
-	a := precAttrs("")
-	a["beta"], a["alpha"] = beta, alpha
-	return Apply1("baddbmm", []*Tensor{input, batch1, batch2}, a)
-}
-
 // BaddbmmInPlace sets t to beta*t + alpha*bmm(batch1, batch2)
 // (Tensor.baddbmm_) and returns t.
 func (t *Tensor) BaddbmmInPlace(batch1, batch2 *Tensor, beta, alpha any) *Tensor {
 	return t.inplace("baddbmm_", func() *Tensor { return BaddbmmScaled(t, batch1, batch2, beta, alpha) })
 }
-
-// Linear returns x @ w.T + b (torch.nn.functional.linear); w is [out, in]
-// (or [in]) and b, which may be nil, broadcasts to the result.
-func Linear(x, w, b *Tensor) *Tensor { return Apply1("linear", []*Tensor{x, w, b}, precAttrs("")) }
-
-// Dot returns the inner product of 1-d tensors as a 0-d tensor (torch.dot).
-func Dot(a, b *Tensor) *Tensor { return Apply1("dot", []*Tensor{a, b}, precAttrs("")) }
-
-// Dot returns t.dot(o) (torch.Tensor.dot).
-func (t *Tensor) Dot(o *Tensor) *Tensor { return Dot(t, o) }
-
-// Vdot returns the inner product of 1-d tensors conjugating a (torch.vdot);
-// for the real dtypes gotpu has it equals Dot.
-func Vdot(a, b *Tensor) *Tensor { return Apply1("vdot", []*Tensor{a, b}, precAttrs("")) }
-
-// Outer returns the outer product of 1-d tensors a [n] and b [m] as [n, m]
-// (torch.outer), with type promotion.
-func Outer(a, b *Tensor) *Tensor { return Apply1("outer", []*Tensor{a, b}, nil) }
-
-// Outer returns t.outer(o) (torch.Tensor.outer).
-func (t *Tensor) Outer(o *Tensor) *Tensor { return Outer(t, o) }
 
 // Einsum evaluates an Einstein-summation equation (torch.einsum):
 // "ij,jk->ik", implicit output ("ij,jk"), repeated subscripts for diagonals
@@ -159,14 +95,6 @@ func Einsum(equation string, operands ...*Tensor) *Tensor {
 	a := precAttrs("")
 	a["equation"] = equation
 	return Apply1("einsum", operands, a)
-}
-
-// Tensordot contracts dimsA of a with dimsB of b (torch.tensordot with a
-// pair of lists); the result has a's remaining axes then b's.
-func Tensordot(a, b *Tensor, dimsA, dimsB []int) *Tensor {
-	at := precAttrs("")
-	at["dims_a"], at["dims_b"] = intsOrEmpty(dimsA), intsOrEmpty(dimsB)
-	return Apply1("tensordot", []*Tensor{a, b}, at)
 }
 
 // ConvOpts are the options of Conv1d and Conv2d. Zero values take

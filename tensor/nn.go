@@ -8,12 +8,6 @@ import (
 // embedding, losses, attention and interpolation. Optional tensors are nil
 // when absent.
 
-// LayerNorm normalises x over its trailing dims normalizedShape, then scales
-// by w and shifts by b (either may be nil) (F.layer_norm).
-func LayerNorm(x *Tensor, normalizedShape []int, w, b *Tensor, eps float64) *Tensor {
-	return Apply1("layer_norm", []*Tensor{x, w, b}, op.Attrs{"normalized_shape": normalizedShape, "eps": eps})
-}
-
 // RMSNorm scales x by the reciprocal root mean square over its trailing dims
 // normalizedShape, then by w (may be nil) (F.rms_norm). eps <= 0 means the
 // dtype's machine epsilon, as PyTorch's eps=None.
@@ -23,12 +17,6 @@ func RMSNorm(x *Tensor, normalizedShape []int, w *Tensor, eps float64) *Tensor {
 		a["eps"] = eps
 	}
 	return Apply1("rms_norm", []*Tensor{x, w}, a)
-}
-
-// GroupNorm normalises the channels of an [N, C, *] tensor in numGroups
-// groups, then applies per-channel w and b (may be nil) (F.group_norm).
-func GroupNorm(x *Tensor, numGroups int, w, b *Tensor, eps float64) *Tensor {
-	return Apply1("group_norm", []*Tensor{x, w, b}, op.Attrs{"num_groups": numGroups, "eps": eps})
 }
 
 // BatchNormOpts are F.batch_norm's options; zero Momentum and Eps mean
@@ -84,13 +72,6 @@ func Dropout(x *Tensor, p float64, train bool) *Tensor { return DropoutGen(nil, 
 // DropoutGen is Dropout drawing from g (nil: the default generator).
 func DropoutGen(g *Generator, x *Tensor, p float64, train bool) *Tensor {
 	return randomOn(g, x.devOrCPU(), "dropout", []*Tensor{x}, op.Attrs{"p": p, "train": train}, x.Numel())
-}
-
-// Embedding looks up rows of weight by integer indices (F.embedding):
-// the result has shape indices.Shape() + [weight.Size(1)]. An index out of
-// range panics with an error naming the index and the bound.
-func Embedding(weight, indices *Tensor) *Tensor {
-	return Apply1("embedding", []*Tensor{weight, indices}, nil)
 }
 
 // OneHot returns i64 one-hot rows of length numClasses (F.one_hot); with
