@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -79,6 +80,21 @@ func swappedOperands(c *Call) (x, w, out []float32, m, n, k, ldw int, ok bool) {
 	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 || tileF32() == nil || !isHighest(c.Attrs.String("precision")) {
 		return
 	}
+	if m, n, k, ldw, ok = xwtShape(c); !ok {
+		return
+	}
+	x = as[float32](c.InB[0])[l.Offset:]
+	w = as[float32](c.InB[1])[r.Offset:]
+	out = as[float32](c.OutB[0])[o.Offset : o.Offset+m*n]
+	return x, w, out, m, n, k, ldw, true
+}
+
+// xwtShape reports whether c's dot_general, whatever its dtype, is x·Wᵀ
+// as swappedOperands takes it — x [..., k] contiguous, W [n, k] with rows
+// ldw apart and unit k stride, the output [..., n] contiguous, more weight
+// rows than activation rows m — and its sizes.
+func xwtShape(c *Call) (m, n, k, ldw int, ok bool) {
+	l, r, o := c.In[0], c.In[1], c.Out[0]
 	a := c.Attrs
 	lc, rc := a.Ints("lhs_contract"), a.Ints("rhs_contract")
 	if len(a.Ints("lhs_batch")) != 0 || len(a.Ints("rhs_batch")) != 0 || len(lc) != 1 || len(rc) != 1 ||
@@ -94,10 +110,7 @@ func swappedOperands(c *Call) (x, w, out []float32, m, n, k, ldw int, ok bool) {
 	if !o.IsContiguous() || !slices.Equal(o.Shape[:len(o.Shape)-1], l.Shape[:len(l.Shape)-1]) || o.Shape[len(o.Shape)-1] != n {
 		return
 	}
-	x = as[float32](c.InB[0])[l.Offset:]
-	w = as[float32](c.InB[1])[r.Offset:]
-	out = as[float32](c.OutB[0])[o.Offset : o.Offset+m*n]
-	return x, w, out, m, n, k, r.Strides[0], true
+	return m, n, k, r.Strides[0], true
 }
 
 // dotF32Swapped runs the f32 dot_general of c as the swapped product when
@@ -225,4 +238,81 @@ func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, ta
 			dk(k, &w[r0*ldw], ldw, &x[0], &y[r0], r1-r0, tail)
 		}
 	})
+}
+
+// dotBF16GEMV is dotF32GEMV for bf16 tensors: a batch-1 x·Wᵀ of bf16 x
+// and W (bf16 output) runs on the bf16 dot-form kernel with the vector
+// widened and deinterleaved once, as gemvBF16 does it (same kernel,
+// order and final rounding, so the same bits).
+func dotBF16GEMV(c *Call) bool {
+	l, r, o := c.In[0], c.In[1], c.Out[0]
+	if l.DType != dtype.BF16 || r.DType != dtype.BF16 || o.DType != dtype.BF16 || gemvAsmBF16 == nil || !atLeast(LevelAVX2) {
+		return false
+	}
+	m, n, k, ldw, ok := xwtShape(c)
+	if !ok || m != 1 {
+		return false
+	}
+	dk, dkAVX2 := gemvDotBF16()
+	if dk == nil {
+		return false
+	}
+	w := as[dtype.BFloat16](c.InB[1])[r.Offset:]
+	out := as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+n]
+	kp, k16 := roundUp(k, 32), roundUp(k, 16)
+	// Scratch (f32 units): the vector widened, then deinterleaved (kp
+	// long), then per thread 16 outputs and a zero-padded 16-row block for
+	// the AVX2 kernel's reads past the matrix's end.
+	const step = 16
+	tsz := step + 8*k16
+	nw := 1
+	if n*k >= gemvParallelMACs {
+		nw = gemmWorkers(n * k)
+	}
+	buf := getScratch((k + kp + nw*tsz) * 4)
+	defer putScratch(buf)
+	all := as[float32](*buf)
+	nat, xs := all[:k], all[k:k+kp]
+	bf16Widen(nat, as[dtype.BFloat16](c.InB[0])[l.Offset:][:k])
+	gemvDeinterleave(xs, nat)
+	tail := gemvTailMask16(k)
+	end := len(w)
+	rows := func(tid, r0, r1 int) {
+		tb := all[k+kp+tid*tsz : k+kp+(tid+1)*tsz]
+		y := tb[:step]
+		for ; r0 < r1; r0 += step {
+			nr := min(step, r1-r0)
+			a, lda := w[r0*ldw:], ldw
+			if dkAVX2 && k%16 != 0 && (r0+nr-1)*ldw+k16 > end {
+				// The AVX2 kernel reads each row to k rounded up to 16:
+				// past the end of the matrix here, so read a copy.
+				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k16)
+				clear(pad)
+				for i := 0; i < nr; i++ {
+					copy(pad[i*k16:i*k16+k], w[(r0+i)*ldw:(r0+i)*ldw+k])
+				}
+				a, lda = pad, k16
+			}
+			dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[0], &y[0], nr, tail)
+			bf16Narrow(out[r0:r0+nr], y[:nr])
+		}
+	}
+	if nw == 1 {
+		rows(0, 0, n)
+	} else {
+		total := ceilDiv(n, step)
+		chunk := max(1, total/(nw*4))
+		var next atomic.Int64
+		gemmParallel(nw, nil, func(tid, _ int) {
+			for {
+				u0 := int(next.Add(int64(chunk))) - chunk
+				if u0 >= total {
+					return
+				}
+				rows(tid, u0*step, min((u0+chunk)*step, n))
+			}
+		})
+	}
+	gemvHits.Add(1)
+	return true
 }

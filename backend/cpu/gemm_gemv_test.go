@@ -479,3 +479,92 @@ func BenchmarkGEMVThreads(b *testing.B) {
 		}
 	}
 }
+
+// TestGEMVDirect checks the direct batch-1 x·Wᵀ paths (dotF32GEMV,
+// dotBF16GEMV) against the general driver's gemv path on the same problem
+// stated with a unit batch dimension (which the direct paths do not take):
+// the same bits at every level, on one thread and shared between two
+// (gemvParallelMACs forced to 0), with offsets, row strides past k and
+// k not a multiple of 16 or 32.
+func TestGEMVDirect(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer func(v int) { gemvParallelMACs = v }(gemvParallelMACs)
+	type shape struct{ n, k, ldw, xoff, woff int }
+	shapes := []shape{{17, 16, 16, 0, 0}, {33, 40, 40, 3, 5}, {100, 300, 311, 1, 7}, {64, 576, 576, 0, 0}, {49, 97, 100, 2, 0}}
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+		for _, sh := range shapes {
+			n, k, ldw := sh.n, sh.k, sh.ldw
+			xv := make([]float32, sh.xoff+k)
+			wv := make([]float32, sh.woff+(n-1)*ldw+k)
+			for i := range xv {
+				xv[i] = dtype.RoundBF16(genF32(r))
+			}
+			for i := range wv {
+				wv[i] = dtype.RoundBF16(genF32(r))
+			}
+			in, win := bytesOf(xv), bytesOf(wv)
+			if dt == dtype.BF16 {
+				xb, wb := make([]dtype.BFloat16, len(xv)), make([]dtype.BFloat16, len(wv))
+				for i, v := range xv {
+					xb[i] = dtype.BF16FromF32(v)
+				}
+				for i, v := range wv {
+					wb[i] = dtype.BF16FromF32(v)
+				}
+				in, win = bytesOf(xb), bytesOf(wb)
+			}
+			run := func(batched bool) ([]byte, bool) {
+				out := make([]byte, n*dt.Size())
+				xl := op.Layout{Shape: []int{1, k}, Strides: []int{k, 1}, Offset: sh.xoff}
+				wl := op.Layout{Shape: []int{n, k}, Strides: []int{ldw, 1}, Offset: sh.woff}
+				ol := op.Contiguous([]int{1, n})
+				a := op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""}
+				if batched {
+					xl = op.Layout{Shape: []int{1, 1, k}, Strides: []int{k, k, 1}, Offset: sh.xoff}
+					wl = op.Layout{Shape: []int{1, n, k}, Strides: []int{n * ldw, ldw, 1}, Offset: sh.woff}
+					ol = op.Contiguous([]int{1, 1, n})
+					a = op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{2}, "precision": ""}
+				}
+				c := &Call{
+					Launch: &device.Launch{Attrs: a,
+						In:  []device.Operand{{DType: dt, Layout: xl}, {DType: dt, Layout: wl}},
+						Out: []device.Operand{{DType: dt, Layout: ol}}},
+					InB: [][]byte{in, win}, OutB: [][]byte{out},
+				}
+				direct := false
+				if !batched {
+					direct = dotF32GEMV(c) || dotBF16GEMV(c)
+					if direct {
+						return out, true
+					}
+				}
+				if err := dotGeneralKernel(c); err != nil {
+					t.Fatal(err)
+				}
+				return out, direct
+			}
+			for _, level := range levels() {
+				for _, procs := range []int{1, 2} {
+					runtime.GOMAXPROCS(procs)
+					for _, macs := range []int{1 << 40, 0} {
+						gemvParallelMACs = macs
+						var want, got []byte
+						var direct bool
+						withLevel(level, func() {
+							want, _ = run(true)
+							got, direct = run(false)
+						})
+						name := fmt.Sprintf("%s %s n=%d k=%d ldw=%d procs=%d macs=%d", dt, level, n, k, ldw, procs, macs)
+						if takes := level != LevelGeneric; direct != takes {
+							t.Fatalf("%s: direct path taken %v, want %v", name, direct, takes)
+						}
+						if !bytes.Equal(got, want) {
+							t.Fatalf("%s: direct path differs from the general gemv path", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}

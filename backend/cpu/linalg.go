@@ -873,7 +873,7 @@ func dotSizes(c *Call) (d op.DotDims, nb, m, n, k int, err error) {
 
 // dotGeneralKernel runs dot_general on the CPU.
 func dotGeneralKernel(c *Call) error {
-	if dotF32GEMV(c) || dotF32Swapped(c, nil) {
+	if dotF32GEMV(c) || dotBF16GEMV(c) || dotF32Swapped(c, nil) {
 		// x·Wᵀ with few activation rows: the weight packs faster as A.
 		return nil
 	}

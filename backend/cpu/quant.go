@@ -45,9 +45,14 @@ func linearGGUF(c *Call, k quant.Kernels) error {
 	rb := wo.Shape[1]
 	w := c.InB[1][wo.Offset:][:n*rb]
 	x := floatsOf(xo.DType, c.InB[0], xo.Offset, m*kd)
-	y := make([]float32, m*n)
+	var y []float32
 	if xo.DType == dtype.F32 {
 		y = as[float32](c.OutB[0])[yo.Offset:][:m*n]
+	} else {
+		// bf16 and f16 outputs are rounded from f32 sums at the end.
+		buf := getScratch(m * n * 4)
+		defer putScratch(buf)
+		y = as[float32](*buf)[:m*n]
 	}
 	if finite(x) {
 		if err := k.MatMul(quant.Type(blk.GGMLType), w, n, kd, x, m, y, quantPar(m*n*kd)); err != nil {
