@@ -173,25 +173,3 @@ func (g *gemmHelper) loop(tid int) {
 var gemmSpin atomic.Int64 // nanoseconds
 
 func init() { gemmSpin.Store(int64(200 * time.Microsecond)) }
-
-// poolFor runs fn over [0, n) in contiguous pieces of chunk elements (the
-// last one shorter), on up to nw threads of the pool taking pieces from a
-// shared counter; on the caller alone when nw <= 1, when one piece covers
-// n, or when the pool is busy. fn must not depend on which thread runs a
-// piece.
-func poolFor(nw, n, chunk int, fn func(lo, hi int)) {
-	if nw <= 1 || chunk <= 0 || n <= chunk {
-		fn(0, n)
-		return
-	}
-	var next atomic.Int64
-	gemmParallelShare(min(nw, (n+chunk-1)/chunk), func(int, int) {
-		for {
-			lo := int(next.Add(int64(chunk))) - chunk
-			if lo >= n {
-				return
-			}
-			fn(lo, min(lo+chunk, n))
-		}
-	})
-}
