@@ -36,25 +36,26 @@ type Kernel struct {
 
 var (
 	kmu     sync.RWMutex
-	kernels = map[string]Kernel{}
+	kernels = map[*op.Def]Kernel{}
 )
 
-// RegisterKernel installs k as the CPU kernel for op name. Kernel files call
-// it from init; registering a composite makes it a direct kernel that the
-// conformance suite checks against the decomposition.
-func RegisterKernel(name string, k Kernel) {
+// RegisterKernel installs k as the CPU kernel for the op whose handle is d
+// (op.Add, ...). Kernel files call it from init; registering a composite
+// makes it a direct kernel that the conformance suite checks against the
+// decomposition.
+func RegisterKernel(d *op.Def, k Kernel) {
 	kmu.Lock()
 	defer kmu.Unlock()
-	if _, dup := kernels[name]; dup {
-		panic("cpu: duplicate kernel for " + name)
+	if _, dup := kernels[d]; dup {
+		panic("cpu: duplicate kernel for " + d.Name)
 	}
-	kernels[name] = k
+	kernels[d] = k
 }
 
 // Has reports whether the kernel library implements op o for dtype dt.
 func Has(o *op.Def, dt dtype.DType) bool {
 	kmu.RLock()
-	k, ok := kernels[o.Name]
+	k, ok := kernels[o]
 	kmu.RUnlock()
 	return ok && k.DTypes.Has(dt)
 }
@@ -63,7 +64,7 @@ func Has(o *op.Def, dt dtype.DType) bool {
 // bytes with mem.
 func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	kmu.RLock()
-	k, ok := kernels[l.Op.Name]
+	k, ok := kernels[l.Op]
 	kmu.RUnlock()
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)

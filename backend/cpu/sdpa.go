@@ -56,7 +56,7 @@ import (
 // setting).
 
 func init() {
-	RegisterKernel("scaled_dot_product_attention", Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
+	RegisterKernel(op.ScaledDotProductAttention, Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
 }
 
 // sdpaBlockQ (query rows per unit, a multiple of 6, the micro-kernel's
