@@ -1217,11 +1217,18 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 	r.applyDonations(in, opts)
 	r.dynamic, r.drawn = opts.Dynamic, make([]any, len(p.dyn))
 	r.threads = planThreads(p.opts.Threads)
-	for si := range p.steps {
+	for si := 0; si < len(p.steps); si++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
 		}
 		if r.skip != nil && r.skip[si] {
+			continue
+		}
+		if n := r.linearRun(si); n > 1 {
+			if err := r.linearSteps(p.steps[si : si+n]); err != nil {
+				return nil, fmt.Errorf("cpu: run: steps %d-%d: %w", si, si+n-1, err)
+			}
+			si += n - 1
 			continue
 		}
 		if err := r.step(&p.steps[si]); err != nil {
@@ -1342,30 +1349,42 @@ func (r *crun) step(s *pstep) error {
 		castLoop(r.operand(in, iv.layout), r.mem(in), r.operand(out, ov.layout), r.mem(out))
 		return nil
 	case stKernel:
-		n := p.g.Nodes[s.node]
-		a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+		l, err := r.launch(s)
 		if err != nil {
 			return err
 		}
-		l := &device.Launch{Op: n.Op, Attrs: a, In: make([]device.Operand, len(s.in))}
-		for i, id := range s.in {
-			if id >= 0 {
-				l.In[i] = r.operand(id, s.inL[i])
-			}
-		}
-		for k := 0; k < s.nOut; k++ {
-			id := s.out[k]
-			l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
-		}
-		if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
-			l = swappedDot(l)
-		}
-		return Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b })
+		return Exec(l, bufBytes)
 	case stFused:
 		return r.fused(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
 }
+
+// launch returns the kernel launch of a stKernel step.
+func (r *crun) launch(s *pstep) (*device.Launch, error) {
+	p := r.c.pl
+	n := p.g.Nodes[s.node]
+	a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+	if err != nil {
+		return nil, err
+	}
+	l := &device.Launch{Op: n.Op, Attrs: a, In: make([]device.Operand, len(s.in))}
+	for i, id := range s.in {
+		if id >= 0 {
+			l.In[i] = r.operand(id, s.inL[i])
+		}
+	}
+	for k := 0; k < s.nOut; k++ {
+		id := s.out[k]
+		l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
+	}
+	if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
+		l = swappedDot(l)
+	}
+	return l, nil
+}
+
+func bufBytes(b device.Buffer) []byte { return b.(*Buf).b }
 
 // fused runs a fused step.
 func (r *crun) fused(s *pstep) error {

@@ -69,6 +69,11 @@ func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)
 	}
+	return k.Run(newCall(l, mem))
+}
+
+// newCall returns the kernel call of launch l, its buffers' memory from mem.
+func newCall(l *device.Launch, mem func(device.Buffer) []byte) *Call {
 	c := &Call{Launch: l, InB: make([][]byte, len(l.In)), OutB: make([][]byte, len(l.Out))}
 	for i, o := range l.In {
 		if o.Buf != nil {
@@ -78,7 +83,7 @@ func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	for i, o := range l.Out {
 		c.OutB[i] = mem(o.Buf)
 	}
-	return k.Run(c)
+	return c
 }
 
 // Buf is a CPU buffer: 64-byte-aligned host memory (mapped outside the Go
