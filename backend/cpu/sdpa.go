@@ -490,7 +490,28 @@ func (p *sdpaPlan) run() {
 		width = roundUp(p.s, 16)
 	}
 	var next atomic.Int64
-	work := func() {
+	// Row units are claimed from both ends: the caller walks the batch
+	// entries (heads) upwards and the helpers downwards, so that heads
+	// sharing a key/value head (grouped-query attention) mostly run on one
+	// core and read those keys and values from its own cache.
+	var ends atomic.Uint64 // claimed from the front << 32 | from the back
+	claimRow := func(front bool) int {
+		for {
+			v := ends.Load()
+			f, b := int(v>>32), int(v&0xffffffff)
+			if f+b >= units {
+				return -1
+			}
+			if front {
+				if ends.CompareAndSwap(v, v+1<<32) {
+					return f
+				}
+			} else if ends.CompareAndSwap(v, v+1) {
+				return units - 1 - b
+			}
+		}
+	}
+	work := func(tid int) {
 		var w *sdpaScratch
 		if p.rows {
 			w = &sdpaScratch{q: make([]float32, 8*p.e+p.e), s: make([]float32, width), tmp: make([]float32, width),
@@ -499,14 +520,16 @@ func (p *sdpaPlan) run() {
 			w = &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
 				o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
 		}
+		if p.rows {
+			for u := claimRow(tid == 0); u >= 0; u = claimRow(tid == 0) {
+				p.rowUnit(w, u%p.nb, u/p.nb)
+			}
+			return
+		}
 		for {
 			u := int(next.Add(1)) - 1
 			if u >= units {
 				return
-			}
-			if p.rows {
-				p.rowUnit(w, u%p.nb, u/p.nb)
-				continue
 			}
 			// The heaviest (last, under is_causal) query blocks first.
 			qb, b := p.nqb-1-u/p.nb, u%p.nb
@@ -518,10 +541,10 @@ func (p *sdpaPlan) run() {
 		}
 	}
 	if workers <= 1 {
-		work()
+		work(0)
 		return
 	}
-	gemmParallelShare(workers, func(int, int) { work() })
+	gemmParallelShare(workers, func(tid, _ int) { work(tid) })
 }
 
 // packQ copies query rows i0..i0+nr of batch entry b into w.q (row length
