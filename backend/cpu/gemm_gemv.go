@@ -142,19 +142,19 @@ func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, 
 const gemvKB = 256
 
 // gemvParallelMACs is the matrix size (elements) from which a
-// matrix-vector product is shared between threads. A matrix-vector product
-// is memory-bound: one core streams a few MB nearly as fast as two, and
-// waking the helper and splitting the rows costs more than the second
-// core saves until the matrix is much larger than a GEMM's threshold.
-// Measured on a SmolLM2-135M-shaped model's f32 decode step (2 cores,
-// AVX2, three alternating runs): from 2^19 (the GEMM threshold) 25.9-27.5
-// tokens/s and 18-20 tokens per CPU-second, from 2^22 27.3-28.5 and 22-24;
-// only the 49152-row output projection is still shared.
+// matrix-vector product is shared between threads. With helpers that poll
+// an atomic mailbox (gemm_pool.go) a hand-off costs well under a
+// microsecond, and a decode step's per-layer products (a few hundred KB of
+// f32 each) stream faster on two cores than on one: on a SmolLM2-135M
+// f32 decode step (2-core Zen 3, AVX2) the gate/up products and their
+// fused GEMM groups ran 20-27% faster timed step by step, and decode
+// 15-20% faster end to end, from 2^16 than from 2^22 (the threshold
+// before, chosen when waking a parked helper cost tens of microseconds).
 //
 // GOTPU_GEMV_PARALLEL_MACS overrides it (and quantParallelMACs, the same
 // threshold for products with GGUF-quantized weights), for measuring the
 // trade-off on other machines.
-var gemvParallelMACs = envOr("GOTPU_GEMV_PARALLEL_MACS", 1<<22)
+var gemvParallelMACs = envOr("GOTPU_GEMV_PARALLEL_MACS", 1<<16)
 
 // envOr returns the positive integer in environment variable name, or def.
 func envOr(name string, def int) int {
