@@ -375,7 +375,7 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
 q6kloop:
 	// about ten blocks ahead: a decode product streams the weight from
 	// memory, and two or three blocks ahead (the other K kernels')
-	// measured 1.4x slower on a 48 MB weight
+	// measured 1.35-1.45x slower on a 48 MB weight
 	PREFETCHT0 2048(SI)
 	PREFETCHT0 2112(SI)
 	PREFETCHT0 2176(SI)
