@@ -27,6 +27,12 @@ type acts struct {
 	// kw (Q8_K) is qs as int16 with each 16's quants in the order 0, 8, 1,
 	// 9, ..., 7, 15, for the VPDPWSSD Q6_K kernel.
 	kw []int16
+	// k6 (Q8_K) is qs in the AVX2 Q6_K kernel's order: in each sub-block
+	// of 32 (groups A, B of 16), class c's quants c, c+8 of A and c, c+8 of
+	// B, classes 0..3 in the first 16 bytes and 4..7 in the second; k6c
+	// holds 32 times the sums of those pairs (m*k/2 words).
+	k6  []int8
+	k6c []int16
 
 	bufs actBufs
 }
@@ -83,6 +89,9 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 				if a.kp != nil {
 					fillKP(src, a.kp[i*k+b*qkK:][:qkK])
 				}
+				if a.k6 != nil {
+					fillK6(src, a.k6[i*k+b*qkK:][:qkK], a.k6c[(i*k+b*qkK)/2:][:qkK/2])
+				}
 			}
 		}
 	}
@@ -116,6 +125,7 @@ func (a *acts) quantizeQ8Row(x []float32, i int) {
 const (
 	needKP = 1 << iota // acts.kp
 	needKW             // acts.kw
+	needK6             // acts.k6, acts.k6c
 )
 
 // actsPool keeps activation buffers between MatMul calls (a decoding
@@ -125,6 +135,8 @@ var actsPool sync.Pool
 // actBufs are an acts' backing arrays, kept for reuse.
 type actBufs struct {
 	qs, kp []int8
+	k6     []int8
+	k6c    []int16
 	d, s   []float32
 	isum   []int32
 	msum   []int32
@@ -167,6 +179,9 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		if need&needKW != 0 {
 			a.kw = grow(&b.kw, m*k)
 		}
+		if need&needK6 != 0 {
+			a.k6, a.k6c = grow(&b.k6, m*k), grow(&b.k6c, m*k/2)
+		}
 	}
 	rb := nb * t.TypeSize()
 	if par == nil || m < 4 {
@@ -202,6 +217,20 @@ func fillKP(src, dst []int8) {
 			for c := range 8 {
 				out[4*c], out[4*c+1], out[4*c+2], out[4*c+3] = in[c], in[c+8], in[c+16], in[c+24]
 			}
+		}
+	}
+}
+
+// fillK6 writes one Q8_K block's quants in acts.k6's order into dst and
+// the 32-fold pair sums into corr (acts.k6c).
+func fillK6(src, dst []int8, corr []int16) {
+	for sb := range 8 {
+		in, out, co := src[32*sb:][:32], dst[32*sb:][:32], corr[16*sb:][:16]
+		for c := range 8 {
+			o := 16*(c/4) + 4*(c%4)
+			out[o], out[o+1], out[o+2], out[o+3] = in[c], in[c+8], in[c+16], in[c+24]
+			co[o/2] = 32 * (int16(in[c]) + int16(in[c+8]))
+			co[o/2+1] = 32 * (int16(in[c+16]) + int16(in[c+24]))
 		}
 	}
 }

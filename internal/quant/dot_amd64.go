@@ -70,6 +70,7 @@ const (
 	actQS = iota // acts.qs
 	actKP        // acts.kp
 	actKW        // acts.kw
+	actK6        // acts.k6, with acts.k6c as the kernel's aux
 )
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
@@ -83,6 +84,8 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 			qa = &a.kp[i*a.k]
 		case actKW:
 			qa = (*int8)(unsafe.Pointer(&a.kw[i*a.k]))
+		case actK6:
+			qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
 		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {
