@@ -413,8 +413,14 @@ func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (exe *ex
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: compiling program: %w", b.p.Name, err)
 	}
+	b.progCompiles.Add(1)
 	return &executable{exe: lexe, params: params, outs: outs, mlirLen: len(text), slots: slots, nscalars: nscalars}, nodes, nil
 }
+
+// ProgramCompiles returns the number of whole programs compiled so far
+// (CompileProgram, and the executables compiled for new values of a
+// program's dynamic attributes that are not program inputs, such as seeds).
+func (b *Backend) ProgramCompiles() int { return int(b.progCompiles.Load()) }
 
 // Stats describes the program: one XLA executable.
 func (p *program) Stats() device.ProgramStats { return p.stats }
