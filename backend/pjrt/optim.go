@@ -34,8 +34,10 @@ import (
 //
 // The arithmetic follows backend/cpu/optim.go op for op, rounding to the
 // tensor dtype after each op (bf16 and f16 compute in f32 and round to
-// their dtype where the cpu kernels do); where cpu fuses a multiply-add,
-// XLA may or may not, so results match cpu to a few ulps, not bit for bit.
+// their dtype where the cpu kernels do), with cpu's FMAs where it has them
+// and its rounded products where it rounds (see optimBuilder.mul and fma):
+// the golden PyTorch cases match bit for bit but one f64 case, where
+// XLA:CPU contracts a different multiply into an FMA.
 
 // paramLowered reports whether d is an optimizer step this backend lowers
 // with its dynamic scalars as program inputs.
@@ -43,12 +45,39 @@ func paramLowered(d *op.Def) bool {
 	return d != nil && (d.Name == "adam_step" || d.Name == "sgd_step")
 }
 
-// optimScalarCount is the number of per-step scalars of op name.
+// The scalars of each optimizer step in the scalar vector, in order. All of
+// them are run-time inputs, not just those that change every step: XLA's
+// simplifier reorders products with constants (x*c*y becomes x*y*c), which
+// would undo the product roundings mul keeps.
+const (
+	adamDecay = iota // 1 - lr*weight_decay
+	adamNegSS        // -lr/bias_correction1
+	adamBC2S         // sqrt(bias_correction2)
+	adamOne          // 1 (see optimBuilder.mul)
+	adamWD
+	adamB1
+	adamOmB1
+	adamB2
+	adamOmB2
+	adamEps
+	adamScalars
+)
+
+const (
+	sgdNegLR = iota
+	sgdOne
+	sgdWD
+	sgdMom
+	sgdOmD // 1 - dampening
+	sgdScalars
+)
+
+// optimScalarCount is the number of scalars of op name.
 func optimScalarCount(name string) int {
 	if name == "adam_step" {
-		return 3 // decay, negss, bc2s
+		return adamScalars
 	}
-	return 1 // neglr
+	return sgdScalars
 }
 
 // optimSlot is one optimizer step of a program: where its scalars start in
@@ -66,7 +95,7 @@ type optimSlot struct {
 // dtype dt.
 func newOptimSlot(d *op.Def, a op.Attrs, dt dtype.DType, dyn, off int) optimSlot {
 	s := optimSlot{Dyn: dyn, Op: d.Name, DType: dt, Off: off, Attrs: map[string]float64{}}
-	for _, k := range []string{"lr", "step", "beta1", "beta2", "weight_decay"} {
+	for _, k := range []string{"lr", "step", "beta1", "beta2", "weight_decay", "eps", "momentum", "dampening"} {
 		if v, ok := a[k]; ok {
 			s.Attrs[k] = attrNum(v)
 		}
@@ -124,17 +153,30 @@ func (s optimSlot) scalars(dst []float64, dyn map[string]any) error {
 	default:
 		return fmt.Errorf("pjrt: %s: unsupported dtype %s", s.Op, s.DType)
 	}
+	x := dst[s.Off : s.Off+optimScalarCount(s.Op)]
 	switch s.Op {
 	case "adam_step":
 		if step < 1 {
 			return fmt.Errorf("pjrt: adam_step: step must be >= 1, got %v", step)
 		}
-		bc1, bc2 := op.AdamBiasCorrections(s.Attrs["beta1"], s.Attrs["beta2"], int(step))
-		dst[s.Off] = r(1 - lr*s.Attrs["weight_decay"])
-		dst[s.Off+1] = f32(-(lr / bc1)) // addcdiv's value: float32 for 16-bit dtypes
-		dst[s.Off+2] = r(math.Sqrt(bc2))
+		b1, b2, wd := s.Attrs["beta1"], s.Attrs["beta2"], s.Attrs["weight_decay"]
+		bc1, bc2 := op.AdamBiasCorrections(b1, b2, int(step))
+		x[adamDecay] = r(1 - lr*wd)
+		x[adamNegSS] = f32(-(lr / bc1)) // addcdiv's value: float32 for 16-bit dtypes
+		x[adamBC2S] = r(math.Sqrt(bc2))
+		x[adamOne] = 1
+		x[adamWD] = r(wd)
+		x[adamB1] = r(b1)
+		x[adamOmB1] = r(1 - b1)
+		x[adamB2] = r(b2)
+		x[adamOmB2] = f32(1 - b2) // addcmul's value: float32 for 16-bit dtypes
+		x[adamEps] = r(s.Attrs["eps"])
 	case "sgd_step":
-		dst[s.Off] = r(-lr)
+		x[sgdNegLR] = r(-lr)
+		x[sgdOne] = 1
+		x[sgdWD] = r(s.Attrs["weight_decay"])
+		x[sgdMom] = r(s.Attrs["momentum"])
+		x[sgdOmD] = r(1 - s.Attrs["dampening"])
 	default:
 		return fmt.Errorf("pjrt: %s is not an optimizer step", s.Op)
 	}
@@ -172,6 +214,7 @@ type optimBuilder struct {
 	shape []int
 	dt    dtype.DType
 	ct    dtype.DType
+	one   *ir.Value // 1, a run-time input (see mul)
 	err   error
 }
 
@@ -208,21 +251,14 @@ func (b *optimBuilder) r(v *ir.Value) *ir.Value {
 	return b.conv(b.conv(v, b.dt), b.ct)
 }
 
-// cst is a 0-d constant of the arithmetic type; round rounds it to the
-// tensor dtype first (scalars of mul, div and add for 16-bit dtypes).
-func (b *optimBuilder) cst(v float64, round bool) *ir.Value {
-	switch {
-	case b.ct == dtype.F32 && round && b.dt == dtype.BF16:
-		v = float64(dtype.RoundBF16(float32(v)))
-	case b.ct == dtype.F32 && round && b.dt == dtype.F16:
-		v = float64(dtype.RoundF16(float32(v)))
-	}
-	raw := make([]byte, b.ct.Size())
-	dtype.PutFloat64(b.ct, raw, 0, v)
-	return b.g.AddConst(op.Meta{Shape: []int{}, DType: b.ct}, raw)
+// mul is x*y rounded to the arithmetic type, as a product PyTorch's
+// sequence rounds before adding it. XLA:CPU's code generator contracts a
+// multiply feeding an add into an FMA, which skips that rounding; a second
+// multiply by one, a run-time input the compiler cannot fold, makes the
+// contracted multiply that one, which is exact.
+func (b *optimBuilder) mul(x, y *ir.Value) *ir.Value {
+	return b.node("mul", b.node("mul", x, y), b.one)
 }
-
-func (b *optimBuilder) mul(x, y *ir.Value) *ir.Value { return b.node("mul", x, y) }
 func (b *optimBuilder) add(x, y *ir.Value) *ir.Value { return b.node("add", x, y) }
 
 // axpy is PyTorch's add(y, x, alpha=a): y + a*x (an FMA on cpu for f32,
@@ -238,11 +274,13 @@ func (b *optimBuilder) axpy(x, a, y *ir.Value) *ir.Value {
 // fused multiply-add, so f32 computes it in f64: the product is exact there
 // and the sum rounds twice (f64, then f32), which differs from one rounding
 // only when the f64 sum lies exactly halfway between two f32s without
-// being exact (vanishingly rare; cpu's fmaF32 corrects that case). f64
-// computes x*y + z with two roundings (no wider type).
+// being exact (vanishingly rare; cpu's fmaF32 corrects that case). f64 has
+// no wider type: its x*y + z is left to XLA:CPU's code generator, which
+// contracts it into an FMA (though when z is itself a product it may
+// contract that one instead).
 func (b *optimBuilder) fma(x, y, z *ir.Value) *ir.Value {
 	if b.ct != dtype.F32 || b.err != nil {
-		return b.add(b.mul(x, y), z)
+		return b.add(b.node("mul", x, y), z)
 	}
 	w := func(v *ir.Value) *ir.Value { return b.conv(v, dtype.F64) }
 	m := op.Meta{Shape: slices.Clone(b.shape), DType: dtype.F64}
@@ -286,23 +324,27 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 		}
 		return b.conv(v, ct)
 	}
+	if d.Name == "adam_step" {
+		b.one = scalar(adamOne)
+	} else {
+		b.one = scalar(sgdOne)
+	}
 	var outs []*ir.Value
 	switch d.Name {
 	case "adam_step":
 		decoupled, ams := a.Bool("decoupled"), a.Bool("amsgrad")
 		wd := a.Float("weight_decay")
-		b1, b2 := a.Float("beta1"), a.Float("beta2")
-		decay, negss, bc2s := scalar(0), scalar(1), scalar(2)
+		decay, negss, bc2s := scalar(adamDecay), scalar(adamNegSS), scalar(adamBC2S)
 		p, gr, m, v := b.load(in[0]), b.load(in[1]), b.load(in[2]), b.load(in[3])
 		if decoupled {
 			p = b.r(b.mul(p, decay))
 		} else if wd != 0 {
-			gr = b.axpy(p, b.cst(wd, true), gr)
+			gr = b.axpy(p, scalar(adamWD), gr)
 		}
-		m = b.axpy(gr, b.cst(1-b1, true), b.r(b.mul(m, b.cst(b1, true))))
+		m = b.axpy(gr, scalar(adamOmB1), b.r(b.mul(m, scalar(adamB1))))
 		// addcmul(v*beta2, grad, grad, value=1-beta2): value in f32 for
 		// 16-bit dtypes.
-		v = b.r(b.fma(b.mul(b.cst(1-b2, false), gr), gr, b.r(b.mul(v, b.cst(b2, true)))))
+		v = b.r(b.fma(b.mul(scalar(adamOmB2), gr), gr, b.r(b.mul(v, scalar(adamB2)))))
 		vv := v
 		var mx *ir.Value
 		if ams {
@@ -312,7 +354,7 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 			mx = b.node("maximum", b.load(in[4]), v)
 			vv = mx
 		}
-		den := b.r(b.add(b.r(b.node("div", b.r(b.node("sqrt", vv)), bc2s)), b.cst(a.Float("eps"), true)))
+		den := b.r(b.add(b.r(b.node("div", b.r(b.node("sqrt", vv)), bc2s)), scalar(adamEps)))
 		p = b.add(p, b.node("div", b.mul(negss, m), den))
 		outs = []*ir.Value{b.store(p), b.store(m), b.store(v)}
 		if in[4] != nil {
@@ -323,10 +365,10 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 		}
 	case "sgd_step":
 		wd, mom := a.Float("weight_decay"), a.Float("momentum")
-		neglr := scalar(0)
+		neglr := scalar(sgdNegLR)
 		p, dv := b.load(in[0]), b.load(in[1])
 		if wd != 0 {
-			dv = b.axpy(p, b.cst(wd, true), dv)
+			dv = b.axpy(p, scalar(sgdWD), dv)
 		}
 		var buf *ir.Value
 		if mom != 0 {
@@ -335,10 +377,10 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 			}
 			buf = dv
 			if !a.Bool("first") {
-				buf = b.axpy(dv, b.cst(1-a.Float("dampening"), true), b.r(b.mul(b.load(in[2]), b.cst(mom, true))))
+				buf = b.axpy(dv, scalar(sgdOmD), b.r(b.mul(b.load(in[2]), scalar(sgdMom))))
 			}
 			if a.Bool("nesterov") {
-				dv = b.axpy(buf, b.cst(mom, true), dv)
+				dv = b.axpy(buf, scalar(sgdMom), dv)
 			} else {
 				dv = buf
 			}
