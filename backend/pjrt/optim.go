@@ -24,13 +24,14 @@ import (
 // training step (lr, step: op.Def.Dynamic) would then be compile-time
 // constants, a new XLA executable per step. This backend lowers them itself,
 // to a functional update whose outputs are the new values of the in-place
-// inputs (the executor writes them back, as for copy_), and takes the
-// per-step scalars the kernels derive from lr and step (Adam's
+// inputs (the executor writes them back, as for copy_), and takes its
+// scalars, the per-step ones the kernels derive from lr and step (Adam's
 // 1 - lr*weight_decay, -lr/bias_correction1 and sqrt(bias_correction2),
-// SGD's -lr) as one f64 vector parameter appended after the program's own
-// parameters. The scalars are computed on the host exactly as backend/cpu
-// computes them (in float64 from the Python-float formulas, then rounded to
-// the kernel's arithmetic type), so one executable serves every step.
+// SGD's -lr) and the hyper-parameters, as one f64 vector parameter appended
+// after the program's own parameters. The scalars are computed on the host
+// exactly as backend/cpu computes them (in float64 from the Python-float
+// formulas, then rounded to the kernel's arithmetic type), so one
+// executable serves every step.
 //
 // The arithmetic follows backend/cpu/optim.go op for op, rounding to the
 // tensor dtype after each op (bf16 and f16 compute in f32 and round to
