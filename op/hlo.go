@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -130,50 +129,18 @@ type HLOEmitter interface {
 // an error wrapping ErrHLOUnsupported for what StableHLO cannot express.
 type StableHLOFunc func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error)
 
-var pendingHLO = map[string]StableHLOFunc{}
-
-// DefStableHLO sets the StableHLO emitter of op name, whether or not it is
-// registered yet (emitters live in their own files, independent of init
-// order). Setting an emitter twice panics.
-func DefStableHLO(name string, f StableHLOFunc) {
+// DefStableHLO sets the StableHLO emitter of the op whose handle is d
+// (op.Add, from handles_gen.go, or the *Def that Register returned). It may
+// run before or after the op's Register: emitters live in their own files,
+// and a handle exists before any init function runs. Setting an emitter
+// twice panics.
+func DefStableHLO(d *Def, f StableHLOFunc) {
 	mu.Lock()
 	defer mu.Unlock()
-	if d, ok := table[name]; ok {
-		if d.StableHLO != nil {
-			panic("op: duplicate StableHLO emitter for " + name)
-		}
-		d.StableHLO = f
-		return
+	if d.StableHLO != nil {
+		panic("op: duplicate StableHLO emitter for " + d.Name)
 	}
-	if _, dup := pendingHLO[name]; dup {
-		panic("op: duplicate StableHLO emitter for " + name)
-	}
-	pendingHLO[name] = f
-}
-
-// CheckStableHLO reports emitters defined for ops that were never registered
-// (a typo in a DefStableHLO name); tests call it.
-func CheckStableHLO() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	var out []string
-	for n := range pendingHLO {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// attachPendingHLO moves a pending emitter onto d; Register calls it with mu
-// held.
-func attachPendingHLO(d *Def) {
-	if f, ok := pendingHLO[d.Name]; ok {
-		if d.StableHLO != nil {
-			panic("op: " + d.Name + " has a StableHLO emitter in its declaration and in DefStableHLO")
-		}
-		d.StableHLO = f
-		delete(pendingHLO, d.Name)
-	}
+	d.StableHLO = f
 }
 
 // HLODims formats a dimension list as an MLIR dense i64 array attribute:

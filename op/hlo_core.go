@@ -349,13 +349,13 @@ func emit1(f func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error)) Sta
 }
 
 func init() {
-	DefStableHLO("convert", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Convert, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return b.convert(in[0], HLOElem(out.DType)), nil
 	}))
-	DefStableHLO("copy", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Copy, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return in[0], nil // values are immutable: a copy is the value itself
 	}))
-	DefStableHLO("copy_", func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+	DefStableHLO(CopyInPlace, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 		return nil, unsupported("copy_", "in-place writes have no functional form (trace the out-of-place op)")
 	})
 }

@@ -29,10 +29,10 @@ func attrUint64(v any) uint64 {
 }
 
 func init() {
-	DefStableHLO("full", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Full, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return b.konst(HLOTypeOf(out), a["value"]), nil
 	}))
-	DefStableHLO("iota", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Iota, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		dim := 0
 		if len(out.Shape) > 0 {
 			var err error
@@ -45,7 +45,7 @@ func init() {
 		}
 		return b.iota(out.Shape, dim, HLOElem(out.DType)), nil
 	}))
-	DefStableHLO("random_bits", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(RandomBits, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return emitPhilox(b, out, a), nil
 	}))
 }

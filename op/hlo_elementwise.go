@@ -17,43 +17,43 @@ func operands(b hb, in []HLOValue, out Meta, convert bool) []HLOValue {
 }
 
 func init() {
-	floatUnary := map[string]string{
-		"cos": "stablehlo.cosine", "sin": "stablehlo.sine", "tan": "stablehlo.tan", "tanh": "stablehlo.tanh",
-		"exp": "stablehlo.exponential", "expm1": "stablehlo.exponential_minus_one",
-		"log": "stablehlo.log", "log1p": "stablehlo.log_plus_one",
-		"sqrt": "stablehlo.sqrt", "rsqrt": "stablehlo.rsqrt", "sigmoid": "stablehlo.logistic",
+	floatUnary := map[*Def]string{
+		Cos: "stablehlo.cosine", Sin: "stablehlo.sine", Tan: "stablehlo.tan", Tanh: "stablehlo.tanh",
+		Exp: "stablehlo.exponential", Expm1: "stablehlo.exponential_minus_one",
+		Log: "stablehlo.log", Log1p: "stablehlo.log_plus_one",
+		Sqrt: "stablehlo.sqrt", Rsqrt: "stablehlo.rsqrt", Sigmoid: "stablehlo.logistic",
 		// CHLO: StableHLO's companion dialect of ops that legalize into
 		// StableHLO (XLA expands them with polynomial approximations).
-		"erf": "chlo.erf", "erfc": "chlo.erfc", "erfinv": "chlo.erf_inv",
+		Erf: "chlo.erf", Erfc: "chlo.erfc", Erfinv: "chlo.erf_inv",
 	}
-	for name, hlo := range floatUnary {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for h, hlo := range floatUnary {
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			x := b.convert(in[0], HLOElem(out.DType))
 			return b.op1(hlo, x.Type, nil, x), nil
 		}))
 	}
 	// Rounding is the identity on integers.
-	for name, hlo := range map[string]string{"ceil": "ceil", "floor": "floor", "round_nearest_even": "round_nearest_even"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for h, hlo := range map[*Def]string{Ceil: "ceil", Floor: "floor", RoundNearestEven: "round_nearest_even"} {
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			if !isFloatElem(in[0].Type.Elem) {
 				return in[0], nil
 			}
 			return b.un(hlo, in[0]), nil
 		}))
 	}
-	DefStableHLO("abs", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Abs, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		if isUnsignedElem(in[0].Type.Elem) {
 			return in[0], nil
 		}
 		return b.un("abs", in[0]), nil
 	}))
-	DefStableHLO("neg", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Neg, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		if in[0].Type.Elem == "i1" {
 			return in[0], nil // -x wraps to x in one bit
 		}
 		return b.un("negate", in[0]), nil
 	}))
-	DefStableHLO("sign", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Sign, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		switch {
 		case x.Type.Elem == "i1":
@@ -66,7 +66,7 @@ func init() {
 		}
 		return b.un("sign", x), nil
 	}))
-	DefStableHLO("signbit", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Signbit, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		switch {
 		case isUnsignedElem(x.Type.Elem):
@@ -78,13 +78,14 @@ func init() {
 		}
 		return b.cmp("LT", x, b.like(x, int64(0))), nil
 	}))
-	DefStableHLO("bitwise_not", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(BitwiseNot, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return b.un("not", in[0]), nil
 	}))
 
 	// Binary arithmetic.
-	alphaOp := func(name, hlo string) {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	alphaOp := func(h *Def, hlo string) {
+		name := h.Name
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			v := operands(b, in, out, true)
 			x, y := v[0], v[1]
 			if x.Type.Elem == "i1" {
@@ -99,10 +100,10 @@ func init() {
 			return b.bin(hlo, x, y), nil
 		}))
 	}
-	alphaOp("add", "add")
-	alphaOp("sub", "subtract")
-	boolOr := func(name, hlo, boolHLO string) {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	alphaOp(Add, "add")
+	alphaOp(Sub, "subtract")
+	boolOr := func(h *Def, hlo, boolHLO string) {
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			v := operands(b, in, out, true)
 			if v[0].Type.Elem == "i1" && boolHLO != "" {
 				return b.bin(boolHLO, v[0], v[1]), nil
@@ -110,23 +111,23 @@ func init() {
 			return b.bin(hlo, v[0], v[1]), nil
 		}))
 	}
-	boolOr("mul", "multiply", "and")
-	boolOr("maximum", "maximum", "or") // NaN propagates (IEEE maximum)
-	boolOr("minimum", "minimum", "and")
-	boolOr("atan2", "atan2", "")
-	boolOr("fmod", "remainder", "") // C fmod: sign of the dividend
-	boolOr("bitwise_and", "and", "")
-	boolOr("bitwise_or", "or", "")
-	boolOr("bitwise_xor", "xor", "")
-	boolOr("bitwise_left_shift", "shift_left", "")
-	DefStableHLO("bitwise_right_shift", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	boolOr(Mul, "multiply", "and")
+	boolOr(Maximum, "maximum", "or") // NaN propagates (IEEE maximum)
+	boolOr(Minimum, "minimum", "and")
+	boolOr(Atan2, "atan2", "")
+	boolOr(Fmod, "remainder", "") // C fmod: sign of the dividend
+	boolOr(BitwiseAnd, "and", "")
+	boolOr(BitwiseOr, "or", "")
+	boolOr(BitwiseXor, "xor", "")
+	boolOr(BitwiseLeftShift, "shift_left", "")
+	DefStableHLO(BitwiseRightShift, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		v := operands(b, in, out, true)
 		if isUnsignedElem(v[0].Type.Elem) {
 			return b.bin("shift_right_logical", v[0], v[1]), nil
 		}
 		return b.bin("shift_right_arithmetic", v[0], v[1]), nil
 	}))
-	DefStableHLO("pow", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Pow, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		v := operands(b, in, out, true)
 		x, y := v[0], v[1]
 		p := b.bin("power", x, y)
@@ -140,14 +141,15 @@ func init() {
 		r := b.sel(b.cmp("EQ", x, one), one, b.sel(b.cmp("EQ", x, b.like(x, int64(-1))), negOne, zero))
 		return b.sel(b.cmp("LT", y, zero), r, p), nil
 	}))
-	DefStableHLO("div", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Div, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		v := operands(b, in, out, true)
 		return emitDiv(b, v[0], v[1], a.String("rounding_mode")), nil
 	}))
 
 	// Comparisons.
-	for name, dir := range map[string]string{"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for h, dir := range map[*Def]string{Eq: "EQ", Ne: "NE", Lt: "LT", Le: "LE", Gt: "GT", Ge: "GE"} {
+		name := h.Name
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			x, y := b.bcastTo(in[0], out.Shape), b.bcastTo(in[1], out.Shape)
 			if x.Type.Elem != y.Type.Elem {
 				return HLOValue{}, unsupported(name, "operands of different types %s and %s", x.Type.Elem, y.Type.Elem)
@@ -155,7 +157,7 @@ func init() {
 			return b.cmp(dir, x, y), nil
 		}))
 	}
-	DefStableHLO("where", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Where, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		c := b.convert(b.bcastTo(in[0], out.Shape), "i1")
 		v := operands(b, in[1:], out, true)
 		return b.sel(c, v[0], v[1]), nil

@@ -129,7 +129,7 @@ func wrapIndex(b hb, i HLOValue, size int) HLOValue {
 }
 
 func init() {
-	DefStableHLO("cat", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Cat, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		dim, err := NormAxis("cat", a.Int("dim"), len(out.Shape))
 		if err != nil {
 			return HLOValue{}, err
@@ -146,7 +146,7 @@ func init() {
 		}
 		return b.concat(dim, xs...), nil
 	}))
-	DefStableHLO("flip", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Flip, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		var dims []int
 		for _, d := range a.Ints("dims") {
 			ax, err := NormAxis("flip", d, in[0].Type.Rank())
@@ -163,7 +163,7 @@ func init() {
 		slices.Sort(dims)
 		return b.op1("stablehlo.reverse", in[0].Type, []HLOAttr{{"dimensions", HLODims(dims)}}, in[0]), nil
 	}))
-	DefStableHLO("pad_nd", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(PadNd, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		interior := a.Ints("interior")
 		if len(interior) == 0 {
@@ -176,7 +176,7 @@ func init() {
 			{"interior_padding", HLODims(interior)},
 		}, x, pv), nil
 	}))
-	DefStableHLO("gather", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Gather, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x, idx := rank1(b, in[0]), rank1(b, in[1])
 		dim, err := NormAxis("gather", a.Int("dim"), in[0].Type.Rank())
 		if err != nil {
@@ -194,7 +194,7 @@ func init() {
 		g := b.gather(x, pointCoords(b, idx, dim, r), gatherDims{Collapsed: all, StartIndexMap: all, IndexVectorDim: ivd}, ones, idx.Type.Shape)
 		return b.reshape(g, out.Shape), nil
 	}))
-	DefStableHLO("scatter", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Scatter, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x, idx := rank1(b, in[0]), rank1(b, in[1])
 		dim, err := NormAxis("scatter", a.Int("dim"), in[0].Type.Rank())
 		if err != nil {
@@ -208,7 +208,7 @@ func init() {
 		res := b.scatter(x, pointCoords(b, idx, dim, x.Type.Rank()), upd, scatterDims{InsertedWindowDims: all, ScatterDimsToOperandDims: all, IndexVectorDim: ivd}, nil)
 		return b.reshape(res, out.Shape), nil
 	}))
-	DefStableHLO("scatter_reduce", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(ScatterReduce, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x, idx := rank1(b, in[0]), rank1(b, in[1])
 		dim, err := NormAxis("scatter_reduce", a.Int("dim"), in[0].Type.Rank())
 		if err != nil {
@@ -257,13 +257,13 @@ func init() {
 		}
 		return b.reshape(res, out.Shape), nil
 	}))
-	DefStableHLO("index", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Index, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return emitAdvIndex(b, in[0], HLOValue{}, in[1:], out, false)
 	}))
-	DefStableHLO("index_put", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(IndexPut, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return emitAdvIndex(b, in[0], in[1], in[2:], out, a.Bool("accumulate"))
 	}))
-	DefStableHLO("masked_scatter", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(MaskedScatter, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := b.bcastTo(in[0], out.Shape)
 		m := b.bcastTo(in[1], out.Shape)
 		n, ns := Numel(out.Shape), Numel(in[2].Type.Shape)
@@ -277,7 +277,7 @@ func init() {
 		g := b.gather(src, b.reshape(pos, []int{n, 1}), gatherDims{Collapsed: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1}, []int{1}, []int{n})
 		return b.reshape(b.sel(mf, g, xf), out.Shape), nil
 	}))
-	DefStableHLO("masked_select", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(MaskedSelect, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		s, err := BroadcastShapes("masked_select", in[0].Type.Shape, in[1].Type.Shape)
 		if err != nil {
 			return HLOValue{}, err
@@ -291,7 +291,7 @@ func init() {
 		mf := b.reshape(b.bcastTo(in[1], s), []int{n})
 		return compact(b, mf, xf, c, 0), nil
 	}))
-	DefStableHLO("nonzero", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Nonzero, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		c, r, n := a.Int("count"), x.Type.Rank(), Numel(x.Type.Shape)
 		if c == 0 || r == 0 || n == 0 {
@@ -307,7 +307,7 @@ func init() {
 		}
 		return compact(b, mf, b.concat(1, parts...), c, r), nil
 	}))
-	DefStableHLO("repeat_interleave", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(RepeatInterleave, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		dim := 0
 		if a["dim"] == nil || x.Type.Rank() == 0 {

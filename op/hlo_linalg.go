@@ -68,14 +68,14 @@ func convDimNumbers(n int) string {
 }
 
 func init() {
-	DefStableHLO("dot_general", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(DotGeneral, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		d, err := ResolveDotGeneral(in[0].Type.Shape, in[1].Type.Shape, a.Ints("lhs_batch"), a.Ints("rhs_batch"), a.Ints("lhs_contract"), a.Ints("rhs_contract"))
 		if err != nil {
 			return HLOValue{}, err
 		}
 		return b.dot(in[0], in[1], d, a.String("precision"), HLOElem(out.DType)), nil
 	}))
-	DefStableHLO("convolution", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Convolution, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x, w, bias := in[0], in[1], in[2]
 		var bs []int
 		if bias.Valid() {
@@ -134,7 +134,7 @@ func init() {
 		}
 		return y, nil
 	}))
-	DefStableHLO("reduce_window", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(ReduceWindow, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		w, err := ResolveWindow(x.Type.Shape, a)
 		if err != nil {
@@ -147,7 +147,7 @@ func init() {
 		return b.reduceWindow([]HLOValue{x}, []HLOValue{b.konst(scalarType(x.Type.Elem), id)}, w.Out, w.Window, w.Strides, w.Dilation, w.PadLo, w.PadHi,
 			func(b hb, acc, v []HLOValue) []HLOValue { return []HLOValue{b.bin(comb, acc[0], v[0])} })[0], nil
 	}))
-	DefStableHLO("max_pool2d_with_indices", func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+	DefStableHLO(MaxPool2dWithIndices, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 		x := in[0]
 		p, err := ResolvePool2d("max_pool2d_with_indices", x.Type.Shape, a, true)
 		if err != nil {
@@ -164,7 +164,7 @@ func init() {
 		}
 		return poolCandidates(hb{e}, x, p.H, p.W, p.OH, p.OW, p.KH*p.KW, cells, true, out)
 	})
-	DefStableHLO("adaptive_max_pool2d", func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+	DefStableHLO(AdaptiveMaxPool2d, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 		x := in[0]
 		r := x.Type.Rank()
 		h, w := x.Type.Shape[r-2], x.Type.Shape[r-1]
@@ -172,7 +172,7 @@ func init() {
 		cells, k := adaptiveCells(h, w, oh, ow)
 		return poolCandidates(hb{e}, x, h, w, oh, ow, k, cells, true, out)
 	})
-	DefStableHLO("adaptive_avg_pool2d", func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+	DefStableHLO(AdaptiveAvgPool2d, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 		x := in[0]
 		r := x.Type.Rank()
 		h, w := x.Type.Shape[r-2], x.Type.Shape[r-1]

@@ -69,7 +69,7 @@ func argPick(b hb, acc, x []HLOValue, max, later bool) []HLOValue {
 }
 
 func init() {
-	DefStableHLO("reduce", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Reduce, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := in[0]
 		red, err := ReduceAxes("reduce", a.Ints("dims"), x.Type.Rank())
 		if err != nil {
@@ -88,9 +88,10 @@ func init() {
 		})[0]
 		return b.reshape(r, out.Shape), nil
 	}))
-	for _, name := range []string{"argmax", "argmin"} {
+	for _, h := range []*Def{Argmax, Argmin} {
+		name := h.Name
 		max := name == "argmax"
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			x := in[0]
 			dim := 0
 			if a["dim"] == nil {
@@ -114,7 +115,7 @@ func init() {
 			return b.reshape(r[1], out.Shape), nil
 		}))
 	}
-	DefStableHLO("cumulative", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Cumulative, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		x := rank1(b, in[0])
 		dim, err := NormAxis("cumulative", a.Int("dim"), in[0].Type.Rank())
 		if err != nil {
@@ -136,9 +137,10 @@ func init() {
 		})[0]
 		return b.reshape(b.convert(s, x.Type.Elem), out.Shape), nil
 	}))
-	for _, name := range []string{"cummax", "cummin"} {
+	for _, h := range []*Def{Cummax, Cummin} {
+		name := h.Name
 		max := name == "cummax"
-		DefStableHLO(name, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+		DefStableHLO(h, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 			b := hb{e}
 			x := rank1(b, in[0])
 			dim, err := NormAxis(name, a.Int("dim"), in[0].Type.Rank())
@@ -160,7 +162,7 @@ func init() {
 			return []HLOValue{b.reshape(r[0], out[0].Shape), b.reshape(r[1], out[1].Shape)}, nil
 		})
 	}
-	DefStableHLO("sort", func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
+	DefStableHLO(Sort, func(e HLOEmitter, in []HLOValue, out []Meta, a Attrs) ([]HLOValue, error) {
 		b := hb{e}
 		x := rank1(b, in[0])
 		dim, err := NormAxis("sort", a.Int("dim"), in[0].Type.Rank())

@@ -104,13 +104,14 @@ func stridedIndex(b hb, l Layout) HLOValue {
 }
 
 func init() {
-	for _, name := range []string{"reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for _, h := range []*Def{Reshape, ViewOp, Flatten, Unflatten, Squeeze, Unsqueeze} {
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			return b.reshape(in[0], out.Shape), nil
 		}))
 	}
-	for _, name := range []string{"permute", "transpose", "t", "movedim"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for _, h := range []*Def{Permute, Transpose, T, Movedim} {
+		name := h.Name
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			l, err := viewLayout(name, in[0], a)
 			if err != nil {
 				return HLOValue{}, err
@@ -122,11 +123,12 @@ func init() {
 			return b.transpose(in[0], p), nil
 		}))
 	}
-	DefStableHLO("expand", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(Expand, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		return b.bcastTo(in[0], out.Shape), nil
 	}))
-	for _, name := range []string{"slice", "narrow", "select"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for _, h := range []*Def{Slice, Narrow, Select} {
+		name := h.Name
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			x := in[0]
 			l, err := viewLayout(name, x, a)
 			if err != nil {
@@ -148,8 +150,9 @@ func init() {
 			return emitBox(b, x, l, dims, out.Shape), nil
 		}))
 	}
-	for _, name := range []string{"diagonal", "as_strided"} {
-		DefStableHLO(name, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	for _, h := range []*Def{Diagonal, AsStrided} {
+		name := h.Name
+		DefStableHLO(h, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 			l, err := viewLayout(name, in[0], a)
 			if err != nil {
 				return HLOValue{}, err

@@ -215,15 +215,22 @@ func Register(d *Def) *Def {
 	if _, dup := table[d.Name]; dup {
 		panic("op: duplicate op " + d.Name)
 	}
-	if f, ok := pendingVJP[d.Name]; ok {
-		if d.VJP != nil {
-			panic("op: " + d.Name + " has a VJP in its declaration and in DefVJP")
-		}
-		d.VJP = f
-		delete(pendingVJP, d.Name)
-	}
-	attachPendingHLO(d)
 	if h, ok := handles[d.Name]; ok {
+		// A VJP or emitter attached to the handle before Register (by
+		// DefVJP or DefStableHLO from an init function that ran first)
+		// joins the declaration.
+		if h.VJP != nil {
+			if d.VJP != nil {
+				panic("op: " + d.Name + " has a VJP in its declaration and in DefVJP")
+			}
+			d.VJP = h.VJP
+		}
+		if h.StableHLO != nil {
+			if d.StableHLO != nil {
+				panic("op: " + d.Name + " has a StableHLO emitter in its declaration and in DefStableHLO")
+			}
+			d.StableHLO = h.StableHLO
+		}
 		// The declaration becomes the handle's value; the table holds the
 		// handle, so op.Add and Lookup("add") are the same *Def.
 		*h = *d
@@ -248,38 +255,18 @@ func CheckHandles() []string {
 	return out
 }
 
-var pendingVJP = map[string]VJPFunc{}
-
-// DefVJP sets the VJP of op name, whether or not it is registered yet (VJPs
-// may live in their own files, independent of init order). Setting a VJP
-// twice panics.
-func DefVJP(name string, f VJPFunc) {
+// DefVJP sets the VJP of the op whose handle is d (op.Add, from
+// handles_gen.go, or the *Def that Register returned). It may run before or
+// after the op's Register: VJPs live in their own files, and a handle exists
+// before any init function runs, so naming an op that does not exist is a
+// compile error. Setting a VJP twice panics.
+func DefVJP(d *Def, f VJPFunc) {
 	mu.Lock()
 	defer mu.Unlock()
-	if d, ok := table[name]; ok {
-		if d.VJP != nil {
-			panic("op: duplicate VJP for " + name)
-		}
-		d.VJP = f
-		return
+	if d.VJP != nil {
+		panic("op: duplicate VJP for " + d.Name)
 	}
-	if _, dup := pendingVJP[name]; dup {
-		panic("op: duplicate VJP for " + name)
-	}
-	pendingVJP[name] = f
-}
-
-// CheckVJPs reports VJPs defined for ops that were never registered (a typo
-// in a DefVJP name); tests call it.
-func CheckVJPs() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	var out []string
-	for n := range pendingVJP {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	d.VJP = f
 }
 
 // Lookup returns the op named name.

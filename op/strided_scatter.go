@@ -76,7 +76,7 @@ func init() {
 	// The emitter flattens input, scatters src's elements at the flat
 	// positions the view selects (the index as_strided's gather uses) and
 	// reshapes back.
-	DefStableHLO("as_strided_scatter", emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
+	DefStableHLO(AsStridedScatter, emit1(func(b hb, in []HLOValue, out Meta, a Attrs) (HLOValue, error) {
 		l := Layout{Shape: a.Ints("shape"), Strides: a.Ints("strides"), Offset: a.Int("offset")}
 		m := Numel(l.Shape)
 		if m == 0 {

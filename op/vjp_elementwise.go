@@ -74,8 +74,8 @@ func ewScale(b Builder, g Value, v any) Value {
 // ewUnary registers the VJP of a one-input op computed from the input x,
 // the output y and the output gradient g, all in opmath precision (half
 // inputs are computed in f32; the runtime casts the result back).
-func ewUnary(name string, f func(b Builder, x, y, g Value, a Attrs) Value) {
-	DefVJP(name, func(b Builder, in, out, gout []Value, a Attrs) []Value {
+func ewUnary(h *Def, f func(b Builder, x, y, g Value, a Attrs) Value) {
+	DefVJP(h, func(b Builder, in, out, gout []Value, a Attrs) []Value {
 		if !ewWants(b, in[0]) {
 			return []Value{nil}
 		}
@@ -86,8 +86,8 @@ func ewUnary(name string, f func(b Builder, x, y, g Value, a Attrs) Value) {
 
 // ewZeroGrad registers a VJP returning zeros: ops whose derivative is zero
 // wherever it exists (PyTorch returns zeros_like(grad)).
-func ewZeroGrad(name string) {
-	DefVJP(name, func(b Builder, in, out, gout []Value, a Attrs) []Value {
+func ewZeroGrad(h *Def) {
+	DefVJP(h, func(b Builder, in, out, gout []Value, a Attrs) []Value {
 		r := make([]Value, len(in))
 		for i, v := range in {
 			r[i] = ewZeros(b, v)
@@ -98,48 +98,48 @@ func ewZeroGrad(name string) {
 
 func init() {
 	// Unary primitives.
-	ewUnary("neg", func(b Builder, x, y, g Value, a Attrs) Value { return un(b, "neg", g) })
-	ewUnary("abs", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "sign", x)) })
-	ewUnary("exp", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, y) })
-	ewUnary("expm1", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, addS(b, y, 1)) })
-	ewUnary("log", func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, x) })
-	ewUnary("log1p", func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, addS(b, x, 1)) })
-	ewUnary("sqrt", func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, mulS(b, y, 2)) })
-	ewUnary("rsqrt", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Neg, func(b Builder, x, y, g Value, a Attrs) Value { return un(b, "neg", g) })
+	ewUnary(Abs, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "sign", x)) })
+	ewUnary(Exp, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, y) })
+	ewUnary(Expm1, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, addS(b, y, 1)) })
+	ewUnary(Log, func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, x) })
+	ewUnary(Log1p, func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, addS(b, x, 1)) })
+	ewUnary(Sqrt, func(b Builder, x, y, g Value, a Attrs) Value { return div(b, g, mulS(b, y, 2)) })
+	ewUnary(Rsqrt, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, mulS(b, g, -0.5), mul(b, mul(b, y, y), y))
 	})
-	ewUnary("sin", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "cos", x)) })
-	ewUnary("cos", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "neg", un(b, "sin", x))) })
-	ewUnary("tan", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, addS(b, mul(b, y, y), 1)) })
-	ewUnary("tanh", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, rsub1(b, mul(b, y, y))) })
-	ewUnary("sigmoid", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, mul(b, g, rsub1(b, y)), y) })
-	ewUnary("erf", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Sin, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "cos", x)) })
+	ewUnary(Cos, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "neg", un(b, "sin", x))) })
+	ewUnary(Tan, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, addS(b, mul(b, y, y), 1)) })
+	ewUnary(Tanh, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, rsub1(b, mul(b, y, y))) })
+	ewUnary(Sigmoid, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, mul(b, g, rsub1(b, y)), y) })
+	ewUnary(Erf, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, mulS(b, un(b, "exp", un(b, "neg", mul(b, x, x))), 2/math.SqrtPi), g)
 	})
-	ewUnary("erfc", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Erfc, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, mulS(b, un(b, "exp", un(b, "neg", mul(b, x, x))), -2/math.SqrtPi), g)
 	})
-	ewUnary("erfinv", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Erfinv, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, mulS(b, un(b, "exp", mul(b, y, y)), 0.5*math.Sqrt(math.Pi)), g)
 	})
 	// Piecewise constant ops; trunc and round are composites whose
 	// decompositions would give the same zeros through several ops.
-	for _, n := range []string{"sign", "floor", "ceil", "round_nearest_even", "trunc", "round"} {
-		ewZeroGrad(n)
+	for _, h := range []*Def{Sign, Floor, Ceil, RoundNearestEven, Trunc, Round} {
+		ewZeroGrad(h)
 	}
 
 	// Binary primitives.
-	DefVJP("add", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Add, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{ewTo(b, g[0], in[0]), ewTo(b, ewScale(b, g[0], a["alpha"]), in[1])}
 	})
-	DefVJP("sub", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Sub, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		var gy Value
 		if ewWants(b, in[1]) {
 			gy = ewTo(b, ewScale(b, un(b, "neg", g[0]), a["alpha"]), in[1])
 		}
 		return []Value{ewTo(b, g[0], in[0]), gy}
 	})
-	DefVJP("mul", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Mul, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		var gx, gy Value
 		if ewWants(b, x) {
@@ -150,7 +150,7 @@ func init() {
 		}
 		return []Value{gx, gy}
 	})
-	DefVJP("div", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Div, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		if a.String("rounding_mode") != "" {
 			// Rounded division is piecewise constant.
@@ -166,7 +166,7 @@ func init() {
 		return []Value{gx, gy}
 	})
 	// fmod: input gets grad, other gets -grad * trunc(input/other).
-	DefVJP("fmod", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Fmod, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		var gy Value
 		if ewWants(b, y) {
@@ -177,7 +177,7 @@ func init() {
 	})
 	// pow: input's gradient is 0 where the exponent is 0; the exponent's
 	// gradient result*log(input) is 0 where input == 0 and exponent >= 0.
-	DefVJP("pow", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Pow, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, e, y := in[0], in[1], out[0]
 		var gx, ge Value
 		if ewWants(b, x) {
@@ -190,7 +190,7 @@ func init() {
 		}
 		return []Value{gx, ge}
 	})
-	DefVJP("atan2", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Atan2, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		recip := div(b, sc(b, 1.0, x), add(b, mul(b, x, x), mul(b, y, y)))
 		var gx, gy Value
@@ -222,9 +222,9 @@ func init() {
 			return []Value{gx, gy}
 		}
 	}
-	DefVJP("maximum", minmax("lt"))
-	DefVJP("minimum", minmax("gt"))
-	DefVJP("where", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Maximum, minmax("lt"))
+	DefVJP(Minimum, minmax("gt"))
+	DefVJP(Where, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		c := in[0]
 		var gx, gy Value
 		if ewWants(b, in[1]) {
@@ -240,14 +240,14 @@ func init() {
 	// convention or is needlessly slow or NaN-prone.
 
 	// relu: threshold_backward(grad, result, 0): zero where result <= 0.
-	ewUnary("relu", func(b Builder, x, y, g Value, a Attrs) Value { return ewMask(b, ewCmp(b, "le", y, 0.0), g) })
+	ewUnary(Relu, func(b Builder, x, y, g Value, a Attrs) Value { return ewMask(b, ewCmp(b, "le", y, 0.0), g) })
 	// hardtanh (and relu6 through it): zero at and beyond the bounds.
-	ewUnary("hardtanh", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Hardtanh, func(b Builder, x, y, g Value, a Attrs) Value {
 		out := ewOr(b, ewCmp(b, "le", x, a.Float("min_val")), ewCmp(b, "ge", x, a.Float("max_val")))
 		return ewMask(b, out, g)
 	})
 	// clamp: gradient where min <= x <= max (NaN input gets none).
-	DefVJP("clamp", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Clamp, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		if !ewWants(b, x) {
 			return []Value{nil}
@@ -270,7 +270,7 @@ func init() {
 	// clamp_tensor: the input gets the gradient where min <= x <= max; min
 	// where x < min (and min < max when both are given); max where x > max
 	// (or max < min).
-	DefVJP("clamp_tensor", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(ClampTensor, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, lo, hi := in[0], in[1], in[2]
 		gy := g[0]
 		var gx, glo, ghi Value
@@ -304,18 +304,18 @@ func init() {
 		return r
 	})
 	// hardsigmoid: grad/6 strictly inside (-3, 3).
-	ewUnary("hardsigmoid", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Hardsigmoid, func(b Builder, x, y, g Value, a Attrs) Value {
 		in := ewAnd(b, ewCmp(b, "gt", x, -3.0), ewCmp(b, "lt", x, 3.0))
 		return ewKeep(b, in, div(b, g, sc(b, 6.0, g)))
 	})
 	// hardswish: 0 below -3, grad*(x/3 + 1/2) on [-3, 3], grad above.
-	ewUnary("hardswish", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Hardswish, func(b Builder, x, y, g Value, a Attrs) Value {
 		mid := mul(b, g, addS(b, div(b, x, sc(b, 3.0, x)), 0.5))
 		r := where(b, ewCmp(b, "le", x, 3.0), mid, g)
 		return ewMask(b, ewCmp(b, "lt", x, -3.0), r)
 	})
 	// gelu: grad*(Φ(x) + x*φ(x)), or the tanh formula's derivative.
-	ewUnary("gelu", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Gelu, func(b Builder, x, y, g Value, a Attrs) Value {
 		if a.String("approximate") == "tanh" {
 			beta := math.Sqrt2 * (2 / math.SqrtPi) * 0.5
 			x2 := mul(b, x, x)
@@ -332,18 +332,18 @@ func init() {
 		return mul(b, g, add(b, cdf, mul(b, x, pdf)))
 	})
 	// silu: grad*s*(1 + x*(1-s)) with s = sigmoid(x).
-	ewUnary("silu", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Silu, func(b Builder, x, y, g Value, a Attrs) Value {
 		s := un(b, "sigmoid", x)
 		return mul(b, mul(b, g, s), addS(b, mul(b, x, rsub1(b, s)), 1))
 	})
 	// mish: grad*(t + x*s*(1-t²)) with t = tanh(softplus(x)), s = sigmoid(x).
-	ewUnary("mish", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Mish, func(b Builder, x, y, g Value, a Attrs) Value {
 		s := un(b, "sigmoid", x)
 		t := un(b, "tanh", un(b, "log1p", un(b, "exp", x)))
 		return mul(b, g, add(b, t, mul(b, mul(b, x, s), rsub1(b, mul(b, t, t)))))
 	})
 	// softplus: grad where beta*x > threshold, else grad*z/(z+1), z = exp(beta*x).
-	ewUnary("softplus", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Softplus, func(b Builder, x, y, g Value, a Attrs) Value {
 		xb := mulS(b, x, a.Float("beta"))
 		z := un(b, "exp", xb)
 		soft := div(b, mul(b, g, z), addS(b, z, 1))
@@ -354,15 +354,15 @@ func init() {
 		neg := mul(b, g, mulS(b, un(b, "exp", mulS(b, x, inputScale)), inputScale*alpha*scale))
 		return where(b, ewCmp(b, "le", x, 0.0), neg, mulS(b, g, scale))
 	}
-	ewUnary("elu", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Elu, func(b Builder, x, y, g Value, a Attrs) Value {
 		return eluGrad(b, x, g, a.Float("alpha"), a.Float("scale"), a.Float("input_scale"))
 	})
-	ewUnary("selu", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Selu, func(b Builder, x, y, g Value, a Attrs) Value {
 		return eluGrad(b, x, g, SeluAlpha, SeluScale, 1)
 	})
 	// logit: grad/(x(1-x)); with eps >= 0 zero outside [eps, 1-eps],
 	// without it NaN outside [0, 1].
-	ewUnary("logit", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Logit, func(b Builder, x, y, g Value, a Attrs) Value {
 		lo, hi, fill := 0.0, 1.0, math.NaN()
 		if a.Has("eps") && a.Float("eps") >= 0 {
 			lo, hi, fill = a.Float("eps"), 1-a.Float("eps"), 0
@@ -372,34 +372,34 @@ func init() {
 		return where(b, outside, sc(b, fill, d), d)
 	})
 	// reciprocal: -grad * result².
-	ewUnary("reciprocal", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Reciprocal, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, un(b, "neg", g), mul(b, y, y))
 	})
 	// Inverse trigonometric and hyperbolic functions: PyTorch's closed
 	// forms (the decompositions through atan2, log1p and sqrt give NaN
 	// instead of PyTorch's inf at the branch points ±1).
-	ewUnary("asin", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Asin, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, g, un(b, "rsqrt", rsub1(b, mul(b, x, x))))
 	})
-	ewUnary("acos", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Acos, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, g, un(b, "neg", un(b, "rsqrt", rsub1(b, mul(b, x, x)))))
 	})
-	ewUnary("atan", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Atan, func(b Builder, x, y, g Value, a Attrs) Value {
 		return div(b, g, addS(b, mul(b, x, x), 1))
 	})
-	ewUnary("sinh", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "cosh", x)) })
-	ewUnary("cosh", func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "sinh", x)) })
-	ewUnary("asinh", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Sinh, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "cosh", x)) })
+	ewUnary(Cosh, func(b Builder, x, y, g Value, a Attrs) Value { return mul(b, g, un(b, "sinh", x)) })
+	ewUnary(Asinh, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, g, un(b, "rsqrt", addS(b, mul(b, x, x), 1)))
 	})
-	ewUnary("acosh", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Acosh, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, g, un(b, "rsqrt", addS(b, mul(b, x, x), -1)))
 	})
-	ewUnary("atanh", func(b Builder, x, y, g Value, a Attrs) Value {
+	ewUnary(Atanh, func(b Builder, x, y, g Value, a Attrs) Value {
 		return mul(b, g, div(b, sc(b, 1.0, x), rsub1(b, mul(b, x, x))))
 	})
 	// remainder: input gets grad, other gets -grad * floor(input/other).
-	DefVJP("remainder", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Remainder, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		var gy Value
 		if ewWants(b, y) {
@@ -410,7 +410,7 @@ func init() {
 	})
 	// copysign: grad*result/input (0 where input == 0) to input, zeros to
 	// other (PyTorch returns zeros, so other's output still requires grad).
-	DefVJP("copysign", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Copysign, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, y := in[0], in[1]
 		var gx Value
 		if ewWants(b, x) {
@@ -420,7 +420,7 @@ func init() {
 		return []Value{gx, ewZeros(b, y)}
 	})
 	// hypot: grad*input/result and grad*other/result.
-	DefVJP("hypot", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Hypot, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		u, _ := Upcast(b, in[0], in[1], out[0], g[0])
 		x, y, r, gy := u[0], u[1], u[2], u[3]
 		var gx, gz Value
@@ -451,11 +451,11 @@ func init() {
 			return []Value{gx, gy}
 		}
 	}
-	DefVJP("fmax", fmGrad("ge"))
-	DefVJP("fmin", fmGrad("le"))
+	DefVJP(Fmax, fmGrad("ge"))
+	DefVJP(Fmin, fmGrad("le"))
 	// lerp: grad*(1-weight) to input, grad*weight to end, grad*(end-input)
 	// to a weight tensor.
-	DefVJP("lerp", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Lerp, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, e, w := in[0], in[1], in[2]
 		gy := g[0]
 		var gx, ge, gw Value

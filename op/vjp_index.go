@@ -15,34 +15,34 @@ import (
 // while recording (index_select for embedding lookups, masked_fill, roll).
 
 func init() {
-	DefVJP("cat", catVJP)
-	DefVJP("gather", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Cat, catVJP)
+	DefVJP(Gather, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		z := Zeros(b, b.Meta(in[0]).Shape, b.Meta(g[0]).DType)
 		return []Value{Call1(b, "scatter_add", Attrs{"dim": a.Int("dim")}, z, in[1], g[0]), nil}
 	})
-	DefVJP("scatter", scatterVJP)
-	DefVJP("scatter_reduce", scatterReduceVJP)
-	DefVJP("index", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Scatter, scatterVJP)
+	DefVJP(ScatterReduce, scatterReduceVJP)
+	DefVJP(Index, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		// Duplicate indices gather the same element twice: accumulate.
 		args := append([]Value{Zeros(b, b.Meta(in[0]).Shape, b.Meta(g[0]).DType), g[0]}, in[1:]...)
 		res := make([]Value, len(in))
 		res[0] = Call1(b, "index_put", Attrs{"accumulate": true}, args...)
 		return res
 	})
-	DefVJP("index_put", indexPutVJP)
-	DefVJP("masked_select", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(IndexPut, indexPutVJP)
+	DefVJP(MaskedSelect, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, mask := in[0], in[1]
 		shape := broadcastOf(b, x, mask)
 		z := Zeros(b, shape, b.Meta(g[0]).DType)
 		r := Call1(b, "masked_scatter", nil, z, mask, g[0])
 		return []Value{SumToShape(b, r, b.Meta(x).Shape), nil}
 	})
-	DefVJP("masked_scatter", maskedScatterVJP)
-	DefVJP("pad_nd", padNDVJP)
-	DefVJP("flip", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(MaskedScatter, maskedScatterVJP)
+	DefVJP(PadNd, padNDVJP)
+	DefVJP(Flip, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{Call1(b, "flip", Attrs{"dims": slices.Clone(a.Ints("dims"))}, g[0])}
 	})
-	DefVJP("repeat_interleave", repeatInterleaveVJP)
+	DefVJP(RepeatInterleave, repeatInterleaveVJP)
 
 	// Composites.
 	joinBack := func(b Builder, in, out, g []Value, ax int, stack bool) []Value {
@@ -55,23 +55,23 @@ func init() {
 		}
 		return []Value{Call1(b, name, Attrs{"dim": ax}, g...)}
 	}
-	DefVJP("split", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Split, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		ax, _, _ := ixSplitSizes(b.Meta(in[0]).Shape, a)
 		return joinBack(b, in, out, g, ax, false)
 	})
-	DefVJP("chunk", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Chunk, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		ax, _, _ := ixChunkSizes(b.Meta(in[0]).Shape, a)
 		return joinBack(b, in, out, g, ax, false)
 	})
-	DefVJP("unbind", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Unbind, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return joinBack(b, in, out, g, axisOf(a.Int("dim"), len(b.Meta(in[0]).Shape)), true)
 	})
-	DefVJP("index_select", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(IndexSelect, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		// index_select_backward: the rows add back into zeros at index.
 		z := Zeros(b, b.Meta(in[0]).Shape, b.Meta(g[0]).DType)
 		return []Value{Call1(b, "index_add", Attrs{"dim": a.Int("dim")}, z, in[1], g[0]), nil}
 	})
-	DefVJP("masked_fill", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(MaskedFill, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, mask, v := in[0], in[1], in[2]
 		gx := Call1(b, "masked_fill", nil, g[0], mask, b.Scalar(0.0, g[0]))
 		res := []Value{SumToShape(b, gx, b.Meta(x).Shape), nil, nil}
@@ -83,7 +83,7 @@ func init() {
 		}
 		return res
 	})
-	DefVJP("roll", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Roll, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		sh := a.Ints("shifts")
 		neg := make([]int, len(sh))
 		for i, s := range sh {

@@ -16,25 +16,25 @@ import (
 // torch.set_float32_matmul_precision and JAX with dot_general's precision.
 
 func init() {
-	DefVJP("dot_general", dotGeneralVJP)
-	DefVJP("convolution", convolutionVJP)
-	DefVJP("reduce_window", reduceWindowVJP)
+	DefVJP(DotGeneral, dotGeneralVJP)
+	DefVJP(Convolution, convolutionVJP)
+	DefVJP(ReduceWindow, reduceWindowVJP)
 	// Pooling with indices: each output's gradient goes to the input
 	// position its index names (PyTorch's max_pool2d_with_indices_backward
 	// and adaptive_max_pool2d_backward).
 	poolIndices := func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{scatterPlanes(b, g[0], out[1], b.Meta(in[0]).Shape)}
 	}
-	DefVJP("max_pool2d_with_indices", poolIndices)
-	DefVJP("adaptive_max_pool2d", poolIndices)
+	DefVJP(MaxPool2dWithIndices, poolIndices)
+	DefVJP(AdaptiveMaxPool2d, poolIndices)
 	// max_pool2d: the window's first maximum (NaN counts as the maximum) gets
 	// the gradient, found by rerunning the pooling with indices; cheaper than
 	// differentiating reduce_window, and the same routing.
-	DefVJP("max_pool2d", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(MaxPool2d, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		r := b.Call("max_pool2d_with_indices", []Value{in[0]}, a)
 		return []Value{scatterPlanes(b, g[0], r[1], b.Meta(in[0]).Shape)}
 	})
-	DefVJP("adaptive_avg_pool2d", adaptiveAvgPoolVJP)
+	DefVJP(AdaptiveAvgPool2d, adaptiveAvgPoolVJP)
 }
 
 // dotGeneralVJP contracts the output gradient with the other operand over

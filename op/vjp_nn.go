@@ -19,18 +19,18 @@ import (
 // decompositions (dropout's records the mask multiply, so the mask is reused).
 
 func init() {
-	DefVJP("layer_norm", layerNormVJP)
-	DefVJP("rms_norm", rmsNormVJP)
-	DefVJP("group_norm", groupNormVJP)
-	DefVJP("batch_norm", batchNormVJP)
-	DefVJP("nll_loss", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(LayerNorm, layerNormVJP)
+	DefVJP(RmsNorm, rmsNormVJP)
+	DefVJP(GroupNorm, groupNormVJP)
+	DefVJP(BatchNorm, batchNormVJP)
+	DefVJP(NllLoss, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x, t, w := in[0], in[1], in[2]
 		gx, gw := nnIndexLossGrad(b, x, t, w, a.Int("ignore_index"), a.String("reduction"), 0, g[0], out[0], NeedsGrad(b, 2))
 		return []Value{gx, nil, gw}
 	})
-	DefVJP("cross_entropy", crossEntropyVJP)
-	DefVJP("embedding", embeddingVJP)
-	DefVJP("binary_cross_entropy", bceVJP)
+	DefVJP(CrossEntropy, crossEntropyVJP)
+	DefVJP(Embedding, embeddingVJP)
+	DefVJP(BinaryCrossEntropy, bceVJP)
 }
 
 // bceVJP is PyTorch's binary_cross_entropy_backward: the input gets

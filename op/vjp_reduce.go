@@ -38,7 +38,7 @@ func axisOf(dim, r int) int {
 }
 
 func init() {
-	DefVJP("reduce", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Reduce, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		shape := b.Meta(x).Shape
 		dims := a.Ints("dims")
@@ -59,7 +59,7 @@ func init() {
 	})
 
 	// cumulative sum: reversed cumsum of the gradient; prod: exact with zeros.
-	DefVJP("cumulative", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Cumulative, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		r := len(b.Meta(x).Shape)
 		if r == 0 {
@@ -83,25 +83,25 @@ func init() {
 		z := Zeros(b, shape, b.Meta(g[0]).DType)
 		return []Value{Call1(b, "scatter_add", Attrs{"dim": dim}, z, out[1], g[0])}
 	}
-	DefVJP("sort", scatterBack)
-	DefVJP("cummax", scatterBack)
-	DefVJP("cummin", scatterBack)
+	DefVJP(Sort, scatterBack)
+	DefVJP(Cummax, scatterBack)
+	DefVJP(Cummin, scatterBack)
 
 	// softmax: y * (g - sum(g*y)); log_softmax: g - exp(y) * sum(g).
-	DefVJP("softmax", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Softmax, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		y, gy := out[0], g[0]
 		dims := []int{a.Int("dim")}
 		s := Call1(b, "sum", Attrs{"dims": dims, "keepdim": true}, Call1(b, "mul", nil, gy, y))
 		return []Value{Call1(b, "mul", nil, y, Call1(b, "sub", nil, gy, s))}
 	})
-	DefVJP("log_softmax", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(LogSoftmax, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		y, gy := out[0], g[0]
 		dims := []int{a.Int("dim")}
 		s := Call1(b, "sum", Attrs{"dims": dims, "keepdim": true}, gy)
 		return []Value{Call1(b, "sub", nil, gy, Call1(b, "mul", nil, Call1(b, "exp", nil, y), s))}
 	})
 	// logsumexp: g * exp(x - out), with out broadcast back.
-	DefVJP("logsumexp", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Logsumexp, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		shape := b.Meta(x).Shape
 		dims := a.Ints("dims")
@@ -237,11 +237,11 @@ func init() {
 		z := Zeros(b, shape, b.Meta(gv).DType)
 		return []Value{Call1(b, "scatter", Attrs{"dim": dim}, z, idx, gv)}
 	}
-	DefVJP("max_dim", selectBack)
-	DefVJP("min_dim", selectBack)
-	DefVJP("median_dim", selectBack)
+	DefVJP(MaxDim, selectBack)
+	DefVJP(MinDim, selectBack)
+	DefVJP(MedianDim, selectBack)
 
-	DefVJP("median", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Median, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		shape := b.Meta(x).Shape
 		y := Call1(b, "expand", Attrs{"shape": slices.Clone(shape)}, out[0])
@@ -275,10 +275,10 @@ func init() {
 		scale := Call1(b, "where", nil, zero, b.Scalar(0.0, sd), Call1(b, "div", nil, gx, Call1(b, "mul", nil, sd, b.Scalar(denom, sd))))
 		return Call1(b, "mul", nil, scale, Call1(b, "sub", nil, x, mean))
 	}
-	DefVJP("std", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Std, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{stdGrad(b, in[0], out[0], g[0], a)}
 	})
-	DefVJP("std_mean", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(StdMean, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		x := in[0]
 		shape := b.Meta(x).Shape
 		gx := stdGrad(b, x, out[0], g[0], a)

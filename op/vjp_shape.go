@@ -30,26 +30,26 @@ func reshapeTo(b Builder, g, x Value) Value {
 }
 
 func init() {
-	DefVJP("transpose", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Transpose, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{Call1(b, "transpose", Attrs{"dim0": a.Int("dim0"), "dim1": a.Int("dim1")}, g[0])}
 	})
-	DefVJP("t", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(T, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{Call1(b, "t", nil, g[0])}
 	})
-	DefVJP("narrow", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Narrow, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{ScatterIntoZeros(b, g[0], b.Meta(in[0]).Shape, func(z Value) Value { return Call1(b, "narrow", a, z) })}
 	})
 	regroup := func(b Builder, in, out, g []Value, a Attrs) []Value {
 		return []Value{reshapeTo(b, g[0], in[0])}
 	}
-	for _, name := range []string{"squeeze", "unsqueeze", "flatten", "unflatten", "view"} {
-		DefVJP(name, regroup)
+	for _, h := range []*Def{Squeeze, Unsqueeze, Flatten, Unflatten, ViewOp} {
+		DefVJP(h, regroup)
 	}
-	DefVJP("movedim", func(b Builder, in, out, g []Value, a Attrs) []Value {
+	DefVJP(Movedim, func(b Builder, in, out, g []Value, a Attrs) []Value {
 		// Moving destination back to source inverts the permutation.
 		return []Value{Call1(b, "movedim", Attrs{"source": slices.Clone(a.Ints("destination")), "destination": slices.Clone(a.Ints("source"))}, g[0])}
 	})
-	DefVJP("as_strided", asStridedVJP)
+	DefVJP(AsStrided, asStridedVJP)
 }
 
 // geometry is a strided view of a storage without its size-1 dimensions.

@@ -87,142 +87,252 @@ func applyDef1(d *op.Def, in []*Tensor, a op.Attrs) *Tensor {
 	return applyDefOn("", d, in, a, nil)[0]
 }
 
-// applyDefOn is applyOn for an op given by its handle.
+// applyDefOn is applyOn for an op given by its handle. It runs one op call
+// through the steps below in order; each step reads what the earlier ones
+// filled into the opCall, and any of them may panic with the op's *Error.
 func applyDefOn(parent string, d *op.Def, in []*Tensor, a op.Attrs, pref *device.Device) []*Tensor {
-	name := d.Name
-	path := opPath(parent, name)
+	c := opCall{d: d, path: opPath(parent, d.Name), in: in}
+	c.checkInputs()
+	c.normalizeAttrs(a)
+	c.chooseDevice(pref)
+	c.promoteInputs()
+	c.checkDType()
+	c.checkInplaceOverlap()
+	c.resolveGrad()
+	if d.Kind == op.View {
+		return c.runView()
+	}
+	c.inferOutputs()
+	c.seedRandom()
+	c.lz = lazyContextFor(c.dev, c.be)
+	if out, ok := c.runBoundedMean(); ok {
+		return out
+	}
+	decompose := c.mustDecompose()
+	if c.be.Supports(d, c.kdt) && !decompose {
+		return c.runKernel()
+	}
+	if d.Decompose != nil {
+		return c.runDecomposition()
+	}
+	panic(c.noKernelError())
+}
+
+// opCall is one call of an op on its way through applyDefOn's steps.
+type opCall struct {
+	d    *op.Def
+	path string    // the op in errors (opPath)
+	in   []*Tensor // the inputs; promoted by promoteInputs
+	a    op.Attrs  // normalized attributes, with a random op's seed
+
+	dev      device.Device
+	be       device.Backend
+	dt       dtype.DType // the first present promoted input's dtype (Invalid without inputs)
+	needGrad bool        // an input requires grad and grad mode is on
+	outMeta  []op.Meta   // the shape rule's outputs
+	kdt      dtype.DType // the dtype a kernel is chosen by: dt, or output 0's without inputs
+	lz       *lazyCtx    // the recording context (Fused mode), or nil to run now
+}
+
+// checkInputs checks the input count and that every required input is
+// present and no input's storage was freed.
+func (c *opCall) checkInputs() {
+	d, in := c.d, c.in
 	if err := d.CheckArity(len(in)); err != nil {
-		errorf(path, in, "%v", err)
+		errorf(c.path, in, "%v", err)
 	}
 	for i, t := range in {
 		if t == nil && !d.InputOptional(i) {
-			errorf(path, in, "input %d (%s) is required", i, inputName(d, i))
+			errorf(c.path, in, "input %d (%s) is required", i, inputName(d, i))
 		}
 		if t != nil && t.st != nil && t.st.freed.Load() {
-			errorf(path, in, "input %d (%s) uses storage that was freed", i, inputName(d, i))
+			errorf(c.path, in, "input %d (%s) uses storage that was freed", i, inputName(d, i))
 		}
 	}
-	na, err := d.Normalize(a)
-	if err != nil {
-		errorf(path, in, "%v", err)
-	}
-	dev, be := commonDevice(path, in)
-	if pref != nil && !hasDeviceInput(in) {
-		dev, be = *pref, backendOf(*pref)
-	}
+}
 
-	in = promote(path, d, na, in, dev, be)
-	var dt dtype.DType
-	for _, t := range in {
+// normalizeAttrs checks a against the op's attributes and fills in the
+// defaults.
+func (c *opCall) normalizeAttrs(a op.Attrs) {
+	na, err := c.d.Normalize(a)
+	if err != nil {
+		errorf(c.path, c.in, "%v", err)
+	}
+	c.a = na
+}
+
+// chooseDevice picks the device the op runs on: its inputs' common device,
+// or pref (when not nil) for an op without device inputs.
+func (c *opCall) chooseDevice(pref *device.Device) {
+	c.dev, c.be = commonDevice(c.path, c.in)
+	if pref != nil && !hasDeviceInput(c.in) {
+		c.dev, c.be = *pref, backendOf(*pref)
+	}
+}
+
+// promoteInputs converts the promoted inputs to their common dtype and
+// materialises wrapped scalars on the device (promote), and notes the
+// dtype of the first present input.
+func (c *opCall) promoteInputs() {
+	c.in = promote(c.path, c.d, c.a, c.in, c.dev, c.be)
+	for _, t := range c.in {
 		if t != nil {
-			dt = t.dt
+			c.dt = t.dt
 			break
 		}
 	}
-	if dt != dtype.Invalid && !d.DTypes.Has(dt) {
-		errorf(path, in, "not implemented for dtype %s (supports %s)", dt, d.DTypes)
-	}
+}
 
-	for _, i := range d.Inplace {
-		if t := in[i]; t != nil && hasInternalOverlap(t.l) {
-			errorf(path, in, "unsupported operation: more than one element of the written-to tensor refers to a single memory location; clone it before writing")
+// checkDType rejects a promoted dtype outside the op's DTypes.
+func (c *opCall) checkDType() {
+	if c.dt != dtype.Invalid && !c.d.DTypes.Has(c.dt) {
+		errorf(c.path, c.in, "not implemented for dtype %s (supports %s)", c.dt, c.d.DTypes)
+	}
+}
+
+// checkInplaceOverlap rejects writing to a tensor whose elements share
+// memory locations.
+func (c *opCall) checkInplaceOverlap() {
+	for _, i := range c.d.Inplace {
+		if t := c.in[i]; t != nil && hasInternalOverlap(t.l) {
+			errorf(c.path, c.in, "unsupported operation: more than one element of the written-to tensor refers to a single memory location; clone it before writing")
 		}
 	}
+}
 
-	needGrad := anyRequiresGrad(in) && GradEnabled()
-	if needGrad {
-		for _, i := range d.Inplace {
-			if t := in[i]; t != nil && t.RequiresGrad() && t.IsLeaf() {
-				errorf(path, in, "a leaf Variable that requires grad is being used in an in-place operation")
-			}
+// resolveGrad decides whether the call is recorded for autograd and then
+// rejects writing in place to a leaf that requires grad.
+func (c *opCall) resolveGrad() {
+	c.needGrad = anyRequiresGrad(c.in) && GradEnabled()
+	if !c.needGrad {
+		return
+	}
+	for _, i := range c.d.Inplace {
+		if t := c.in[i]; t != nil && t.RequiresGrad() && t.IsLeaf() {
+			errorf(c.path, c.in, "a leaf Variable that requires grad is being used in an in-place operation")
 		}
 	}
+}
 
-	if d.Kind == op.View {
-		out := []*Tensor{applyView(path, d, in[0], na)}
-		if in[0].pending() && out[0].st == in[0].st && d.Name != "as_strided" {
-			// Recorded graphs show the view op itself (a transpose stays a
-			// transpose), not a strided gather of the storage.
-			out[0].vsrc = &viewSrc{base: in[0], d: d, a: na, ver: in[0].st.version.Load()}
-		}
-		if needGrad {
-			record(d, na, in, out)
-		}
-		return out
+// runView computes a view op's layout (no kernel runs) and records it.
+func (c *opCall) runView() []*Tensor {
+	d, in := c.d, c.in
+	out := []*Tensor{applyView(c.path, d, in[0], c.a)}
+	if in[0].pending() && out[0].st == in[0].st && d != op.AsStrided {
+		// Recorded graphs show the view op itself (a transpose stays a
+		// transpose), not a strided gather of the storage.
+		out[0].vsrc = &viewSrc{base: in[0], d: d, a: c.a, ver: in[0].st.version.Load()}
 	}
+	if c.needGrad {
+		record(d, c.a, in, out)
+	}
+	return out
+}
 
-	metas := make([]op.Meta, len(in))
-	for i, t := range in {
+// inferOutputs runs the shape rule and sets the dtype a kernel is chosen by.
+func (c *opCall) inferOutputs() {
+	metas := make([]op.Meta, len(c.in))
+	for i, t := range c.in {
 		if t != nil {
 			metas[i] = t.meta()
 		}
 	}
-	outMeta, err := d.Infer(metas, na)
+	outMeta, err := c.d.Infer(metas, c.a)
 	if err != nil {
-		errorf(path, in, "%v", err)
+		errorf(c.path, c.in, "%v", err)
 	}
-	kdt := dt
-	if kdt == dtype.Invalid && len(outMeta) > 0 {
-		kdt = outMeta[0].DType
+	c.outMeta = outMeta
+	c.kdt = c.dt
+	if c.kdt == dtype.Invalid && len(outMeta) > 0 {
+		c.kdt = outMeta[0].DType
 	}
-	if d.Random && !na.Has("seed") {
-		na = drawSeed(na, outMeta)
-	}
+}
 
+// seedRandom draws a random op's seed and offset unless the caller set
+// them.
+func (c *opCall) seedRandom() {
+	if c.d.Random && !c.a.Has("seed") {
+		c.a = drawSeed(c.a, c.outMeta)
+	}
+}
+
+// runBoundedMean records mean over padded (bounded) dims as a masked sum
+// and a scaling, which record their own gradients; ok is false when that
+// does not apply.
+func (c *opCall) runBoundedMean() (out []*Tensor, ok bool) {
+	if c.lz == nil || c.lz.bs == nil || c.d != op.Mean {
+		return nil, false
+	}
+	t, ok := c.lz.boundedMean(c.path, c.in[0], c.a)
+	if !ok {
+		return nil, false
+	}
+	return []*Tensor{t}, true
+}
+
+// mustDecompose reports whether a composite runs its decomposition even
+// where the backend has a kernel for it.
+func (c *opCall) mustDecompose() bool {
+	d, lz := c.d, c.lz
 	// A composite without its own VJP runs its decomposition when gradients
 	// are needed, so that the primitives record the graph.
 	// Recorded graphs hold random primitives only, whose seeds are the
 	// programs' per-run data (op.Def.DynamicAttrs).
-	lz := lazyContextFor(dev, be)
-	if lz != nil && lz.bs != nil && d.Name == "mean" {
-		// The masked sum and the scaling record their own gradients.
-		if out, ok := lz.boundedMean(path, in[0], na); ok {
-			return []*Tensor{out}
-		}
-	}
-	decompose := d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (needGrad && d.VJP == nil) ||
-		(d.Random && lz != nil && (d.DrawsWhen == nil || d.DrawsWhen(na))) ||
+	return d.Kind == op.Composite && d.Decompose != nil && (forceDecompose.Load() || (c.needGrad && d.VJP == nil) ||
+		(d.Random && lz != nil && (d.DrawsWhen == nil || d.DrawsWhen(c.a))) ||
 		(d.MatmulInside && belowHighest(MatmulPrecision())) ||
 		// Composites on padded (bounded) dims run their parts, which the
 		// padding rules know (elementwise composites stay whole).
-		(lz != nil && lz.bs != nil && d.Group != "elementwise" && lz.boundedInputs(in)))
-	if be.Supports(d, kdt) && !decompose {
-		if needGrad && len(d.Inplace) > 0 {
-			preserveSaved(d, in)
-		}
-		out := launch(path, d, in, na, outMeta, dev, be, lz)
-		if needGrad {
-			record(d, na, in, out)
-		}
-		return out
+		(lz != nil && lz.bs != nil && d.Group != "elementwise" && lz.boundedInputs(c.in)))
+}
+
+// runKernel launches (or, in Fused mode, records) the backend's kernel and
+// records the call for autograd.
+func (c *opCall) runKernel() []*Tensor {
+	if c.needGrad && len(c.d.Inplace) > 0 {
+		preserveSaved(c.d, c.in)
 	}
-	if d.Decompose != nil {
-		b := &eagerBuilder{parent: path, dev: dev, be: be}
-		vals := make([]op.Value, len(in))
-		for i, t := range in {
-			if t != nil {
-				vals[i] = t
-			}
-		}
-		var res []op.Value
-		if needGrad && d.VJP != nil {
-			// The composite records one node with its own VJP.
-			NoGrad(func() { res = d.Decompose(b, vals, na) })
-		} else {
-			res = d.Decompose(b, vals, na)
-		}
-		out := make([]*Tensor, len(res))
-		for i, r := range res {
-			out[i] = r.(*Tensor)
-		}
-		checkDecomposition(path, in, d, out, outMeta)
-		if needGrad && d.VJP != nil {
-			out = detachAll(out)
-			record(d, na, in, out)
-		}
-		return out
+	out := launch(c.path, c.d, c.in, c.a, c.outMeta, c.dev, c.be, c.lz)
+	if c.needGrad {
+		record(c.d, c.a, c.in, out)
 	}
-	panic(&Error{Op: path, Msg: fmt.Sprintf("%v: no kernel for %s on device %s (dtype %s)", device.ErrUnsupported, name, dev, kdt), Err: device.ErrUnsupported})
+	return out
+}
+
+// runDecomposition runs a composite as its decomposition, on the same
+// device. With gradients needed and the composite's own VJP, the inner ops
+// run without recording and the call records one node.
+func (c *opCall) runDecomposition() []*Tensor {
+	d, in := c.d, c.in
+	b := &eagerBuilder{parent: c.path, dev: c.dev, be: c.be}
+	vals := make([]op.Value, len(in))
+	for i, t := range in {
+		if t != nil {
+			vals[i] = t
+		}
+	}
+	var res []op.Value
+	if c.needGrad && d.VJP != nil {
+		// The composite records one node with its own VJP.
+		NoGrad(func() { res = d.Decompose(b, vals, c.a) })
+	} else {
+		res = d.Decompose(b, vals, c.a)
+	}
+	out := make([]*Tensor, len(res))
+	for i, r := range res {
+		out[i] = r.(*Tensor)
+	}
+	checkDecomposition(c.path, in, d, out, c.outMeta)
+	if c.needGrad && d.VJP != nil {
+		out = detachAll(out)
+		record(d, c.a, in, out)
+	}
+	return out
+}
+
+// noKernelError is the error for a primitive the device cannot run.
+func (c *opCall) noKernelError() *Error {
+	return &Error{Op: c.path, Msg: fmt.Sprintf("%v: no kernel for %s on device %s (dtype %s)", device.ErrUnsupported, c.d.Name, c.dev, c.kdt), Err: device.ErrUnsupported}
 }
 
 // hasInternalOverlap reports whether several elements of l share a memory

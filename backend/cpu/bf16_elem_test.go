@@ -263,7 +263,7 @@ func TestBF16ElemAllocs(t *testing.T) {
 				for _, o := range in {
 					c.InB = append(c.InB, o.Buf.(*Buf).b)
 				}
-				run := kernels[name].Run
+				run := kernels[op.MustLookup(name)].Run
 				return testing.AllocsPerRun(20, func() {
 					if err := run(c); err != nil {
 						t.Fatal(err)

@@ -281,7 +281,7 @@ func TestBF16NNAllocs(t *testing.T) {
 				for _, o := range ins {
 					c.InB = append(c.InB, o.Buf.(*Buf).b)
 				}
-				run := kernels[name].Run
+				run := kernels[op.MustLookup(name)].Run
 				return testing.AllocsPerRun(10, func() {
 					if err := run(c); err != nil {
 						t.Fatal(err)

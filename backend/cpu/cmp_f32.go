@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gotpu/gotpu/op"
+
 // Comparison kernels for f32 operands without a call per element: the
 // generic loop (cmpBinary) calls a float64 comparison through two closures
 // for every element, ~4 ns, which made a ReLU backward's mask cost more
@@ -15,7 +17,7 @@ const (
 	cmpGe
 )
 
-var cmpKinds = map[string]int{"eq": cmpEq, "ne": cmpNe, "lt": cmpLt, "le": cmpLe, "gt": cmpGt, "ge": cmpGe}
+var cmpKinds = map[*op.Def]int{op.Eq: cmpEq, op.Ne: cmpNe, op.Lt: cmpLt, op.Le: cmpLe, op.Gt: cmpGt, op.Ge: cmpGe}
 
 // cmpF32 writes the bool result of comparison kind over f32 inputs 0 and
 // 1 for runs where each input is contiguous or a broadcast scalar, and

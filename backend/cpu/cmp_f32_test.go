@@ -52,7 +52,7 @@ func TestCmpF32(t *testing.T) {
 					OutB: [][]byte{out},
 				}
 			}
-			if !cmpF32(c(got), cmpKinds[name]) {
+			if !cmpF32(c(got), cmpKinds[op.MustLookup(name)]) {
 				t.Fatalf("%s %s: not handled", name, l.name)
 			}
 			cmpBinary(c(want), ff, nil)

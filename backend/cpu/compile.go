@@ -257,66 +257,66 @@ func planFusable(n *ir.Node) (fop, bool) {
 		}
 		// Bools enter only as where's condition or convert's input, and
 		// only from outside the group (members are f32).
-		boolOK := i == 0 && (n.Op.Name == "where" || n.Op.Name == "convert")
+		boolOK := i == 0 && (n.Op == op.Where || n.Op == op.Convert)
 		if v.Meta.DType != dtype.F32 && !(boolOK && v.Meta.DType == dtype.Bool) {
 			return 0, false
 		}
 	}
 	a := n.Attrs
-	switch n.Op.Name {
-	case "where":
+	switch n.Op {
+	case op.Where:
 		if n.In[0].Meta.DType == dtype.Bool {
 			return fWhere, true
 		}
-	case "convert":
+	case op.Convert:
 		if n.In[0].Meta.DType == dtype.Bool {
 			return fCopy, true
 		}
-	case "neg":
+	case op.Neg:
 		return fNeg, true
-	case "exp":
+	case op.Exp:
 		return fExp, true
-	case "log":
+	case op.Log:
 		return fLog, true
-	case "tanh":
+	case op.Tanh:
 		return fTanh, true
-	case "erf":
+	case op.Erf:
 		return fErf, true
-	case "sigmoid":
+	case op.Sigmoid:
 		return fSigmoid, true
-	case "relu":
+	case op.Relu:
 		return fRelu, true
-	case "silu":
+	case op.Silu:
 		return fSilu, true
-	case "sqrt":
+	case op.Sqrt:
 		return fSqrt, true
-	case "rsqrt":
+	case op.Rsqrt:
 		return fRsqrt, true
-	case "abs":
+	case op.Abs:
 		return fAbs, true
-	case "gelu":
+	case op.Gelu:
 		switch a["approximate"] {
 		case "none", "", nil:
 			return fGelu, true
 		case "tanh":
 			return fGeluTanh, true
 		}
-	case "add", "sub":
+	case op.Add, op.Sub:
 		if planIsOne(a["alpha"]) {
-			if n.Op.Name == "add" {
+			if n.Op == op.Add {
 				return fAdd, true
 			}
 			return fSub, true
 		}
-	case "mul":
+	case op.Mul:
 		return fMul, true
-	case "div":
+	case op.Div:
 		if m, _ := a["rounding_mode"].(string); m == "" {
 			return fDiv, true
 		}
-	case "maximum":
+	case op.Maximum:
 		return fMax, true
-	case "minimum":
+	case op.Minimum:
 		return fMin, true
 	}
 	return 0, false
@@ -412,8 +412,8 @@ func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 		if n.IsConst() || !pl.live[n] {
 			continue
 		}
-		switch n.Op.Name {
-		case "reduce":
+		switch n.Op {
+		case op.Reduce:
 			v := n.In[0]
 			if v == nil || v.Def == nil || v.Meta.DType != dtype.F32 || pl.uses[v] != 1 || pl.outSet[v] || v.Meta.Numel() == 0 {
 				continue
@@ -457,7 +457,7 @@ func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 			g.red = n
 			g.open = false
 			pl.groupOf[n] = g
-		case "dot_general":
+		case op.DotGeneral:
 			v := n.Out[0]
 			if v.Meta.DType != dtype.F32 || pl.uses[v] != 1 || pl.outSet[v] || len(users[v]) != 1 {
 				continue
@@ -1217,11 +1217,18 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 	r.applyDonations(in, opts)
 	r.dynamic, r.drawn = opts.Dynamic, make([]any, len(p.dyn))
 	r.threads = planThreads(p.opts.Threads)
-	for si := range p.steps {
+	for si := 0; si < len(p.steps); si++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
 		}
 		if r.skip != nil && r.skip[si] {
+			continue
+		}
+		if n := r.linearRun(si); n > 1 {
+			if err := r.linearSteps(p.steps[si : si+n]); err != nil {
+				return nil, fmt.Errorf("cpu: run: steps %d-%d: %w", si, si+n-1, err)
+			}
+			si += n - 1
 			continue
 		}
 		if err := r.step(&p.steps[si]); err != nil {
@@ -1342,30 +1349,42 @@ func (r *crun) step(s *pstep) error {
 		castLoop(r.operand(in, iv.layout), r.mem(in), r.operand(out, ov.layout), r.mem(out))
 		return nil
 	case stKernel:
-		n := p.g.Nodes[s.node]
-		a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+		l, err := r.launch(s)
 		if err != nil {
 			return err
 		}
-		l := &device.Launch{Op: n.Op, Attrs: a, In: make([]device.Operand, len(s.in))}
-		for i, id := range s.in {
-			if id >= 0 {
-				l.In[i] = r.operand(id, s.inL[i])
-			}
-		}
-		for k := 0; k < s.nOut; k++ {
-			id := s.out[k]
-			l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
-		}
-		if s.nOut == 1 && n.Op.Name == "dot_general" && planTransposed(l.Out[0].Layout) {
-			l = swappedDot(l)
-		}
-		return Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b })
+		return Exec(l, bufBytes)
 	case stFused:
 		return r.fused(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
 }
+
+// launch returns the kernel launch of a stKernel step.
+func (r *crun) launch(s *pstep) (*device.Launch, error) {
+	p := r.c.pl
+	n := p.g.Nodes[s.node]
+	a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+	if err != nil {
+		return nil, err
+	}
+	l := &device.Launch{Op: n.Op, Attrs: a, In: make([]device.Operand, len(s.in))}
+	for i, id := range s.in {
+		if id >= 0 {
+			l.In[i] = r.operand(id, s.inL[i])
+		}
+	}
+	for k := 0; k < s.nOut; k++ {
+		id := s.out[k]
+		l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
+	}
+	if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
+		l = swappedDot(l)
+	}
+	return l, nil
+}
+
+func bufBytes(b device.Buffer) []byte { return b.(*Buf).b }
 
 // fused runs a fused step.
 func (r *crun) fused(s *pstep) error {
@@ -1537,12 +1556,12 @@ func (p *plan) summary() string {
 }
 
 // opCopyInPlace is copy_, the op an eager in-place update ends with.
-var opCopyInPlace = op.MustLookup("copy_")
+var opCopyInPlace = op.CopyInPlace
 
 // updateInPlaceOps are the ops whose CPU kernel, given an output that is
 // its first input's own buffer (same layout), updates it in place instead
 // of copying it first (index_copy.go's sameView check).
-var updateInPlaceOps = map[*op.Def]bool{op.MustLookup("index_copy"): true}
+var updateInPlaceOps = map[*op.Def]bool{op.IndexCopy: true}
 
 // inPlaceUpdates finds the functional updates that an in-place call
 // recorded as update-then-copy_ — x.index_copy_(d, i, s) is

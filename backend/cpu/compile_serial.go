@@ -530,7 +530,7 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 			}
 		}
 		for k, id := range s.out {
-			if k == 0 && s.nOut == 1 && len(s.out) == 1 && n.Op.Name == "dot_general" && stored(id) && p.vals[id].buf >= 0 &&
+			if k == 0 && s.nOut == 1 && len(s.out) == 1 && n.Op == op.DotGeneral && stored(id) && p.vals[id].buf >= 0 &&
 				planTransposed(p.vals[id].layout) && dotSwappable(len(s.inL[0].Shape), len(s.inL[1].Shape), p.planNodeAttrs[s.node]) {
 				// The transposed product absorbing a copy (compile_transpose.go).
 			} else if !owned(id) {
@@ -574,7 +574,7 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 	extra := 0
 	if g.gemm >= 0 {
 		extra = 2
-		if g.gemm >= len(p.g.Nodes) || p.g.Nodes[g.gemm].IsConst() || p.g.Nodes[g.gemm].Op.Name != "dot_general" ||
+		if g.gemm >= len(p.g.Nodes) || p.g.Nodes[g.gemm].IsConst() || p.g.Nodes[g.gemm].Op != op.DotGeneral ||
 			g.gemmReg != 0 || len(g.inputs) == 0 || g.inputs[0] != -1 || len(g.outs) != 1 || g.red != redNone {
 			return fmt.Errorf("%w: group gemm", errPlan)
 		}

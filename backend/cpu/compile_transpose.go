@@ -89,7 +89,7 @@ func (pl *planner) absorbTransposes(drop map[int]bool) {
 			continue
 		}
 		n := p.g.Nodes[s.node]
-		if n.Op.Name != "dot_general" || s.dyn >= 0 {
+		if n.Op != op.DotGeneral || s.dyn >= 0 {
 			continue
 		}
 		vo := s.out[0]
@@ -176,7 +176,7 @@ func planIsCopy(p *plan, s pstep) bool {
 	case stCopy:
 		return len(s.in) == 1 && len(s.out) == 1
 	case stKernel:
-		return p.g.Nodes[s.node].Op.Name == "copy" && len(s.in) == 1 && len(s.inL) == 1 && len(s.out) == 1 && s.nOut == 1 && s.in[0] >= 0
+		return p.g.Nodes[s.node].Op == op.Copy && len(s.in) == 1 && len(s.inL) == 1 && len(s.out) == 1 && s.nOut == 1 && s.in[0] >= 0
 	}
 	return false
 }

@@ -5,13 +5,14 @@ import (
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
 )
 
 func init() {
-	RegisterKernel("copy", Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
-	RegisterKernel("convert", Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
+	RegisterKernel(op.Copy, Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
+	RegisterKernel(op.Convert, Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
 	// copy_(dst, src): src (broadcast to dst) cast into dst's strided layout.
-	RegisterKernel("copy_", Kernel{Run: func(c *Call) error {
+	RegisterKernel(op.CopyInPlace, Kernel{Run: func(c *Call) error {
 		dst, src := c.In[0], c.In[1]
 		bl, ok := src.Layout.BroadcastTo(dst.Shape)
 		if !ok {

@@ -36,25 +36,26 @@ type Kernel struct {
 
 var (
 	kmu     sync.RWMutex
-	kernels = map[string]Kernel{}
+	kernels = map[*op.Def]Kernel{}
 )
 
-// RegisterKernel installs k as the CPU kernel for op name. Kernel files call
-// it from init; registering a composite makes it a direct kernel that the
-// conformance suite checks against the decomposition.
-func RegisterKernel(name string, k Kernel) {
+// RegisterKernel installs k as the CPU kernel for the op whose handle is d
+// (op.Add, ...). Kernel files call it from init; registering a composite
+// makes it a direct kernel that the conformance suite checks against the
+// decomposition.
+func RegisterKernel(d *op.Def, k Kernel) {
 	kmu.Lock()
 	defer kmu.Unlock()
-	if _, dup := kernels[name]; dup {
-		panic("cpu: duplicate kernel for " + name)
+	if _, dup := kernels[d]; dup {
+		panic("cpu: duplicate kernel for " + d.Name)
 	}
-	kernels[name] = k
+	kernels[d] = k
 }
 
 // Has reports whether the kernel library implements op o for dtype dt.
 func Has(o *op.Def, dt dtype.DType) bool {
 	kmu.RLock()
-	k, ok := kernels[o.Name]
+	k, ok := kernels[o]
 	kmu.RUnlock()
 	return ok && k.DTypes.Has(dt)
 }
@@ -63,11 +64,16 @@ func Has(o *op.Def, dt dtype.DType) bool {
 // bytes with mem.
 func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	kmu.RLock()
-	k, ok := kernels[l.Op.Name]
+	k, ok := kernels[l.Op]
 	kmu.RUnlock()
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)
 	}
+	return k.Run(newCall(l, mem))
+}
+
+// newCall returns the kernel call of launch l, its buffers' memory from mem.
+func newCall(l *device.Launch, mem func(device.Buffer) []byte) *Call {
 	c := &Call{Launch: l, InB: make([][]byte, len(l.In)), OutB: make([][]byte, len(l.Out))}
 	for i, o := range l.In {
 		if o.Buf != nil {
@@ -77,7 +83,7 @@ func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
 	for i, o := range l.Out {
 		c.OutB[i] = mem(o.Buf)
 	}
-	return k.Run(c)
+	return c
 }
 
 // Buf is a CPU buffer: 64-byte-aligned host memory (mapped outside the Go

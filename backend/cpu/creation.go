@@ -18,22 +18,22 @@ import (
 // decompositions compute.
 
 func init() {
-	RegisterKernel("full", Kernel{Run: fullKernel})
-	RegisterKernel("iota", Kernel{Run: iotaKernel})
-	RegisterKernel("random_bits", Kernel{Run: randomBitsKernel})
-	RegisterKernel("arange", Kernel{Run: arangeKernel})
-	RegisterKernel("linspace", Kernel{Run: linspaceKernel})
-	RegisterKernel("eye", Kernel{Run: eyeKernel})
-	RegisterKernel("tril", Kernel{Run: func(c *Call) error { return triKernel(c, true) }})
-	RegisterKernel("triu", Kernel{Run: func(c *Call) error { return triKernel(c, false) }})
-	RegisterKernel("rand", Kernel{Run: uniformKernel})
-	RegisterKernel("uniform", Kernel{Run: uniformKernel})
-	RegisterKernel("randn", Kernel{Run: normalKernel})
-	RegisterKernel("normal", Kernel{Run: normalKernel})
-	RegisterKernel("randint", Kernel{Run: randintKernel})
-	RegisterKernel("bernoulli", Kernel{DTypes: op.SetFloats, Run: bernoulliKernel})
-	RegisterKernel("multinomial", Kernel{DTypes: op.SetFloats, Run: multinomialKernel})
-	RegisterKernel("randperm", Kernel{Run: randpermKernel})
+	RegisterKernel(op.Full, Kernel{Run: fullKernel})
+	RegisterKernel(op.Iota, Kernel{Run: iotaKernel})
+	RegisterKernel(op.RandomBits, Kernel{Run: randomBitsKernel})
+	RegisterKernel(op.Arange, Kernel{Run: arangeKernel})
+	RegisterKernel(op.Linspace, Kernel{Run: linspaceKernel})
+	RegisterKernel(op.Eye, Kernel{Run: eyeKernel})
+	RegisterKernel(op.Tril, Kernel{Run: func(c *Call) error { return triKernel(c, true) }})
+	RegisterKernel(op.Triu, Kernel{Run: func(c *Call) error { return triKernel(c, false) }})
+	RegisterKernel(op.Rand, Kernel{Run: uniformKernel})
+	RegisterKernel(op.Uniform, Kernel{Run: uniformKernel})
+	RegisterKernel(op.Randn, Kernel{Run: normalKernel})
+	RegisterKernel(op.Normal, Kernel{Run: normalKernel})
+	RegisterKernel(op.Randint, Kernel{Run: randintKernel})
+	RegisterKernel(op.Bernoulli, Kernel{DTypes: op.SetFloats, Run: bernoulliKernel})
+	RegisterKernel(op.Multinomial, Kernel{DTypes: op.SetFloats, Run: multinomialKernel})
+	RegisterKernel(op.Randperm, Kernel{Run: randpermKernel})
 }
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
@@ -393,7 +393,7 @@ func uniformKernel(c *Call) error {
 	mask := uint64(1)<<digits - 1
 	scale := math.Ldexp(1, -digits)
 	rnd := rounder(dt)
-	affine := c.Launch.Op.Name == "uniform"
+	affine := c.Launch.Op == op.Uniform
 	var width, low float64
 	if affine {
 		width, low = rnd(c.Attrs.Float("high")-c.Attrs.Float("low")), rnd(c.Attrs.Float("low"))
@@ -420,7 +420,7 @@ func (r rng) boxMuller(i int) float64 {
 
 func normalKernel(c *Call) error {
 	r := rngOf(c)
-	if c.Launch.Op.Name == "normal" {
+	if c.Launch.Op == op.Normal {
 		mean, std := c.Attrs.Float("mean"), c.Attrs.Float("std")
 		fillFloat(c, func(i int) float64 { return float64(r.boxMuller(i)*std) + mean })
 		return nil

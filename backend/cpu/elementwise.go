@@ -63,43 +63,43 @@ func wrapInt(v int64, d dtype.DType) int64 {
 	return v
 }
 
-func reg(name string, set op.Set, run func(c *Call) error) {
-	RegisterKernel(name, Kernel{DTypes: set, Run: run})
+func reg(d *op.Def, set op.Set, run func(c *Call) error) {
+	RegisterKernel(d, Kernel{DTypes: set, Run: run})
 }
 
 // Unary primitives.
 
 func registerUnaryKernels() {
-	fl := func(name string, f func(float64) float64) {
-		v := vecUnaryFor(name) // dense f32: vec.go
-		reg(name, op.SetFloats, func(c *Call) error {
+	fl := func(d *op.Def, f func(float64) float64) {
+		v := vecUnaryFor(d) // dense f32: vec.go
+		reg(d, op.SetFloats, func(c *Call) error {
 			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
 		})
 	}
-	fl("exp", math.Exp)
-	fl("expm1", math.Expm1)
-	fl("log", logf)
-	fl("log1p", math.Log1p)
-	fl("sqrt", math.Sqrt)
-	fl("rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) })
-	fl("sin", math.Sin)
-	fl("cos", math.Cos)
-	fl("tan", math.Tan)
-	fl("tanh", math.Tanh)
-	fl("sigmoid", sigmoid)
-	fl("erf", math.Erf)
-	fl("erfc", math.Erfc)
-	fl("erfinv", math.Erfinv)
+	fl(op.Exp, math.Exp)
+	fl(op.Expm1, math.Expm1)
+	fl(op.Log, logf)
+	fl(op.Log1p, math.Log1p)
+	fl(op.Sqrt, math.Sqrt)
+	fl(op.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) })
+	fl(op.Sin, math.Sin)
+	fl(op.Cos, math.Cos)
+	fl(op.Tan, math.Tan)
+	fl(op.Tanh, math.Tanh)
+	fl(op.Sigmoid, sigmoid)
+	fl(op.Erf, math.Erf)
+	fl(op.Erfc, math.Erfc)
+	fl(op.Erfinv, math.Erfinv)
 
 	ident := func(x int64) int64 { return x }
-	reg("neg", op.SetNumeric, func(c *Call) error {
+	reg(op.Neg, op.SetNumeric, func(c *Call) error {
 		numUnary(c, func(x float64) float64 { return -x }, func(x int64) int64 { return -x })
 		return nil
 	})
-	reg("abs", op.SetNumeric, func(c *Call) error {
+	reg(op.Abs, op.SetNumeric, func(c *Call) error {
 		numUnary(c, math.Abs, func(x int64) int64 {
 			if x < 0 {
 				return -x
@@ -108,7 +108,7 @@ func registerUnaryKernels() {
 		})
 		return nil
 	})
-	reg("sign", op.SetAll, func(c *Call) error {
+	reg(op.Sign, op.SetAll, func(c *Call) error {
 		numUnary(c, func(x float64) float64 {
 			switch {
 			case x > 0:
@@ -128,10 +128,10 @@ func registerUnaryKernels() {
 		})
 		return nil
 	})
-	reg("floor", op.SetNumeric, func(c *Call) error { numUnary(c, math.Floor, ident); return nil })
-	reg("ceil", op.SetNumeric, func(c *Call) error { numUnary(c, math.Ceil, ident); return nil })
-	reg("round_nearest_even", op.SetNumeric, func(c *Call) error { numUnary(c, math.RoundToEven, ident); return nil })
-	reg("bitwise_not", op.SetBits, func(c *Call) error {
+	reg(op.Floor, op.SetNumeric, func(c *Call) error { numUnary(c, math.Floor, ident); return nil })
+	reg(op.Ceil, op.SetNumeric, func(c *Call) error { numUnary(c, math.Ceil, ident); return nil })
+	reg(op.RoundNearestEven, op.SetNumeric, func(c *Call) error { numUnary(c, math.RoundToEven, ident); return nil })
+	reg(op.BitwiseNot, op.SetBits, func(c *Call) error {
 		if c.In[0].DType == dtype.Bool {
 			unaryLoop(c, func(x bool) bool { return !x })
 			return nil
@@ -139,7 +139,7 @@ func registerUnaryKernels() {
 		intUnary(c, func(x int64) int64 { return ^x })
 		return nil
 	})
-	reg("signbit", op.SetAll, func(c *Call) error {
+	reg(op.Signbit, op.SetAll, func(c *Call) error {
 		if c.In[0].DType.IsFloat() {
 			floatPred(c, math.Signbit)
 		} else {
@@ -154,9 +154,9 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 // Binary primitives.
 
 func registerBinaryKernels() {
-	reg("add", op.SetAll, func(c *Call) error { return addSub(c, 1) })
-	reg("sub", op.SetNumeric, func(c *Call) error { return addSub(c, -1) })
-	reg("mul", op.SetAll, func(c *Call) error {
+	reg(op.Add, op.SetAll, func(c *Call) error { return addSub(c, 1) })
+	reg(op.Sub, op.SetNumeric, func(c *Call) error { return addSub(c, -1) })
+	reg(op.Mul, op.SetAll, func(c *Call) error {
 		switch c.In[0].DType {
 		case dtype.F32:
 			arith[float32](c, '*')
@@ -170,30 +170,30 @@ func registerBinaryKernels() {
 		}
 		return nil
 	})
-	reg("div", op.SetNumeric, divKernel)
-	reg("fmod", op.SetNumeric, func(c *Call) error {
+	reg(op.Div, op.SetNumeric, divKernel)
+	reg(op.Fmod, op.SetNumeric, func(c *Call) error {
 		return intOrFloat(c, math.Mod, func(a, b int64) int64 { return a % b })
 	})
-	reg("pow", op.SetNumeric, func(c *Call) error {
+	reg(op.Pow, op.SetNumeric, func(c *Call) error {
 		numBinary(c, math.Pow, ipow)
 		return nil
 	})
-	reg("atan2", op.SetFloats, func(c *Call) error { floatBinary(c, math.Atan2); return nil })
-	reg("maximum", op.SetAll, func(c *Call) error {
+	reg(op.Atan2, op.SetFloats, func(c *Call) error { floatBinary(c, math.Atan2); return nil })
+	reg(op.Maximum, op.SetAll, func(c *Call) error {
 		if vecRunBinary(c, vecOpMaximum) {
 			return nil
 		}
 		numBinary(c, maxNaN, func(a, b int64) int64 { return max(a, b) })
 		return nil
 	})
-	reg("minimum", op.SetAll, func(c *Call) error {
+	reg(op.Minimum, op.SetAll, func(c *Call) error {
 		numBinary(c, minNaN, func(a, b int64) int64 { return min(a, b) })
 		return nil
 	})
-	reg("bitwise_and", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a & b }); return nil })
-	reg("bitwise_or", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a | b }); return nil })
-	reg("bitwise_xor", op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a ^ b }); return nil })
-	reg("bitwise_left_shift", op.SetIntegral, func(c *Call) error {
+	reg(op.BitwiseAnd, op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a & b }); return nil })
+	reg(op.BitwiseOr, op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a | b }); return nil })
+	reg(op.BitwiseXor, op.SetBits, func(c *Call) error { intBinary(c, func(a, b int64) int64 { return a ^ b }); return nil })
+	reg(op.BitwiseLeftShift, op.SetIntegral, func(c *Call) error {
 		bits := int64(8 * c.In[0].DType.Size())
 		intBinary(c, func(a, b int64) int64 {
 			if b < 0 || b >= bits {
@@ -203,7 +203,7 @@ func registerBinaryKernels() {
 		})
 		return nil
 	})
-	reg("bitwise_right_shift", op.SetIntegral, func(c *Call) error {
+	reg(op.BitwiseRightShift, op.SetIntegral, func(c *Call) error {
 		dt := c.In[0].DType
 		maxShift := int64(8*dt.Size()) - 1 // keeps the sign of signed types
 		if dt == dtype.U8 {
@@ -217,9 +217,9 @@ func registerBinaryKernels() {
 		})
 		return nil
 	})
-	cmp := func(name string, ff func(a, b float64) bool, fi func(a, b int64) bool) {
-		kind := cmpKinds[name]
-		reg(name, op.SetAll, func(c *Call) error {
+	cmp := func(d *op.Def, ff func(a, b float64) bool, fi func(a, b int64) bool) {
+		kind := cmpKinds[d]
+		reg(d, op.SetAll, func(c *Call) error {
 			if c.In[0].DType == dtype.F32 && cmpF32(c, kind) {
 				return nil
 			}
@@ -227,13 +227,13 @@ func registerBinaryKernels() {
 			return nil
 		})
 	}
-	cmp("eq", func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b })
-	cmp("ne", func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b })
-	cmp("lt", func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b })
-	cmp("le", func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b })
-	cmp("gt", func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b })
-	cmp("ge", func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b })
-	reg("where", op.SetAll, func(c *Call) error {
+	cmp(op.Eq, func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b })
+	cmp(op.Ne, func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b })
+	cmp(op.Lt, func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b })
+	cmp(op.Le, func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b })
+	cmp(op.Gt, func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b })
+	cmp(op.Ge, func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b })
+	reg(op.Where, op.SetAll, func(c *Call) error {
 		switch c.In[1].DType.Size() {
 		case 1:
 			ternaryLoop(c, pick[uint8])
@@ -509,41 +509,41 @@ func remainderI(a, b int64) int64 {
 // Direct kernels of composites.
 
 func registerCompositeKernels() {
-	fl := func(name string, f func(float64) float64) {
-		v := vecUnaryFor(name) // dense f32: vec.go
-		reg(name, op.SetFloats, func(c *Call) error {
+	fl := func(d *op.Def, f func(float64) float64) {
+		v := vecUnaryFor(d) // dense f32: vec.go
+		reg(d, op.SetFloats, func(c *Call) error {
 			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
 		})
 	}
-	fl("exp2", math.Exp2)
-	fl("log2", math.Log2)
-	fl("log10", func(x float64) float64 { return logf(x) * (1 / math.Ln10) })
-	fl("asin", math.Asin)
-	fl("acos", math.Acos)
-	fl("atan", math.Atan)
-	fl("sinh", math.Sinh)
-	fl("cosh", math.Cosh)
-	fl("asinh", math.Asinh)
-	fl("acosh", math.Acosh)
-	fl("atanh", math.Atanh)
-	fl("silu", func(x float64) float64 { return x / (1 + math.Exp(-x)) })
-	fl("mish", func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) })
-	fl("hardsigmoid", func(x float64) float64 { return min(max(x+3, 0), 6) / 6 })
-	fl("hardswish", func(x float64) float64 { return x * min(max(x+3, 0), 6) / 6 })
-	fl("frac", func(x float64) float64 { return x - math.Trunc(x) })
-	reg("selu", op.SetFloats, func(c *Call) error {
+	fl(op.Exp2, math.Exp2)
+	fl(op.Log2, math.Log2)
+	fl(op.Log10, func(x float64) float64 { return logf(x) * (1 / math.Ln10) })
+	fl(op.Asin, math.Asin)
+	fl(op.Acos, math.Acos)
+	fl(op.Atan, math.Atan)
+	fl(op.Sinh, math.Sinh)
+	fl(op.Cosh, math.Cosh)
+	fl(op.Asinh, math.Asinh)
+	fl(op.Acosh, math.Acosh)
+	fl(op.Atanh, math.Atanh)
+	fl(op.Silu, func(x float64) float64 { return x / (1 + math.Exp(-x)) })
+	fl(op.Mish, func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) })
+	fl(op.Hardsigmoid, func(x float64) float64 { return min(max(x+3, 0), 6) / 6 })
+	fl(op.Hardswish, func(x float64) float64 { return x * min(max(x+3, 0), 6) / 6 })
+	fl(op.Frac, func(x float64) float64 { return x - math.Trunc(x) })
+	reg(op.Selu, op.SetFloats, func(c *Call) error {
 		floatUnary(c, func(x float64) float64 { return elu(x, op.SeluAlpha, op.SeluScale, 1) })
 		return nil
 	})
-	reg("elu", op.SetFloats, func(c *Call) error {
+	reg(op.Elu, op.SetFloats, func(c *Call) error {
 		al, s, is := c.Attrs.Float("alpha"), c.Attrs.Float("scale"), c.Attrs.Float("input_scale")
 		floatUnary(c, func(x float64) float64 { return elu(x, al, s, is) })
 		return nil
 	})
-	reg("leaky_relu", op.SetFloats, func(c *Call) error {
+	reg(op.LeakyRelu, op.SetFloats, func(c *Call) error {
 		s := c.Attrs.Float("negative_slope")
 		floatUnary(c, func(x float64) float64 {
 			if x > 0 {
@@ -553,7 +553,7 @@ func registerCompositeKernels() {
 		})
 		return nil
 	})
-	reg("softplus", op.SetFloats, func(c *Call) error {
+	reg(op.Softplus, op.SetFloats, func(c *Call) error {
 		beta, th := c.Attrs.Float("beta"), c.Attrs.Float("threshold")
 		floatUnary(c, func(x float64) float64 {
 			if x*beta > th {
@@ -563,7 +563,7 @@ func registerCompositeKernels() {
 		})
 		return nil
 	})
-	reg("gelu", op.SetFloats, func(c *Call) error {
+	reg(op.Gelu, op.SetFloats, func(c *Call) error {
 		if c.Attrs.String("approximate") == "tanh" {
 			if vecRunUnary(c, vecGeluTanhF32) {
 				return nil
@@ -580,7 +580,7 @@ func registerCompositeKernels() {
 		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })
 		return nil
 	})
-	reg("logit", op.SetFloats, func(c *Call) error {
+	reg(op.Logit, op.SetFloats, func(c *Call) error {
 		lo, hi, clampIt := 0.0, 0.0, false
 		if c.Attrs.Has("eps") && c.Attrs.Float("eps") >= 0 {
 			e := c.Attrs.Float("eps")
@@ -594,7 +594,7 @@ func registerCompositeKernels() {
 		})
 		return nil
 	})
-	reg("relu", op.SetNumeric, func(c *Call) error {
+	reg(op.Relu, op.SetNumeric, func(c *Call) error {
 		if bf16RunUnary(c, vecReluF32) { // dense bf16: bf16_elem.go
 			return nil
 		}
@@ -619,18 +619,18 @@ func registerCompositeKernels() {
 		}
 		return nil
 	})
-	reg("relu6", op.SetNumeric, func(c *Call) error {
+	reg(op.Relu6, op.SetNumeric, func(c *Call) error {
 		return clampKernel(c, 0.0, 6.0)
 	})
-	reg("hardtanh", op.SetNumeric, func(c *Call) error {
+	reg(op.Hardtanh, op.SetNumeric, func(c *Call) error {
 		lo, hi := op.HardtanhBounds(c.In[0].DType, c.Attrs)
 		return clampKernel(c, lo, hi)
 	})
-	reg("clamp", op.SetNumeric, func(c *Call) error {
+	reg(op.Clamp, op.SetNumeric, func(c *Call) error {
 		return clampKernel(c, c.Attrs["min"], c.Attrs["max"])
 	})
-	reg("trunc", op.SetNumeric, func(c *Call) error { numUnary(c, math.Trunc, func(x int64) int64 { return x }); return nil })
-	reg("round", op.SetNumeric, func(c *Call) error {
+	reg(op.Trunc, op.SetNumeric, func(c *Call) error { numUnary(c, math.Trunc, func(x int64) int64 { return x }); return nil })
+	reg(op.Round, op.SetNumeric, func(c *Call) error {
 		dt := c.In[0].DType
 		d := c.Attrs.Int("decimals")
 		if d == 0 || !dt.IsFloat() {
@@ -647,7 +647,7 @@ func registerCompositeKernels() {
 		}
 		return nil
 	})
-	reg("nan_to_num", op.SetFloats, func(c *Call) error {
+	reg(op.NanToNum, op.SetFloats, func(c *Call) error {
 		nan, pos, neg := op.NanToNumValues(c.In[0].DType, c.Attrs)
 		floatUnary(c, func(x float64) float64 {
 			switch {
@@ -662,10 +662,10 @@ func registerCompositeKernels() {
 		})
 		return nil
 	})
-	reg("remainder", op.SetNumeric, func(c *Call) error { return intOrFloat(c, remainderF, remainderI) })
-	reg("hypot", op.SetFloats, func(c *Call) error { floatBinary(c, math.Hypot); return nil })
-	reg("copysign", op.SetFloats, func(c *Call) error { floatBinary(c, math.Copysign); return nil })
-	reg("fmax", op.SetAll, func(c *Call) error {
+	reg(op.Remainder, op.SetNumeric, func(c *Call) error { return intOrFloat(c, remainderF, remainderI) })
+	reg(op.Hypot, op.SetFloats, func(c *Call) error { floatBinary(c, math.Hypot); return nil })
+	reg(op.Copysign, op.SetFloats, func(c *Call) error { floatBinary(c, math.Copysign); return nil })
+	reg(op.Fmax, op.SetAll, func(c *Call) error {
 		numBinary(c, func(a, b float64) float64 {
 			switch {
 			case a != a:
@@ -677,7 +677,7 @@ func registerCompositeKernels() {
 		}, func(a, b int64) int64 { return max(a, b) })
 		return nil
 	})
-	reg("fmin", op.SetAll, func(c *Call) error {
+	reg(op.Fmin, op.SetAll, func(c *Call) error {
 		numBinary(c, func(a, b float64) float64 {
 			switch {
 			case a != a:
@@ -689,7 +689,7 @@ func registerCompositeKernels() {
 		}, func(a, b int64) int64 { return min(a, b) })
 		return nil
 	})
-	reg("lerp", op.SetFloats, func(c *Call) error {
+	reg(op.Lerp, op.SetFloats, func(c *Call) error {
 		if c.In[2].Buf != nil {
 			floatTernary(c, lerp)
 			return nil
@@ -701,7 +701,7 @@ func registerCompositeKernels() {
 		floatBinary(c, func(x, e float64) float64 { return lerp(x, e, w) })
 		return nil
 	})
-	reg("addcmul", op.SetNumeric, func(c *Call) error {
+	reg(op.Addcmul, op.SetNumeric, func(c *Call) error {
 		dt := c.In[0].DType
 		if dt.IsFloat() {
 			v := op.ScalarAs(c.Attrs["value"], dt).(float64)
@@ -712,7 +712,7 @@ func registerCompositeKernels() {
 		intTernary(c, func(x, a, b int64) int64 { return x + v*a*b })
 		return nil
 	})
-	reg("addcdiv", op.SetFloats, func(c *Call) error {
+	reg(op.Addcdiv, op.SetFloats, func(c *Call) error {
 		v := op.ScalarAs(c.Attrs["value"], c.In[0].DType).(float64)
 		floatTernary(c, func(x, a, b float64) float64 { return x + v*a/b })
 		return nil

@@ -20,7 +20,7 @@ import (
 // accumulation of the generic kernels), within f32 tolerances of them.
 
 func init() {
-	RegisterKernel("rms_norm", Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: rmsNormKernel})
+	RegisterKernel(op.RmsNorm, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: rmsNormKernel})
 }
 
 // errNormLayout reports a norm output that is not a dense f32 array (the

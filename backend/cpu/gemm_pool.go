@@ -8,40 +8,49 @@ import (
 )
 
 // The GEMM's persistent worker pool. A GEMM's threads are the calling
-// goroutine plus helpers that live for the life of the process (polling for
-// gemmSpin after a call, then parked on a channel, costing nothing), not
-// goroutines spawned per call; they take work dynamically and never wait for one another to
-// arrive, so a helper woken late only takes less of the work. One GEMM uses the helpers at a time; a GEMM that finds them busy
+// goroutine plus helpers that live for the life of the process, not
+// goroutines spawned per call. A call is handed over through one atomic
+// word per helper, which the helper polls for gemmSpin after its last
+// call before it parks on a channel (costing nothing); the caller waits
+// for the helpers by polling an atomic counter. Neither side sleeps in
+// the OS between a model's back-to-back products: waking a parked thread
+// costs tens of microseconds on a VM, as long as a decode step's whole
+// matrix-vector product. Threads take work dynamically and never wait for
+// one another to arrive, so a helper woken late only takes less of the
+// work. One GEMM uses the helpers at a time; a GEMM that finds them busy
 // (another goroutine's GEMM is running) runs on its caller alone, which
 // keeps concurrent callers from oversubscribing the cores.
 
 // gemmParallelMACs is the multiply-add count below which a GEMM runs on
-// its caller alone: waking a helper and sharing the work cost a few
-// microseconds, about what 2^19 multiply-adds take on one core.
+// its caller alone: sharing the work costs about a microsecond, about
+// what 2^19 multiply-adds take on one core.
 const gemmParallelMACs = 1 << 19
 
 var gemmHelpers struct {
-	mu   sync.Mutex // held by the GEMM that is using the helpers
-	wake []chan *gemmCall
+	mu sync.Mutex // held by the GEMM that is using the helpers
+	hs []*gemmHelper
+}
+
+// gemmHelper is one pool thread's mailbox.
+type gemmHelper struct {
+	// call is the call offered to this helper, nil when none. The helper
+	// takes it by swapping it for nil; a sharing caller that finds it
+	// still there when its own work is done takes it back the same way.
+	call atomic.Pointer[gemmCall]
+	// parked is set by the helper before it blocks on wake, and cleared
+	// by whoever wakes it.
+	parked atomic.Bool
+	wake   chan struct{}
 }
 
 // gemmCall is one parallel run handed to the helpers.
 type gemmCall struct {
 	job func(tid, nw int)
 	nw  int
-	// claim, when not nil (gemmParallelShare), is each helper's state for
-	// this call: gemmPending until the helper claims it (gemmClaimed) or
-	// the caller, done with its own share, skips it (gemmSkipped).
-	claim []atomic.Int32
-	wg    sync.WaitGroup
+	// running counts the helpers that have neither finished the call nor
+	// been skipped.
+	running atomic.Int32
 }
-
-// Helper states of a gemmCall.
-const (
-	gemmPending int32 = iota
-	gemmClaimed
-	gemmSkipped
-)
 
 // gemmWorkers returns how many threads a GEMM of cost multiply-adds
 // should use.
@@ -84,92 +93,83 @@ func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 	}
 	defer gemmHelpers.mu.Unlock()
 	h := &gemmHelpers
-	for len(h.wake) < nw-1 {
-		// Room for a few calls: a helper the OS runs late may still hold
-		// skipped ones.
-		ch := make(chan *gemmCall, 8)
-		h.wake = append(h.wake, ch)
-		go gemmHelper(len(h.wake), ch)
+	for len(h.hs) < nw-1 {
+		g := &gemmHelper{wake: make(chan struct{}, 1)}
+		h.hs = append(h.hs, g)
+		go g.loop(len(h.hs))
 	}
 	c := &gemmCall{job: job, nw: nw}
-	if share {
-		c.claim = make([]atomic.Int32, nw-1)
-	}
-	c.wg.Add(nw - 1)
-	for i, ch := range h.wake[:nw-1] {
-		select {
-		case ch <- c:
-		default:
-			// The helper is that far behind: a sharing job goes on
-			// without it; any other waits for it to take the call.
-			if share {
-				c.claim[i].Store(gemmSkipped)
-				c.wg.Done()
-				continue
+	c.running.Store(int32(nw - 1))
+	for _, g := range h.hs[:nw-1] {
+		g.call.Store(c)
+		// Sequentially consistent atomics: either the helper, about to
+		// park, sees the call, or this load sees it parked.
+		if g.parked.Load() && g.parked.CompareAndSwap(true, false) {
+			select {
+			case g.wake <- struct{}{}:
+			default:
 			}
-			ch <- c
 		}
 	}
 	job(0, nw)
 	if share {
-		for i := range c.claim {
-			if c.claim[i].CompareAndSwap(gemmPending, gemmSkipped) {
-				c.wg.Done()
+		for _, g := range h.hs[:nw-1] {
+			if g.call.CompareAndSwap(c, nil) {
+				c.running.Add(-1) // not started: its work is done
 			}
 		}
 	}
-	c.wg.Wait()
-}
-
-func gemmHelper(tid int, wake chan *gemmCall) {
-	for {
-		c := gemmSpinRecv(wake)
-		if c == nil {
-			var ok bool
-			if c, ok = <-wake; !ok {
-				return
-			}
-		}
-		if c.claim != nil && !c.claim[tid-1].CompareAndSwap(gemmPending, gemmClaimed) {
-			continue // skipped: the caller has done the work and counted it
-		}
-		c.job(tid, c.nw)
-		c.wg.Done()
-	}
-}
-
-// gemmSpin is how long a helper that finished a call keeps polling for the
-// next one before it parks on its channel. Waking a parked goroutine costs
-// the caller a futex call and the helper an OS reschedule — tens of
-// microseconds on a VM, as long as a decode step's whole matrix-vector
-// product — while a model's products come microseconds apart: a helper
-// that is still polling takes the next call at once. Between polls it
-// yields its P (runtime.Gosched), so other goroutines are not starved.
-var gemmSpin atomic.Int64 // nanoseconds
-
-func init() { gemmSpin.Store(int64(200 * time.Microsecond)) }
-
-// gemmSpinRecv polls wake for up to gemmSpin; nil when nothing came.
-func gemmSpinRecv(wake chan *gemmCall) *gemmCall {
-	spin := time.Duration(gemmSpin.Load())
-	if spin <= 0 {
-		return nil
-	}
-	start := time.Now()
-	for i := 0; ; i++ {
-		select {
-		case c, ok := <-wake:
-			if !ok {
-				return nil
-			}
-			return c
-		default:
-		}
-		if i%64 == 63 {
-			if time.Since(start) > spin {
-				return nil
-			}
+	for i := 1; c.running.Load() != 0; i++ {
+		if i%gemmYieldPolls == 0 {
 			runtime.Gosched()
 		}
 	}
 }
+
+// Polling: an atomic load of an unchanged word costs a nanosecond or two.
+// A polling thread reads the clock every gemmClockPolls polls and gives its
+// P to other goroutines every gemmYieldPolls (a few tens of microseconds):
+// often enough that spinning starves nobody, rarely enough that the
+// scheduler's locks stay out of the hot path.
+const (
+	gemmClockPolls = 1 << 10
+	gemmYieldPolls = 1 << 14
+)
+
+// loop is a helper's life: poll for a call, run it, and park after
+// gemmSpin without one.
+func (g *gemmHelper) loop(tid int) {
+	idle := time.Now()
+	for i := 1; ; i++ {
+		if c := g.call.Load(); c != nil {
+			if g.call.CompareAndSwap(c, nil) {
+				c.job(tid, c.nw)
+				c.running.Add(-1)
+			}
+			idle, i = time.Now(), 1
+			continue
+		}
+		if i%gemmClockPolls != 0 {
+			continue
+		}
+		if time.Since(idle) <= time.Duration(gemmSpin.Load()) {
+			if i%gemmYieldPolls == 0 {
+				runtime.Gosched()
+			}
+			continue
+		}
+		g.parked.Store(true)
+		if g.call.Load() == nil {
+			<-g.wake
+		}
+		g.parked.Store(false)
+		idle, i = time.Now(), 1
+	}
+}
+
+// gemmSpin is how long a helper that finished a call keeps polling for the
+// next one before it parks: a model's products come microseconds apart,
+// and a helper that is still polling takes the next call at once.
+var gemmSpin atomic.Int64 // nanoseconds
+
+func init() { gemmSpin.Store(int64(200 * time.Microsecond)) }

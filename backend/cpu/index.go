@@ -16,21 +16,21 @@ import (
 // the dimension and its size, never a panic.
 
 func init() {
-	RegisterKernel("cat", Kernel{Run: catKernel})
-	RegisterKernel("gather", Kernel{Run: bySize(gatherKernel[uint8], gatherKernel[uint16], gatherKernel[uint32], gatherKernel[uint64])})
-	RegisterKernel("scatter", Kernel{Run: bySize(scatterKernel[uint8], scatterKernel[uint16], scatterKernel[uint32], scatterKernel[uint64])})
-	RegisterKernel("scatter_reduce", Kernel{DTypes: op.SetNumeric, Run: scatterReduceKernel})
+	RegisterKernel(op.Cat, Kernel{Run: catKernel})
+	RegisterKernel(op.Gather, Kernel{Run: bySize(gatherKernel[uint8], gatherKernel[uint16], gatherKernel[uint32], gatherKernel[uint64])})
+	RegisterKernel(op.Scatter, Kernel{Run: bySize(scatterKernel[uint8], scatterKernel[uint16], scatterKernel[uint32], scatterKernel[uint64])})
+	RegisterKernel(op.ScatterReduce, Kernel{DTypes: op.SetNumeric, Run: scatterReduceKernel})
 	// A direct kernel for the index_select composite (embedding lookups).
-	RegisterKernel("index_select", Kernel{Run: bySize(indexSelectKernel[uint8], indexSelectKernel[uint16], indexSelectKernel[uint32], indexSelectKernel[uint64])})
-	RegisterKernel("index", Kernel{Run: bySize(indexKernel[uint8], indexKernel[uint16], indexKernel[uint32], indexKernel[uint64])})
-	RegisterKernel("index_put", Kernel{Run: indexPutKernel})
-	RegisterKernel("masked_select", Kernel{Run: bySize(maskedSelectKernel[uint8], maskedSelectKernel[uint16], maskedSelectKernel[uint32], maskedSelectKernel[uint64])})
-	RegisterKernel("masked_scatter", Kernel{Run: bySize(maskedScatterKernel[uint8], maskedScatterKernel[uint16], maskedScatterKernel[uint32], maskedScatterKernel[uint64])})
-	RegisterKernel("masked_fill", Kernel{Run: bySize(maskedFillKernel[uint8], maskedFillKernel[uint16], maskedFillKernel[uint32], maskedFillKernel[uint64])})
-	RegisterKernel("nonzero", Kernel{Run: nonzeroKernel})
-	RegisterKernel("pad_nd", Kernel{Run: padNDKernel})
-	RegisterKernel("flip", Kernel{Run: flipKernel})
-	RegisterKernel("repeat_interleave", Kernel{Run: bySize(repeatInterleaveKernel[uint8], repeatInterleaveKernel[uint16], repeatInterleaveKernel[uint32], repeatInterleaveKernel[uint64])})
+	RegisterKernel(op.IndexSelect, Kernel{Run: bySize(indexSelectKernel[uint8], indexSelectKernel[uint16], indexSelectKernel[uint32], indexSelectKernel[uint64])})
+	RegisterKernel(op.Index, Kernel{Run: bySize(indexKernel[uint8], indexKernel[uint16], indexKernel[uint32], indexKernel[uint64])})
+	RegisterKernel(op.IndexPut, Kernel{Run: indexPutKernel})
+	RegisterKernel(op.MaskedSelect, Kernel{Run: bySize(maskedSelectKernel[uint8], maskedSelectKernel[uint16], maskedSelectKernel[uint32], maskedSelectKernel[uint64])})
+	RegisterKernel(op.MaskedScatter, Kernel{Run: bySize(maskedScatterKernel[uint8], maskedScatterKernel[uint16], maskedScatterKernel[uint32], maskedScatterKernel[uint64])})
+	RegisterKernel(op.MaskedFill, Kernel{Run: bySize(maskedFillKernel[uint8], maskedFillKernel[uint16], maskedFillKernel[uint32], maskedFillKernel[uint64])})
+	RegisterKernel(op.Nonzero, Kernel{Run: nonzeroKernel})
+	RegisterKernel(op.PadNd, Kernel{Run: padNDKernel})
+	RegisterKernel(op.Flip, Kernel{Run: flipKernel})
+	RegisterKernel(op.RepeatInterleave, Kernel{Run: bySize(repeatInterleaveKernel[uint8], repeatInterleaveKernel[uint16], repeatInterleaveKernel[uint32], repeatInterleaveKernel[uint64])})
 }
 
 // bySize picks the instantiation of a move-only kernel by the element size

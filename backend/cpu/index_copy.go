@@ -13,7 +13,7 @@ import (
 // every decoder step). Duplicate indices: the last one wins, as in the
 // decomposition.
 func init() {
-	RegisterKernel("index_copy", Kernel{Run: bySize(indexCopyKernel[uint8], indexCopyKernel[uint16], indexCopyKernel[uint32], indexCopyKernel[uint64])})
+	RegisterKernel(op.IndexCopy, Kernel{Run: bySize(indexCopyKernel[uint8], indexCopyKernel[uint16], indexCopyKernel[uint32], indexCopyKernel[uint64])})
 }
 
 func indexCopyKernel[T any](c *Call) error {

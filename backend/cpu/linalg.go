@@ -970,5 +970,5 @@ func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk [
 }
 
 func init() {
-	RegisterKernel("dot_general", Kernel{DTypes: op.SetNumeric, Run: dotGeneralKernel})
+	RegisterKernel(op.DotGeneral, Kernel{DTypes: op.SetNumeric, Run: dotGeneralKernel})
 }

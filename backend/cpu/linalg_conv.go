@@ -527,9 +527,9 @@ func adaptiveKernel(isMax bool) func(c *Call) error {
 }
 
 func init() {
-	RegisterKernel("convolution", Kernel{DTypes: op.SetFloats, Run: convolutionKernel})
-	RegisterKernel("reduce_window", Kernel{DTypes: op.SetNumeric, Run: reduceWindowKernel})
-	RegisterKernel("max_pool2d_with_indices", Kernel{DTypes: op.SetFloats, Run: maxPool2dIndicesKernel})
-	RegisterKernel("adaptive_avg_pool2d", Kernel{DTypes: op.SetFloats, Run: adaptiveKernel(false)})
-	RegisterKernel("adaptive_max_pool2d", Kernel{DTypes: op.SetFloats, Run: adaptiveKernel(true)})
+	RegisterKernel(op.Convolution, Kernel{DTypes: op.SetFloats, Run: convolutionKernel})
+	RegisterKernel(op.ReduceWindow, Kernel{DTypes: op.SetNumeric, Run: reduceWindowKernel})
+	RegisterKernel(op.MaxPool2dWithIndices, Kernel{DTypes: op.SetFloats, Run: maxPool2dIndicesKernel})
+	RegisterKernel(op.AdaptiveAvgPool2d, Kernel{DTypes: op.SetFloats, Run: adaptiveKernel(false)})
+	RegisterKernel(op.AdaptiveMaxPool2d, Kernel{DTypes: op.SetFloats, Run: adaptiveKernel(true)})
 }

@@ -11,8 +11,8 @@ import (
 // decomposition, so results are bit-identical).
 
 func init() {
-	RegisterKernel("layer_norm", Kernel{DTypes: op.SetFloats, Run: layerNormKernel})
-	RegisterKernel("dropout", Kernel{DTypes: op.SetFloats, Run: dropoutKernel})
+	RegisterKernel(op.LayerNorm, Kernel{DTypes: op.SetFloats, Run: layerNormKernel})
+	RegisterKernel(op.Dropout, Kernel{DTypes: op.SetFloats, Run: dropoutKernel})
 }
 
 // layerNormKernel normalises each row of D = numel(normalized_shape)

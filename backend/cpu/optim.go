@@ -39,8 +39,8 @@ import (
 // f16 Adam follows the bf16 rules without a PyTorch reference.
 
 func init() {
-	RegisterKernel("adam_step", Kernel{DTypes: op.SetFloats, Run: adamKernel})
-	RegisterKernel("sgd_step", Kernel{DTypes: op.SetFloats, Run: sgdKernel})
+	RegisterKernel(op.AdamStep, Kernel{DTypes: op.SetFloats, Run: adamKernel})
+	RegisterKernel(op.SgdStep, Kernel{DTypes: op.SetFloats, Run: sgdKernel})
 }
 
 // fmaF32 returns a*b + c rounded once to float32, as the FMA instruction

@@ -17,7 +17,7 @@ import (
 // the output is rounded to the input's dtype once.
 
 func init() {
-	RegisterKernel("linear_gguf", Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16 | 1<<dtype.F16, Run: linearGGUFKernel})
+	RegisterKernel(op.LinearGguf, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16 | 1<<dtype.F16, Run: linearGGUFKernel})
 }
 
 // quantKernels are the quant kernels of this process's CPU level.

@@ -16,17 +16,17 @@ import (
 // outputs are contiguous.
 
 func init() {
-	RegisterKernel("reduce", Kernel{Run: runReduce})
-	RegisterKernel("argmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, true) }})
-	RegisterKernel("argmin", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, false) }})
-	RegisterKernel("cumulative", Kernel{Run: runCumulative})
-	RegisterKernel("sort", Kernel{Run: runSort})
-	RegisterKernel("cummax", Kernel{Run: func(c *Call) error { return runCumExtreme(c, true) }})
-	RegisterKernel("cummin", Kernel{Run: func(c *Call) error { return runCumExtreme(c, false) }})
+	RegisterKernel(op.Reduce, Kernel{Run: runReduce})
+	RegisterKernel(op.Argmax, Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, true) }})
+	RegisterKernel(op.Argmin, Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runArg(c, false) }})
+	RegisterKernel(op.Cumulative, Kernel{Run: runCumulative})
+	RegisterKernel(op.Sort, Kernel{Run: runSort})
+	RegisterKernel(op.Cummax, Kernel{Run: func(c *Call) error { return runCumExtreme(c, true) }})
+	RegisterKernel(op.Cummin, Kernel{Run: func(c *Call) error { return runCumExtreme(c, false) }})
 	// Integer inputs reach the softmax kernels only with a floating dtype
 	// attribute (the shape rule rejects them otherwise).
-	RegisterKernel("softmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, false) }})
-	RegisterKernel("log_softmax", Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, true) }})
+	RegisterKernel(op.Softmax, Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, false) }})
+	RegisterKernel(op.LogSoftmax, Kernel{DTypes: op.SetNumeric, Run: func(c *Call) error { return runSoftmax(c, true) }})
 }
 
 // redPlan splits a strided input into the kept dimensions (one output element

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
@@ -57,7 +56,7 @@ import (
 // setting).
 
 func init() {
-	RegisterKernel("scaled_dot_product_attention", Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
+	RegisterKernel(op.ScaledDotProductAttention, Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
 }
 
 // sdpaBlockQ (query rows per unit, a multiple of 6, the micro-kernel's
@@ -522,16 +521,7 @@ func (p *sdpaPlan) run() {
 		work()
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	gemmParallelShare(workers, func(int, int) { work() })
 }
 
 // packQ copies query rows i0..i0+nr of batch entry b into w.q (row length

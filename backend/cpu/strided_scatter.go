@@ -8,7 +8,7 @@ import (
 func init() {
 	// as_strided_scatter(input, src): a contiguous copy of input with src
 	// written through the view (shape, strides, offset) of that copy.
-	RegisterKernel("as_strided_scatter", Kernel{Run: func(c *Call) error {
+	RegisterKernel(op.AsStridedScatter, Kernel{Run: func(c *Call) error {
 		out := c.Out[0]
 		castLoop(c.In[0], c.InB[0], out, c.OutB[0])
 		view := device.Operand{Buf: out.Buf, DType: out.DType, Layout: op.Layout{

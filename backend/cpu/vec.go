@@ -544,20 +544,20 @@ func vecRunArith(c *Call, opc byte) bool {
 	return false
 }
 
-// vecUnaryFor returns the vec kernel of the unary op name, or nil.
-func vecUnaryFor(name string) func(dst, a []float32) {
-	switch name {
-	case "exp":
+// vecUnaryFor returns the vec kernel of the unary op d, or nil.
+func vecUnaryFor(d *op.Def) func(dst, a []float32) {
+	switch d {
+	case op.Exp:
 		return vecExpF32
-	case "log":
+	case op.Log:
 		return vecLogF32
-	case "tanh":
+	case op.Tanh:
 		return vecTanhF32
-	case "erf":
+	case op.Erf:
 		return vecErfF32
-	case "sigmoid":
+	case op.Sigmoid:
 		return vecSigmoidF32
-	case "silu":
+	case op.Silu:
 		return vecSiluF32
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 
 // unsupportedOps are primitives with a StableHLO emitter that this backend
 // still does not run, with the reason (found by the conformance suite).
-var unsupportedOps = map[string]string{}
+var unsupportedOps = map[*op.Def]string{}
 
 // Unsupported returns every primitive the backend does not run, with the
 // reason, sorted by op name. Composites are not listed: they run through
@@ -51,10 +51,10 @@ func UnsupportedNames() []string {
 }
 
 func unsupportedReason(d *op.Def) string {
-	if r, ok := unsupportedOps[d.Name]; ok {
+	if r, ok := unsupportedOps[d]; ok {
 		return r
 	}
-	if d.Name == "copy_" || paramLowered(d) {
+	if d == op.CopyInPlace || paramLowered(d) {
 		return ""
 	}
 	if len(d.Inplace) > 0 {
@@ -95,7 +95,7 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.launches++
-	if l.Op.Name == "copy_" {
+	if l.Op == op.CopyInPlace {
 		return b.launchCopy(index, l)
 	}
 	if paramLowered(l.Op) {
@@ -250,8 +250,7 @@ func (b *Backend) launchCopy(index int, l *device.Launch) error {
 	if len(v.Meta.Shape) == 0 || v.IsParam() {
 		// A parameter cannot be an output without a copy; a reshape makes
 		// the result a fresh value.
-		cd, _ := op.Lookup("copy")
-		v = g.AddNode(cd, op.Attrs{}, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(v.Meta.Shape), DType: v.Meta.DType}}).Out[0]
+		v = g.AddNode(op.Copy, op.Attrs{}, []*ir.Value{v}, []op.Meta{{Shape: slices.Clone(v.Meta.Shape), DType: v.Meta.DType}}).Out[0]
 	}
 	f, err := flatten(g, v)
 	if err != nil {
@@ -275,10 +274,7 @@ func (b *Backend) launchCopy(index int, l *device.Launch) error {
 
 // convertTo appends a convert of v to dt.
 func convertTo(g *ir.Graph, v *ir.Value, dt dtype.DType) (*ir.Value, error) {
-	cd, ok := op.Lookup("convert")
-	if !ok {
-		return nil, fmt.Errorf("pjrt: op convert missing from the op table")
-	}
+	cd := op.Convert
 	na, err := cd.Normalize(op.Attrs{"dtype": dt})
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: convert: %w", err)

@@ -43,7 +43,7 @@ import (
 // paramLowered reports whether d is an optimizer step this backend lowers
 // with its dynamic scalars as program inputs.
 func paramLowered(d *op.Def) bool {
-	return d != nil && (d.Name == "adam_step" || d.Name == "sgd_step")
+	return d != nil && (d == op.AdamStep || d == op.SgdStep)
 }
 
 // The scalars of each optimizer step in the scalar vector, in order. All of
@@ -481,14 +481,13 @@ func (b *Backend) launchOptim(index int, l *device.Launch) error {
 		}
 		var outs []*ir.Value
 		var outMeta []op.Meta
-		cp, _ := op.Lookup("copy")
 		for _, v := range res {
 			f, err := flatten(g, v)
 			if err != nil {
 				return err
 			}
 			if f.IsParam() || slices.Contains(outs, f) {
-				f = g.AddNode(cp, op.Attrs{}, []*ir.Value{f}, []op.Meta{f.Meta}).Out[0]
+				f = g.AddNode(op.Copy, op.Attrs{}, []*ir.Value{f}, []op.Meta{f.Meta}).Out[0]
 			}
 			outs = append(outs, f)
 			outMeta = append(outMeta, op.Meta{Shape: slices.Clone(v.Meta.Shape), DType: v.Meta.DType})

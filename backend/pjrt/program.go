@@ -305,7 +305,7 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (fg
 			vmap[o] = res[i]
 		}
 	}
-	cp, _ := op.Lookup("copy")
+	cp := op.Copy
 	seen := map[*ir.Value]bool{}
 	var outs []*ir.Value
 	for _, o := range lg.Outputs {
@@ -330,7 +330,7 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (fg
 // steps) have no functional form here: the backend does not support them,
 // so graphs recorded for it do not contain them.
 func functionalInplace(g *ir.Graph, d *op.Def, in []*ir.Value, outs []op.Meta) ([]*ir.Value, error) {
-	if d.Name != "copy_" || len(in) != 2 || in[0] == nil || in[1] == nil || len(outs) != 1 {
+	if d != op.CopyInPlace || len(in) != 2 || in[0] == nil || in[1] == nil || len(outs) != 1 {
 		return nil, fmt.Errorf("pjrt: %w: in-place %s in a program", device.ErrUnsupported, d.Name)
 	}
 	self, v := in[0].Meta, in[1]
@@ -553,8 +553,7 @@ func (b *Backend) gatherGraph(dt dtype.DType, n int, l op.Layout) (*ir.Graph, er
 		return nil, err
 	}
 	if v.IsParam() {
-		cp, _ := op.Lookup("copy")
-		v = g.AddNode(cp, op.Attrs{}, []*ir.Value{v}, []op.Meta{v.Meta}).Out[0]
+		v = g.AddNode(op.Copy, op.Attrs{}, []*ir.Value{v}, []op.Meta{v.Meta}).Out[0]
 	}
 	f, err := flatten(g, v)
 	if err != nil {

@@ -36,10 +36,10 @@ import (
 //     f16/bf16 accumulate in f32 and round once (XLA accumulates in the
 //     narrow type; PyTorch's reductions and pooling accumulate in f32).
 func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta, pol precisionPolicy) ([]*ir.Value, bool, error) {
-	switch d.Name {
-	case "convert":
+	switch d {
+	case op.Convert:
 		return rewriteConvert(g, a, ins, outs)
-	case "dot_general", "convolution":
+	case op.DotGeneral, op.Convolution:
 		p, _ := a["precision"].(string)
 		changed := false
 		if p == "" && pol.def != "" {
@@ -60,11 +60,11 @@ func rewrite(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta
 			return g.AddNode(d, a, ins, cloneMetas(outs)).Out, true, nil
 		}
 		return nil, false, nil
-	case "erf":
+	case op.Erf:
 		return rewriteErf(g, ins, outs)
-	case "index_put":
+	case op.IndexPut:
 		return rewriteIndexPut(g, d, a, ins, outs)
-	case "reduce_window", "reduce", "adaptive_avg_pool2d":
+	case op.ReduceWindow, op.Reduce, op.AdaptiveAvgPool2d:
 		return rewriteNarrowSum(g, d, a, ins, outs)
 	}
 	return nil, false, nil
@@ -186,7 +186,7 @@ func rewritePrecision(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs 
 func rewriteNarrowSum(g *ir.Graph, d *op.Def, a op.Attrs, ins []*ir.Value, outs []op.Meta) ([]*ir.Value, bool, error) {
 	dt := outs[0].DType
 	k, _ := a["kind"].(string)
-	if (d.Name != "adaptive_avg_pool2d" && k != "sum" && k != "prod") || (dt != dtype.F16 && dt != dtype.BF16) {
+	if (d != op.AdaptiveAvgPool2d && k != "sum" && k != "prod") || (dt != dtype.F16 && dt != dtype.BF16) {
 		return nil, false, nil
 	}
 	x, err := convertTo(g, ins[0], dtype.F32)

@@ -98,30 +98,60 @@ const rowGroup = 16
 // once and each group of weight rows is reused for all m rows while it is
 // in cache.
 func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []float32, par func(total int, fn func(lo, hi int))) error {
+	return k.MatMulMulti(t, []Weight{{W: w, N: n, Y: y}}, kdim, x, m, par)
+}
+
+// Weight is one product of MatMulMulti: N rows of weight bytes W and the
+// m×N output Y.
+type Weight struct {
+	W []byte
+	N int
+	Y []float32
+}
+
+// MatMulMulti computes MatMul for several weights of the same type and
+// row length that multiply the same activations x, as one product: x is
+// quantized once, and the row groups of all the weights are shared out by
+// one call of par, so that small products (a layer's query, key and value
+// projections) run on all threads for one hand-off instead of one each.
+// Each output has the bits MatMul gives it.
+func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, par func(total int, fn func(lo, hi int))) error {
 	if !IsWeight(t) {
 		return fmt.Errorf("quant: MatMul: %v is not a supported weight type", t)
 	}
-	if n < 0 || m < 0 {
-		return fmt.Errorf("quant: MatMul: negative shape m=%d n=%d", m, n)
+	if m < 0 {
+		return fmt.Errorf("quant: MatMul: negative shape m=%d", m)
 	}
 	rb, err := RowBytes(t, kdim)
 	if err != nil {
 		return fmt.Errorf("quant: MatMul: %w", err)
 	}
-	if len(w)/max(rb, 1) < n && rb > 0 {
-		return fmt.Errorf("quant: MatMul: weight of %d bytes is shorter than %d rows of %d bytes", len(w), n, rb)
-	}
 	if m > 0 && kdim > 0 && len(x)/kdim < m {
 		return fmt.Errorf("quant: MatMul: x has %d values, need %d×%d", len(x), m, kdim)
 	}
-	if m > 0 && n > 0 && len(y)/n < m {
-		return fmt.Errorf("quant: MatMul: y has %d values, need %d×%d", len(y), m, n)
+	// first[i] is weight i's first row group in the shared numbering.
+	first := make([]int, len(ws)+1)
+	for i, wt := range ws {
+		n := wt.N
+		if n < 0 {
+			return fmt.Errorf("quant: MatMul: negative shape n=%d", n)
+		}
+		if len(wt.W)/max(rb, 1) < n && rb > 0 {
+			return fmt.Errorf("quant: MatMul: weight of %d bytes is shorter than %d rows of %d bytes", len(wt.W), n, rb)
+		}
+		if m > 0 && n > 0 && len(wt.Y)/n < m {
+			return fmt.Errorf("quant: MatMul: y has %d values, need %d×%d", len(wt.Y), m, n)
+		}
+		first[i+1] = first[i] + (n+rowGroup-1)/rowGroup
 	}
-	if m == 0 || n == 0 {
+	groups := first[len(ws)]
+	if m == 0 || groups == 0 {
 		return nil
 	}
 	if kdim == 0 {
-		clear(y[:m*n])
+		for _, wt := range ws {
+			clear(wt.Y[:m*wt.N])
+		}
 		return nil
 	}
 	for i, v := range x[:m*kdim] {
@@ -136,21 +166,29 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 	at, _ := ActType(t)
 	a := newActs(at, x, m, kdim, par, k.need[t])
 	defer a.release()
-	groups := (n + rowGroup - 1) / rowGroup
 	run := func(lo, hi int) {
-		j0, j1 := lo*rowGroup, min(hi*rowGroup, n)
-		if m == 1 {
-			rows(w, rb, j0, j1, a, 0, y[:n])
-			return
-		}
-		for g0 := j0; g0 < j1; g0 += rowGroup {
-			g1 := min(g0+rowGroup, j1)
-			if gemm != nil {
-				gemm(w, rb, g0, g1, a, 0, m, y, n)
+		wi := 0
+		for lo < hi {
+			for first[wi+1] <= lo {
+				wi++
+			}
+			w, n, y := ws[wi].W, ws[wi].N, ws[wi].Y
+			g1 := min(hi, first[wi+1])
+			j0, j1 := (lo-first[wi])*rowGroup, min((g1-first[wi])*rowGroup, n)
+			lo = g1
+			if m == 1 {
+				rows(w, rb, j0, j1, a, 0, y[:n])
 				continue
 			}
-			for i := range m {
-				rows(w, rb, g0, g1, a, i, y[i*n:(i+1)*n])
+			for g0 := j0; g0 < j1; g0 += rowGroup {
+				g1 := min(g0+rowGroup, j1)
+				if gemm != nil {
+					gemm(w, rb, g0, g1, a, 0, m, y, n)
+					continue
+				}
+				for i := range m {
+					rows(w, rb, g0, g1, a, i, y[i*n:(i+1)*n])
+				}
 			}
 		}
 	}

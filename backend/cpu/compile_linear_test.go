@@ -1,0 +1,75 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/device/interp"
+	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/ir"
+	"github.com/gotpu/gotpu/op"
+)
+
+// TestCompileSiblingLinears: a compiled program runs linear_gguf steps
+// that multiply the same activations (a layer's q/k/v projections) as one
+// product, and every output has the bits of the op-by-op run; a product of
+// other activations in between is not drawn in.
+func TestCompileSiblingLinears(t *testing.T) {
+	be := testBackend(t)
+	rng := rand.New(rand.NewSource(11))
+	const k = 256
+	for _, name := range []string{"q4_1", "q8_0", "q4_k"} {
+		for _, m := range []int{1, 5} {
+			t.Run(fmt.Sprintf("%s/m=%d", name, m), func(t *testing.T) {
+				blk, _ := op.GGUFBlockOf(name)
+				rb, _ := blk.RowBytes(k)
+				ns := []int{40, 17, 17}
+				params := []op.Meta{fm(m, k)}
+				for _, n := range ns {
+					params = append(params, op.Meta{Shape: []int{n, rb}, DType: dtype.U8})
+				}
+				a := op.Attrs{"type": name, "k": k}
+				g, err := ir.Trace(params, func(b op.Builder, p []op.Value) []op.Value {
+					x := p[0]
+					y0 := op.Call1(b, "linear_gguf", a, x, p[1])
+					y1 := op.Call1(b, "linear_gguf", a, x, p[2])
+					y2 := op.Call1(b, "linear_gguf", a, x, p[3])
+					// Other activations: a run of its own.
+					x2 := op.Call1(b, "add", nil, x, x)
+					y3 := op.Call1(b, "linear_gguf", a, x2, p[1])
+					return []op.Value{y0, y1, y2, y3}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ins := [][]byte{inputsFor(params[:1], 3, 0)[0]}
+				for _, n := range ns {
+					ins = append(ins, randomBlocks(rng, name, n, k, 0.05))
+				}
+				ip, err := interp.Compile(be, g, device.CompileOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := runProg(t, be, ip, g, ins, device.RunOptions{})
+				p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := linearGGUFMultiRuns.Load()
+				got := runProg(t, be, p, g, ins, device.RunOptions{})
+				if runs := linearGGUFMultiRuns.Load() - before; runs != 1 {
+					t.Errorf("%d sibling runs done as one product, want 1", runs)
+				}
+				for i := range want {
+					if !bytes.Equal(got[i], want[i]) {
+						t.Errorf("output %d differs from the op-by-op run", i)
+					}
+				}
+			})
+		}
+	}
+}
