@@ -45,9 +45,10 @@ type Backend struct {
 	launchKeys map[string]string
 	stats      []device.MemStats // counted per device
 
-	compiles    int // eager compiles (cache misses), for tests and stats
-	launches    int
-	compileTime time.Duration
+	compiles     int          // eager compiles (cache misses), for tests and stats
+	progCompiles atomic.Int64 // whole-program XLA compiles (variants included)
+	launches     int
+	compileTime  time.Duration
 
 	// allocSinceGC is the bytes of buffers created since the last
 	// collection this backend started; gcRunning is set while one runs.

@@ -55,6 +55,10 @@ type executable struct {
 	outs    []op.Meta // logical output metas (flattened in the executable)
 	params  []op.Meta // logical parameter metas
 	mlirLen int
+	// Optimizer steps whose per-step scalars the executable takes as one
+	// f64 vector of nscalars after params (flatGraph).
+	slots    []optimSlot
+	nscalars int
 }
 
 // compileMLIR compiles StableHLO text.

@@ -54,7 +54,7 @@ func unsupportedReason(d *op.Def) string {
 	if r, ok := unsupportedOps[d]; ok {
 		return r
 	}
-	if d == op.CopyInPlace {
+	if d == op.CopyInPlace || paramLowered(d) {
 		return ""
 	}
 	if len(d.Inplace) > 0 {
@@ -97,6 +97,9 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 	b.launches++
 	if l.Op == op.CopyInPlace {
 		return b.launchCopy(index, l)
+	}
+	if paramLowered(l.Op) {
+		return b.launchOptim(index, l)
 	}
 	if r := unsupportedReason(l.Op); r != "" {
 		return fmt.Errorf("%s: %s: %w: %s", b.p.Name, l.Op.Name, device.ErrUnsupported, r)

@@ -86,6 +86,21 @@ func dynamicOf(g *ir.Graph) []op.Attrs {
 	return out
 }
 
+// maskSlots returns d with the entries of the optimizer steps in slots
+// emptied (their values are program inputs, not compile-time constants).
+func maskSlots(d []op.Attrs, slots []optimSlot) []op.Attrs {
+	if len(slots) == 0 || d == nil {
+		return d
+	}
+	out := slices.Clone(d)
+	for _, s := range slots {
+		if s.Dyn >= 0 && s.Dyn < len(out) {
+			out[s.Dyn] = op.Attrs{}
+		}
+	}
+	return out
+}
+
 // dynKey is a canonical string of dynamic attribute values.
 func dynKeyOf(d []op.Attrs) string {
 	var sb strings.Builder
@@ -191,27 +206,52 @@ func maps(a op.Attrs) op.Attrs {
 // made a fresh value (a parameter or repeated output gets a copy). Nodes
 // whose "precision" attribute is empty take opts.Precision, and nodes are
 // rewritten as eager launches are (see rewrite).
-func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (*ir.Graph, int, error) {
-	g, err := normalized(g)
+//
+// Optimizer steps (paramLowered) become their functional update with their
+// per-step scalars read from one extra f64 vector parameter after g's
+// parameters; slots describe them and nscalars is the vector's length (no
+// extra parameter when it is 0).
+func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (fg *ir.Graph, nodes int, slots []optimSlot, nscalars int, err error) {
+	g, err = normalized(g)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, 0, err
 	}
-	lg, err := ir.Lower(g)
+	lg, origin, err := ir.LowerIfOrigin(g, func(*ir.Node) bool { return true })
 	if err != nil {
-		return nil, 0, fmt.Errorf("pjrt: lowering: %w", err)
+		return nil, 0, nil, 0, fmt.Errorf("pjrt: lowering: %w", err)
 	}
-	fg := ir.New()
+	// dynIndex[i] is the RunOptions.Dynamic entry of g.Nodes[i].
+	dynIndex := make([]int, len(g.Nodes))
+	j := 0
+	for i, n := range g.Nodes {
+		dynIndex[i] = -1
+		if !n.IsConst() && len(n.Op.DynamicAttrs()) > 0 {
+			dynIndex[i] = j
+			j++
+		}
+	}
+	fg = ir.New()
 	fg.DefaultFloat = lg.DefaultFloat
 	vmap := map[*ir.Value]*ir.Value{}
 	for _, p := range lg.Params {
 		n := op.Numel(p.Meta.Shape)
 		v, err := flatParam(fg, p.Meta.DType, n, op.Contiguous(slices.Clone(p.Meta.Shape)))
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, 0, err
 		}
 		vmap[p] = v
 	}
 	for _, n := range lg.Nodes {
+		if !n.IsConst() && paramLowered(n.Op) {
+			nscalars += optimScalarCount(n.Op.Name)
+		}
+	}
+	var sv *ir.Value
+	if nscalars > 0 {
+		sv = fg.Param(op.Meta{Shape: []int{nscalars}, DType: dtype.F64})
+	}
+	off := 0
+	for k, n := range lg.Nodes {
 		if n.IsConst() {
 			vmap[n.Out[0]] = fg.AddConst(n.Out[0].Meta, n.Data)
 			continue
@@ -234,15 +274,29 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (*i
 		}
 		var res []*ir.Value
 		var handled bool
-		if len(n.Op.Inplace) > 0 {
+		if paramLowered(n.Op) {
+			dyn := -1
+			if o := origin[k]; o >= 0 && o < len(dynIndex) {
+				dyn = dynIndex[o]
+			}
+			if len(in) == 0 || in[0] == nil {
+				return nil, 0, nil, 0, fmt.Errorf("pjrt: %s without a parameter", n.Op.Name)
+			}
+			if res, err = optimGraph(fg, n.Op, a, in, sv, off); err != nil {
+				return nil, 0, nil, 0, err
+			}
+			slots = append(slots, newOptimSlot(n.Op, a, in[0].Meta.DType, dyn, off))
+			off += optimScalarCount(n.Op.Name)
+			handled = true
+		} else if len(n.Op.Inplace) > 0 {
 			// An in-place op in functional form: its outputs are the new
 			// values of its in-place inputs.
 			if res, err = functionalInplace(fg, n.Op, in, metas); err != nil {
-				return nil, 0, err
+				return nil, 0, nil, 0, err
 			}
 			handled = true
 		} else if res, handled, err = rewrite(fg, n.Op, a, in, metas, pol); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, 0, err
 		}
 		if !handled {
 			res = fg.AddNode(n.Op, a, in, metas).Out
@@ -258,7 +312,7 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (*i
 		v := vmap[o]
 		f, err := flatten(fg, v)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, 0, err
 		}
 		if f.IsParam() || seen[f] || (f.Def != nil && f.Def.IsConst()) {
 			f = fg.AddNode(cp, op.Attrs{}, []*ir.Value{f}, []op.Meta{f.Meta}).Out[0]
@@ -267,7 +321,7 @@ func flatGraph(g *ir.Graph, opts device.CompileOptions, pol precisionPolicy) (*i
 		outs = append(outs, f)
 	}
 	fg.SetOutputs(outs...)
-	return fg, len(lg.Nodes), nil
+	return fg, len(lg.Nodes), slots, nscalars, nil
 }
 
 // functionalInplace returns the new values of an in-place op's inputs as
@@ -311,7 +365,7 @@ func (b *Backend) CompileProgram(ctx context.Context, index int, g *ir.Graph, op
 		return nil, err
 	}
 	p := &program{b: b, params: exe.params, outs: exe.outs, exe: exe, src: g, opts: opts,
-		dynKey:   dynKeyOf(dynamicOf(g)),
+		dynKey:   dynKeyOf(maskSlots(dynamicOf(g), exe.slots)),
 		variants: map[string]*executable{},
 		stats:    device.ProgramStats{Nodes: nodes, Kernels: 1}}
 	runtime.SetFinalizer(p, (*program).release)
@@ -339,7 +393,7 @@ func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (exe *ex
 			exe, nodes, err = nil, 0, fmt.Errorf("%s: malformed graph: %v", b.p.Name, r)
 		}
 	}()
-	fg, nodes, err := flatGraph(g, opts, b.precision())
+	fg, nodes, slots, nscalars, err := flatGraph(g, opts, b.precision())
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", b.p.Name, err)
 	}
@@ -359,8 +413,14 @@ func (b *Backend) compileGraph(g *ir.Graph, opts device.CompileOptions) (exe *ex
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: compiling program: %w", b.p.Name, err)
 	}
-	return &executable{exe: lexe, params: params, outs: outs, mlirLen: len(text)}, nodes, nil
+	b.progCompiles.Add(1)
+	return &executable{exe: lexe, params: params, outs: outs, mlirLen: len(text), slots: slots, nscalars: nscalars}, nodes, nil
 }
+
+// ProgramCompiles returns the number of whole programs compiled so far
+// (CompileProgram, and the executables compiled for new values of a
+// program's dynamic attributes that are not program inputs, such as seeds).
+func (b *Backend) ProgramCompiles() int { return int(b.progCompiles.Load()) }
 
 // Stats describes the program: one XLA executable.
 func (p *program) Stats() device.ProgramStats { return p.stats }
@@ -370,7 +430,9 @@ func (p *program) executableFor(opts device.RunOptions) (*executable, error) {
 	if opts.Dynamic == nil {
 		return p.exe, nil
 	}
-	key := dynKeyOf(opts.Dynamic)
+	// Optimizer steps take their dynamic values as program inputs: only
+	// the others (seeds) select an executable.
+	key := dynKeyOf(maskSlots(opts.Dynamic, p.exe.slots))
 	if key == p.dynKey {
 		return p.exe, nil
 	}
@@ -455,6 +517,18 @@ func (p *program) Run(ctx context.Context, index int, in []device.Operand, opts 
 		temps = append(temps, res[0])
 		args[i] = res[0]
 	}
+	if x.nscalars > 0 {
+		raw, err := optimScalarValues(x.slots, x.nscalars, opts.Dynamic)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.p.Name, err)
+		}
+		sv, err := b.upload(index, raw, dtype.F64, []int{x.nscalars})
+		if err != nil {
+			return nil, fmt.Errorf("%s: optimizer scalars: %w", b.p.Name, err)
+		}
+		temps = append(temps, sv)
+		args = append(args, sv)
+	}
 	res, err := b.run(index, x, args)
 	if err != nil {
 		return nil, err
@@ -496,6 +570,9 @@ type marshaledHeader struct {
 	Outputs []op.Meta           `json:"outputs"`
 	Stats   device.ProgramStats `json:"stats"`
 	Dynamic string              `json:"dynamic"`
+	// Optimizer steps whose scalars the executable takes as inputs.
+	Slots    []optimSlot `json:"optim_slots,omitempty"`
+	NScalars int         `json:"optim_scalars,omitempty"`
 }
 
 // Marshal writes the magic, a length-prefixed JSON header (format,
@@ -513,7 +590,7 @@ func (p *program) Marshal() ([]byte, error) {
 	}
 	defer C.free(unsafe.Pointer(data))
 	exe := C.GoBytes(unsafe.Pointer(data), C.int(size))
-	h, err := json.Marshal(marshaledHeader{Format: b.ProgramFormat(), Params: p.params, Outputs: p.outs, Stats: p.stats, Dynamic: p.dynKey})
+	h, err := json.Marshal(marshaledHeader{Format: b.ProgramFormat(), Params: p.params, Outputs: p.outs, Stats: p.stats, Dynamic: p.dynKey, Slots: p.exe.slots, NScalars: p.exe.nscalars})
 	if err != nil {
 		return nil, err
 	}
@@ -553,6 +630,11 @@ func (b *Backend) LoadProgram(index int, data []byte) (device.Program, error) {
 			return nil, fmt.Errorf("%s: %w: bad meta %v", b.p.Name, device.ErrProgramFormat, m)
 		}
 	}
+	for _, sl := range h.Slots {
+		if d, ok := op.Lookup(sl.Op); !ok || !paramLowered(d) || sl.Off < 0 || sl.Off+optimScalarCount(sl.Op) > h.NScalars {
+			return nil, fmt.Errorf("%s: %w: bad optimizer slot %+v", b.p.Name, device.ErrProgramFormat, sl)
+		}
+	}
 	exeBytes := rest[n:]
 	if len(exeBytes) == 0 {
 		return nil, fmt.Errorf("%s: %w: no executable", b.p.Name, device.ErrProgramFormat)
@@ -571,7 +653,7 @@ func (b *Backend) LoadProgram(index int, data []byte) (device.Program, error) {
 		_ = perr(b.p.api, "destroy", C.gp_loaded_destroy(b.p.api, exe))
 		return nil, fmt.Errorf("%s: %w: executable has %d outputs, header says %d (%v)", b.p.Name, device.ErrProgramFormat, int(nout), len(h.Outputs), err)
 	}
-	x := &executable{exe: exe, params: h.Params, outs: h.Outputs}
+	x := &executable{exe: exe, params: h.Params, outs: h.Outputs, slots: h.Slots, nscalars: h.NScalars}
 	p := &program{b: b, params: h.Params, outs: h.Outputs, exe: x, stats: h.Stats, dynKey: h.Dynamic, variants: map[string]*executable{}}
 	runtime.SetFinalizer(p, (*program).release)
 	return p, nil
