@@ -21,9 +21,20 @@ type call struct {
 	checked  bool
 }
 
+// describe returns t's dtype and shape, "f32[2,3]" (without fmt: it is
+// built on every collective).
 func describe(t *tensor.Tensor) string {
-	s := strings.ReplaceAll(fmt.Sprint(t.Shape()), " ", ",")
-	return t.DType().String() + s
+	ds := t.DType().String()
+	b := make([]byte, 0, len(ds)+2+8*len(t.Shape()))
+	b = append(b, ds...)
+	b = append(b, '[')
+	for i, d := range t.Shape() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(d), 10)
+	}
+	return string(append(b, ']'))
 }
 
 // begin starts collective desc: it fails at once on a group that failed
@@ -268,7 +279,7 @@ func span(i, per, n int) (int, int) {
 // AllReduce reduces t across the group in place (all_reduce): every rank
 // ends with the same result, reduced in rank order.
 func (g *Group) AllReduce(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
-	return g.AllReduceAsync(ctx, t, op).Wait(context.Background())
+	return g.AllReduceAsync(blocking(ctx), t, op).Wait(context.Background())
 }
 
 // AllReduceAsync is AllReduce returning at once with a handle.
@@ -335,7 +346,7 @@ func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp,
 
 // Broadcast copies src's t to every rank's t (broadcast; src is a group rank).
 func (g *Group) Broadcast(ctx context.Context, t *tensor.Tensor, src int) error {
-	return g.BroadcastAsync(ctx, t, src).Wait(context.Background())
+	return g.BroadcastAsync(blocking(ctx), t, src).Wait(context.Background())
 }
 
 // BroadcastAsync is Broadcast returning at once with a handle.
@@ -376,7 +387,7 @@ func (g *Group) broadcastBytes(c *call, buf []byte, src int) error {
 
 // Barrier waits until every rank of the group reaches it.
 func (g *Group) Barrier(ctx context.Context) error {
-	return g.BarrierAsync(ctx).Wait(context.Background())
+	return g.BarrierAsync(blocking(ctx)).Wait(context.Background())
 }
 
 // BarrierAsync is Barrier returning at once with a handle.
@@ -406,7 +417,7 @@ func checkLike(what string, ref *tensor.Tensor, ts []*tensor.Tensor, n int) erro
 // group rank r's tensor. outs must hold one tensor per rank, each of t's
 // dtype and size.
 func (g *Group) AllGather(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor) error {
-	return g.AllGatherAsync(ctx, outs, t).Wait(context.Background())
+	return g.AllGatherAsync(blocking(ctx), outs, t).Wait(context.Background())
 }
 
 // AllGatherAsync is AllGather returning at once with a handle.
@@ -460,7 +471,7 @@ func splitBytes(b []byte, n int) [][]byte {
 // the first dimension (all_gather_into_tensor): out holds Size() times t's
 // elements, of t's dtype.
 func (g *Group) AllGatherInto(ctx context.Context, out, t *tensor.Tensor) error {
-	return g.AllGatherIntoAsync(ctx, out, t).Wait(context.Background())
+	return g.AllGatherIntoAsync(blocking(ctx), out, t).Wait(context.Background())
 }
 
 // AllGatherIntoAsync is AllGatherInto returning at once with a handle.
@@ -486,7 +497,7 @@ func (g *Group) AllGatherIntoAsync(ctx context.Context, out, t *tensor.Tensor) *
 // across the group and leaves in out this rank's part of the result
 // (reduce_scatter_tensor).
 func (g *Group) ReduceScatterTensor(ctx context.Context, out, in *tensor.Tensor, op ReduceOp) error {
-	return g.ReduceScatterTensorAsync(ctx, out, in, op).Wait(context.Background())
+	return g.ReduceScatterTensorAsync(blocking(ctx), out, in, op).Wait(context.Background())
 }
 
 // ReduceScatterTensorAsync is ReduceScatterTensor returning at once with a handle.
@@ -524,7 +535,7 @@ func (g *Group) reduceScatterBytes(c *call, in [][]byte, out []byte, dt dtype.DT
 // ReduceScatter reduces ins across the group and leaves in out the part of
 // this rank (reduce_scatter): out = op over ranks r' of r's ins[Rank()].
 func (g *Group) ReduceScatter(ctx context.Context, out *tensor.Tensor, ins []*tensor.Tensor, op ReduceOp) error {
-	return g.ReduceScatterAsync(ctx, out, ins, op).Wait(context.Background())
+	return g.ReduceScatterAsync(blocking(ctx), out, ins, op).Wait(context.Background())
 }
 
 // ReduceScatterAsync is ReduceScatter returning at once with a handle.
@@ -552,7 +563,7 @@ func (g *Group) ReduceScatterAsync(ctx context.Context, out *tensor.Tensor, ins 
 // AllToAll sends ins[r] to group rank r and receives rank r's tensor for
 // this rank into outs[r] (all_to_all). All tensors have one dtype and size.
 func (g *Group) AllToAll(ctx context.Context, outs, ins []*tensor.Tensor) error {
-	return g.AllToAllAsync(ctx, outs, ins).Wait(context.Background())
+	return g.AllToAllAsync(blocking(ctx), outs, ins).Wait(context.Background())
 }
 
 // AllToAllAsync is AllToAll returning at once with a handle.
@@ -726,7 +737,7 @@ func (g *Group) checkRoot(what string, root int) error {
 // Reduce reduces t across the group into group rank dst's t (reduce);
 // the other ranks' t are left unchanged.
 func (g *Group) Reduce(ctx context.Context, t *tensor.Tensor, dst int, op ReduceOp) error {
-	return g.ReduceAsync(ctx, t, dst, op).Wait(context.Background())
+	return g.ReduceAsync(blocking(ctx), t, dst, op).Wait(context.Background())
 }
 
 // ReduceAsync is Reduce returning at once with a handle.
@@ -753,7 +764,7 @@ func (g *Group) ReduceAsync(ctx context.Context, t *tensor.Tensor, dst int, op R
 // Gather collects every rank's t into outs on group rank dst (gather);
 // outs is ignored (may be nil) on the other ranks.
 func (g *Group) Gather(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor, dst int) error {
-	return g.GatherAsync(ctx, outs, t, dst).Wait(context.Background())
+	return g.GatherAsync(blocking(ctx), outs, t, dst).Wait(context.Background())
 }
 
 // GatherAsync is Gather returning at once with a handle.
@@ -789,7 +800,7 @@ func (g *Group) GatherAsync(ctx context.Context, outs []*tensor.Tensor, t *tenso
 // Scatter sends ins[r] of group rank src to rank r's t (scatter); ins is
 // ignored (may be nil) on the other ranks.
 func (g *Group) Scatter(ctx context.Context, t *tensor.Tensor, ins []*tensor.Tensor, src int) error {
-	return g.ScatterAsync(ctx, t, ins, src).Wait(context.Background())
+	return g.ScatterAsync(blocking(ctx), t, ins, src).Wait(context.Background())
 }
 
 // ScatterAsync is Scatter returning at once with a handle.

@@ -4,8 +4,10 @@ package dist
 
 /*
 #cgo pkg-config: ompi-c
+#cgo CFLAGS: -O3
 #include <mpi.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -70,10 +72,11 @@ static double now_s(void) {
 
 // gotpu_poll tests the requests until all are complete (1) or spin
 // seconds pass (0); a negative value is an MPI error code, negated. A
-// completed request becomes MPI_REQUEST_NULL.
+// completed request becomes MPI_REQUEST_NULL. The clock is read every 32
+// rounds of tests only: a small collective completes in a few rounds.
 static int gotpu_poll(MPI_Request *r, int n, double spin) {
-	double end = now_s() + spin;
-	for (;;) {
+	double end = 0;
+	for (unsigned round = 0;; round++) {
 		int left = 0;
 		for (int i = 0; i < n; i++) {
 			if (r[i] == MPI_REQUEST_NULL) continue;
@@ -83,7 +86,11 @@ static int gotpu_poll(MPI_Request *r, int n, double spin) {
 			if (!flag) left++;
 		}
 		if (!left) return 1;
-		if (now_s() >= end) return 0;
+		if (round % 32 == 0) {
+			double now = now_s();
+			if (round == 0) end = now + spin;
+			else if (now >= end) return 0;
+		}
 	}
 }
 
@@ -111,6 +118,103 @@ static MPI_Op op_of(int code) {
 	case 4: return MPI_PROD;
 	}
 	return MPI_SUM;
+}
+
+// The small all-reduce (see allReduceSmall): one element of a contiguous
+// type of 16+n bytes, the descriptor hash pair (h, ^h) and then n bytes of
+// payload, reduced by one user-defined op: MAX on the pair, the
+// collective's op on the payload. The types are made once per (element
+// type, op, n) and kept; the op finds its type's entry by handle.
+typedef struct { int dt, op, n; MPI_Datatype t; } small_type;
+enum { SMALL_TYPES = 256 };
+static small_type small_types[SMALL_TYPES];
+static int n_small_types, small_last;
+static MPI_Op small_op;
+static int small_op_made;
+
+#define SMALL_RED(T, UT) do { \
+	const T *a = (const T *)in; T *b = (T *)io; int k = n / (int)sizeof(T); \
+	switch (op) { \
+	case 2: for (int i = 0; i < k; i++) if (a[i] > b[i]) b[i] = a[i]; break; \
+	case 3: for (int i = 0; i < k; i++) if (a[i] < b[i]) b[i] = a[i]; break; \
+	case 4: for (int i = 0; i < k; i++) b[i] = (T)((UT)a[i] * (UT)b[i]); break; \
+	default: for (int i = 0; i < k; i++) b[i] = (T)((UT)a[i] + (UT)b[i]); break; \
+	} } while (0)
+
+static void small_payload(int dt, int op, const void *in, void *io, int n) {
+	switch (dt) {
+	case 1: SMALL_RED(float, float); break;
+	case 2: SMALL_RED(double, double); break;
+	case 3: SMALL_RED(int64_t, uint64_t); break;
+	case 4: SMALL_RED(int32_t, uint32_t); break;
+	case 5: SMALL_RED(int16_t, uint16_t); break;
+	case 6: SMALL_RED(int8_t, uint8_t); break;
+	case 7: SMALL_RED(uint8_t, uint8_t); break;
+	case 8: SMALL_RED(uint64_t, uint64_t); break;
+	}
+}
+
+static small_type *small_find(MPI_Datatype t) {
+	if (small_last < n_small_types && small_types[small_last].t == t) return &small_types[small_last];
+	for (int i = 0; i < n_small_types; i++)
+		if (small_types[i].t == t) return &small_types[i];
+	return NULL;
+}
+
+static void small_reduce(void *in, void *io, int *len, MPI_Datatype *dt) {
+	small_type *st = small_find(*dt);
+	if (st == NULL) return;
+	size_t ext = 16 + (size_t)st->n;
+	for (int e = 0; e < *len; e++) {
+		const uint64_t *hi = (const uint64_t *)((const char *)in + e * ext);
+		uint64_t *ho = (uint64_t *)((char *)io + e * ext);
+		if (hi[0] > ho[0]) ho[0] = hi[0];
+		if (hi[1] > ho[1]) ho[1] = hi[1];
+		small_payload(st->dt, st->op, hi + 2, ho + 2, st->n);
+	}
+}
+
+// small_type_of returns 0 and the type of (dt, op, n), 1 when the table
+// is full, or an MPI error code.
+static int small_type_of(int dt, int op, int n, MPI_Datatype *out) {
+	if (small_last < n_small_types) {
+		small_type *s = &small_types[small_last];
+		if (s->dt == dt && s->op == op && s->n == n) { *out = s->t; return 0; }
+	}
+	for (int i = 0; i < n_small_types; i++) {
+		small_type *s = &small_types[i];
+		if (s->dt == dt && s->op == op && s->n == n) { small_last = i; *out = s->t; return 0; }
+	}
+	if (n_small_types == SMALL_TYPES) return 1;
+	if (!small_op_made) {
+		int rc = MPI_Op_create(small_reduce, 1, &small_op);
+		if (rc != MPI_SUCCESS) return rc;
+		small_op_made = 1;
+	}
+	MPI_Datatype t;
+	int rc = MPI_Type_contiguous(16 + n, MPI_BYTE, &t);
+	if (rc != MPI_SUCCESS) return rc;
+	if ((rc = MPI_Type_commit(&t)) != MPI_SUCCESS) return rc;
+	small_types[n_small_types] = (small_type){dt, op, n, t};
+	small_last = n_small_types++;
+	*out = t;
+	return 0;
+}
+
+// gotpu_small_allreduce posts the small all-reduce of buf (16+n bytes)
+// and tests it for up to spin seconds, in one call: 1 done, 0 pending, 2
+// no type (the table is full: nothing was posted), -rc an MPI error;
+// *posted says whether the request was posted.
+static int gotpu_small_allreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r, int *posted, double spin) {
+	*posted = 0;
+	MPI_Datatype t;
+	int rc = small_type_of(dt, op, n, &t);
+	if (rc == 1) return 2;
+	if (rc != MPI_SUCCESS) return -rc;
+	rc = MPI_Iallreduce(MPI_IN_PLACE, buf, 1, t, small_op, c, r);
+	if (rc != MPI_SUCCESS) return -rc;
+	*posted = 1;
+	return gotpu_poll(r, 1, spin);
 }
 
 static int gotpu_iallreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r) {
@@ -153,7 +257,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"net"
 	"os"
@@ -518,6 +621,11 @@ type mpiEngine struct {
 	mw    *mpiWorld
 	comm  C.MPI_Comm
 	comms int // subgroups made from this one (rendezvous keys)
+	// small, smallCap and smallReq are allReduceSmall's message buffer
+	// and request, in C memory (reused; replaced after a failed call).
+	small    unsafe.Pointer
+	smallCap int
+	smallReq *C.MPI_Request
 }
 
 func (e *mpiEngine) begin(*call) {}
@@ -705,9 +813,7 @@ func join(parts [][]byte) []byte {
 // way get the mismatch error. bufs are the memory MPI reads or writes,
 // pinned while it runs.
 func (e *mpiEngine) run(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byte) error {
-	h := fnv.New64a()
-	h.Write([]byte(c.desc))
-	v := h.Sum64()
+	v := descHash(c.desc)
 	pair := make([]byte, 16)
 	binary.NativeEndian.PutUint64(pair, v)
 	binary.NativeEndian.PutUint64(pair[8:], ^v)
@@ -757,7 +863,7 @@ func (e *mpiEngine) do(c *call, posts []func(r *C.MPI_Request) C.int, early func
 		}
 	}
 	mpiMu.Unlock()
-	if err := e.wait(c, reqs, early); err != nil {
+	if err := e.wait(c, reqs, early, 0, false); err != nil {
 		// MPI keeps the requests and may still touch the buffers.
 		leak([]any{pin, reqs, bufs})
 		return e.g.fail(err)
@@ -771,11 +877,44 @@ func (e *mpiEngine) do1(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]by
 	return e.do(c, []func(*C.MPI_Request) C.int{post}, nil, bufs...)
 }
 
+// descPrefix is the store prefix of collective c's descriptors.
+func (e *mpiEngine) descPrefix(c *call) string {
+	return e.mw.pre + "desc/" + e.g.id + "/" + strconv.FormatUint(c.seq, 10) + "/"
+}
+
+// publishDesc records c's descriptor in the store for the peers'
+// mismatch check.
+func (e *mpiEngine) publishDesc(c *call) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	e.mw.side.Set(ctx, e.descPrefix(c)+strconv.Itoa(e.g.global), []byte(c.desc))
+}
+
+// probeDesc returns the mismatch error when a peer published a descriptor
+// of collective c's sequence number that differs from c's (it saw the
+// difference, or MPI failed its call), without waiting for the others.
+func (e *mpiEngine) probeDesc(c *call) error {
+	g := e.g
+	pre := e.descPrefix(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for r, gr := range g.ranks {
+		if r == g.rank {
+			continue
+		}
+		d, err := e.mw.side.Get(ctx, pre+strconv.Itoa(gr), time.Millisecond)
+		if err == nil && string(d) != c.desc {
+			return e.mismatch(c)
+		}
+	}
+	return nil
+}
+
 // mismatch exchanges the descriptors through the store to name the ranks
 // whose call differs from this one.
 func (e *mpiEngine) mismatch(c *call) error {
 	g := e.g
-	pre := fmt.Sprintf("%sdesc/%s/%d/", e.mw.pre, g.id, c.seq)
+	pre := e.descPrefix(c)
 	ctx, cancel := context.WithDeadline(context.Background(), c.deadline.Add(5*time.Second))
 	defer cancel()
 	e.mw.side.Set(ctx, pre+strconv.Itoa(g.global), []byte(c.desc))
@@ -798,18 +937,26 @@ func (e *mpiEngine) mismatch(c *call) error {
 }
 
 // wait polls reqs until they complete, the deadline passes, ctx is done,
-// the group closes, or a peer dies or aborts.
-func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error) error {
+// the group closes, or a peer dies, aborts or reports a call that differs
+// from this one. st0 is the result of a poll the caller already did (0
+// when none), so that an MPI error it got is not lost. With settle, a
+// call that MPI failed keeps looking for a dead peer or a peer's
+// differing descriptor (for a while) even once no request is left: the
+// small all-reduce has no separate check to tell a mismatch.
+func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error, st0 C.int, settle bool) error {
 	g := e.g
 	start := time.Now()
 	var nextCheck, nextStore, failUntil time.Time
 	var mpiFailed C.int
-	published := false
-	for {
-		spin := 20e-6
-		mpiMu.Lock()
-		st := C.gotpu_poll(&reqs[0], C.int(len(reqs)), C.double(spin))
-		mpiMu.Unlock()
+	published, probed := false, false
+	for first := true; ; first = false {
+		st := st0
+		if !first || st0 >= 0 {
+			spin := 20e-6
+			mpiMu.Lock()
+			st = C.gotpu_poll(&reqs[0], C.int(len(reqs)), C.double(spin))
+			mpiMu.Unlock()
+		}
 		if st == 1 && mpiFailed == 0 {
 			return nil
 		}
@@ -818,7 +965,7 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 				return err
 			}
 		}
-		if st == 1 { // the rest completed after MPI failed one call
+		if st == 1 && !settle { // the rest completed after MPI failed one call
 			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(mpiFailed))
 		}
 		if st < 0 && mpiFailed == 0 {
@@ -834,6 +981,16 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 		}
 		if mpiFailed != 0 {
 			if err := e.peers(c, true); err != nil {
+				return err
+			}
+			// MPI also fails calls that differ between ranks (their
+			// counts differ): publish this rank's descriptor and look
+			// for a peer's that differs.
+			if !probed {
+				probed = true
+				e.publishDesc(c)
+			}
+			if err := e.probeDesc(c); err != nil {
 				return err
 			}
 			if time.Now().After(failUntil) {
@@ -876,6 +1033,13 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 		}
 		if err := e.peers(c, slow); err != nil {
 			return err
+		}
+		if slow {
+			// A peer whose call differs from this one and failed or
+			// saw the difference has published its descriptor.
+			if err := e.probeDesc(c); err != nil {
+				return err
+			}
 		}
 		if now.After(c.deadline) {
 			lag := e.lagging(c)
@@ -1012,6 +1176,11 @@ func (e *mpiEngine) allReduce(c *call, buf []byte, dt dtype.DType, op ReduceOp) 
 		// order, in float32, as the built-in engine does.
 		return e.allReduceGathered(c, buf, dt, op)
 	}
+	if len(buf) <= mpiSmallBytes {
+		if done, err := e.allReduceSmall(c, buf, dt, mt, op); done {
+			return err
+		}
+	}
 	// In chunks: Open MPI's nonblocking all-reduce allocates a scratch
 	// buffer as large as the message on every call, and page faults on a
 	// fresh 256 MB cost more than the transfer: in one piece the engine
@@ -1048,6 +1217,90 @@ var mpiChunkBytes = func() int {
 	}
 	return 4 << 20
 }()
+
+// mpiSmallBytes is the largest all-reduce (bytes) that carries the
+// descriptor check in its own message (allReduceSmall);
+// GOTPU_MPI_SMALL_BYTES overrides it (0: never).
+var mpiSmallBytes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_SMALL_BYTES")); err == nil && n >= 0 {
+		return n
+	}
+	return 64 << 10
+}()
+
+// descHash is the FNV-1a hash of a descriptor, for the mismatch check.
+func descHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// allReduceSmall all-reduces buf with the descriptor check inside the
+// same MPI call, instead of a separate all-reduce posted before it (run):
+// one element of 16+len(buf) bytes, the pair (h, ^h) of the descriptor's
+// hash followed by the payload, reduced by a user-defined op (MAX on the
+// pair, op on the payload; see small_reduce). Every rank ends with
+// (max h, max ^h): both equal this rank's (h, ^h) only when every rank's
+// h is. The message is copied through C memory (no pinning), posted and
+// first tested in one cgo call. Ranks whose calls differ see the pair
+// differ, or MPI fail the call (the sizes differ), or wait: then the
+// descriptors published in the store (wait's probe) tell. done is false
+// when the small path is not available (nothing was posted).
+func (e *mpiEngine) allReduceSmall(c *call, buf []byte, dt dtype.DType, mt C.int, op ReduceOp) (done bool, err error) {
+	n := len(buf)
+	if e.small == nil || e.smallCap < n+16 {
+		if e.small != nil {
+			C.free(e.small)
+		}
+		e.smallCap = max(n+16, 4096)
+		e.small = C.malloc(C.size_t(e.smallCap))
+	}
+	if e.smallReq == nil {
+		e.smallReq = (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))
+	}
+	msg := unsafe.Slice((*byte)(e.small), n+16)
+	h := descHash(c.desc)
+	binary.NativeEndian.PutUint64(msg, h)
+	binary.NativeEndian.PutUint64(msg[8:], ^h)
+	copy(msg[16:], buf)
+	var posted C.int
+	mpiMu.Lock()
+	st := C.gotpu_small_allreduce(e.small, C.int(n), mt, mpiOp(op), e.comm, e.smallReq, &posted, 10e-6)
+	mpiMu.Unlock()
+	if posted == 0 {
+		if st == 2 {
+			return false, nil
+		}
+		return true, e.g.fail(e.g.errorf(c, "aborted", []int{e.g.rank}, "posting the MPI call: %s", mpiErr(-st)))
+	}
+	if st != 1 {
+		reqs := unsafe.Slice(e.smallReq, 1)
+		if err := e.wait(c, reqs, nil, st, true); err != nil {
+			// MPI may still write into the message: keep it (leaked).
+			e.small, e.smallReq, e.smallCap = nil, nil, 0
+			var me *Error
+			if errors.As(err, &me) && me.Kind == "aborted" && me.Ranks[0] == e.g.global {
+				// MPI failed the call: calls that differ are the likely
+				// cause; the peers' descriptors tell.
+				if perr := e.probeDesc(c); perr != nil {
+					return true, e.g.fail(perr)
+				}
+			}
+			return true, e.g.fail(err)
+		}
+	}
+	if binary.NativeEndian.Uint64(msg) != h || binary.NativeEndian.Uint64(msg[8:]) != ^h {
+		return true, e.g.fail(e.mismatch(c))
+	}
+	copy(buf, msg[16:])
+	if op == Avg {
+		reduceBytes(buf, [][]byte{buf}, dt, Avg, len(e.g.ranks))
+	}
+	return true, nil
+}
 
 func (e *mpiEngine) allReduceGathered(c *call, buf []byte, dt dtype.DType, op ReduceOp) error {
 	N := len(e.g.ranks)
