@@ -217,6 +217,43 @@ static int gotpu_small_allreduce(void *buf, int n, int dt, int op, MPI_Comm c, M
 	return gotpu_poll(r, 1, spin);
 }
 
+// gotpu_xchg posts the exchange of a small all-reduce among n ranks
+// (xchg below): buf holds one slot of sz bytes per rank; slot me, this
+// rank's message, goes to every other rank, and slot r receives rank r's.
+// reqs has room for 2(n-1) requests; *posted counts those posted. Then it
+// tests them for up to spin seconds: 1 done, 0 pending, -rc an MPI error.
+static int gotpu_xchg(char *buf, int sz, int n, int me, int tag, MPI_Comm c, MPI_Request *reqs, int *posted, double spin) {
+	int k = 0;
+	*posted = 0;
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Irecv(buf + (size_t)r * sz, sz, MPI_BYTE, r, tag, c, &reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		*posted = ++k;
+	}
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Isend(buf + (size_t)me * sz, sz, MPI_BYTE, r, tag, c, &reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		*posted = ++k;
+	}
+	return gotpu_poll(reqs, k, spin);
+}
+
+// gotpu_xchg_reduce checks every slot's hash pair against this rank's
+// (slot me) and reduces the payloads in rank order into out: 0, or 1 when
+// a pair differs.
+static int gotpu_xchg_reduce(const char *buf, int sz, int n, int me, int dt, int op, void *out) {
+	const uint64_t *mine = (const uint64_t *)(buf + (size_t)me * sz);
+	for (int r = 0; r < n; r++) {
+		const uint64_t *h = (const uint64_t *)(buf + (size_t)r * sz);
+		if (h[0] != mine[0] || h[1] != mine[1]) return 1;
+	}
+	memcpy(out, buf + 16, sz - 16);
+	for (int r = 1; r < n; r++) small_payload(dt, op, buf + (size_t)r * sz + 16, out, sz - 16);
+	return 0;
+}
+
 static int gotpu_iallreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r) {
 	return MPI_Iallreduce(MPI_IN_PLACE, buf, n, dt_of(dt), op_of(op), c, r);
 }
@@ -626,6 +663,11 @@ type mpiEngine struct {
 	small    unsafe.Pointer
 	smallCap int
 	smallReq *C.MPI_Request
+	// xbuf, xcap and xreqs are xchg's: N message slots and 2(N-1)
+	// requests.
+	xbuf  unsafe.Pointer
+	xcap  int
+	xreqs *C.MPI_Request
 }
 
 func (e *mpiEngine) begin(*call) {}
@@ -891,11 +933,13 @@ func (e *mpiEngine) publishDesc(c *call) {
 }
 
 // probeDesc returns the mismatch error when a peer published a descriptor
-// of collective c's sequence number that differs from c's (it saw the
-// difference, or MPI failed its call), without waiting for the others.
+// of collective c's sequence number that differs from c's: for the
+// mismatch check (it saw the difference, or MPI failed its call), or as
+// the collective it waits in (publishAt), without waiting for the others.
 func (e *mpiEngine) probeDesc(c *call) error {
 	g := e.g
 	pre := e.descPrefix(c)
+	seq := strconv.FormatUint(c.seq, 10) + " "
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for r, gr := range g.ranks {
@@ -904,6 +948,10 @@ func (e *mpiEngine) probeDesc(c *call) error {
 		}
 		d, err := e.mw.side.Get(ctx, pre+strconv.Itoa(gr), time.Millisecond)
 		if err == nil && string(d) != c.desc {
+			return e.mismatch(c)
+		}
+		at, err := e.mw.side.Get(ctx, e.mw.pre+"at/"+g.id+"/"+strconv.Itoa(gr), time.Millisecond)
+		if err == nil && strings.HasPrefix(string(at), seq) && string(at[len(seq):]) != c.desc {
 			return e.mismatch(c)
 		}
 	}
@@ -1176,6 +1224,9 @@ func (e *mpiEngine) allReduce(c *call, buf []byte, dt dtype.DType, op ReduceOp) 
 		// order, in float32, as the built-in engine does.
 		return e.allReduceGathered(c, buf, dt, op)
 	}
+	if len(buf) <= mpiSmallBytes && len(e.g.ranks) <= mpiXchgRanks {
+		return e.xchg(c, buf, dt, mt, op)
+	}
 	if len(buf) <= mpiSmallBytes {
 		if done, err := e.allReduceSmall(c, buf, dt, mt, op); done {
 			return err
@@ -1300,6 +1351,75 @@ func (e *mpiEngine) allReduceSmall(c *call, buf []byte, dt dtype.DType, mt C.int
 		reduceBytes(buf, [][]byte{buf}, dt, Avg, len(e.g.ranks))
 	}
 	return true, nil
+}
+
+// mpiXchgRanks is the largest group whose small all-reduces are an
+// exchange of point-to-point messages (xchg) rather than Open MPI's
+// nonblocking all-reduce (allReduceSmall); GOTPU_MPI_XCHG_RANKS overrides
+// it (0: never, for tests and measurements).
+var mpiXchgRanks = func() int {
+	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_XCHG_RANKS")); err == nil && n >= 0 {
+		return n
+	}
+	return 8
+}()
+
+// tagSmall tags xchg's messages (send/recv use tagHeader and tagData).
+const tagSmall = 3
+
+// xchg all-reduces buf in groups of up to mpiXchgRanks ranks: every rank
+// sends its message, the descriptor's hash pair (h, ^h) then the payload,
+// to every other and reduces the N messages in rank order, so every rank
+// computes the same result. Point-to-point messages cost much less than
+// Open MPI's nonblocking all-reduce (libnbc builds a schedule and
+// allocates on every call), about what its blocking MPI_Allreduce costs
+// (recursive doubling: the same exchange on 2 ranks). A peer whose call
+// differs sends a different pair, a message of another size (MPI fails
+// the receive when it is longer) or none: then both ranks wait, publish
+// what they wait in (wait's slow path) and find the peer's descriptor
+// there.
+func (e *mpiEngine) xchg(c *call, buf []byte, dt dtype.DType, mt C.int, op ReduceOp) error {
+	g := e.g
+	N, sz := len(g.ranks), len(buf)+16
+	if e.xbuf == nil || e.xcap < N*sz {
+		if e.xbuf != nil {
+			C.free(e.xbuf)
+		}
+		e.xcap = max(N*sz, 8192)
+		e.xbuf = C.malloc(C.size_t(e.xcap))
+	}
+	if e.xreqs == nil {
+		e.xreqs = (*C.MPI_Request)(C.malloc(C.size_t(2 * N * int(unsafe.Sizeof(C.MPI_Request(nil))))))
+	}
+	msg := unsafe.Slice((*byte)(e.xbuf), N*sz)[g.rank*sz : (g.rank+1)*sz]
+	h := descHash(c.desc)
+	binary.NativeEndian.PutUint64(msg, h)
+	binary.NativeEndian.PutUint64(msg[8:], ^h)
+	copy(msg[16:], buf)
+	var posted C.int
+	mpiMu.Lock()
+	st := C.gotpu_xchg((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), tagSmall, e.comm, e.xreqs, &posted, 10e-6)
+	mpiMu.Unlock()
+	if st != 1 {
+		var err error
+		if posted < C.int(2*(N-1)) {
+			err = g.errorf(c, "aborted", []int{g.rank}, "posting the MPI call: %s", mpiErr(-st))
+		} else {
+			err = e.wait(c, unsafe.Slice(e.xreqs, posted), nil, st, true)
+		}
+		if err != nil {
+			// MPI may still read or write the buffer: keep it (leaked).
+			e.xbuf, e.xreqs, e.xcap = nil, nil, 0
+			return g.fail(err)
+		}
+	}
+	if C.gotpu_xchg_reduce((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), mt, mpiOp(op), ptr(buf)) != 0 {
+		return g.fail(e.mismatch(c))
+	}
+	if op == Avg {
+		reduceBytes(buf, [][]byte{buf}, dt, Avg, N)
+	}
+	return nil
 }
 
 func (e *mpiEngine) allReduceGathered(c *call, buf []byte, dt dtype.DType, op ReduceOp) error {
