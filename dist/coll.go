@@ -17,33 +17,48 @@ type call struct {
 	ctx      context.Context
 	seq      uint64
 	desc     string
-	deadline time.Time
+	timeout  time.Duration
+	deadline time.Time // zero until due is first asked
 	checked  bool
 }
 
-// describe returns t's dtype and shape, "f32[2,3]" (without fmt: it is
-// built on every collective).
+// due returns the call's deadline: the group's timeout from the first
+// time a wait asks (a collective that completes at once never reads the
+// clock for it), or ctx's deadline when sooner.
+func (c *call) due() time.Time {
+	if c.deadline.IsZero() {
+		c.deadline = time.Now().Add(c.timeout)
+		if d, ok := c.ctx.Deadline(); ok && d.Before(c.deadline) {
+			c.deadline = d
+		}
+	}
+	return c.deadline
+}
+
+// describe returns t's dtype and shape, "f32[2,3]".
 func describe(t *tensor.Tensor) string {
-	ds := t.DType().String()
-	b := make([]byte, 0, len(ds)+2+8*len(t.Shape()))
-	b = append(b, ds...)
+	var arr [64]byte
+	return string(appendDesc(arr[:0], t))
+}
+
+// appendDesc appends describe(t) to b, without fmt and without copying
+// the shape: it is built on every collective.
+func appendDesc(b []byte, t *tensor.Tensor) []byte {
+	b = append(b, t.DType().String()...)
 	b = append(b, '[')
-	for i, d := range t.Shape() {
+	for i := range t.Dim() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(d), 10)
+		b = strconv.AppendInt(b, int64(t.Size(i)), 10)
 	}
-	return string(append(b, ']'))
+	return append(b, ']')
 }
 
 // begin starts collective desc: it fails at once on a group that failed
 // before, and publishes the descriptor the other ranks compare with theirs.
 func (g *Group) begin(ctx context.Context, desc string) (*call, error) {
-	c := &call{ctx: ctx, seq: g.seq, desc: desc, deadline: time.Now().Add(g.timeout)}
-	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
-	}
+	c := &call{ctx: ctx, seq: g.seq, desc: desc, timeout: g.timeout}
 	if f := g.failure(); f != nil {
 		return nil, fmt.Errorf("dist: %s #%d in group %s: %w: %v", desc, g.seq, g.name, ErrAborted, f)
 	}
@@ -58,6 +73,7 @@ func (g *Group) fail(err error) error {
 	defer g.failMu.Unlock()
 	if g.failed == nil {
 		g.failed = err
+		g.hasFailed.Store(true)
 		g.eng.abort(err)
 	}
 	return err
@@ -72,6 +88,9 @@ func (g *Group) errorf(c *call, kind string, ranks []int, format string, args ..
 }
 
 func (g *Group) failure() error {
+	if !g.hasFailed.Load() {
+		return nil
+	}
 	g.failMu.Lock()
 	defer g.failMu.Unlock()
 	return g.failed
@@ -159,7 +178,7 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 			e.Err = err
 			return e
 		}
-		if time.Now().After(c.deadline) {
+		if time.Now().After(c.due()) {
 			var parts []string
 			now := time.Now().UnixNano()
 			for _, r := range lag {
@@ -225,6 +244,25 @@ func (g *Group) checkPeers(c *call, lag []int, ready func(r int) bool) error {
 	return nil
 }
 
+// withBytes1 is withBytes for one tensor, without its per-call slices and
+// closures when the tensor's memory is reachable.
+func withBytes1(t *tensor.Tensor, write bool, f func(b []byte) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("dist: tensor access: %w", e)
+				return
+			}
+			panic(r)
+		}
+	}()
+	var inner error
+	if t.WithHostBytes(write, func(b []byte) { inner = f(b) }) {
+		return inner
+	}
+	return withBytes([]*tensor.Tensor{t}, write, func(bs [][]byte) error { return f(bs[0]) })
+}
+
 // withBytes runs f on the bytes of ts: their live memory when the device
 // allows it, else host copies written back afterwards when write is set.
 func withBytes(ts []*tensor.Tensor, write bool, f func(bs [][]byte) error) (err error) {
@@ -279,24 +317,46 @@ func span(i, per, n int) (int, int) {
 // AllReduce reduces t across the group in place (all_reduce): every rank
 // ends with the same result, reduced in rank order.
 func (g *Group) AllReduce(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
-	return g.AllReduceAsync(blocking(ctx), t, op).Wait(context.Background())
+	return g.exec(ctx, g.allReduceFn(t, op))
 }
 
 // AllReduceAsync is AllReduce returning at once with a handle.
 func (g *Group) AllReduceAsync(ctx context.Context, t *tensor.Tensor, op ReduceOp) *Work {
-	desc := "all_reduce(" + op.String() + ") " + describe(t)
-	return g.submit(ctx, func(ctx context.Context) error {
+	return g.submit(ctx, g.allReduceFn(t, op))
+}
+
+func (g *Group) allReduceFn(t *tensor.Tensor, op ReduceOp) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		if err := checkReduce(op, t.DType()); err != nil {
 			return err
 		}
-		c, err := g.begin(ctx, desc)
+		c, err := g.begin(ctx, g.allReduceDesc(t, op))
 		if err != nil {
 			return err
 		}
-		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
-			return g.eng.allReduce(c, bs[0], t.DType(), op)
+		return withBytes1(t, true, func(b []byte) error {
+			return g.eng.allReduce(c, b, t.DType(), op)
 		})
-	})
+	}
+}
+
+// allReduceDesc returns all_reduce's descriptor, "all_reduce(sum)
+// f32[2,3]": the last one again while the op, dtype and shape repeat (a
+// training loop's), else a new one. It runs under execMu.
+func (g *Group) allReduceDesc(t *tensor.Tensor, op ReduceOp) string {
+	d := &g.arDesc
+	same := d.desc != "" && d.op == op && d.dt == t.DType() && len(d.shape) == t.Dim()
+	for i := 0; same && i < len(d.shape); i++ {
+		same = d.shape[i] == t.Size(i)
+	}
+	if !same {
+		var arr [64]byte
+		b := append(arr[:0], "all_reduce("...)
+		b = append(b, op.String()...)
+		d.desc = string(appendDesc(append(b, ") "...), t))
+		d.op, d.dt, d.shape = op, t.DType(), t.Shape()
+	}
+	return d.desc
 }
 
 func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp, copyOut bool) error {
@@ -644,7 +704,7 @@ func (g *Group) SendAsync(ctx context.Context, t *tensor.Tensor, dst int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: send to %d in group %s: %w: %v", dst, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), deadline: time.Now().Add(g.timeout), checked: true}
+		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), timeout: g.timeout, checked: true}
 		return withBytes([]*tensor.Tensor{t}, false, func(bs [][]byte) error {
 			return g.eng.send(c, bs[0], dst, desc)
 		})
@@ -698,7 +758,7 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: recv from %d in group %s: %w: %v", src, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), deadline: time.Now().Add(g.timeout), checked: true}
+		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), timeout: g.timeout, checked: true}
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
 			return g.eng.recv(c, bs[0], src, desc)
 		})

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // DefaultTimeout is how long a collective waits for the other ranks before
@@ -92,7 +94,17 @@ type Group struct {
 	pidSeen []bool
 	failMu  sync.Mutex
 	failed  error
-	queue   chan *Work
+	// hasFailed is failed != nil, read without failMu on every call.
+	hasFailed atomic.Bool
+	// arDesc is the last all_reduce descriptor (allReduceDesc), under
+	// execMu.
+	arDesc struct {
+		op    ReduceOp
+		dt    dtype.DType
+		shape []int
+		desc  string
+	}
+	queue chan *Work
 	// execMu is held while a collective runs, on the group's goroutine
 	// (async calls) or on the caller's (blocking calls, when nothing is
 	// queued); queued counts the async calls submitted and not finished.
@@ -549,6 +561,22 @@ func (g *Group) run() {
 			close(w.done)
 		}
 	}
+}
+
+// exec runs fn, a blocking collective, on the caller's goroutine when no
+// async call is queued before it (see submit), else on the group's.
+func (g *Group) exec(ctx context.Context, fn func(ctx context.Context) error) error {
+	if g.queued.Load() != 0 {
+		return g.submit(ctx, fn).Wait(context.Background())
+	}
+	g.execMu.Lock()
+	defer g.execMu.Unlock()
+	select {
+	case <-g.stop:
+		return fmt.Errorf("dist: group %s is closed", g.name)
+	default:
+	}
+	return fn(ctx)
 }
 
 // blockingKey marks the context of a blocking collective (blocking).

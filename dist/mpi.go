@@ -73,7 +73,8 @@ static double now_s(void) {
 // gotpu_poll tests the requests until all are complete (1) or spin
 // seconds pass (0); a negative value is an MPI error code, negated. A
 // completed request becomes MPI_REQUEST_NULL. The clock is read every 32
-// rounds of tests only: a small collective completes in a few rounds.
+// rounds of tests only, from the 32nd: a small collective completes in a
+// few rounds, and reading the clock costs as much as a test here.
 static int gotpu_poll(MPI_Request *r, int n, double spin) {
 	double end = 0;
 	for (unsigned round = 0;; round++) {
@@ -86,9 +87,9 @@ static int gotpu_poll(MPI_Request *r, int n, double spin) {
 			if (!flag) left++;
 		}
 		if (!left) return 1;
-		if (round % 32 == 0) {
+		if (round % 32 == 31) {
 			double now = now_s();
-			if (round == 0) end = now + spin;
+			if (end == 0) end = now + spin;
 			else if (now >= end) return 0;
 		}
 	}
@@ -217,41 +218,55 @@ static int gotpu_small_allreduce(void *buf, int n, int dt, int op, MPI_Comm c, M
 	return gotpu_poll(r, 1, spin);
 }
 
-// gotpu_xchg posts the exchange of a small all-reduce among n ranks
-// (xchg below): buf holds one slot of sz bytes per rank; slot me, this
-// rank's message, goes to every other rank, and slot r receives rank r's.
-// reqs has room for 2(n-1) requests; *posted counts those posted. Then it
-// tests them for up to spin seconds: 1 done, 0 pending, -rc an MPI error.
-static int gotpu_xchg(char *buf, int sz, int n, int me, int tag, MPI_Comm c, MPI_Request *reqs, int *posted, double spin) {
-	int k = 0;
-	*posted = 0;
-	for (int r = 0; r < n; r++) {
-		if (r == me) continue;
-		int rc = MPI_Irecv(buf + (size_t)r * sz, sz, MPI_BYTE, r, tag, c, &reqs[k]);
-		if (rc != MPI_SUCCESS) return -rc;
-		*posted = ++k;
-	}
-	for (int r = 0; r < n; r++) {
-		if (r == me) continue;
-		int rc = MPI_Isend(buf + (size_t)me * sz, sz, MPI_BYTE, r, tag, c, &reqs[k]);
-		if (rc != MPI_SUCCESS) return -rc;
-		*posted = ++k;
-	}
-	return gotpu_poll(reqs, k, spin);
+// xstate is xchg's state in C memory (Go passes no pointers of its own,
+// which cgo would check on every call): the requests and how many were
+// posted.
+typedef struct { int posted; MPI_Request reqs[]; } xstate;
+
+static xstate *gotpu_xstate(int n) {
+	return calloc(1, sizeof(xstate) + 2 * (size_t)n * sizeof(MPI_Request));
 }
+static MPI_Request *gotpu_xreqs(xstate *x) { return x->reqs; }
 
 // gotpu_xchg_reduce checks every slot's hash pair against this rank's
-// (slot me) and reduces the payloads in rank order into out: 0, or 1 when
-// a pair differs.
-static int gotpu_xchg_reduce(const char *buf, int sz, int n, int me, int dt, int op, void *out) {
+// (slot me) and reduces the payloads in rank order into slot n: 0, or 1
+// when a pair differs.
+static int gotpu_xchg_reduce(char *buf, int sz, int n, int me, int dt, int op) {
 	const uint64_t *mine = (const uint64_t *)(buf + (size_t)me * sz);
 	for (int r = 0; r < n; r++) {
 		const uint64_t *h = (const uint64_t *)(buf + (size_t)r * sz);
 		if (h[0] != mine[0] || h[1] != mine[1]) return 1;
 	}
+	char *out = buf + (size_t)n * sz + 16;
 	memcpy(out, buf + 16, sz - 16);
 	for (int r = 1; r < n; r++) small_payload(dt, op, buf + (size_t)r * sz + 16, out, sz - 16);
 	return 0;
+}
+
+// gotpu_xchg posts the exchange of a small all-reduce among n ranks
+// (xchg below): buf holds one slot of sz bytes per rank and one for the
+// result; slot me, this rank's message, goes to every other rank, and
+// slot r receives rank r's. Then it tests the requests for up to spin
+// seconds and reduces: 1 done, 3 done but a hash pair differs, 0 pending,
+// -rc an MPI error (x->posted says how many requests were posted).
+static int gotpu_xchg(char *buf, int sz, int n, int me, int tag, MPI_Comm c, xstate *x, int dt, int op, double spin) {
+	int k = 0;
+	x->posted = 0;
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Irecv(buf + (size_t)r * sz, sz, MPI_BYTE, r, tag, c, &x->reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		x->posted = ++k;
+	}
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Isend(buf + (size_t)me * sz, sz, MPI_BYTE, r, tag, c, &x->reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		x->posted = ++k;
+	}
+	int st = gotpu_poll(x->reqs, k, spin);
+	if (st != 1) return st;
+	return gotpu_xchg_reduce(buf, sz, n, me, dt, op) ? 3 : 1;
 }
 
 static int gotpu_iallreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r) {
@@ -663,11 +678,11 @@ type mpiEngine struct {
 	small    unsafe.Pointer
 	smallCap int
 	smallReq *C.MPI_Request
-	// xbuf, xcap and xreqs are xchg's: N message slots and 2(N-1)
-	// requests.
-	xbuf  unsafe.Pointer
-	xcap  int
-	xreqs *C.MPI_Request
+	// xbuf, xcap and xst are xchg's: N message slots and the result's,
+	// and the requests.
+	xbuf unsafe.Pointer
+	xcap int
+	xst  *C.xstate
 }
 
 func (e *mpiEngine) begin(*call) {}
@@ -963,7 +978,7 @@ func (e *mpiEngine) probeDesc(c *call) error {
 func (e *mpiEngine) mismatch(c *call) error {
 	g := e.g
 	pre := e.descPrefix(c)
-	ctx, cancel := context.WithDeadline(context.Background(), c.deadline.Add(5*time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), c.due().Add(5*time.Second))
 	defer cancel()
 	e.mw.side.Set(ctx, pre+strconv.Itoa(g.global), []byte(c.desc))
 	var bad []int
@@ -1023,8 +1038,8 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			// while before reporting MPI's error.
 			mpiFailed = -st
 			failUntil = time.Now().Add(mpiStaleHeartbeat + 2*time.Second)
-			if failUntil.After(c.deadline) {
-				failUntil = c.deadline
+			if failUntil.After(c.due()) {
+				failUntil = c.due()
 			}
 		}
 		if mpiFailed != 0 {
@@ -1089,7 +1104,7 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 				return err
 			}
 		}
-		if now.After(c.deadline) {
+		if now.After(c.due()) {
 			lag := e.lagging(c)
 			var parts []string
 			for _, r := range lag {
@@ -1381,41 +1396,46 @@ const tagSmall = 3
 func (e *mpiEngine) xchg(c *call, buf []byte, dt dtype.DType, mt C.int, op ReduceOp) error {
 	g := e.g
 	N, sz := len(g.ranks), len(buf)+16
-	if e.xbuf == nil || e.xcap < N*sz {
+	if e.xbuf == nil || e.xcap < (N+1)*sz {
 		if e.xbuf != nil {
 			C.free(e.xbuf)
 		}
-		e.xcap = max(N*sz, 8192)
+		e.xcap = max((N+1)*sz, 8192)
 		e.xbuf = C.malloc(C.size_t(e.xcap))
 	}
-	if e.xreqs == nil {
-		e.xreqs = (*C.MPI_Request)(C.malloc(C.size_t(2 * N * int(unsafe.Sizeof(C.MPI_Request(nil))))))
+	if e.xst == nil {
+		e.xst = C.gotpu_xstate(C.int(N))
 	}
-	msg := unsafe.Slice((*byte)(e.xbuf), N*sz)[g.rank*sz : (g.rank+1)*sz]
+	all := unsafe.Slice((*byte)(e.xbuf), (N+1)*sz)
+	msg := all[g.rank*sz : (g.rank+1)*sz]
 	h := descHash(c.desc)
 	binary.NativeEndian.PutUint64(msg, h)
 	binary.NativeEndian.PutUint64(msg[8:], ^h)
 	copy(msg[16:], buf)
-	var posted C.int
 	mpiMu.Lock()
-	st := C.gotpu_xchg((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), tagSmall, e.comm, e.xreqs, &posted, 10e-6)
+	st := C.gotpu_xchg((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), tagSmall, e.comm, e.xst, mt, mpiOp(op), 10e-6)
 	mpiMu.Unlock()
-	if st != 1 {
+	if st != 1 && st != 3 {
 		var err error
-		if posted < C.int(2*(N-1)) {
+		if posted := int(e.xst.posted); posted < 2*(N-1) {
 			err = g.errorf(c, "aborted", []int{g.rank}, "posting the MPI call: %s", mpiErr(-st))
 		} else {
-			err = e.wait(c, unsafe.Slice(e.xreqs, posted), nil, st, true)
+			err = e.wait(c, unsafe.Slice(C.gotpu_xreqs(e.xst), posted), nil, st, true)
 		}
 		if err != nil {
 			// MPI may still read or write the buffer: keep it (leaked).
-			e.xbuf, e.xreqs, e.xcap = nil, nil, 0
+			e.xbuf, e.xst, e.xcap = nil, nil, 0
 			return g.fail(err)
 		}
+		st = 1
+		if C.gotpu_xchg_reduce((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), mt, mpiOp(op)) != 0 {
+			st = 3
+		}
 	}
-	if C.gotpu_xchg_reduce((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), mt, mpiOp(op), ptr(buf)) != 0 {
+	if st == 3 {
 		return g.fail(e.mismatch(c))
 	}
+	copy(buf, all[N*sz+16:])
 	if op == Avg {
 		reduceBytes(buf, [][]byte{buf}, dt, Avg, N)
 	}
