@@ -667,7 +667,9 @@ func (w *world) newMPIGroup(ctx context.Context, parent *Group, name, id string,
 // engine watches the peers' pids (ranks on this host) and heartbeats in
 // the store (elsewhere), and the abort notes of peers that failed. With
 // each collective it all-reduces a hash of its descriptor (16 bytes), so
-// that ranks that call different collectives both fail (see run).
+// that ranks that call different collectives both fail (see run); an
+// all-reduce up to GOTPU_MPI_SMALL_BYTES carries the hash in its own
+// message instead (xchg, allReduceSmall).
 type mpiEngine struct {
 	g     *Group
 	mw    *mpiWorld
@@ -1285,13 +1287,16 @@ var mpiChunkBytes = func() int {
 }()
 
 // mpiSmallBytes is the largest all-reduce (bytes) that carries the
-// descriptor check in its own message (allReduceSmall);
-// GOTPU_MPI_SMALL_BYTES overrides it (0: never).
+// descriptor check in its own message (xchg, allReduceSmall) instead of a
+// separate all-reduce; GOTPU_MPI_SMALL_BYTES overrides it (0: never).
+// Above 32 KB the exchange lost to Open MPI's ring on 2 ranks (gotpu
+// bench allreduce --engine mpi, 2-core Zen 3): it sends and reduces whole
+// messages, the ring halves.
 var mpiSmallBytes = func() int {
 	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_SMALL_BYTES")); err == nil && n >= 0 {
 		return n
 	}
-	return 64 << 10
+	return 32 << 10
 }()
 
 // descHash is the FNV-1a hash of a descriptor, for the mismatch check.
