@@ -20,6 +20,7 @@ type call struct {
 	timeout  time.Duration
 	deadline time.Time // zero until due is first asked
 	checked  bool
+	p2p      bool // a send or recv: seq counts that peer's messages, not the group's collectives
 }
 
 // due returns the call's deadline: the group's timeout from the first
@@ -704,7 +705,7 @@ func (g *Group) SendAsync(ctx context.Context, t *tensor.Tensor, dst int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: send to %d in group %s: %w: %v", dst, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), timeout: g.timeout, checked: true}
+		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), timeout: g.timeout, checked: true, p2p: true}
 		return withBytes([]*tensor.Tensor{t}, false, func(bs [][]byte) error {
 			return g.eng.send(c, bs[0], dst, desc)
 		})
@@ -758,7 +759,7 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: recv from %d in group %s: %w: %v", src, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), timeout: g.timeout, checked: true}
+		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), timeout: g.timeout, checked: true, p2p: true}
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
 			return g.eng.recv(c, bs[0], src, desc)
 		})

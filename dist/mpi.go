@@ -954,6 +954,9 @@ func (e *mpiEngine) publishDesc(c *call) {
 // mismatch check (it saw the difference, or MPI failed its call), or as
 // the collective it waits in (publishAt), without waiting for the others.
 func (e *mpiEngine) probeDesc(c *call) error {
+	if c.p2p {
+		return nil // numbered per peer: another collective's number
+	}
 	g := e.g
 	pre := e.descPrefix(c)
 	seq := strconv.FormatUint(c.seq, 10) + " "
@@ -968,11 +971,18 @@ func (e *mpiEngine) probeDesc(c *call) error {
 			return e.mismatch(c)
 		}
 		at, err := e.mw.side.Get(ctx, e.mw.pre+"at/"+g.id+"/"+strconv.Itoa(gr), time.Millisecond)
-		if err == nil && strings.HasPrefix(string(at), seq) && string(at[len(seq):]) != c.desc {
+		// A send or recv waiting publishes there too, numbered per peer.
+		if err == nil && strings.HasPrefix(string(at), seq) && string(at[len(seq):]) != c.desc && !isP2PDesc(string(at[len(seq):])) {
 			return e.mismatch(c)
 		}
 	}
 	return nil
+}
+
+// isP2PDesc reports whether desc is a send's or recv's (coll.go's
+// SendAsync, RecvAsync).
+func isP2PDesc(desc string) bool {
+	return strings.HasPrefix(desc, "send ") || strings.HasPrefix(desc, "recv ")
 }
 
 // mismatch exchanges the descriptors through the store to name the ranks
@@ -1051,7 +1061,7 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			// MPI also fails calls that differ between ranks (their
 			// counts differ): publish this rank's descriptor and look
 			// for a peer's that differs.
-			if !probed {
+			if !probed && !c.p2p {
 				probed = true
 				e.publishDesc(c)
 			}
