@@ -318,7 +318,16 @@ func span(i, per, n int) (int, int) {
 // AllReduce reduces t across the group in place (all_reduce): every rank
 // ends with the same result, reduced in rank order.
 func (g *Group) AllReduce(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
-	return g.exec(ctx, g.allReduceFn(t, op))
+	// exec without the closure: this is the call a training loop makes.
+	inline, err := g.lockInline()
+	if !inline {
+		return g.submit(ctx, g.allReduceFn(t, op)).Wait(context.Background())
+	}
+	if err != nil {
+		return err
+	}
+	defer g.execMu.Unlock()
+	return g.allReduceNow(ctx, t, op)
 }
 
 // AllReduceAsync is AllReduce returning at once with a handle.
@@ -327,18 +336,21 @@ func (g *Group) AllReduceAsync(ctx context.Context, t *tensor.Tensor, op ReduceO
 }
 
 func (g *Group) allReduceFn(t *tensor.Tensor, op ReduceOp) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if err := checkReduce(op, t.DType()); err != nil {
-			return err
-		}
-		c, err := g.begin(ctx, g.allReduceDesc(t, op))
-		if err != nil {
-			return err
-		}
-		return withBytes1(t, true, func(b []byte) error {
-			return g.eng.allReduce(c, b, t.DType(), op)
-		})
+	return func(ctx context.Context) error { return g.allReduceNow(ctx, t, op) }
+}
+
+// allReduceNow runs all_reduce, holding execMu.
+func (g *Group) allReduceNow(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
+	if err := checkReduce(op, t.DType()); err != nil {
+		return err
 	}
+	c, err := g.begin(ctx, g.allReduceDesc(t, op))
+	if err != nil {
+		return err
+	}
+	return withBytes1(t, true, func(b []byte) error {
+		return g.eng.allReduce(c, b, t.DType(), op)
+	})
 }
 
 // allReduceDesc returns all_reduce's descriptor, "all_reduce(sum)

@@ -566,17 +566,33 @@ func (g *Group) run() {
 // exec runs fn, a blocking collective, on the caller's goroutine when no
 // async call is queued before it (see submit), else on the group's.
 func (g *Group) exec(ctx context.Context, fn func(ctx context.Context) error) error {
-	if g.queued.Load() != 0 {
+	inline, err := g.lockInline()
+	if !inline {
 		return g.submit(ctx, fn).Wait(context.Background())
 	}
-	g.execMu.Lock()
+	if err != nil {
+		return err
+	}
 	defer g.execMu.Unlock()
+	return fn(ctx)
+}
+
+// lockInline takes execMu for a blocking collective on the caller's
+// goroutine and returns true, unless an async call is queued (false: the
+// call must queue behind it). The error says the group is closed (execMu
+// is then not held).
+func (g *Group) lockInline() (bool, error) {
+	if g.queued.Load() != 0 {
+		return false, nil
+	}
+	g.execMu.Lock()
 	select {
 	case <-g.stop:
-		return fmt.Errorf("dist: group %s is closed", g.name)
+		g.execMu.Unlock()
+		return true, fmt.Errorf("dist: group %s is closed", g.name)
 	default:
 	}
-	return fn(ctx)
+	return true, nil
 }
 
 // blockingKey marks the context of a blocking collective (blocking).
