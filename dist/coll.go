@@ -17,22 +17,49 @@ type call struct {
 	ctx      context.Context
 	seq      uint64
 	desc     string
-	deadline time.Time
+	timeout  time.Duration
+	deadline time.Time // zero until due is first asked
 	checked  bool
+	p2p      bool // a send or recv: seq counts that peer's messages, not the group's collectives
 }
 
+// due returns the call's deadline: the group's timeout from the first
+// time a wait asks (a collective that completes at once never reads the
+// clock for it), or ctx's deadline when sooner.
+func (c *call) due() time.Time {
+	if c.deadline.IsZero() {
+		c.deadline = time.Now().Add(c.timeout)
+		if d, ok := c.ctx.Deadline(); ok && d.Before(c.deadline) {
+			c.deadline = d
+		}
+	}
+	return c.deadline
+}
+
+// describe returns t's dtype and shape, "f32[2,3]".
 func describe(t *tensor.Tensor) string {
-	s := strings.ReplaceAll(fmt.Sprint(t.Shape()), " ", ",")
-	return t.DType().String() + s
+	var arr [64]byte
+	return string(appendDesc(arr[:0], t))
+}
+
+// appendDesc appends describe(t) to b, without fmt and without copying
+// the shape: it is built on every collective.
+func appendDesc(b []byte, t *tensor.Tensor) []byte {
+	b = append(b, t.DType().String()...)
+	b = append(b, '[')
+	for i := range t.Dim() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(t.Size(i)), 10)
+	}
+	return append(b, ']')
 }
 
 // begin starts collective desc: it fails at once on a group that failed
 // before, and publishes the descriptor the other ranks compare with theirs.
 func (g *Group) begin(ctx context.Context, desc string) (*call, error) {
-	c := &call{ctx: ctx, seq: g.seq, desc: desc, deadline: time.Now().Add(g.timeout)}
-	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
-	}
+	c := &call{ctx: ctx, seq: g.seq, desc: desc, timeout: g.timeout}
 	if f := g.failure(); f != nil {
 		return nil, fmt.Errorf("dist: %s #%d in group %s: %w: %v", desc, g.seq, g.name, ErrAborted, f)
 	}
@@ -47,6 +74,7 @@ func (g *Group) fail(err error) error {
 	defer g.failMu.Unlock()
 	if g.failed == nil {
 		g.failed = err
+		g.hasFailed.Store(true)
 		g.eng.abort(err)
 	}
 	return err
@@ -61,6 +89,9 @@ func (g *Group) errorf(c *call, kind string, ranks []int, format string, args ..
 }
 
 func (g *Group) failure() error {
+	if !g.hasFailed.Load() {
+		return nil
+	}
 	g.failMu.Lock()
 	defer g.failMu.Unlock()
 	return g.failed
@@ -148,7 +179,7 @@ func (g *Group) waitPeers(c *call, ready func(r int) bool, peers []int) error {
 			e.Err = err
 			return e
 		}
-		if time.Now().After(c.deadline) {
+		if time.Now().After(c.due()) {
 			var parts []string
 			now := time.Now().UnixNano()
 			for _, r := range lag {
@@ -214,6 +245,25 @@ func (g *Group) checkPeers(c *call, lag []int, ready func(r int) bool) error {
 	return nil
 }
 
+// withBytes1 is withBytes for one tensor, without its per-call slices and
+// closures when the tensor's memory is reachable.
+func withBytes1(t *tensor.Tensor, write bool, f func(b []byte) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("dist: tensor access: %w", e)
+				return
+			}
+			panic(r)
+		}
+	}()
+	var inner error
+	if t.WithHostBytes(write, func(b []byte) { inner = f(b) }) {
+		return inner
+	}
+	return withBytes([]*tensor.Tensor{t}, write, func(bs [][]byte) error { return f(bs[0]) })
+}
+
 // withBytes runs f on the bytes of ts: their live memory when the device
 // allows it, else host copies written back afterwards when write is set.
 func withBytes(ts []*tensor.Tensor, write bool, f func(bs [][]byte) error) (err error) {
@@ -268,24 +318,58 @@ func span(i, per, n int) (int, int) {
 // AllReduce reduces t across the group in place (all_reduce): every rank
 // ends with the same result, reduced in rank order.
 func (g *Group) AllReduce(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
-	return g.AllReduceAsync(ctx, t, op).Wait(context.Background())
+	// exec without the closure: this is the call a training loop makes.
+	inline, err := g.lockInline()
+	if !inline {
+		return g.submit(ctx, g.allReduceFn(t, op)).Wait(context.Background())
+	}
+	if err != nil {
+		return err
+	}
+	defer g.execMu.Unlock()
+	return g.allReduceNow(ctx, t, op)
 }
 
 // AllReduceAsync is AllReduce returning at once with a handle.
 func (g *Group) AllReduceAsync(ctx context.Context, t *tensor.Tensor, op ReduceOp) *Work {
-	desc := "all_reduce(" + op.String() + ") " + describe(t)
-	return g.submit(ctx, func(ctx context.Context) error {
-		if err := checkReduce(op, t.DType()); err != nil {
-			return err
-		}
-		c, err := g.begin(ctx, desc)
-		if err != nil {
-			return err
-		}
-		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
-			return g.eng.allReduce(c, bs[0], t.DType(), op)
-		})
+	return g.submit(ctx, g.allReduceFn(t, op))
+}
+
+func (g *Group) allReduceFn(t *tensor.Tensor, op ReduceOp) func(ctx context.Context) error {
+	return func(ctx context.Context) error { return g.allReduceNow(ctx, t, op) }
+}
+
+// allReduceNow runs all_reduce, holding execMu.
+func (g *Group) allReduceNow(ctx context.Context, t *tensor.Tensor, op ReduceOp) error {
+	if err := checkReduce(op, t.DType()); err != nil {
+		return err
+	}
+	c, err := g.begin(ctx, g.allReduceDesc(t, op))
+	if err != nil {
+		return err
+	}
+	return withBytes1(t, true, func(b []byte) error {
+		return g.eng.allReduce(c, b, t.DType(), op)
 	})
+}
+
+// allReduceDesc returns all_reduce's descriptor, "all_reduce(sum)
+// f32[2,3]": the last one again while the op, dtype and shape repeat (a
+// training loop's), else a new one. It runs under execMu.
+func (g *Group) allReduceDesc(t *tensor.Tensor, op ReduceOp) string {
+	d := &g.arDesc
+	same := d.desc != "" && d.op == op && d.dt == t.DType() && len(d.shape) == t.Dim()
+	for i := 0; same && i < len(d.shape); i++ {
+		same = d.shape[i] == t.Size(i)
+	}
+	if !same {
+		var arr [64]byte
+		b := append(arr[:0], "all_reduce("...)
+		b = append(b, op.String()...)
+		d.desc = string(appendDesc(append(b, ") "...), t))
+		d.op, d.dt, d.shape = op, t.DType(), t.Shape()
+	}
+	return d.desc
 }
 
 func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp, copyOut bool) error {
@@ -335,7 +419,7 @@ func (g *Group) allReduceBytes(c *call, buf []byte, dt dtype.DType, op ReduceOp,
 
 // Broadcast copies src's t to every rank's t (broadcast; src is a group rank).
 func (g *Group) Broadcast(ctx context.Context, t *tensor.Tensor, src int) error {
-	return g.BroadcastAsync(ctx, t, src).Wait(context.Background())
+	return g.BroadcastAsync(blocking(ctx), t, src).Wait(context.Background())
 }
 
 // BroadcastAsync is Broadcast returning at once with a handle.
@@ -376,7 +460,7 @@ func (g *Group) broadcastBytes(c *call, buf []byte, src int) error {
 
 // Barrier waits until every rank of the group reaches it.
 func (g *Group) Barrier(ctx context.Context) error {
-	return g.BarrierAsync(ctx).Wait(context.Background())
+	return g.BarrierAsync(blocking(ctx)).Wait(context.Background())
 }
 
 // BarrierAsync is Barrier returning at once with a handle.
@@ -406,7 +490,7 @@ func checkLike(what string, ref *tensor.Tensor, ts []*tensor.Tensor, n int) erro
 // group rank r's tensor. outs must hold one tensor per rank, each of t's
 // dtype and size.
 func (g *Group) AllGather(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor) error {
-	return g.AllGatherAsync(ctx, outs, t).Wait(context.Background())
+	return g.AllGatherAsync(blocking(ctx), outs, t).Wait(context.Background())
 }
 
 // AllGatherAsync is AllGather returning at once with a handle.
@@ -460,7 +544,7 @@ func splitBytes(b []byte, n int) [][]byte {
 // the first dimension (all_gather_into_tensor): out holds Size() times t's
 // elements, of t's dtype.
 func (g *Group) AllGatherInto(ctx context.Context, out, t *tensor.Tensor) error {
-	return g.AllGatherIntoAsync(ctx, out, t).Wait(context.Background())
+	return g.AllGatherIntoAsync(blocking(ctx), out, t).Wait(context.Background())
 }
 
 // AllGatherIntoAsync is AllGatherInto returning at once with a handle.
@@ -486,7 +570,7 @@ func (g *Group) AllGatherIntoAsync(ctx context.Context, out, t *tensor.Tensor) *
 // across the group and leaves in out this rank's part of the result
 // (reduce_scatter_tensor).
 func (g *Group) ReduceScatterTensor(ctx context.Context, out, in *tensor.Tensor, op ReduceOp) error {
-	return g.ReduceScatterTensorAsync(ctx, out, in, op).Wait(context.Background())
+	return g.ReduceScatterTensorAsync(blocking(ctx), out, in, op).Wait(context.Background())
 }
 
 // ReduceScatterTensorAsync is ReduceScatterTensor returning at once with a handle.
@@ -524,7 +608,7 @@ func (g *Group) reduceScatterBytes(c *call, in [][]byte, out []byte, dt dtype.DT
 // ReduceScatter reduces ins across the group and leaves in out the part of
 // this rank (reduce_scatter): out = op over ranks r' of r's ins[Rank()].
 func (g *Group) ReduceScatter(ctx context.Context, out *tensor.Tensor, ins []*tensor.Tensor, op ReduceOp) error {
-	return g.ReduceScatterAsync(ctx, out, ins, op).Wait(context.Background())
+	return g.ReduceScatterAsync(blocking(ctx), out, ins, op).Wait(context.Background())
 }
 
 // ReduceScatterAsync is ReduceScatter returning at once with a handle.
@@ -552,7 +636,7 @@ func (g *Group) ReduceScatterAsync(ctx context.Context, out *tensor.Tensor, ins 
 // AllToAll sends ins[r] to group rank r and receives rank r's tensor for
 // this rank into outs[r] (all_to_all). All tensors have one dtype and size.
 func (g *Group) AllToAll(ctx context.Context, outs, ins []*tensor.Tensor) error {
-	return g.AllToAllAsync(ctx, outs, ins).Wait(context.Background())
+	return g.AllToAllAsync(blocking(ctx), outs, ins).Wait(context.Background())
 }
 
 // AllToAllAsync is AllToAll returning at once with a handle.
@@ -633,7 +717,7 @@ func (g *Group) SendAsync(ctx context.Context, t *tensor.Tensor, dst int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: send to %d in group %s: %w: %v", dst, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), deadline: time.Now().Add(g.timeout), checked: true}
+		c := &call{ctx: ctx, seq: g.p2pSent[dst], desc: fmt.Sprintf("send %s to rank %d", desc, g.ranks[dst]), timeout: g.timeout, checked: true, p2p: true}
 		return withBytes([]*tensor.Tensor{t}, false, func(bs [][]byte) error {
 			return g.eng.send(c, bs[0], dst, desc)
 		})
@@ -687,7 +771,7 @@ func (g *Group) RecvAsync(ctx context.Context, t *tensor.Tensor, src int) *Work 
 		if f := g.failure(); f != nil {
 			return fmt.Errorf("dist: recv from %d in group %s: %w: %v", src, g.name, ErrAborted, f)
 		}
-		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), deadline: time.Now().Add(g.timeout), checked: true}
+		c := &call{ctx: ctx, seq: g.p2pRecv[src], desc: fmt.Sprintf("recv %s from rank %d", desc, g.ranks[src]), timeout: g.timeout, checked: true, p2p: true}
 		return withBytes([]*tensor.Tensor{t}, true, func(bs [][]byte) error {
 			return g.eng.recv(c, bs[0], src, desc)
 		})
@@ -726,7 +810,7 @@ func (g *Group) checkRoot(what string, root int) error {
 // Reduce reduces t across the group into group rank dst's t (reduce);
 // the other ranks' t are left unchanged.
 func (g *Group) Reduce(ctx context.Context, t *tensor.Tensor, dst int, op ReduceOp) error {
-	return g.ReduceAsync(ctx, t, dst, op).Wait(context.Background())
+	return g.ReduceAsync(blocking(ctx), t, dst, op).Wait(context.Background())
 }
 
 // ReduceAsync is Reduce returning at once with a handle.
@@ -753,7 +837,7 @@ func (g *Group) ReduceAsync(ctx context.Context, t *tensor.Tensor, dst int, op R
 // Gather collects every rank's t into outs on group rank dst (gather);
 // outs is ignored (may be nil) on the other ranks.
 func (g *Group) Gather(ctx context.Context, outs []*tensor.Tensor, t *tensor.Tensor, dst int) error {
-	return g.GatherAsync(ctx, outs, t, dst).Wait(context.Background())
+	return g.GatherAsync(blocking(ctx), outs, t, dst).Wait(context.Background())
 }
 
 // GatherAsync is Gather returning at once with a handle.
@@ -789,7 +873,7 @@ func (g *Group) GatherAsync(ctx context.Context, outs []*tensor.Tensor, t *tenso
 // Scatter sends ins[r] of group rank src to rank r's t (scatter); ins is
 // ignored (may be nil) on the other ranks.
 func (g *Group) Scatter(ctx context.Context, t *tensor.Tensor, ins []*tensor.Tensor, src int) error {
-	return g.ScatterAsync(ctx, t, ins, src).Wait(context.Background())
+	return g.ScatterAsync(blocking(ctx), t, ins, src).Wait(context.Background())
 }
 
 // ScatterAsync is Scatter returning at once with a handle.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // DefaultTimeout is how long a collective waits for the other ranks before
@@ -92,7 +94,22 @@ type Group struct {
 	pidSeen []bool
 	failMu  sync.Mutex
 	failed  error
-	queue   chan *Work
+	// hasFailed is failed != nil, read without failMu on every call.
+	hasFailed atomic.Bool
+	// arDesc is the last all_reduce descriptor (allReduceDesc), under
+	// execMu.
+	arDesc struct {
+		op    ReduceOp
+		dt    dtype.DType
+		shape []int
+		desc  string
+	}
+	queue chan *Work
+	// execMu is held while a collective runs, on the group's goroutine
+	// (async calls) or on the caller's (blocking calls, when nothing is
+	// queued); queued counts the async calls submitted and not finished.
+	execMu  sync.Mutex
+	queued  atomic.Int64
 	closing atomic.Bool // Close was called: in-flight waits give up
 	p2pMu   sync.Mutex
 	p2pQ    map[string]chan *Work // send/recv queues, one per peer and direction
@@ -456,6 +473,10 @@ func (g *Group) Close() error {
 		g.p2pMu.Unlock()
 		close(g.stop)
 		g.wg.Wait()
+		// A blocking collective running on its caller's goroutine gives
+		// up (closing is set); wait for it before the engine closes.
+		g.execMu.Lock()
+		g.execMu.Unlock()
 		if g.id == "0" {
 			g.world.mu.Lock()
 			kids := g.world.children
@@ -526,23 +547,94 @@ func (g *Group) run() {
 				select {
 				case w := <-g.queue:
 					w.err = fmt.Errorf("dist: group %s closed before the collective ran", g.name)
+					g.queued.Add(-1)
 					close(w.done)
 				default:
 					return
 				}
 			}
 		case w := <-g.queue:
+			g.execMu.Lock()
 			w.err = w.fn(w.ctx)
+			g.execMu.Unlock()
+			g.queued.Add(-1)
 			close(w.done)
 		}
 	}
 }
 
-// submit queues fn on the group's goroutine.
-func (g *Group) submit(ctx context.Context, fn func(ctx context.Context) error) *Work {
-	w := &Work{ctx: ctx, fn: fn, done: make(chan struct{})}
+// exec runs fn, a blocking collective, on the caller's goroutine when no
+// async call is queued before it (see submit), else on the group's.
+func (g *Group) exec(ctx context.Context, fn func(ctx context.Context) error) error {
+	inline, err := g.lockInline()
+	if !inline {
+		return g.submit(ctx, fn).Wait(context.Background())
+	}
+	if err != nil {
+		return err
+	}
+	defer g.execMu.Unlock()
+	return fn(ctx)
+}
+
+// lockInline takes execMu for a blocking collective on the caller's
+// goroutine and returns true, unless an async call is queued (false: the
+// call must queue behind it). The error says the group is closed (execMu
+// is then not held).
+func (g *Group) lockInline() (bool, error) {
+	if g.queued.Load() != 0 {
+		return false, nil
+	}
+	g.execMu.Lock()
 	select {
 	case <-g.stop:
+		g.execMu.Unlock()
+		return true, fmt.Errorf("dist: group %s is closed", g.name)
+	default:
+	}
+	return true, nil
+}
+
+// blockingKey marks the context of a blocking collective (blocking).
+type blockingKey struct{}
+
+// blocking marks ctx as a blocking call's: submit may run it on the
+// caller's goroutine.
+func blocking(ctx context.Context) context.Context {
+	return context.WithValue(ctx, blockingKey{}, true)
+}
+
+// closedDone is the done channel of a Work that ran on its caller's
+// goroutine.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// submit queues fn on the group's goroutine. A blocking call (ctx from
+// blocking) runs on the caller's goroutine instead when no async call is
+// queued before it: the hand-off to the group's goroutine and back costs
+// microseconds, as much as a small collective itself. Either way the
+// group's collectives run one at a time, in call order.
+func (g *Group) submit(ctx context.Context, fn func(ctx context.Context) error) *Work {
+	if g.queued.Load() == 0 && ctx.Value(blockingKey{}) != nil {
+		w := &Work{done: closedDone}
+		g.execMu.Lock()
+		defer g.execMu.Unlock()
+		select {
+		case <-g.stop:
+			w.err = fmt.Errorf("dist: group %s is closed", g.name)
+		default:
+			w.err = fn(ctx)
+		}
+		return w
+	}
+	w := &Work{ctx: ctx, fn: fn, done: make(chan struct{})}
+	g.queued.Add(1)
+	select {
+	case <-g.stop:
+		g.queued.Add(-1)
 		w.err = fmt.Errorf("dist: group %s is closed", g.name)
 		close(w.done)
 	case g.queue <- w:

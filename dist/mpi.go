@@ -4,8 +4,10 @@ package dist
 
 /*
 #cgo pkg-config: ompi-c
+#cgo CFLAGS: -O3
 #include <mpi.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -70,10 +72,12 @@ static double now_s(void) {
 
 // gotpu_poll tests the requests until all are complete (1) or spin
 // seconds pass (0); a negative value is an MPI error code, negated. A
-// completed request becomes MPI_REQUEST_NULL.
+// completed request becomes MPI_REQUEST_NULL. The clock is read every 32
+// rounds of tests only, from the 32nd: a small collective completes in a
+// few rounds, and reading the clock costs as much as a test here.
 static int gotpu_poll(MPI_Request *r, int n, double spin) {
-	double end = now_s() + spin;
-	for (;;) {
+	double end = 0;
+	for (unsigned round = 0;; round++) {
 		int left = 0;
 		for (int i = 0; i < n; i++) {
 			if (r[i] == MPI_REQUEST_NULL) continue;
@@ -83,7 +87,11 @@ static int gotpu_poll(MPI_Request *r, int n, double spin) {
 			if (!flag) left++;
 		}
 		if (!left) return 1;
-		if (now_s() >= end) return 0;
+		if (round % 32 == 31) {
+			double now = now_s();
+			if (end == 0) end = now + spin;
+			else if (now >= end) return 0;
+		}
 	}
 }
 
@@ -111,6 +119,154 @@ static MPI_Op op_of(int code) {
 	case 4: return MPI_PROD;
 	}
 	return MPI_SUM;
+}
+
+// The small all-reduce (see allReduceSmall): one element of a contiguous
+// type of 16+n bytes, the descriptor hash pair (h, ^h) and then n bytes of
+// payload, reduced by one user-defined op: MAX on the pair, the
+// collective's op on the payload. The types are made once per (element
+// type, op, n) and kept; the op finds its type's entry by handle.
+typedef struct { int dt, op, n; MPI_Datatype t; } small_type;
+enum { SMALL_TYPES = 256 };
+static small_type small_types[SMALL_TYPES];
+static int n_small_types, small_last;
+static MPI_Op small_op;
+static int small_op_made;
+
+#define SMALL_RED(T, UT) do { \
+	const T *a = (const T *)in; T *b = (T *)io; int k = n / (int)sizeof(T); \
+	switch (op) { \
+	case 2: for (int i = 0; i < k; i++) if (a[i] > b[i]) b[i] = a[i]; break; \
+	case 3: for (int i = 0; i < k; i++) if (a[i] < b[i]) b[i] = a[i]; break; \
+	case 4: for (int i = 0; i < k; i++) b[i] = (T)((UT)a[i] * (UT)b[i]); break; \
+	default: for (int i = 0; i < k; i++) b[i] = (T)((UT)a[i] + (UT)b[i]); break; \
+	} } while (0)
+
+static void small_payload(int dt, int op, const void *in, void *io, int n) {
+	switch (dt) {
+	case 1: SMALL_RED(float, float); break;
+	case 2: SMALL_RED(double, double); break;
+	case 3: SMALL_RED(int64_t, uint64_t); break;
+	case 4: SMALL_RED(int32_t, uint32_t); break;
+	case 5: SMALL_RED(int16_t, uint16_t); break;
+	case 6: SMALL_RED(int8_t, uint8_t); break;
+	case 7: SMALL_RED(uint8_t, uint8_t); break;
+	case 8: SMALL_RED(uint64_t, uint64_t); break;
+	}
+}
+
+static small_type *small_find(MPI_Datatype t) {
+	if (small_last < n_small_types && small_types[small_last].t == t) return &small_types[small_last];
+	for (int i = 0; i < n_small_types; i++)
+		if (small_types[i].t == t) return &small_types[i];
+	return NULL;
+}
+
+static void small_reduce(void *in, void *io, int *len, MPI_Datatype *dt) {
+	small_type *st = small_find(*dt);
+	if (st == NULL) return;
+	size_t ext = 16 + (size_t)st->n;
+	for (int e = 0; e < *len; e++) {
+		const uint64_t *hi = (const uint64_t *)((const char *)in + e * ext);
+		uint64_t *ho = (uint64_t *)((char *)io + e * ext);
+		if (hi[0] > ho[0]) ho[0] = hi[0];
+		if (hi[1] > ho[1]) ho[1] = hi[1];
+		small_payload(st->dt, st->op, hi + 2, ho + 2, st->n);
+	}
+}
+
+// small_type_of returns 0 and the type of (dt, op, n), 1 when the table
+// is full, or an MPI error code.
+static int small_type_of(int dt, int op, int n, MPI_Datatype *out) {
+	if (small_last < n_small_types) {
+		small_type *s = &small_types[small_last];
+		if (s->dt == dt && s->op == op && s->n == n) { *out = s->t; return 0; }
+	}
+	for (int i = 0; i < n_small_types; i++) {
+		small_type *s = &small_types[i];
+		if (s->dt == dt && s->op == op && s->n == n) { small_last = i; *out = s->t; return 0; }
+	}
+	if (n_small_types == SMALL_TYPES) return 1;
+	if (!small_op_made) {
+		int rc = MPI_Op_create(small_reduce, 1, &small_op);
+		if (rc != MPI_SUCCESS) return rc;
+		small_op_made = 1;
+	}
+	MPI_Datatype t;
+	int rc = MPI_Type_contiguous(16 + n, MPI_BYTE, &t);
+	if (rc != MPI_SUCCESS) return rc;
+	if ((rc = MPI_Type_commit(&t)) != MPI_SUCCESS) return rc;
+	small_types[n_small_types] = (small_type){dt, op, n, t};
+	small_last = n_small_types++;
+	*out = t;
+	return 0;
+}
+
+// gotpu_small_allreduce posts the small all-reduce of buf (16+n bytes)
+// and tests it for up to spin seconds, in one call: 1 done, 0 pending, 2
+// no type (the table is full: nothing was posted), -rc an MPI error;
+// *posted says whether the request was posted.
+static int gotpu_small_allreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r, int *posted, double spin) {
+	*posted = 0;
+	MPI_Datatype t;
+	int rc = small_type_of(dt, op, n, &t);
+	if (rc == 1) return 2;
+	if (rc != MPI_SUCCESS) return -rc;
+	rc = MPI_Iallreduce(MPI_IN_PLACE, buf, 1, t, small_op, c, r);
+	if (rc != MPI_SUCCESS) return -rc;
+	*posted = 1;
+	return gotpu_poll(r, 1, spin);
+}
+
+// xstate is xchg's state in C memory (Go passes no pointers of its own,
+// which cgo would check on every call): the requests and how many were
+// posted.
+typedef struct { int posted; MPI_Request reqs[]; } xstate;
+
+static xstate *gotpu_xstate(int n) {
+	return calloc(1, sizeof(xstate) + 2 * (size_t)n * sizeof(MPI_Request));
+}
+static MPI_Request *gotpu_xreqs(xstate *x) { return x->reqs; }
+
+// gotpu_xchg_reduce checks every slot's hash pair against this rank's
+// (slot me) and reduces the payloads in rank order into slot n: 0, or 1
+// when a pair differs.
+static int gotpu_xchg_reduce(char *buf, int sz, int n, int me, int dt, int op) {
+	const uint64_t *mine = (const uint64_t *)(buf + (size_t)me * sz);
+	for (int r = 0; r < n; r++) {
+		const uint64_t *h = (const uint64_t *)(buf + (size_t)r * sz);
+		if (h[0] != mine[0] || h[1] != mine[1]) return 1;
+	}
+	char *out = buf + (size_t)n * sz + 16;
+	memcpy(out, buf + 16, sz - 16);
+	for (int r = 1; r < n; r++) small_payload(dt, op, buf + (size_t)r * sz + 16, out, sz - 16);
+	return 0;
+}
+
+// gotpu_xchg posts the exchange of a small all-reduce among n ranks
+// (xchg below): buf holds one slot of sz bytes per rank and one for the
+// result; slot me, this rank's message, goes to every other rank, and
+// slot r receives rank r's. Then it tests the requests for up to spin
+// seconds and reduces: 1 done, 3 done but a hash pair differs, 0 pending,
+// -rc an MPI error (x->posted says how many requests were posted).
+static int gotpu_xchg(char *buf, int sz, int n, int me, int tag, MPI_Comm c, xstate *x, int dt, int op, double spin) {
+	int k = 0;
+	x->posted = 0;
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Irecv(buf + (size_t)r * sz, sz, MPI_BYTE, r, tag, c, &x->reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		x->posted = ++k;
+	}
+	for (int r = 0; r < n; r++) {
+		if (r == me) continue;
+		int rc = MPI_Isend(buf + (size_t)me * sz, sz, MPI_BYTE, r, tag, c, &x->reqs[k]);
+		if (rc != MPI_SUCCESS) return -rc;
+		x->posted = ++k;
+	}
+	int st = gotpu_poll(x->reqs, k, spin);
+	if (st != 1) return st;
+	return gotpu_xchg_reduce(buf, sz, n, me, dt, op) ? 3 : 1;
 }
 
 static int gotpu_iallreduce(void *buf, int n, int dt, int op, MPI_Comm c, MPI_Request *r) {
@@ -153,7 +309,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"net"
 	"os"
@@ -248,6 +403,15 @@ func initMPI(ctx context.Context, opts Options, env Env) (*Group, error) {
 		const algVar = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
 		if _, set := os.LookupEnv(algVar); !set && env.WorldSize < 4 {
 			os.Setenv(algVar, "1")
+		}
+		// The small all-reduce's messages (16 bytes more than the
+		// payload) go eagerly through shared memory: above the vader
+		// BTL's default 4 KB eager limit each takes a rendezvous, which
+		// doubled the time of a 4 KB all-reduce (gotpu bench allreduce
+		// --engine mpi: 9-16 µs against 4-7 µs) and slowed 16-32 KB.
+		const eagerVar = "OMPI_MCA_btl_vader_eager_limit"
+		if _, set := os.LookupEnv(eagerVar); !set && mpiSmallBytes+16 > 4096 {
+			os.Setenv(eagerVar, strconv.Itoa(mpiSmallBytes+64))
 		}
 		var rank, size, provided C.int
 		mpiMu.Lock()
@@ -512,12 +676,27 @@ func (w *world) newMPIGroup(ctx context.Context, parent *Group, name, id string,
 // engine watches the peers' pids (ranks on this host) and heartbeats in
 // the store (elsewhere), and the abort notes of peers that failed. With
 // each collective it all-reduces a hash of its descriptor (16 bytes), so
-// that ranks that call different collectives both fail (see run).
+// that ranks that call different collectives both fail (see run); an
+// all-reduce up to GOTPU_MPI_SMALL_BYTES carries the hash in its own
+// message instead (xchg, allReduceSmall).
 type mpiEngine struct {
 	g     *Group
 	mw    *mpiWorld
 	comm  C.MPI_Comm
 	comms int // subgroups made from this one (rendezvous keys)
+	// small, smallCap and smallReq are allReduceSmall's message buffer
+	// and request, in C memory (reused; replaced after a failed call).
+	small    unsafe.Pointer
+	smallCap int
+	smallReq *C.MPI_Request
+	// xbuf, xcap and xst are xchg's: N message slots and the result's,
+	// and the requests.
+	xbuf unsafe.Pointer
+	xcap int
+	xst  *C.xstate
+	// hash is descHash(hashOf), the last descriptor xchg hashed.
+	hashOf string
+	hash   uint64
 }
 
 func (e *mpiEngine) begin(*call) {}
@@ -705,9 +884,7 @@ func join(parts [][]byte) []byte {
 // way get the mismatch error. bufs are the memory MPI reads or writes,
 // pinned while it runs.
 func (e *mpiEngine) run(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]byte) error {
-	h := fnv.New64a()
-	h.Write([]byte(c.desc))
-	v := h.Sum64()
+	v := descHash(c.desc)
 	pair := make([]byte, 16)
 	binary.NativeEndian.PutUint64(pair, v)
 	binary.NativeEndian.PutUint64(pair[8:], ^v)
@@ -757,7 +934,7 @@ func (e *mpiEngine) do(c *call, posts []func(r *C.MPI_Request) C.int, early func
 		}
 	}
 	mpiMu.Unlock()
-	if err := e.wait(c, reqs, early); err != nil {
+	if err := e.wait(c, reqs, early, 0, false); err != nil {
 		// MPI keeps the requests and may still touch the buffers.
 		leak([]any{pin, reqs, bufs})
 		return e.g.fail(err)
@@ -771,12 +948,61 @@ func (e *mpiEngine) do1(c *call, post func(r *C.MPI_Request) C.int, bufs ...[]by
 	return e.do(c, []func(*C.MPI_Request) C.int{post}, nil, bufs...)
 }
 
+// descPrefix is the store prefix of collective c's descriptors.
+func (e *mpiEngine) descPrefix(c *call) string {
+	return e.mw.pre + "desc/" + e.g.id + "/" + strconv.FormatUint(c.seq, 10) + "/"
+}
+
+// publishDesc records c's descriptor in the store for the peers'
+// mismatch check.
+func (e *mpiEngine) publishDesc(c *call) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	e.mw.side.Set(ctx, e.descPrefix(c)+strconv.Itoa(e.g.global), []byte(c.desc))
+}
+
+// probeDesc returns the mismatch error when a peer published a descriptor
+// of collective c's sequence number that differs from c's: for the
+// mismatch check (it saw the difference, or MPI failed its call), or as
+// the collective it waits in (publishAt), without waiting for the others.
+func (e *mpiEngine) probeDesc(c *call) error {
+	if c.p2p {
+		return nil // numbered per peer: another collective's number
+	}
+	g := e.g
+	pre := e.descPrefix(c)
+	seq := strconv.FormatUint(c.seq, 10) + " "
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for r, gr := range g.ranks {
+		if r == g.rank {
+			continue
+		}
+		d, err := e.mw.side.Get(ctx, pre+strconv.Itoa(gr), time.Millisecond)
+		if err == nil && string(d) != c.desc {
+			return e.mismatch(c)
+		}
+		at, err := e.mw.side.Get(ctx, e.mw.pre+"at/"+g.id+"/"+strconv.Itoa(gr), time.Millisecond)
+		// A send or recv waiting publishes there too, numbered per peer.
+		if err == nil && strings.HasPrefix(string(at), seq) && string(at[len(seq):]) != c.desc && !isP2PDesc(string(at[len(seq):])) {
+			return e.mismatch(c)
+		}
+	}
+	return nil
+}
+
+// isP2PDesc reports whether desc is a send's or recv's (coll.go's
+// SendAsync, RecvAsync).
+func isP2PDesc(desc string) bool {
+	return strings.HasPrefix(desc, "send ") || strings.HasPrefix(desc, "recv ")
+}
+
 // mismatch exchanges the descriptors through the store to name the ranks
 // whose call differs from this one.
 func (e *mpiEngine) mismatch(c *call) error {
 	g := e.g
-	pre := fmt.Sprintf("%sdesc/%s/%d/", e.mw.pre, g.id, c.seq)
-	ctx, cancel := context.WithDeadline(context.Background(), c.deadline.Add(5*time.Second))
+	pre := e.descPrefix(c)
+	ctx, cancel := context.WithDeadline(context.Background(), c.due().Add(5*time.Second))
 	defer cancel()
 	e.mw.side.Set(ctx, pre+strconv.Itoa(g.global), []byte(c.desc))
 	var bad []int
@@ -798,18 +1024,26 @@ func (e *mpiEngine) mismatch(c *call) error {
 }
 
 // wait polls reqs until they complete, the deadline passes, ctx is done,
-// the group closes, or a peer dies or aborts.
-func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error) error {
+// the group closes, or a peer dies, aborts or reports a call that differs
+// from this one. st0 is the result of a poll the caller already did (0
+// when none), so that an MPI error it got is not lost. With settle, a
+// call that MPI failed keeps looking for a dead peer or a peer's
+// differing descriptor (for a while) even once no request is left: the
+// small all-reduce has no separate check to tell a mismatch.
+func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Request) error, st0 C.int, settle bool) error {
 	g := e.g
 	start := time.Now()
 	var nextCheck, nextStore, failUntil time.Time
 	var mpiFailed C.int
-	published := false
-	for {
-		spin := 20e-6
-		mpiMu.Lock()
-		st := C.gotpu_poll(&reqs[0], C.int(len(reqs)), C.double(spin))
-		mpiMu.Unlock()
+	published, probed := false, false
+	for first := true; ; first = false {
+		st := st0
+		if !first || st0 >= 0 {
+			spin := 20e-6
+			mpiMu.Lock()
+			st = C.gotpu_poll(&reqs[0], C.int(len(reqs)), C.double(spin))
+			mpiMu.Unlock()
+		}
 		if st == 1 && mpiFailed == 0 {
 			return nil
 		}
@@ -818,7 +1052,7 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 				return err
 			}
 		}
-		if st == 1 { // the rest completed after MPI failed one call
+		if st == 1 && !settle { // the rest completed after MPI failed one call
 			return g.errorf(c, "aborted", []int{g.rank}, "%s", mpiErr(mpiFailed))
 		}
 		if st < 0 && mpiFailed == 0 {
@@ -828,12 +1062,22 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			// while before reporting MPI's error.
 			mpiFailed = -st
 			failUntil = time.Now().Add(mpiStaleHeartbeat + 2*time.Second)
-			if failUntil.After(c.deadline) {
-				failUntil = c.deadline
+			if failUntil.After(c.due()) {
+				failUntil = c.due()
 			}
 		}
 		if mpiFailed != 0 {
 			if err := e.peers(c, true); err != nil {
+				return err
+			}
+			// MPI also fails calls that differ between ranks (their
+			// counts differ): publish this rank's descriptor and look
+			// for a peer's that differs.
+			if !probed && !c.p2p {
+				probed = true
+				e.publishDesc(c)
+			}
+			if err := e.probeDesc(c); err != nil {
 				return err
 			}
 			if time.Now().After(failUntil) {
@@ -877,7 +1121,14 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 		if err := e.peers(c, slow); err != nil {
 			return err
 		}
-		if now.After(c.deadline) {
+		if slow {
+			// A peer whose call differs from this one and failed or
+			// saw the difference has published its descriptor.
+			if err := e.probeDesc(c); err != nil {
+				return err
+			}
+		}
+		if now.After(c.due()) {
 			lag := e.lagging(c)
 			var parts []string
 			for _, r := range lag {
@@ -1012,6 +1263,14 @@ func (e *mpiEngine) allReduce(c *call, buf []byte, dt dtype.DType, op ReduceOp) 
 		// order, in float32, as the built-in engine does.
 		return e.allReduceGathered(c, buf, dt, op)
 	}
+	if len(buf) <= mpiSmallBytes && len(e.g.ranks) <= mpiXchgRanks {
+		return e.xchg(c, buf, dt, mt, op)
+	}
+	if len(buf) <= mpiSmallBytes {
+		if done, err := e.allReduceSmall(c, buf, dt, mt, op); done {
+			return err
+		}
+	}
 	// In chunks: Open MPI's nonblocking all-reduce allocates a scratch
 	// buffer as large as the message on every call, and page faults on a
 	// fresh 256 MB cost more than the transfer: in one piece the engine
@@ -1048,6 +1307,170 @@ var mpiChunkBytes = func() int {
 	}
 	return 4 << 20
 }()
+
+// mpiSmallBytes is the largest all-reduce (bytes) that carries the
+// descriptor check in its own message (xchg, allReduceSmall) instead of a
+// separate all-reduce; GOTPU_MPI_SMALL_BYTES overrides it (0: never).
+// Above 32 KB the exchange lost to Open MPI's ring on 2 ranks (gotpu
+// bench allreduce --engine mpi, 2-core Zen 3): it sends and reduces whole
+// messages, the ring halves.
+var mpiSmallBytes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_SMALL_BYTES")); err == nil && n >= 0 {
+		return n
+	}
+	return 32 << 10
+}()
+
+// descHash is the FNV-1a hash of a descriptor, for the mismatch check.
+func descHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// allReduceSmall all-reduces buf with the descriptor check inside the
+// same MPI call, instead of a separate all-reduce posted before it (run):
+// one element of 16+len(buf) bytes, the pair (h, ^h) of the descriptor's
+// hash followed by the payload, reduced by a user-defined op (MAX on the
+// pair, op on the payload; see small_reduce). Every rank ends with
+// (max h, max ^h): both equal this rank's (h, ^h) only when every rank's
+// h is. The message is copied through C memory (no pinning), posted and
+// first tested in one cgo call. Ranks whose calls differ see the pair
+// differ, or MPI fail the call (the sizes differ), or wait: then the
+// descriptors published in the store (wait's probe) tell. done is false
+// when the small path is not available (nothing was posted).
+func (e *mpiEngine) allReduceSmall(c *call, buf []byte, dt dtype.DType, mt C.int, op ReduceOp) (done bool, err error) {
+	n := len(buf)
+	if e.small == nil || e.smallCap < n+16 {
+		if e.small != nil {
+			C.free(e.small)
+		}
+		e.smallCap = max(n+16, 4096)
+		e.small = C.malloc(C.size_t(e.smallCap))
+	}
+	if e.smallReq == nil {
+		e.smallReq = (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))
+	}
+	msg := unsafe.Slice((*byte)(e.small), n+16)
+	h := descHash(c.desc)
+	binary.NativeEndian.PutUint64(msg, h)
+	binary.NativeEndian.PutUint64(msg[8:], ^h)
+	copy(msg[16:], buf)
+	var posted C.int
+	mpiMu.Lock()
+	st := C.gotpu_small_allreduce(e.small, C.int(n), mt, mpiOp(op), e.comm, e.smallReq, &posted, 10e-6)
+	mpiMu.Unlock()
+	if posted == 0 {
+		if st == 2 {
+			return false, nil
+		}
+		return true, e.g.fail(e.g.errorf(c, "aborted", []int{e.g.rank}, "posting the MPI call: %s", mpiErr(-st)))
+	}
+	if st != 1 {
+		reqs := unsafe.Slice(e.smallReq, 1)
+		if err := e.wait(c, reqs, nil, st, true); err != nil {
+			// MPI may still write into the message: keep it (leaked).
+			e.small, e.smallReq, e.smallCap = nil, nil, 0
+			var me *Error
+			if errors.As(err, &me) && me.Kind == "aborted" && me.Ranks[0] == e.g.global {
+				// MPI failed the call: calls that differ are the likely
+				// cause; the peers' descriptors tell.
+				if perr := e.probeDesc(c); perr != nil {
+					return true, e.g.fail(perr)
+				}
+			}
+			return true, e.g.fail(err)
+		}
+	}
+	if binary.NativeEndian.Uint64(msg) != h || binary.NativeEndian.Uint64(msg[8:]) != ^h {
+		return true, e.g.fail(e.mismatch(c))
+	}
+	copy(buf, msg[16:])
+	if op == Avg {
+		reduceBytes(buf, [][]byte{buf}, dt, Avg, len(e.g.ranks))
+	}
+	return true, nil
+}
+
+// mpiXchgRanks is the largest group whose small all-reduces are an
+// exchange of point-to-point messages (xchg) rather than Open MPI's
+// nonblocking all-reduce (allReduceSmall); GOTPU_MPI_XCHG_RANKS overrides
+// it (0: never, for tests and measurements).
+var mpiXchgRanks = func() int {
+	if n, err := strconv.Atoi(os.Getenv("GOTPU_MPI_XCHG_RANKS")); err == nil && n >= 0 {
+		return n
+	}
+	return 8
+}()
+
+// tagSmall tags xchg's messages (send/recv use tagHeader and tagData).
+const tagSmall = 3
+
+// xchg all-reduces buf in groups of up to mpiXchgRanks ranks: every rank
+// sends its message, the descriptor's hash pair (h, ^h) then the payload,
+// to every other and reduces the N messages in rank order, so every rank
+// computes the same result. Point-to-point messages cost much less than
+// Open MPI's nonblocking all-reduce (libnbc builds a schedule and
+// allocates on every call), about what its blocking MPI_Allreduce costs
+// (recursive doubling: the same exchange on 2 ranks). A peer whose call
+// differs sends a different pair, a message of another size (MPI fails
+// the receive when it is longer) or none: then both ranks wait, publish
+// what they wait in (wait's slow path) and find the peer's descriptor
+// there.
+func (e *mpiEngine) xchg(c *call, buf []byte, dt dtype.DType, mt C.int, op ReduceOp) error {
+	g := e.g
+	N, sz := len(g.ranks), len(buf)+16
+	if e.xbuf == nil || e.xcap < (N+1)*sz {
+		if e.xbuf != nil {
+			C.free(e.xbuf)
+		}
+		e.xcap = max((N+1)*sz, 8192)
+		e.xbuf = C.malloc(C.size_t(e.xcap))
+	}
+	if e.xst == nil {
+		e.xst = C.gotpu_xstate(C.int(N))
+	}
+	all := unsafe.Slice((*byte)(e.xbuf), (N+1)*sz)
+	msg := all[g.rank*sz : (g.rank+1)*sz]
+	if c.desc != e.hashOf {
+		e.hashOf, e.hash = c.desc, descHash(c.desc)
+	}
+	h := e.hash
+	binary.NativeEndian.PutUint64(msg, h)
+	binary.NativeEndian.PutUint64(msg[8:], ^h)
+	copy(msg[16:], buf)
+	mpiMu.Lock()
+	st := C.gotpu_xchg((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), tagSmall, e.comm, e.xst, mt, mpiOp(op), 10e-6)
+	mpiMu.Unlock()
+	if st != 1 && st != 3 {
+		var err error
+		if posted := int(e.xst.posted); posted < 2*(N-1) {
+			err = g.errorf(c, "aborted", []int{g.rank}, "posting the MPI call: %s", mpiErr(-st))
+		} else {
+			err = e.wait(c, unsafe.Slice(C.gotpu_xreqs(e.xst), posted), nil, st, true)
+		}
+		if err != nil {
+			// MPI may still read or write the buffer: keep it (leaked).
+			e.xbuf, e.xst, e.xcap = nil, nil, 0
+			return g.fail(err)
+		}
+		st = 1
+		if C.gotpu_xchg_reduce((*C.char)(e.xbuf), C.int(sz), C.int(N), C.int(g.rank), mt, mpiOp(op)) != 0 {
+			st = 3
+		}
+	}
+	if st == 3 {
+		return g.fail(e.mismatch(c))
+	}
+	copy(buf, all[N*sz+16:])
+	if op == Avg {
+		reduceBytes(buf, [][]byte{buf}, dt, Avg, N)
+	}
+	return nil
+}
 
 func (e *mpiEngine) allReduceGathered(c *call, buf []byte, dt dtype.DType, op ReduceOp) error {
 	N := len(e.g.ranks)

@@ -103,15 +103,16 @@ func TestMPICollectives(t *testing.T) {
 	tests := []struct {
 		ranks int
 		chunk string // GOTPU_MPI_CHUNK_BYTES: all-reduces in several MPI calls
+		xchg  string // GOTPU_MPI_XCHG_RANKS: 0 runs small all-reduces through MPI_Iallreduce
 	}{
-		{2, ""}, {3, "1024"}, {4, ""},
+		{2, "", ""}, {3, "1024", "0"}, {4, "", ""}, {2, "", "0"},
 	}
 	if testing.Short() {
 		tests = tests[:2]
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%d-ranks-chunk-%s", tc.ranks, tc.chunk), func(t *testing.T) {
-			for _, r := range spawnMPI(t, tc.ranks, "coll", 90*time.Second, "GOTPU_MPI_CHUNK_BYTES="+tc.chunk) {
+		t.Run(fmt.Sprintf("%d-ranks-chunk-%s-xchg-%s", tc.ranks, tc.chunk, tc.xchg), func(t *testing.T) {
+			for _, r := range spawnMPI(t, tc.ranks, "coll", 90*time.Second, "GOTPU_MPI_CHUNK_BYTES="+tc.chunk, "GOTPU_MPI_XCHG_RANKS="+tc.xchg) {
 				if r.code != 0 {
 					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
 				}
@@ -161,10 +162,14 @@ func TestMPIKillRank(t *testing.T) {
 }
 
 func TestMPIMismatch(t *testing.T) {
-	for _, tc := range mismatchCases {
-		t.Run(tc.role, func(t *testing.T) {
-			checkMismatch(t, spawnMPI(t, 2, tc.role, 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=5000"), tc.want)
-		})
+	// Small all-reduces as point-to-point exchanges (2 ranks), and as
+	// MPI_Iallreduce with the hash inside (GOTPU_MPI_XCHG_RANKS=0).
+	for _, xchg := range []string{"", "0"} {
+		for _, tc := range mismatchCases {
+			t.Run(tc.role+"-xchg-"+xchg, func(t *testing.T) {
+				checkMismatch(t, spawnMPI(t, 2, tc.role, 60*time.Second, "GOTPU_DIST_TEST_TIMEOUT_MS=5000", "GOTPU_MPI_XCHG_RANKS="+xchg), tc.want)
+			})
+		}
 	}
 }
 
