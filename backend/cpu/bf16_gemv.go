@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -61,7 +62,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	cost := g.nb * rows * max(k, 1)
 	nw := 1
 	if cost >= gemvParallelMACs {
-		nw = gemmWorkers(cost)
+		nw = runtime.GOMAXPROCS(0)
 	}
 	step := 16
 	if !dot {

@@ -223,7 +223,7 @@ func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, ta
 		dk(k, &w[0], ldw, &x[0], &y[0], n, tail)
 		return
 	}
-	nw := gemmWorkers(cost)
+	nw := runtime.GOMAXPROCS(0)
 	const step = 16
 	total := ceilDiv(n, step)
 	chunk := max(1, total/(nw*4))
@@ -267,7 +267,7 @@ func dotBF16GEMV(c *Call) bool {
 	tsz := step + 8*k16
 	nw := 1
 	if n*k >= gemvParallelMACs {
-		nw = gemmWorkers(n * k)
+		nw = runtime.GOMAXPROCS(0)
 	}
 	buf := getScratch((k + kp + nw*tsz) * 4)
 	defer putScratch(buf)

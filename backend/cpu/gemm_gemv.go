@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"os"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -279,7 +280,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	cost := g.nb * rows * max(k, 1)
 	nw := 1
 	if cost >= gemvParallelMACs {
-		nw = gemmWorkers(cost)
+		nw = runtime.GOMAXPROCS(0)
 	}
 	xsz := 0
 	if !contig {
