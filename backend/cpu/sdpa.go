@@ -591,6 +591,38 @@ func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, r0, r1, ncp, lds int
 // query row i attends under is_causal: the keys j ≤ i.
 func causalCols(nc, i, j0 int) int { return min(max(i-j0+1, 0), nc) }
 
+// sdpaCut enables the row path's cut after a row's last allowed key
+// (tests turn it off to compare).
+var sdpaCut = true
+
+// allowed returns how many keys from the start of query row i of batch
+// entry b cover every key a boolean mask (or none) and is_causal allow:
+// the row's last allowed key plus one, or S when none is (the row's
+// softmax is then NaN over all S, as without the cut) or the mask is a
+// float one.
+func (p *sdpaPlan) allowed(b, i int) int {
+	n := p.s
+	switch p.maskKind {
+	case sdpaMaskNone, sdpaMaskBool:
+	default:
+		return n // a float mask may hold +Inf, which makes a cut-off -Inf score NaN
+	}
+	if p.causal {
+		n = min(n, i+1)
+	}
+	if p.maskKind == sdpaMaskNone {
+		return n
+	}
+	base := p.mOff[b] + i*p.msL
+	for n > 0 && p.mb[base+(n-1)*p.msS] == 0 {
+		n--
+	}
+	if n == 0 {
+		return p.s
+	}
+	return n
+}
+
 // maskRow scales score row x (keys j0..j0+len(x) of query row i of batch
 // entry b) unless the queries were prescaled, and applies is_causal and
 // attn_mask as the decomposition does: s*scale, then -Inf where masked
@@ -808,13 +840,27 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 		qr[c] = p.q[src+c*p.qsE]
 	}
 	x := w.s[:p.s]
+	// Keys past the row's last allowed one (a decode step's cache slots
+	// not yet written) get weight 0 whatever their scores: their scores
+	// are not computed (-Inf in the softmax, as the mask would make them)
+	// and their values are not read, which gives the same bits — each
+	// weight is its own product, softmax sees the same row, and a product
+	// of the values adds exact zeros past n — for finite values.
+	n := p.s
+	if p.vsE == 1 && sdpaCut {
+		n = p.allowed(b, i)
+	}
 	kbase := p.kOffs[p.kIdx[b]]
 	if p.ksE == 1 {
-		sdpaDots(kr, p.kb, kbase, p.ksS, p.s, e, qr, x, pad)
+		sdpaDots(kr, p.kb, kbase, p.ksS, n, e, qr, x, pad)
 	} else {
-		sdpaAxpy(kr, p.kb, kbase, p.ksE, e, qr, x, p.s)
+		sdpaAxpy(kr, p.kb, kbase, p.ksE, e, qr, x, n)
 	}
-	p.maskRow(w, x, b, i, 0, false)
+	ninf := float32(math.Inf(-1))
+	for c := n; c < len(x); c++ {
+		x[c] = ninf
+	}
+	p.maskRow(w, x[:n], b, i, 0, false)
 	t := w.tmp[:p.s]
 	copy(t, x)
 	softmaxRowF32(x, t)
@@ -824,7 +870,7 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 	dst := p.out[b*p.outBatch+i*p.ev:][:p.ev]
 	vbase := p.vOffs[p.vIdx[b]]
 	if p.vsE == 1 {
-		sdpaAxpy(kr, p.vb, vbase, p.vsS, p.s, x, dst, p.ev)
+		sdpaAxpy(kr, p.vb, vbase, p.vsS, n, x, dst, p.ev)
 	} else {
 		sdpaDots(kr, p.vb, vbase, p.vsE, p.ev, p.s, x, w.o[:p.ev], w.tmp[:0])
 		copy(dst, w.o[:p.ev])

@@ -569,3 +569,43 @@ func TestExpSubSum(t *testing.T) {
 		})
 	}
 }
+
+// TestSDPARowCut: a decode step's row (keys past the written cache slots
+// masked off, or is_causal) skips those keys, with the bits of the full row.
+func TestSDPARowCut(t *testing.T) {
+	if gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+		t.Skip("no gemv kernels at this CPU level")
+	}
+	r := rand.New(rand.NewSource(12))
+	for _, s := range []int{5, 17, 160, 600} {
+		for _, valid := range []int{1, s / 3, s - 1, s} {
+			v := make([]bool, s)
+			for i := range valid {
+				v[i] = r.Intn(5) > 0 || i == 0
+			}
+			mask := tensor.FromSlice(sdpaCPU(), v, 1, s)
+			cases := []struct {
+				name    string
+				q, k, v *tensor.Tensor
+				mask    *tensor.Tensor
+				a       op.Attrs
+			}{
+				{"gqa mask", sdpaRand(r, 1, 9, 1, 64), sdpaRand(r, 1, 3, s, 64), sdpaRand(r, 1, 3, s, 64), mask, op.Attrs{"enable_gqa": true}},
+				{"causal", sdpaRand(r, 2, 3, 64), sdpaRand(r, 2, s, 64), sdpaRand(r, 2, s, 20), nil, op.Attrs{"is_causal": true}},
+				{"all masked", sdpaRand(r, 2, 1, 8), sdpaRand(r, 2, s, 8), sdpaRand(r, 2, s, 8), tensor.FromSlice(sdpaCPU(), make([]bool, s), 1, s), op.Attrs{}},
+			}
+			for _, c := range cases {
+				in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
+				got := sdpaDirect(t, in, c.a).Float32s()
+				sdpaCut = false
+				want := sdpaDirect(t, in, c.a).Float32s()
+				sdpaCut = true
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("S%d valid %d %s: out[%d] = %g, the full row gives %g", s, valid, c.name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
