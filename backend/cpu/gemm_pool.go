@@ -26,9 +26,32 @@ import (
 // what 2^19 multiply-adds take on one core.
 const gemmParallelMACs = 1 << 19
 
-var gemmHelpers struct {
+var gemmHelpers gemmPool
+
+// gemmPool is the set of helpers.
+type gemmPool struct {
 	mu sync.Mutex // held by the GEMM that is using the helpers
 	hs []*gemmHelper
+}
+
+// grow starts helpers until there are n; the caller holds mu.
+func (h *gemmPool) grow(n int) {
+	for len(h.hs) < n {
+		g := &gemmHelper{wake: make(chan struct{}, 1)}
+		h.hs = append(h.hs, g)
+		go g.loop(len(h.hs))
+	}
+}
+
+// The helpers for GOMAXPROCS at start-up are started with the package, not
+// by the first product large enough to share: they are part of the
+// process from the start (parked until used), so code that counts its
+// goroutines around a piece of work (leak checks) does not see the pool
+// appear in the middle of it.
+func init() {
+	gemmHelpers.mu.Lock()
+	gemmHelpers.grow(runtime.GOMAXPROCS(0) - 1)
+	gemmHelpers.mu.Unlock()
 }
 
 // gemmHelper is one pool thread's mailbox.
@@ -93,11 +116,7 @@ func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 	}
 	defer gemmHelpers.mu.Unlock()
 	h := &gemmHelpers
-	for len(h.hs) < nw-1 {
-		g := &gemmHelper{wake: make(chan struct{}, 1)}
-		h.hs = append(h.hs, g)
-		go g.loop(len(h.hs))
-	}
+	h.grow(nw - 1)
 	c := &gemmCall{job: job, nw: nw}
 	c.running.Store(int32(nw - 1))
 	for _, g := range h.hs[:nw-1] {
