@@ -245,18 +245,22 @@ func (g *Group) checkPeers(c *call, lag []int, ready func(r int) bool) error {
 	return nil
 }
 
+// recoverAccess, deferred, turns a panic with an error (a tensor's memory
+// could not be reached) into *err; any other panic goes on.
+func recoverAccess(err *error) {
+	if r := recover(); r != nil {
+		if e, ok := r.(error); ok {
+			*err = fmt.Errorf("dist: tensor access: %w", e)
+			return
+		}
+		panic(r)
+	}
+}
+
 // withBytes1 is withBytes for one tensor, without its per-call slices and
 // closures when the tensor's memory is reachable.
 func withBytes1(t *tensor.Tensor, write bool, f func(b []byte) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = fmt.Errorf("dist: tensor access: %w", e)
-				return
-			}
-			panic(r)
-		}
-	}()
+	defer recoverAccess(&err)
 	var inner error
 	if t.WithHostBytes(write, func(b []byte) { inner = f(b) }) {
 		return inner
@@ -267,15 +271,7 @@ func withBytes1(t *tensor.Tensor, write bool, f func(b []byte) error) (err error
 // withBytes runs f on the bytes of ts: their live memory when the device
 // allows it, else host copies written back afterwards when write is set.
 func withBytes(ts []*tensor.Tensor, write bool, f func(bs [][]byte) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = fmt.Errorf("dist: tensor access: %w", e)
-				return
-			}
-			panic(r)
-		}
-	}()
+	defer recoverAccess(&err)
 	bs := make([][]byte, len(ts))
 	var rec func(i int) error
 	rec = func(i int) error {

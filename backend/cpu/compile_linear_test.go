@@ -2,13 +2,11 @@ package cpu
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
-	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/ir"
 	"github.com/gotpu/gotpu/op"
@@ -50,15 +48,8 @@ func TestCompileSiblingLinears(t *testing.T) {
 				for _, n := range ns {
 					ins = append(ins, randomBlocks(rng, name, n, k, 0.05))
 				}
-				ip, err := interp.Compile(be, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ip, p := interpAndCompiled(t, be, g)
 				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
 				before := linearGGUFMultiRuns.Load()
 				got := runProg(t, be, p, g, ins, device.RunOptions{})
 				if runs := linearGGUFMultiRuns.Load() - before; runs != 1 {

@@ -49,6 +49,21 @@ func inputsFor(params []op.Meta, seed uint64, intMax int) [][]byte {
 	return out
 }
 
+// interpAndCompiled returns g compiled by interp (op by op: the
+// reference) and by the backend's compiler.
+func interpAndCompiled(t testing.TB, be *Backend, g *ir.Graph) (ref, prog device.Program) {
+	t.Helper()
+	ip, err := interp.Compile(be, g, device.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ip, p
+}
+
 // runProg runs p on host inputs and returns its outputs' bytes.
 func runProg(t testing.TB, be *Backend, p device.Program, g *ir.Graph, ins [][]byte, opts device.RunOptions) [][]byte {
 	t.Helper()

@@ -2,11 +2,9 @@ package cpu
 
 import (
 	"bytes"
-	"context"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
-	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/ir"
 	"github.com/gotpu/gotpu/op"
 )
@@ -95,15 +93,8 @@ func TestCompileTransposeCopies(t *testing.T) {
 				t.Fatal(err)
 			}
 			ins := inputsFor(c.params, 5, 0)
-			ip, err := interp.Compile(be, g, device.CompileOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ip, p := interpAndCompiled(t, be, g)
 			want := runProg(t, be, ip, g, ins, device.RunOptions{})
-			p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := runProg(t, be, p, g, ins, device.RunOptions{})
 			for i := range want {
 				if !bytes.Equal(got[i], want[i]) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
-	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/ir"
 	"github.com/gotpu/gotpu/op"
 )
@@ -108,15 +107,8 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 					t.Fatal(err)
 				}
 				ins := inputsFor(params, uint64(m*sh.n+sh.k), 0)
-				ip, err := interp.Compile(be, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ip, p := interpAndCompiled(t, be, g)
 				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
 				if !bytes.Contains([]byte(p.(*cprogram).pl.summary()), []byte("GEMM epilogue")) {
 					t.Fatalf("no GEMM epilogue fused:\n%s", p.(*cprogram).pl.summary())
 				}

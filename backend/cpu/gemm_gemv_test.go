@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
-	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/ir"
 	"github.com/gotpu/gotpu/op"
@@ -352,15 +350,8 @@ func TestGEMVCompiled(t *testing.T) {
 		ins := inputsFor(params, 9, 0)
 		for _, level := range levels() {
 			withLevel(level, func() {
-				ip, err := interp.Compile(be, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ip, p := interpAndCompiled(t, be, g)
 				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
 				before := gemvHits.Load()
 				got := runProg(t, be, p, g, ins, device.RunOptions{})
 				if hits := gemvHits.Load() - before; level != LevelGeneric && hits < 2 {
