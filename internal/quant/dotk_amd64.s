@@ -49,9 +49,13 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	TESTQ CX, CX
 	JZ    q4kdone
 q4kloop:
-	PREFETCHT0 512(SI)
-	PREFETCHT0 576(SI)
-	PREFETCHT0 640(SI)
+	// 2 KiB (14 blocks) ahead, as the Q6_K kernel: on a streamed 4096x14336
+	// weight 1.02-1.11x faster (median ~1.04) than two and a half blocks
+	// ahead; less than Q6_K gained, as this kernel streams at nearly its
+	// in-cache speed already
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2176(SI)
 	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
@@ -165,9 +169,12 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
 	TESTQ CX, CX
 	JZ    q5kdone
 q5kloop:
-	PREFETCHT0 512(SI)
-	PREFETCHT0 576(SI)
-	PREFETCHT0 640(SI)
+	// 2 KiB (11-12 blocks) ahead, as the Q6_K kernel: on a streamed
+	// 4096x14336 weight 1.03-1.09x faster (median ~1.04) than two and a
+	// half blocks ahead
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2176(SI)
 	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
 	MOVL 4(SI), AX
 	MOVL 8(SI), DX
