@@ -78,22 +78,6 @@
 	ADDQ $4, R8; \
 	ADDQ $4, R9
 
-// NEXTW(size, D): as NEXT, but prefetching each of the four rows D bytes
-// ahead instead of the rows 16 ahead. The Q8_0 kernel uses it with 1 KiB:
-// on a streamed 4096x14336 weight (59.5 MiB) 1.21-1.33x faster (medians
-// of 15, five interleaved in-process comparisons); the Q4_0 kernel was
-// 1.10-1.17x slower with it (four prefetches per 18-byte block step).
-#define NEXTW(size, D) \
-	PREFETCHT0 D(SI); \
-	PREFETCHT0 D(SI)(BX*1); \
-	PREFETCHT0 D(R11); \
-	PREFETCHT0 D(R11)(BX*1); \
-	ADDQ $size, SI; \
-	ADDQ $size, R11; \
-	ADDQ $32, DI; \
-	ADDQ $4, R8; \
-	ADDQ $4, R9
-
 // QH5(off, Y): Y = 0x10 in byte p where bit p of the u32 at off is set.
 #define QH5(off, Y, YT) \
 	VPBROADCASTD off, Y; \
@@ -302,7 +286,7 @@ q80loop:
 	VMULPS       X3, X2, X2
 	VMULPS       X2, X1, X1
 	VADDPS       X1, X13, X13
-	NEXTW(34, 1024)
+	NEXT(34)
 	DECQ CX
 	JNZ  q80loop
 q80done:
