@@ -105,26 +105,10 @@ func (b *Backend) Launch(index int, l *device.Launch) error {
 		return fmt.Errorf("%s: %s: %w: %s", b.p.Name, l.Op.Name, device.ErrUnsupported, r)
 	}
 	g := ir.New()
-	var (
-		args   []*C.PJRT_Buffer
-		params []op.Meta
-		sizes  []int
-	)
-	for i, in := range l.In {
-		if in.Buf == nil {
-			sizes = append(sizes, -1)
-			continue
-		}
-		pb, err := b.buf(index, in.Buf)
-		if err != nil {
-			return fmt.Errorf("%s: %s input %d: %w", b.p.Name, l.Op.Name, i, err)
-		}
-		pj, n, err := b.flat(pb, in.DType)
-		if err != nil {
-			return fmt.Errorf("%s: %s input %d: %w", b.p.Name, l.Op.Name, i, err)
-		}
-		args = append(args, pj)
-		sizes = append(sizes, n)
+	var params []op.Meta
+	args, sizes, err := b.flatInputs(index, l.In, l.Op.Name)
+	if err != nil {
+		return err
 	}
 	// Fast path: the same launch signature ran before and its executable
 	// is still cached (no graph to build or fingerprint).
@@ -308,4 +292,31 @@ func launchKey(l *device.Launch, sizes []int) string {
 		fmt.Fprintf(&sb, "|%s:%v", o.DType, o.Shape)
 	}
 	return sb.String()
+}
+
+// flatInputs returns the flat device buffers of a launch's inputs (absent
+// optional inputs skipped) and each input's element count (-1 when absent),
+// the launch-signature part of launchKey.
+func (b *Backend) flatInputs(index int, ins []device.Operand, name string) ([]*C.PJRT_Buffer, []int, error) {
+	var (
+		args  []*C.PJRT_Buffer
+		sizes []int
+	)
+	for i, in := range ins {
+		if in.Buf == nil {
+			sizes = append(sizes, -1)
+			continue
+		}
+		pb, err := b.buf(index, in.Buf)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s input %d: %w", b.p.Name, name, i, err)
+		}
+		pj, n, err := b.flat(pb, in.DType)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s input %d: %w", b.p.Name, name, i, err)
+		}
+		args = append(args, pj)
+		sizes = append(sizes, n)
+	}
+	return args, sizes, nil
 }

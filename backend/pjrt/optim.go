@@ -423,25 +423,9 @@ func (b *Backend) launchOptim(index int, l *device.Launch) error {
 	if _, err := d.Infer(ins, na); err != nil {
 		return fmt.Errorf("%s: %w", b.p.Name, err)
 	}
-	var (
-		args  []*C.PJRT_Buffer
-		sizes []int
-	)
-	for i, in := range l.In {
-		if in.Buf == nil {
-			sizes = append(sizes, -1)
-			continue
-		}
-		pb, err := b.buf(index, in.Buf)
-		if err != nil {
-			return fmt.Errorf("%s: %s input %d: %w", b.p.Name, d.Name, i, err)
-		}
-		pj, n, err := b.flat(pb, in.DType)
-		if err != nil {
-			return fmt.Errorf("%s: %s input %d: %w", b.p.Name, d.Name, i, err)
-		}
-		args = append(args, pj)
-		sizes = append(sizes, n)
+	args, sizes, err := b.flatInputs(index, l.In, d.Name)
+	if err != nil {
+		return err
 	}
 	slot := newOptimSlot(d, na, l.In[0].DType, -1, 0)
 	ns := optimScalarCount(d.Name)
