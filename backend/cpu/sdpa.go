@@ -469,6 +469,7 @@ type sdpaScratch struct {
 	tmp  []float32 // one score row (exact: softmax input; flash: mask gather)
 	o    []float32 // bq×evp output accumulator
 	m, l []float32 // running max and sum per row (flash)
+	q3   []float32 // the row path's grouped query rows (sdpaGroupMax×E)
 }
 
 // run computes every unit over GOMAXPROCS workers.
@@ -495,34 +496,44 @@ func (p *sdpaPlan) run() {
 	// sharing a key/value head (grouped-query attention) mostly run on one
 	// core and read those keys and values from its own cache.
 	var ends atomic.Uint64 // claimed from the front << 32 | from the back
-	claimRow := func(front bool) int {
+	// claimRows claims the next run of units from one end: up to
+	// sdpaGroupMax consecutive units that share a key head (rowGroup
+	// computes their scores together), or one; never more than a
+	// worker's share of what is left, so that the last group splits
+	// between the workers.
+	claimRows := func(front bool) (u0, n int) {
 		for {
 			v := ends.Load()
 			f, b := int(v>>32), int(v&0xffffffff)
 			if f+b >= units {
-				return -1
+				return -1, 0
 			}
+			share := ceilDiv(units-f-b, workers)
 			if front {
-				if ends.CompareAndSwap(v, v+1<<32) {
-					return f
+				n = min(share, p.groupRun(f, units-b, 1))
+				if ends.CompareAndSwap(v, v+uint64(n)<<32) {
+					return f, n
 				}
-			} else if ends.CompareAndSwap(v, v+1) {
-				return units - 1 - b
+			} else {
+				n = min(share, p.groupRun(units-1-b, f-1, -1))
+				if ends.CompareAndSwap(v, v+uint64(n)) {
+					return units - b - n, n
+				}
 			}
 		}
 	}
 	work := func(tid int) {
 		var w *sdpaScratch
 		if p.rows {
-			w = &sdpaScratch{q: make([]float32, 8*p.e+p.e), s: make([]float32, width), tmp: make([]float32, width),
-				o: make([]float32, roundUp(p.ev, 16))}
+			w = &sdpaScratch{q: make([]float32, 8*p.e+p.e), s: make([]float32, sdpaGroupMax*width), tmp: make([]float32, width),
+				o: make([]float32, roundUp(p.ev, 16)), q3: make([]float32, sdpaGroupMax*p.e)}
 		} else {
 			w = &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
 				o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
 		}
 		if p.rows {
-			for u := claimRow(tid == 0); u >= 0; u = claimRow(tid == 0) {
-				p.rowUnit(w, u%p.nb, u/p.nb)
+			for u, n := claimRows(tid == 0); u >= 0; u, n = claimRows(tid == 0) {
+				p.rowGroup(w, u, n, width)
 			}
 			return
 		}
@@ -835,27 +846,46 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 	kr := gemvAsmF32
 	e := p.e
 	qr, pad := w.q[:e], w.q[e:]
-	src := p.qOff[b] + i*p.qsL
-	for c := range qr {
-		qr[c] = p.q[src+c*p.qsE]
-	}
+	p.queryRow(qr, b, i)
 	x := w.s[:p.s]
-	// Keys past the row's last allowed one (a decode step's cache slots
-	// not yet written) get weight 0 whatever their scores: their scores
-	// are not computed (-Inf in the softmax, as the mask would make them)
-	// and their values are not read, which gives the same bits — each
-	// weight is its own product, softmax sees the same row, and a product
-	// of the values adds exact zeros past n — for finite values.
-	n := p.s
-	if p.vsE == 1 && sdpaCut {
-		n = p.allowed(b, i)
-	}
+	n := p.rowKeys(b, i)
 	kbase := p.kOffs[p.kIdx[b]]
 	if p.ksE == 1 {
 		sdpaDots(kr, p.kb, kbase, p.ksS, n, e, qr, x, pad)
 	} else {
 		sdpaAxpy(kr, p.kb, kbase, p.ksE, e, qr, x, n)
 	}
+	p.rowFinish(w, b, i, x, n)
+}
+
+// queryRow copies query row i of batch entry b into qr.
+func (p *sdpaPlan) queryRow(qr []float32, b, i int) {
+	src := p.qOff[b] + i*p.qsL
+	for c := range qr {
+		qr[c] = p.q[src+c*p.qsE]
+	}
+}
+
+// rowKeys returns how many keys row i of batch entry b scores.
+//
+// Keys past the row's last allowed one (a decode step's cache slots not
+// yet written) get weight 0 whatever their scores: their scores are not
+// computed (-Inf in the softmax, as the mask would make them) and their
+// values are not read, which gives the same bits — each weight is its own
+// product, softmax sees the same row, and a product of the values adds
+// exact zeros past n — for finite values.
+func (p *sdpaPlan) rowKeys(b, i int) int {
+	if p.vsE == 1 && sdpaCut {
+		return p.allowed(b, i)
+	}
+	return p.s
+}
+
+// rowFinish completes row i of batch entry b from its first n scores in
+// x (len S): the rest set to -Inf, the mask, softmax, dropout and the
+// product with V.
+func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
+	kr := gemvAsmF32
 	ninf := float32(math.Inf(-1))
 	for c := n; c < len(x); c++ {
 		x[c] = ninf
@@ -874,6 +904,79 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 	} else {
 		sdpaDots(kr, p.vb, vbase, p.vsE, p.ev, p.s, x, w.o[:p.ev], w.tmp[:0])
 		copy(dst, w.o[:p.ev])
+	}
+}
+
+// sdpaGroupMax is the most row units rowGroup scores together (the
+// grouped kernel's queries).
+const sdpaGroupMax = 3
+
+// sdpaGroup enables grouped scoring (a variable for tests).
+var sdpaGroup = true
+
+// sdpaGroupRuns counts rowGroup's grouped runs (tests check they ran).
+var sdpaGroupRuns atomic.Uint64
+
+// sdpaDot3 is sdpaDot3F32x16 where the CPU runs it (nil elsewhere).
+var sdpaDot3 func(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int)
+
+// groupRun returns how many row units from u in direction step (+1 or
+// -1), short of stop, rowGroup may score together: consecutive batch
+// entries of one query row that read the same keys, up to sdpaGroupMax,
+// when the keys are rows of E contiguous values and the grouped kernel
+// runs; else 1.
+func (p *sdpaPlan) groupRun(u, stop, step int) int {
+	if !sdpaGroup || sdpaDot3 == nil || p.ksE != 1 || p.e%8 != 0 {
+		return 1
+	}
+	b, i := u%p.nb, u/p.nb
+	n := 1
+	for n < sdpaGroupMax {
+		v := u + n*step
+		if v == stop || v/p.nb != i || p.kIdx[v%p.nb] != p.kIdx[b] {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// rowGroup computes row units u0..u0+n-1 (n from groupRun). Two or three
+// units share their keys: each 16-key block is read once for all of them
+// (sdpaDot3F32x16), which gives every score the chain, and so the bits,
+// of rowUnit's.
+func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
+	if n == 1 {
+		p.rowUnit(w, u0%p.nb, u0/p.nb)
+		return
+	}
+	sdpaGroupRuns.Add(1)
+	e, i := p.e, u0/p.nb
+	var keys [sdpaGroupMax]int
+	most := 0
+	for h := range sdpaGroupMax {
+		b := (u0 + min(h, n-1)) % p.nb
+		if h < n {
+			keys[h] = p.rowKeys(b, i)
+			most = max(most, keys[h])
+		}
+		// A missing third query repeats the last one into a spare row.
+		p.queryRow(w.q3[h*e:(h+1)*e], b, i)
+	}
+	kbase := p.kOffs[p.kIdx[u0%p.nb]]
+	r := 0
+	for ; r+16 <= most; r += 16 {
+		_ = p.kb[kbase+(r+15)*p.ksS+e-1]
+		sdpaDot3(e, &p.kb[kbase+r*p.ksS], p.ksS, &w.q3[0], e, &w.s[r], width)
+	}
+	if r < most {
+		for h := range n {
+			sdpaDots(gemvAsmF32, p.kb, kbase+r*p.ksS, p.ksS, most-r, e, w.q3[h*e:(h+1)*e], w.s[h*width+r:], w.q[e:])
+		}
+	}
+	for h := range n {
+		u := u0 + h
+		p.rowFinish(w, u%p.nb, i, w.s[h*width:h*width+p.s], keys[h])
 	}
 }
 

@@ -609,3 +609,51 @@ func TestSDPARowCut(t *testing.T) {
 		}
 	}
 }
+
+// TestSDPAGroupedRows checks that scoring grouped-query heads together
+// (rowGroup's shared key blocks) gives the bits of scoring each head
+// alone: query-head groups of 2, 3 and 4 (run as 3+1) per key head,
+// several query rows, key counts around the 16-row blocks, per-head masks
+// that cut rows at different keys, and E at and past the 16-wide step.
+func TestSDPAGroupedRows(t *testing.T) {
+	if sdpaDot3 == nil || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+		t.Skip("no grouped kernel at this CPU level")
+	}
+	r := rand.New(rand.NewSource(13))
+	ran := sdpaGroupRuns.Load()
+	for _, c := range []struct{ heads, kv, l, s, e int }{
+		{9, 3, 1, 192, 64}, {9, 3, 1, 17, 64}, {8, 2, 2, 40, 8}, {4, 1, 1, 160, 24},
+		{6, 3, 3, 33, 128}, {6, 2, 1, 15, 64}, {3, 3, 1, 50, 64},
+	} {
+		for _, perHead := range []bool{false, true} {
+			mh := 1
+			if perHead {
+				mh = c.heads
+			}
+			mv := make([]bool, mh*c.l*c.s)
+			for h := range mh {
+				valid := c.s - r.Intn(c.s/2+1)
+				for i := range c.l {
+					for j := range valid {
+						mv[(h*c.l+i)*c.s+j] = r.Intn(6) > 0 || j == 0
+					}
+				}
+			}
+			mask := tensor.FromSlice(sdpaCPU(), mv, mh, c.l, c.s)
+			in := []*tensor.Tensor{sdpaRand(r, 1, c.heads, c.l, c.e), sdpaRand(r, 1, c.kv, c.s, c.e), sdpaRand(r, 1, c.kv, c.s, 40), mask}
+			a := op.Attrs{"enable_gqa": true}
+			got := sdpaDirect(t, in, a).Float32s()
+			sdpaGroup = false
+			want := sdpaDirect(t, in, a).Float32s()
+			sdpaGroup = true
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v perHead=%v: out[%d] = %g, one head at a time gives %g", c, perHead, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	if sdpaGroupRuns.Load() == ran {
+		t.Fatal("no row group ran")
+	}
+}
