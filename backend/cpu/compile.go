@@ -71,6 +71,7 @@ const (
 	stKernel                  // launch a graph node's kernel
 	stCopy                    // contiguous copy of a value
 	stFused                   // fused elementwise group (maybe with reduction or GEMM)
+	stRope                    // rotary position embedding (compile_rope.go)
 )
 
 // pvalue is a value of the plan: a graph value or a copy the plan made.
@@ -140,6 +141,7 @@ type planner struct {
 	groupOf map[*ir.Node]*gbuild
 	live    map[*ir.Node]bool // nodes some graph output depends on
 	dynOf   []int             // per graph node: its dynamic-attribute source index, or -1
+	ropes   map[*ir.Node]*ropeMatch
 }
 
 // gbuild is a fused group being formed.
@@ -361,7 +363,7 @@ func (pl *planner) formGroups() {
 		if !pl.live[n] {
 			continue
 		}
-		if _, ok := planFusable(n); !ok {
+		if _, ok := planFusable(n); !ok || pl.ropes[n] != nil {
 			closeUsers(n, nil)
 			continue
 		}
@@ -488,21 +490,18 @@ const defaultBlock = 4096
 
 func (pl *planner) build() error {
 	p, g := pl.p, pl.g
-	users := map[*ir.Value][]*ir.Node{}
-	pl.uses = map[*ir.Value]int{}
-	for _, n := range g.Nodes {
-		if !pl.live[n] {
-			continue
-		}
-		for _, v := range n.In {
-			if v != nil {
-				users[v] = append(users[v], n)
-				pl.uses[v]++
+	users := pl.countUses()
+	if pl.fuse {
+		// Ropes first: their nodes leave the graph the groups are formed
+		// over, and their add reads x, cos and sin.
+		if pl.ropes = pl.findRopes(users); pl.ropes != nil {
+			for _, m := range pl.ropes {
+				for _, n := range m.nodes {
+					pl.live[n] = false
+				}
 			}
+			users = pl.countUses()
 		}
-	}
-	for _, v := range g.Outputs {
-		pl.uses[v]++
 	}
 	if pl.fuse {
 		pl.formGroups()
@@ -562,6 +561,10 @@ func (pl *planner) build() error {
 			}
 			pl.allocBuf(id, pl.outSet[v])
 			p.steps = append(p.steps, pstep{kind: stConst, node: j, dyn: -1, out: []int{id}})
+		case pl.ropes[n] != nil:
+			if err := pl.emitRope(j, n, pl.ropes[n]); err != nil {
+				return err
+			}
 		case pl.groupOf[n] != nil:
 			grp := pl.groupOf[n]
 			if last[grp] == n {
@@ -624,6 +627,32 @@ func (pl *planner) build() error {
 		}
 	}
 	return nil
+}
+
+// countUses sets pl.uses and returns the users of every value, over the
+// live nodes (a rope's add reading its x, cos and sin).
+func (pl *planner) countUses() map[*ir.Value][]*ir.Node {
+	users := map[*ir.Value][]*ir.Node{}
+	pl.uses = map[*ir.Value]int{}
+	for _, n := range pl.g.Nodes {
+		if !pl.live[n] {
+			continue
+		}
+		in := n.In
+		if m := pl.ropes[n]; m != nil {
+			in = []*ir.Value{m.x, m.cos, m.sin}
+		}
+		for _, v := range in {
+			if v != nil {
+				users[v] = append(users[v], n)
+				pl.uses[v]++
+			}
+		}
+	}
+	for _, v := range pl.g.Outputs {
+		pl.uses[v]++
+	}
+	return users
 }
 
 func (pl *planner) newValue(m op.Meta, buf int) int {
@@ -1356,6 +1385,8 @@ func (r *crun) step(s *pstep) error {
 		return Exec(l, bufBytes)
 	case stFused:
 		return r.fused(s)
+	case stRope:
+		return r.rope(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
 }
@@ -1540,6 +1571,8 @@ func (p *plan) summary() string {
 			fmt.Fprintf(&sb, "%d: copy\n", i)
 		case stKernel:
 			fmt.Fprintf(&sb, "%d: %s\n", i, p.g.Nodes[s.node].Op.Name)
+		case stRope:
+			fmt.Fprintf(&sb, "%d: rope %v\n", i, p.vals[s.out[0]].layout.Shape)
 		case stFused:
 			g := s.grp
 			fmt.Fprintf(&sb, "%d: fused %v: %d instructions, %d inputs, %d outputs", i, g.shape, len(g.code), len(g.inputs), len(g.outs))

@@ -542,8 +542,43 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 		}
 	case stFused:
 		return p.validateGroup(s, stored, owned)
+	case stRope:
+		return p.validateRope(s, stored, owned)
 	default:
 		return fmt.Errorf("%w: step kind %d", errPlan, s.kind)
+	}
+	return nil
+}
+
+// validateRope checks an stRope step: x, cos and sin, f32 and laid out
+// over the output's shape with unit stride along its even last
+// dimension, and the output's own contiguous f32 buffer.
+func (p *plan) validateRope(s pstep, stored, owned func(int) bool) error {
+	if len(s.in) != 3 || len(s.inL) != 3 || len(s.out) != 1 || s.nOut != 1 || !owned(s.out[0]) {
+		return fmt.Errorf("%w: rope arity", errPlan)
+	}
+	ov := p.vals[s.out[0]]
+	shape := ov.layout.Shape
+	if ov.dt != dtype.F32 || len(shape) == 0 || shape[len(shape)-1]%2 != 0 || !planIsContig(ov.layout) {
+		return fmt.Errorf("%w: rope output", errPlan)
+	}
+	for i, id := range s.in {
+		if id < 0 || !stored(id) || p.vals[id].dt != dtype.F32 {
+			return fmt.Errorf("%w: rope input %d", errPlan, i)
+		}
+		v, l := p.vals[id], s.inL[i]
+		limit := int64(0)
+		if v.param >= 0 {
+			limit = int64(p.g.Params[v.param].Meta.Numel())
+		} else {
+			limit = p.bufs[v.buf].size / int64(v.dt.Size())
+		}
+		if err := planCheckLayout(l, limit); err != nil {
+			return fmt.Errorf("rope input %d: %w", i, err)
+		}
+		if !slices.Equal(l.Shape, shape) || l.Strides[len(l.Strides)-1] != 1 {
+			return fmt.Errorf("%w: rope input %d layout", errPlan, i)
+		}
 	}
 	return nil
 }
