@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -36,6 +37,9 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 		gemvDeinterleave(xd, x)
 		run := func(name string, bytes int, f func(c int)) {
 			b.Run(fmt.Sprintf("%dto%d/%s", in, out, name), func(b *testing.B) {
+				if strings.HasSuffix(name, "avx512") && !atLeast(LevelAVX512) {
+					b.Skipf("this CPU runs level %s, not avx512", cpuLevel)
+				}
 				b.SetBytes(int64(bytes))
 				cpu0 := cpuSeconds()
 				for i := 0; i < b.N; i++ {
