@@ -487,16 +487,21 @@ gemvDotF32Y2go:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	LEAQ (SI)(R8*4), R13
+	LEAQ (R12)(R8*4), R14
 	XORQ AX, AX
 	CMPQ AX, CX
 	JGE gemvDotF32Y2tail
 gemvDotF32Y2loop:
-	// Software prefetch 512 bytes ahead in each row: 10-15% on AVX2
-	// (none on the AVX-512 kernel, where it was left out).
-	PREFETCHT0 512(SI)(AX*1)
-	PREFETCHT0 576(SI)(AX*1)
-	PREFETCHT0 512(R12)(AX*1)
-	PREFETCHT0 576(R12)(AX*1)
+	// Software prefetch of the same columns four rows down (R13, R14):
+	// the rows two row pairs later. Before, 512 bytes ahead in each row
+	// (10-15% over none); four rows down streamed 5-15% faster on one
+	// thread (BenchmarkGEMVDotKernels, 2-core Zen 3) and made SmolLM2's
+	// F32 decode products 4-7% faster. None on the AVX-512 kernel.
+	PREFETCHT0 (R13)(AX*1)
+	PREFETCHT0 64(R13)(AX*1)
+	PREFETCHT0 (R14)(AX*1)
+	PREFETCHT0 64(R14)(AX*1)
 	VMOVUPS (DI)(AX*1), Y8
 	VMOVUPS 32(DI)(AX*1), Y9
 	VMOVUPS 64(DI)(AX*1), Y10
