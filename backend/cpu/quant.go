@@ -98,14 +98,7 @@ func floatsOf(dt dtype.DType, b []byte, off, n int) []float32 {
 	return as[float32](b)[off:][:n]
 }
 
-func finite(x []float32) bool {
-	for _, v := range x {
-		if v-v != 0 {
-			return false
-		}
-	}
-	return true
-}
+func finite(x []float32) bool { return quant.Finite(x) }
 
 // linearGGUFDequant is the path for activations with an Inf or NaN, which
 // the block quantizer cannot represent: each weight row is dequantized and

@@ -102,6 +102,14 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 // above decodes (d and s through half precision), without the bytes.
 func (a *acts) quantizeQ8Row(x []float32, i int) {
 	nb := a.nb
+	if quantQ8Row != nil && nb > 0 && !quantQ8Scalar {
+		var s *float32
+		if a.t == Q8_1 {
+			s = &a.s[i*nb]
+		}
+		quantQ8Row(&x[0], nb, &a.qs[i*a.k], &a.d[i*nb], s, &a.isum[i*nb])
+		return
+	}
 	for b := range nb {
 		xb := x[b*32 : (b+1)*32]
 		qs := a.qs[i*a.k+b*32:][:32]
@@ -119,6 +127,31 @@ func (a *acts) quantizeQ8Row(x []float32, i int) {
 		}
 		a.isum[i*nb+b] = int32(sum)
 	}
+}
+
+// quantQ8Row is the AVX2 form of quantizeQ8Row's loop where the CPU
+// runs it (act_amd64.go), with the same bits; nil elsewhere.
+var quantQ8Row func(x *float32, nb int, qs *int8, d *float32, s *float32, isum *int32)
+
+// quantQ8Scalar makes quantizeQ8Row and Finite take their Go loops
+// (tests compare the two).
+var quantQ8Scalar bool
+
+// finiteAsm is Finite's AVX2 form where the CPU runs it; nil elsewhere.
+var finiteAsm func(x *float32, n int) bool
+
+// Finite reports whether x holds no Inf or NaN (MatMul's activations
+// must not).
+func Finite(x []float32) bool {
+	if finiteAsm != nil && len(x) > 0 && !quantQ8Scalar {
+		return finiteAsm(&x[0], len(x))
+	}
+	for _, v := range x {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // The extra activation layouts a kernel may read (Q8_K only).

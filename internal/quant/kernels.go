@@ -154,9 +154,11 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 		}
 		return nil
 	}
-	for i, v := range x[:m*kdim] {
-		if v-v != 0 {
-			return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
+	if !Finite(x[:m*kdim]) {
+		for i, v := range x[:m*kdim] {
+			if v-v != 0 {
+				return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
+			}
 		}
 	}
 	rows, gemm := k.rows[t], k.gemm[t]

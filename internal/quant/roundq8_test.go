@@ -91,3 +91,86 @@ func TestQuantizeQ8RowMatchesBlocks(t *testing.T) {
 		a.release()
 	}
 }
+
+// TestQuantQ8RowAsm checks the AVX2 activation quantizer against
+// quantizeQ8Row's Go loop bit for bit, for Q8_0 and Q8_1 rows of random
+// values at several scales, exact ties after scaling, blocks of zeros
+// (d = 0), subnormal and huge magnitudes (d rounding to 0 or to
+// infinity in binary16).
+func TestQuantQ8RowAsm(t *testing.T) {
+	if quantQ8Row == nil {
+		t.Skip("no AVX2 quantizer on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const k = 32 * 24
+	rows := [][]float32{}
+	for _, scale := range []float32{1, 1e-3, 1e-38, 3e-42, 1e6, 3e38} {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = (rng.Float32()*2 - 1) * scale
+		}
+		rows = append(rows, x)
+	}
+	ties := make([]float32, k)
+	for i := range ties {
+		// Multiples of 0.5 in blocks whose amax is 127: x*id = x exactly.
+		ties[i] = float32(rng.IntN(255)-127) + 0.5*float32(rng.IntN(2))
+		if i%32 == 0 {
+			ties[i] = 127
+		}
+	}
+	rows = append(rows, ties, make([]float32, k))
+	mixed := make([]float32, k)
+	copy(mixed, rows[0])
+	clear(mixed[64:96])
+	mixed[5] = float32(math.Copysign(0, -1))
+	rows = append(rows, mixed)
+	for _, typ := range []Type{Q8_0, Q8_1} {
+		for ri, x := range rows {
+			got := newActs(typ, x, 1, k, nil, 0)
+			quantQ8Scalar = true
+			want := newActs(typ, x, 1, k, nil, 0)
+			quantQ8Scalar = false
+			for i := range want.qs {
+				if got.qs[i] != want.qs[i] {
+					t.Fatalf("%v row %d: q[%d] = %d, want %d (x %v)", typ, ri, i, got.qs[i], want.qs[i], x[i])
+				}
+			}
+			for b := range want.nb {
+				if math.Float32bits(got.d[b]) != math.Float32bits(want.d[b]) || got.isum[b] != want.isum[b] {
+					t.Fatalf("%v row %d block %d: d %v Σq %d, want %v %d", typ, ri, b, got.d[b], got.isum[b], want.d[b], want.isum[b])
+				}
+				if typ == Q8_1 && math.Float32bits(got.s[b]) != math.Float32bits(want.s[b]) {
+					t.Fatalf("%v row %d block %d: s %v, want %v", typ, ri, b, got.s[b], want.s[b])
+				}
+			}
+		}
+	}
+}
+
+// TestFinite checks Finite (the AVX2 form where the CPU runs it) against
+// the Go loop: every length to 70 with an Inf, a NaN or nothing at each
+// position, and huge finite values.
+func TestFinite(t *testing.T) {
+	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32, 0}
+	for n := 0; n <= 70; n++ {
+		for pos := 0; pos < max(n, 1); pos++ {
+			for _, sv := range specials {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(i) - 3.5
+				}
+				if n > 0 {
+					x[pos] = sv
+				}
+				got := Finite(x)
+				quantQ8Scalar = true
+				want := Finite(x)
+				quantQ8Scalar = false
+				if got != want {
+					t.Fatalf("n %d, %v at %d: Finite = %v, want %v", n, sv, pos, got, want)
+				}
+			}
+		}
+	}
+}
