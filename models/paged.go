@@ -1,10 +1,8 @@
 package models
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/gotpu/gotpu/compile"
 	"github.com/gotpu/gotpu/dtype"
@@ -286,7 +284,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	if err != nil {
 		return nil, fmt.Errorf("paged forward: %w", err)
 	}
-	flat := hostFloat32s(lg)
+	flat := lg.Float32s()
 	res := make([][]float32, len(rows))
 	at := 0
 	for i, r := range rows {
@@ -417,20 +415,4 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 	h := m.norm.Forward(x).IndexSelect(1, outIdx)
 	lg := m.Logits(h).ToDType(dtype.F32)
 	return lg.Reshape(lg.Size(1), -1)
-}
-
-// hostFloat32s copies an f32 tensor to the host in one pass over its
-// little-endian bytes. Tensor.Float32s goes through float64 element by
-// element, which for a serve step's logits (rows × vocab, 1.5M values at
-// 32 rows of SmolLM2) cost milliseconds and tens of MB of garbage a step.
-func hostFloat32s(t *tensor.Tensor) []float32 {
-	if t.DType() != dtype.F32 {
-		return t.Float32s()
-	}
-	raw := t.Bytes()
-	out := make([]float32, len(raw)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out
 }

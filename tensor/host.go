@@ -223,12 +223,24 @@ func (t *Tensor) Int64s() []int64 {
 	return out
 }
 
-// Float32s copies the elements to the host as float32s.
+// Float32s copies the elements to the host as float32s: an f32 tensor's
+// bits as they are, other dtypes converted.
 func (t *Tensor) Float32s() []float32 {
-	f := t.Float64s()
-	out := make([]float32, len(f))
-	for i, v := range f {
-		out[i] = float32(v)
+	if t.dt != dtype.F32 {
+		f := t.Float64s()
+		out := make([]float32, len(f))
+		for i, v := range f {
+			out[i] = float32(v)
+		}
+		return out
+	}
+	// A decode loop reads a step's logits (a vocabulary of f32) through
+	// here: straight from the bytes, not through float64 one element at a
+	// time (0.6 ms of a SmolLM2 step's 8).
+	raw := t.Bytes()
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
 }
