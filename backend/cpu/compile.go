@@ -1311,6 +1311,14 @@ type crun struct {
 	dynamic []op.Attrs
 	drawn   []any
 	threads int
+	// Reused by every plain kernel step (stepLaunch): a decode step runs
+	// hundreds of small kernels, and their launches' allocations were a
+	// good part of each one's cost.
+	bufObj    []Buf // per value id: the Buf its operands point at
+	lch       device.Launch
+	call      Call
+	ins, outs []device.Operand
+	inB, outB [][]byte
 }
 
 func (r *crun) cleanup(failed bool) {
@@ -1341,7 +1349,12 @@ func (r *crun) mem(id int) []byte {
 
 // operand returns value id as a kernel operand with layout l.
 func (r *crun) operand(id int, l op.Layout) device.Operand {
-	return device.Operand{Buf: &Buf{b: r.mem(id)}, DType: r.c.pl.vals[id].dt, Layout: l}
+	if r.bufObj == nil {
+		r.bufObj = make([]Buf, len(r.c.pl.vals))
+	}
+	b := &r.bufObj[id]
+	b.b = r.mem(id)
+	return device.Operand{Buf: b, DType: r.c.pl.vals[id].dt, Layout: l}
 }
 
 // define makes sure the buffer of value id exists (output buffers are
@@ -1378,17 +1391,48 @@ func (r *crun) step(s *pstep) error {
 		castLoop(r.operand(in, iv.layout), r.mem(in), r.operand(out, ov.layout), r.mem(out))
 		return nil
 	case stKernel:
-		l, err := r.launch(s)
-		if err != nil {
-			return err
-		}
-		return Exec(l, bufBytes)
+		return r.kernel(s)
 	case stFused:
 		return r.fused(s)
 	case stRope:
 		return r.rope(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
+}
+
+// kernel runs a stKernel step through the run's reused launch and call
+// (the kernel keeps neither past its return).
+func (r *crun) kernel(s *pstep) error {
+	p := r.c.pl
+	n := p.g.Nodes[s.node]
+	k, ok := kernelOf(n.Op)
+	if !ok {
+		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, n.Op.Name)
+	}
+	a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+	if err != nil {
+		return err
+	}
+	r.ins, r.inB = r.ins[:0], r.inB[:0]
+	for i, id := range s.in {
+		if id < 0 {
+			r.ins, r.inB = append(r.ins, device.Operand{}), append(r.inB, nil)
+			continue
+		}
+		r.ins, r.inB = append(r.ins, r.operand(id, s.inL[i])), append(r.inB, r.mem(id))
+	}
+	r.outs, r.outB = r.outs[:0], r.outB[:0]
+	for k := 0; k < s.nOut; k++ {
+		id := s.out[k]
+		r.outs, r.outB = append(r.outs, r.operand(id, p.vals[id].layout)), append(r.outB, r.mem(id))
+	}
+	l := &r.lch
+	*l = device.Launch{Op: n.Op, Attrs: a, In: r.ins, Out: r.outs}
+	if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
+		return k.Run(newCall(swappedDot(l), bufBytes))
+	}
+	r.call = Call{Launch: l, InB: r.inB, OutB: r.outB}
+	return k.Run(&r.call)
 }
 
 // launch returns the kernel launch of a stKernel step.

@@ -63,13 +63,19 @@ func Has(o *op.Def, dt dtype.DType) bool {
 // Exec runs launch l with the library's kernel, resolving buffers to host
 // bytes with mem.
 func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
-	kmu.RLock()
-	k, ok := kernels[l.Op]
-	kmu.RUnlock()
+	k, ok := kernelOf(l.Op)
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)
 	}
 	return k.Run(newCall(l, mem))
+}
+
+// kernelOf returns op d's registered kernel.
+func kernelOf(d *op.Def) (Kernel, bool) {
+	kmu.RLock()
+	k, ok := kernels[d]
+	kmu.RUnlock()
+	return k, ok
 }
 
 // newCall returns the kernel call of launch l, its buffers' memory from mem.
