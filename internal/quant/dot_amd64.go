@@ -209,6 +209,12 @@ func dot4Q5_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer
 //go:noescape
 func gemm4x4Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 
+// gemm4x4Q8_0AVX2 is the AVX2 four-by-four Q8_0 GEMM kernel
+// (dot_amd64.s).
+//
+//go:noescape
+func gemm4x4Q8_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
 //go:noescape
 func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 

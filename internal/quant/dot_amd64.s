@@ -354,6 +354,34 @@ GLOBL nibMask<>(SB), RODATA|NOPTR, $32
 	VADDPS X6, X5, X5; \
 	VADDPS X5, acc, acc
 
+// G80STEP: one activation row of the Q8_0 GEMM against the four weight
+// rows, whose magnitudes are in Y1..Y4 (their signs are read again from
+// memory: VPSIGNB gives the activation each weight's sign, as Q8ROW does).
+#define G80STEP(yp, dmem, acc) \
+	VMOVDQU (yp), Y0; \
+	VPSIGNB 2(SI), Y0, Y5; \
+	VPMADDUBSW Y5, Y1, Y5; \
+	VPMADDWD Y15, Y5, Y5; \
+	VPSIGNB 2(SI)(BX*1), Y0, Y6; \
+	VPMADDUBSW Y6, Y2, Y6; \
+	VPMADDWD Y15, Y6, Y6; \
+	VPSIGNB 2(R11), Y0, Y7; \
+	VPMADDUBSW Y7, Y3, Y7; \
+	VPMADDWD Y15, Y7, Y7; \
+	VPSIGNB 2(R11)(BX*1), Y0, Y8; \
+	VPMADDUBSW Y8, Y4, Y8; \
+	VPMADDWD Y15, Y8, Y8; \
+	VPHADDD Y6, Y5, Y5; \
+	VPHADDD Y8, Y7, Y7; \
+	VPHADDD Y7, Y5, Y5; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
 #define GSETUP2 \
 	MOVQ w+0(FP), SI; \
 	MOVQ rb+8(FP), BX; \
@@ -414,6 +442,29 @@ a40loop:
 	DECQ CX
 	JNZ  a40loop
 a40done:
+	GFINISH2
+
+// func gemm4x4Q8_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+// Per block and pair: sumf += float(Σq·y) * (dx*dy), as dot4Q8_0AVX2.
+TEXT ·gemm4x4Q8_0AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a80done
+a80loop:
+	HALF4(0, X9)
+	VPABSB 2(SI), Y1
+	VPABSB 2(SI)(BX*1), Y2
+	VPABSB 2(R11), Y3
+	VPABSB 2(R11)(BX*1), Y4
+	LEAQ (R8)(R10*2), AX
+	G80STEP(DI, (R8), X13)
+	G80STEP(DX, (R8)(R10*1), X12)
+	G80STEP(R14, (AX), X11)
+	G80STEP(R15, (AX)(R10*1), X10)
+	GNEXT2(34)
+	DECQ CX
+	JNZ  a80loop
+a80done:
 	GFINISH2
 
 // func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
