@@ -1311,7 +1311,7 @@ type crun struct {
 	dynamic []op.Attrs
 	drawn   []any
 	threads int
-	// Reused by every plain kernel step (stepLaunch): a decode step runs
+	// Reused by every plain kernel step (crun.kernel): a decode step runs
 	// hundreds of small kernels, and their launches' allocations were a
 	// good part of each one's cost.
 	bufObj    []Buf // per value id: the Buf its operands point at
@@ -1403,33 +1403,29 @@ func (r *crun) step(s *pstep) error {
 // kernel runs a stKernel step through the run's reused launch and call
 // (the kernel keeps neither past its return).
 func (r *crun) kernel(s *pstep) error {
-	p := r.c.pl
-	n := p.g.Nodes[s.node]
+	n := r.c.pl.g.Nodes[s.node]
 	k, ok := kernelOf(n.Op)
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, n.Op.Name)
 	}
-	a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
+	l, err := r.launchInto(s, &r.lch, r.ins[:0], r.outs[:0])
 	if err != nil {
 		return err
 	}
-	r.ins, r.inB = r.ins[:0], r.inB[:0]
-	for i, id := range s.in {
-		if id < 0 {
-			r.ins, r.inB = append(r.ins, device.Operand{}), append(r.inB, nil)
-			continue
+	if l != &r.lch { // the operand-swapped product
+		return k.Run(newCall(l, bufBytes))
+	}
+	r.ins, r.outs = l.In, l.Out
+	r.inB, r.outB = r.inB[:0], r.outB[:0]
+	for _, o := range l.In {
+		var b []byte
+		if o.Buf != nil {
+			b = bufBytes(o.Buf)
 		}
-		r.ins, r.inB = append(r.ins, r.operand(id, s.inL[i])), append(r.inB, r.mem(id))
+		r.inB = append(r.inB, b)
 	}
-	r.outs, r.outB = r.outs[:0], r.outB[:0]
-	for k := 0; k < s.nOut; k++ {
-		id := s.out[k]
-		r.outs, r.outB = append(r.outs, r.operand(id, p.vals[id].layout)), append(r.outB, r.mem(id))
-	}
-	l := &r.lch
-	*l = device.Launch{Op: n.Op, Attrs: a, In: r.ins, Out: r.outs}
-	if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
-		return k.Run(newCall(swappedDot(l), bufBytes))
+	for _, o := range l.Out {
+		r.outB = append(r.outB, bufBytes(o.Buf))
 	}
 	r.call = Call{Launch: l, InB: r.inB, OutB: r.outB}
 	return k.Run(&r.call)
@@ -1437,24 +1433,33 @@ func (r *crun) kernel(s *pstep) error {
 
 // launch returns the kernel launch of a stKernel step.
 func (r *crun) launch(s *pstep) (*device.Launch, error) {
+	return r.launchInto(s, &device.Launch{}, make([]device.Operand, 0, len(s.in)), nil)
+}
+
+// launchInto fills l with the launch of stKernel step s, its operands
+// appended to in and out, and returns it (or, for a product whose output
+// is a transposed buffer, the operand-swapped launch swappedDot makes).
+func (r *crun) launchInto(s *pstep, l *device.Launch, in, out []device.Operand) (*device.Launch, error) {
 	p := r.c.pl
 	n := p.g.Nodes[s.node]
 	a, err := interp.DynamicAttrs(n, p.planNodeAttrs[s.node], s.dyn, r.dynamic, r.drawn)
 	if err != nil {
 		return nil, err
 	}
-	l := &device.Launch{Op: n.Op, Attrs: a, In: make([]device.Operand, len(s.in))}
 	for i, id := range s.in {
+		var o device.Operand
 		if id >= 0 {
-			l.In[i] = r.operand(id, s.inL[i])
+			o = r.operand(id, s.inL[i])
 		}
+		in = append(in, o)
 	}
 	for k := 0; k < s.nOut; k++ {
 		id := s.out[k]
-		l.Out = append(l.Out, r.operand(id, p.vals[id].layout))
+		out = append(out, r.operand(id, p.vals[id].layout))
 	}
+	*l = device.Launch{Op: n.Op, Attrs: a, In: in, Out: out}
 	if s.nOut == 1 && n.Op == op.DotGeneral && planTransposed(l.Out[0].Layout) {
-		l = swappedDot(l)
+		return swappedDot(l), nil
 	}
 	return l, nil
 }

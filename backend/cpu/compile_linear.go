@@ -105,7 +105,7 @@ func linearGGUFMulti(cs []*Call, k quant.Kernels) error {
 	}
 	m := op.Numel(xo.Shape) / kd
 	x := as[float32](c0.InB[0])[xo.Offset:][:m*kd]
-	if !finite(x) {
+	if !quant.Finite(x) {
 		return one()
 	}
 	ws := make([]quant.Weight, len(cs))

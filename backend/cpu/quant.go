@@ -54,7 +54,7 @@ func linearGGUF(c *Call, k quant.Kernels) error {
 		defer putScratch(buf)
 		y = as[float32](*buf)[:m*n]
 	}
-	if finite(x) {
+	if quant.Finite(x) {
 		if err := k.MatMul(quant.Type(blk.GGMLType), w, n, kd, x, m, y, quantPar(m*n*kd)); err != nil {
 			return fmt.Errorf("cpu: linear_gguf: %w", err)
 		}
@@ -97,8 +97,6 @@ func floatsOf(dt dtype.DType, b []byte, off, n int) []float32 {
 	}
 	return as[float32](b)[off:][:n]
 }
-
-func finite(x []float32) bool { return quant.Finite(x) }
 
 // linearGGUFDequant is the path for activations with an Inf or NaN, which
 // the block quantizer cannot represent: each weight row is dequantized and
