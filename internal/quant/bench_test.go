@@ -26,18 +26,20 @@ func BenchmarkGEMV(b *testing.B) {
 				if kern.Level() != l {
 					continue
 				}
-				b.Run(fmt.Sprintf("%dx%d/%v/%s", k, n, typ, l), func(b *testing.B) {
-					b.SetBytes(int64(len(wq)))
-					c0 := processCPU()
-					for b.Loop() {
-						if err := kern.MatMul(typ, wq, n, k, x, 1, y, nil); err != nil {
-							b.Fatal(err)
+				for _, w := range benchLayouts(typ, wq, n, k) {
+					b.Run(fmt.Sprintf("%dx%d/%v/%s%s", k, n, typ, l, w.name), func(b *testing.B) {
+						b.SetBytes(int64(len(wq)))
+						c0 := processCPU()
+						for b.Loop() {
+							if err := kern.MatMulMulti(typ, []Weight{{W: w.w, N: n, Y: y, Packed: w.packed}}, k, x, 1, nil); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-					if c0 >= 0 {
-						b.ReportMetric(float64(len(wq))*float64(b.N)/(processCPU()-c0)/1e9, "GB/cpu-s")
-					}
-				})
+						if c0 >= 0 {
+							b.ReportMetric(float64(len(wq))*float64(b.N)/(processCPU()-c0)/1e9, "GB/cpu-s")
+						}
+					})
+				}
 			}
 		}
 	}
@@ -59,20 +61,43 @@ func BenchmarkGEMM(b *testing.B) {
 				if kern.Level() != l {
 					continue
 				}
-				b.Run(fmt.Sprintf("%dx%dx%d/%v/%s", m, k, n, typ, l), func(b *testing.B) {
-					c0 := processCPU()
-					for b.Loop() {
-						if err := kern.MatMul(typ, wq, n, k, x, m, y, nil); err != nil {
-							b.Fatal(err)
+				for _, w := range benchLayouts(typ, wq, n, k) {
+					b.Run(fmt.Sprintf("%dx%dx%d/%v/%s%s", m, k, n, typ, l, w.name), func(b *testing.B) {
+						c0 := processCPU()
+						for b.Loop() {
+							if err := kern.MatMulMulti(typ, []Weight{{W: w.w, N: n, Y: y, Packed: w.packed}}, k, x, m, nil); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-					flops := 2 * m * float64(n) * float64(k) * float64(b.N)
-					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if c0 >= 0 {
-						b.ReportMetric(flops/(processCPU()-c0)/1e9, "GFLOP/cpu-s")
-					}
-				})
+						flops := 2 * m * float64(n) * float64(k) * float64(b.N)
+						b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						if c0 >= 0 {
+							b.ReportMetric(flops/(processCPU()-c0)/1e9, "GFLOP/cpu-s")
+						}
+					})
+				}
 			}
 		}
 	}
+}
+
+type benchWeight struct {
+	name   string
+	w      []byte
+	packed bool
+}
+
+// benchLayouts returns w row-major and, for a type with one, in the r16
+// layout ("/r16").
+func benchLayouts(typ Type, w []byte, n, k int) []benchWeight {
+	out := []benchWeight{{"", w, false}}
+	if CanPack(typ) {
+		rb, _ := RowBytes(typ, k)
+		p := make([]byte, len(w))
+		if err := Pack(typ, p, w, n, rb); err != nil {
+			panic(err)
+		}
+		out = append(out, benchWeight{"/r16", p, true})
+	}
+	return out
 }

@@ -250,3 +250,27 @@ func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.
 
 //go:noescape
 func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+// dot16Fn computes the dot products of one r16 group of 16 weight rows
+// (pack.go) with one activation row (as dot4Fn) into out[0:16].
+type dot16Fn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// rows16 runs a packed-group kernel over the full r16 groups of [j0, j1).
+func rows16(t Type, k16 dot16Fn) rowsFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		nb := a.nb
+		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+		for j := j0; j+PackRows <= j1; j += PackRows {
+			k16(&w[j*rb], nb, qa, da, aux, &y[j])
+		}
+	}
+}
+
+//go:noescape
+func dot16Q4_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q4_1VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q8_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

@@ -30,7 +30,11 @@ type Kernels struct {
 	level string
 	rows  [Q8_K + 1]rowsFn // by weight type
 	gemm  [Q8_K + 1]gemmFn // by weight type; nil: rows per activation row
-	need  [Q8_K + 1]int    // the extra activation layouts rows[t] reads
+	// pack: by weight type, the kernel for full groups of PackRows rows in
+	// the r16 layout (j0 a multiple of PackRows, j1 - j0 of PackRows); nil:
+	// each group is unpacked and rows runs.
+	pack [Q8_K + 1]rowsFn
+	need [Q8_K + 1]int // the extra activation layouts rows[t] reads
 }
 
 // For returns the kernels of the given level, or of the best level below it
@@ -102,11 +106,14 @@ func (k Kernels) MatMul(t Type, w []byte, n, kdim int, x []float32, m int, y []f
 }
 
 // Weight is one product of MatMulMulti: N rows of weight bytes W and the
-// m×N output Y.
+// m×N output Y. Packed says W's full groups of PackRows rows are in the
+// interleaved r16 layout (Pack; the rows after them row-major); the
+// outputs have the same bits either way.
 type Weight struct {
-	W []byte
-	N int
-	Y []float32
+	W      []byte
+	N      int
+	Y      []float32
+	Packed bool
 }
 
 // MatMulMulti computes MatMul for several weights of the same type and
@@ -178,6 +185,9 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 			g1 := min(hi, first[wi+1])
 			j0, j1 := (lo-first[wi])*rowGroup, min((g1-first[wi])*rowGroup, n)
 			lo = g1
+			if ws[wi].Packed {
+				j0 = k.runPacked(t, w, rb, j0, j1, a, m, y, n)
+			}
 			if m == 1 {
 				rows(w, rb, j0, j1, a, 0, y[:n])
 				continue

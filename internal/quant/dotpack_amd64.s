@@ -1,0 +1,183 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX512_VNNI kernels (level avx512bf16) on the interleaved r16 layout
+// (pack.go): one group of 16 weight rows against one activation row, one
+// ZMM lane per row. Each chunk of 64 bytes holds four quant bytes of every
+// row; VPDPBUSD multiplies them by the four activation quants they meet,
+// broadcast from memory, so each lane sums its own row's block with no
+// horizontal reduction, and the block's float32 steps (ggml's generic
+// order) run on the 16 rows' scales as one vector. The results are the bits
+// of the row-major kernels.
+//
+// Registers: SI the group's block column, CX blocks left, DI the
+// activation quants, R8 their scales, R9 aux (Q4_1: s; Q4_0, Q8_0: the
+// blocks' quant sums), Z13 the 16 sums, Z15 the nibble mask (Q8_0: the
+// 0x80 bias), Z4..Z7 integer partial sums.
+
+#define SETUP16 \
+	MOVQ w+0(FP), SI; \
+	MOVQ nb+8(FP), CX; \
+	MOVQ qa+16(FP), DI; \
+	MOVQ da+24(FP), R8; \
+	MOVQ aux+32(FP), R9; \
+	VPXORD Z13, Z13, Z13
+
+#define FINISH16 \
+	MOVQ out+40(FP), R10; \
+	VMOVUPS Z13, (R10); \
+	VZEROUPPER; \
+	RET
+
+// NIB2(off, qoff, A, B): the 64-byte chunk at off(SI): its low nibbles
+// times activation quants qoff..qoff+3 into A, its high nibbles times
+// qoff+16..qoff+19 into B.
+#define NIB2(off, qoff, A, B) \
+	VMOVDQU32 off(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z15, Z0, Z0; \
+	VPANDD    Z15, Z1, Z1; \
+	VPDPBUSD.BCST qoff(DI), Z0, A; \
+	VPDPBUSD.BCST (qoff+16)(DI), Z1, B
+
+// NIBSUM(head): Z4 = the 16 rows' Σ level·y over a 4-bit block whose
+// chunks start at head(SI).
+#define NIBSUM(head) \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	NIB2(head, 0, Z4, Z5); \
+	NIB2(head+64, 4, Z6, Z7); \
+	NIB2(head+128, 8, Z4, Z5); \
+	NIB2(head+192, 12, Z6, Z7); \
+	VPADDD Z5, Z4, Z4; \
+	VPADDD Z7, Z6, Z6; \
+	VPADDD Z6, Z4, Z4
+
+#define NEXT16(size) \
+	ADDQ $(16*size), SI; \
+	ADDQ $32, DI; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+// func dot16Q4_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot16Q4_0VNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    p40done
+
+p40loop:
+	PREFETCHT0 1152(SI)
+	PREFETCHT0 1216(SI)
+	PREFETCHT0 1280(SI)
+	PREFETCHT0 1344(SI)
+	PREFETCHT0 1408(SI)
+	NIBSUM(32)
+	// Σ(q-8)·y = Σq·y - 8·Σy
+	VPBROADCASTD (R9), Z2
+	VPSLLD       $3, Z2, Z2
+	VPSUBD       Z2, Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VCVTPH2PS    (SI), Z2
+	VMULPS       Z2, Z4, Z4
+	VBROADCASTSS (R8), Z2
+	VMULPS       Z2, Z4, Z4
+	VADDPS       Z4, Z13, Z13
+	NEXT16(18)
+	DECQ CX
+	JNZ  p40loop
+
+p40done:
+	FINISH16
+
+// func dot16Q4_1VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot16Q4_1VNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    p41done
+
+p41loop:
+	PREFETCHT0 1280(SI)
+	PREFETCHT0 1344(SI)
+	PREFETCHT0 1408(SI)
+	PREFETCHT0 1472(SI)
+	PREFETCHT0 1536(SI)
+	NIBSUM(64)
+	VCVTDQ2PS    Z4, Z4
+	VCVTPH2PS    (SI), Z2
+	VBROADCASTSS (R8), Z3
+	VMULPS       Z3, Z2, Z2
+	VMULPS       Z4, Z2, Z4
+	VCVTPH2PS    32(SI), Z2
+	VBROADCASTSS (R9), Z3
+	VMULPS       Z3, Z2, Z2
+	VADDPS       Z2, Z4, Z4
+	VADDPS       Z4, Z13, Z13
+	NEXT16(20)
+	DECQ CX
+	JNZ  p41loop
+
+p41done:
+	FINISH16
+
+// Q8C(off, qoff, A): chunk off(SI) of signed weights, offset by 128 (XOR
+// 0x80) to meet VPDPBUSD's unsigned operand, times quants qoff..qoff+3.
+#define Q8C(off, qoff, A) \
+	VPXORD off(SI), Z15, Z0; \
+	VPDPBUSD.BCST qoff(DI), Z0, A
+
+// func dot16Q8_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot16Q8_0VNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    p80done
+
+p80loop:
+	PREFETCHT0 2176(SI)
+	PREFETCHT0 2240(SI)
+	PREFETCHT0 2304(SI)
+	PREFETCHT0 2368(SI)
+	PREFETCHT0 2432(SI)
+	PREFETCHT0 2496(SI)
+	PREFETCHT0 2560(SI)
+	PREFETCHT0 2624(SI)
+	PREFETCHT0 2688(SI)
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	Q8C(32, 0, Z4)
+	Q8C(96, 4, Z5)
+	Q8C(160, 8, Z6)
+	Q8C(224, 12, Z7)
+	Q8C(288, 16, Z4)
+	Q8C(352, 20, Z5)
+	Q8C(416, 24, Z6)
+	Q8C(480, 28, Z7)
+	VPADDD Z5, Z4, Z4
+	VPADDD Z7, Z6, Z6
+	VPADDD Z6, Z4, Z4
+	// Σ(w+128)·y - 128·Σy
+	VPBROADCASTD (R9), Z2
+	VPSLLD       $7, Z2, Z2
+	VPSUBD       Z2, Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VCVTPH2PS    (SI), Z2
+	VBROADCASTSS (R8), Z3
+	VMULPS       Z3, Z2, Z2
+	VMULPS       Z2, Z4, Z4
+	VADDPS       Z4, Z13, Z13
+	NEXT16(34)
+	DECQ CX
+	JNZ  p80loop
+
+p80done:
+	FINISH16

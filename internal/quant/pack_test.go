@@ -1,0 +1,123 @@
+package quant
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randBlocks returns n rows of k random-byte weights of type typ with
+// finite random half-precision scales (any quant byte, Q8_0's -128).
+func randBlocks(r *rand.Rand, typ Type, n, k int) []byte {
+	rb, _ := RowBytes(typ, k)
+	w := make([]byte, n*rb)
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	ts := typ.TypeSize()
+	for b := 0; b < len(w)/ts; b++ {
+		for _, off := range halfOffsets[typ] {
+			put16(w[b*ts+off:], f32to16(float32(r.NormFloat64()*0.01)))
+		}
+	}
+	return w
+}
+
+func TestPackLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, typ := range []Type{Q4_0, Q4_1, Q8_0} {
+		for _, n := range []int{0, 5, 16, 37, 64} {
+			const k = 96
+			rb, _ := RowBytes(typ, k)
+			w := randBlocks(r, typ, n, k)
+			p := make([]byte, len(w))
+			if err := Pack(typ, p, w, n, rb); err != nil {
+				t.Fatal(err)
+			}
+			back := make([]byte, len(w))
+			if err := Unpack(typ, back, p, n, rb); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back, w) {
+				t.Fatalf("%v n=%d: Unpack(Pack(w)) != w", typ, n)
+			}
+			full := n / PackRows * PackRows
+			if !bytes.Equal(p[full*rb:], w[full*rb:]) {
+				t.Fatalf("%v n=%d: the row-major tail moved", typ, n)
+			}
+			if full == 0 {
+				continue
+			}
+			// The documented places: block column 1 of group 0, row 5.
+			ts := typ.TypeSize()
+			head, chunks := packHead(typ)
+			col := p[PackRows*ts:]
+			blk := w[5*rb+ts:]
+			if col[10] != blk[0] || col[11] != blk[1] {
+				t.Fatalf("%v: d of row 5 not at 2·5", typ)
+			}
+			if typ == Q4_1 && (col[32+10] != blk[2] || col[32+11] != blk[3]) {
+				t.Fatalf("Q4_1: m of row 5 not at 32+2·5")
+			}
+			c := chunks - 1
+			if !bytes.Equal(col[head*PackRows+c*64+20:][:4], blk[head+4*c:][:4]) {
+				t.Fatalf("%v: chunk %d of row 5 misplaced", typ, c)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		typ      Type
+		n, rb    int
+		dst, src int
+	}{
+		{"no layout", Q5_0, 16, 22, 352, 352},
+		{"short src", Q4_0, 16, 18, 288, 287},
+		{"short dst", Q4_0, 16, 18, 10, 288},
+		{"partial block", Q8_0, 16, 35, 560, 560},
+		{"negative", Q4_1, -1, 20, 0, 0},
+	} {
+		err := Pack(tc.typ, make([]byte, tc.dst), make([]byte, tc.src), tc.n, tc.rb)
+		if err == nil {
+			t.Errorf("%s: Pack accepted it", tc.name)
+		}
+	}
+}
+
+// TestMatMulPacked runs r16 weights at every level (packed kernels where
+// the level has them, unpacking elsewhere), serially and shared out, and
+// wants the generic row-major bits.
+func TestMatMulPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, typ := range []Type{Q4_0, Q4_1, Q8_0} {
+		for _, sh := range []shape{{1, 16, 32}, {1, 37, 576}, {1, 64, 96}, {1, 5, 64}, {5, 48, 160}, {3, 21, 32}, {2, 160, 576}} {
+			rb, _ := RowBytes(typ, sh.k)
+			w := randBlocks(r, typ, sh.n, sh.k)
+			p := make([]byte, len(w))
+			if err := Pack(typ, p, w, sh.n, rb); err != nil {
+				t.Fatal(err)
+			}
+			x := randActs(r, sh.m, sh.k)
+			want := make([]float32, sh.m*sh.n)
+			if err := For(LevelGeneric).MatMul(typ, w, sh.n, sh.k, x, sh.m, want, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, kern := range levels(t) {
+				for pi, par := range []func(int, func(int, int)){nil, goPar} {
+					name := fmt.Sprintf("%v/%dx%dx%d/%s/par=%d", typ, sh.m, sh.n, sh.k, kern.Level(), pi)
+					got := make([]float32, sh.m*sh.n)
+					if err := kern.MatMulMulti(typ, []Weight{{W: p, N: sh.n, Y: got, Packed: true}}, sh.k, x, sh.m, par); err != nil {
+						t.Fatal(err)
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: y[%d] = %g, row-major generic %g", name, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
