@@ -14,6 +14,7 @@ import (
 	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/hf/config"
 	"github.com/gotpu/gotpu/hf/tokenizer"
+	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
@@ -392,8 +393,29 @@ func (s *ggufSource) quantized(info gguf.TensorInfo, blk op.GGUFBlock, dev devic
 	case s.arch == "llama" && strings.HasSuffix(info.Name, ".attn_k.weight"):
 		raw = unpermuteByteRows(raw, out, rb, s.kvHeads)
 	}
+	if nativeLayout(dev, op.LayoutR16, blk) && out >= quant.PackRows {
+		packed := make([]byte, len(raw))
+		if err := quant.Pack(quant.Type(blk.GGMLType), packed, raw, out, rb); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrWeights, info.Name, err)
+		}
+		raw, q.Layout = packed, op.LayoutR16
+	}
 	err = tensor.Catch(func() { q.Blocks = tensor.FromBytes(dev, dtype.U8, []int{out, rb}, raw) })
 	return q, err
+}
+
+// nativeLayout reports whether dev's backend runs linear_gguf on blocks of
+// blk in layout natively (op.LayoutFeature); GOTPU_GGUF_LAYOUT=rows keeps
+// every weight row-major.
+func nativeLayout(dev device.Device, layout string, blk op.GGUFBlock) bool {
+	if os.Getenv("GOTPU_GGUF_LAYOUT") == "rows" {
+		return false
+	}
+	b, err := device.Lookup(dev.Type)
+	if err != nil {
+		return false
+	}
+	return slices.Contains(b.Properties(dev.Index).Features, op.LayoutFeature(layout, blk.Name))
 }
 
 // unpermuteByteRows is unpermuteRows for rows of rb encoded bytes.

@@ -15,6 +15,7 @@ import (
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/gguf"
 	"github.com/gotpu/gotpu/internal/quant"
+	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -258,7 +259,36 @@ func TestGGUFKeepTiny(t *testing.T) {
 				t.Errorf("unused tensors: %v", keep.Unused)
 			}
 			checkKeptWeights(t, keep.LM, f32.LM)
+			// Where the CPU kernels run the r16 layout natively the loader
+			// stores the packable weights so; the products keep their bits.
+			t.Setenv("GOTPU_GGUF_LAYOUT", "rows")
+			rowMajor, err := LoadGGUF(p, Options{DType: dtype.F32, KeepQuantized: true})
+			t.Setenv("GOTPU_GGUF_LAYOUT", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hq, _ := keep.LM.head.W.(Quantized)
+			wantR16 := nativeLayout(device.Device{Type: "cpu"}, op.LayoutR16, hq.Block) && hq.Blocks != nil && hq.Blocks.Size(0) >= 16
+			if (hq.Layout == op.LayoutR16) != wantR16 {
+				t.Errorf("head layout %q (%s), want r16 %v", hq.Layout, hq.Block.Name, wantR16)
+			}
+			if rq, _ := rowMajor.LM.head.W.(Quantized); rq.Layout != "" {
+				t.Errorf("GOTPU_GGUF_LAYOUT=rows: head layout %q", rq.Layout)
+			}
 			ids := []int{1, 5, 9, 17, 33, 2, 64, 100}
+			if wantR16 {
+				a, _, err := keep.LM.ForwardLogits([][]int{ids}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _, err := rowMajor.LM.ForwardLogits([][]int{ids}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(a, b) {
+					t.Errorf("r16 weights: logits differ from the row-major weights'")
+				}
+			}
 			ms := []runMode{modes[0], modes[2]}
 			if testing.Short() {
 				ms = ms[:1]

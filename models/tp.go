@@ -221,6 +221,7 @@ func narrowRows(w Weight, off, n int) Weight {
 	case Dense:
 		return Dense{W: w.W.Narrow(0, off, n).Contiguous()}
 	case Quantized:
+		w = w.RowMajor()
 		return Quantized{Blocks: w.Blocks.Narrow(0, off, n).Contiguous(), Block: w.Block, In: w.In, Compute: w.Compute}
 	}
 	return Dense{W: w.Dense().Narrow(0, off, n).Contiguous()}
@@ -231,6 +232,7 @@ func narrowRows(w Weight, off, n int) Weight {
 // boundaries and is dequantized otherwise.
 func narrowCols(w Weight, off, n int) Weight {
 	if q, ok := w.(Quantized); ok {
+		q = q.RowMajor()
 		bs, ts := q.Block.BlockSize, q.Block.TypeSize
 		if off%bs == 0 && n%bs == 0 {
 			return Quantized{Blocks: q.Blocks.Narrow(1, off/bs*ts, n/bs*ts).Contiguous(), Block: q.Block, In: n, Compute: q.Compute}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/gguf"
+	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
@@ -54,6 +55,10 @@ type Quantized struct {
 	In int
 	// Compute is the dtype of the products: the activations' dtype.
 	Compute dtype.DType
+	// Layout is linear_gguf's layout of Blocks: "" row-major, or
+	// op.LayoutR16 (groups of 16 rows interleaved for the CPU's SIMD
+	// kernels; the loader chooses it where the device runs it natively).
+	Layout string
 }
 
 // Dims returns the matrix's [out, in] sizes.
@@ -64,7 +69,11 @@ func (q Quantized) DType() dtype.DType { return q.Compute }
 
 // Linear returns x·Wᵀ + b through linear_gguf; the result has x's dtype.
 func (q Quantized) Linear(x, b *tensor.Tensor) *tensor.Tensor {
-	y := tensor.Apply1("linear_gguf", []*tensor.Tensor{x, q.Blocks}, op.Attrs{"type": q.Block.Name, "k": q.In})
+	a := op.Attrs{"type": q.Block.Name, "k": q.In}
+	if q.Layout != "" {
+		a["layout"] = q.Layout
+	}
+	y := tensor.Apply1("linear_gguf", []*tensor.Tensor{x, q.Blocks}, a)
 	if b != nil {
 		y = y.Add(b)
 	}
@@ -77,10 +86,36 @@ func (q Quantized) Linear(x, b *tensor.Tensor) *tensor.Tensor {
 func (q Quantized) Dense() *tensor.Tensor {
 	out, in := q.Dims()
 	vals := make([]float32, out*in)
-	if err := gguf.Dequantize(gguf.Type(q.Block.GGMLType), q.Blocks.Bytes(), out*in, vals); err != nil {
+	if err := gguf.Dequantize(gguf.Type(q.Block.GGMLType), q.rowMajorBytes(), out*in, vals); err != nil {
 		panic(fmt.Errorf("models: dequantizing a %s weight: %w", q.Block.Name, err))
 	}
 	return uploadFloats(q.Blocks.Device(), vals, []int{out, in}, q.Compute)
+}
+
+// rowMajorBytes returns the blocks' bytes in the row-major layout.
+func (q Quantized) rowMajorBytes() []byte {
+	b := q.Blocks.Bytes()
+	if q.Layout == "" {
+		return b
+	}
+	out, rb := q.Blocks.Size(0), q.Blocks.Size(1)
+	rm := make([]byte, len(b))
+	if err := quant.Unpack(quant.Type(q.Block.GGMLType), rm, b, out, rb); err != nil {
+		panic(fmt.Errorf("models: unpacking a %s weight: %w", q.Block.Name, err))
+	}
+	return rm
+}
+
+// RowMajor returns q with its blocks in the row-major layout (q itself when
+// they are).
+func (q Quantized) RowMajor() Quantized {
+	if q.Layout == "" {
+		return q
+	}
+	r := q
+	r.Layout = ""
+	r.Blocks = tensor.FromBytes(q.Blocks.Device(), dtype.U8, q.Blocks.Shape(), q.rowMajorBytes())
+	return r
 }
 
 // Linear is a projection y = x·Wᵀ + b whose parameters are named as in

@@ -75,11 +75,14 @@ func init() {
 		Name: "linear_gguf", Kind: Composite, Group: "linalg",
 		Doc: "input @ W.T where W [n, k] is held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k) " +
 			"as u8 rows of k/block·blockBytes bytes; the output has input's float dtype. The decomposition dequantizes W to f32 exactly as ggml " +
-			"and multiplies in f32 (f64 for f64 input); backend kernels may quantize the input per block as llama.cpp does.",
+			"and multiplies in f32 (f64 for f64 input); backend kernels may quantize the input per block as llama.cpp does. " +
+			"Attribute layout \"r16\" (q4_0, q4_1, q8_0) says each full group of 16 rows is stored interleaved, block column by block column " +
+			"(the 16 rows' scales side by side, then chunks of 4 quant bytes of each row), the rows after the last full group row-major; " +
+			"the results are those of the row-major weight.",
 		Inputs:          []string{"input", "weight"},
 		NeedsContiguous: true,
 		Attrs: []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt},
-			laPrecisionAttr},
+			laPrecisionAttr, {Name: "layout", Type: AttrString, Default: ""}},
 		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 			blk, err := GGUFBlockOf(a.String("type"))
 			if err != nil {
@@ -100,6 +103,14 @@ func init() {
 			if len(w.Shape) != 2 || w.Shape[1] != rb {
 				return nil, fmt.Errorf("linear_gguf: weight must be [n, %d] (k = %d of %s), got %v", rb, k, blk.Name, w.Shape)
 			}
+			if l := a.String("layout"); l != "" {
+				if l != LayoutR16 {
+					return nil, fmt.Errorf("linear_gguf: unknown layout %q (want \"\" or %q)", l, LayoutR16)
+				}
+				if _, _, ok := r16Parts(blk); !ok {
+					return nil, fmt.Errorf("linear_gguf: %s has no %s layout (q4_0, q4_1 and q8_0 do)", blk.Name, LayoutR16)
+				}
+			}
 			if len(x.Shape) == 0 || x.Shape[len(x.Shape)-1] != k {
 				return nil, fmt.Errorf("linear_gguf: input %v does not end in k = %d", x.Shape, k)
 			}
@@ -111,7 +122,11 @@ func init() {
 			if err != nil {
 				panic(err) // Infer rejected it first
 			}
-			w := DequantizeGGUF(b, in[1], blk, a.Int("k"))
+			wb := in[1]
+			if a.String("layout") == LayoutR16 {
+				wb = UnpackR16(b, wb, blk, a.Int("k"))
+			}
+			w := DequantizeGGUF(b, wb, blk, a.Int("k"))
 			x := in[0]
 			// The product runs in f32 (f64 for f64 x: the dequantized
 			// values are exact in both), rounded once to x's dtype.
@@ -132,6 +147,68 @@ func init() {
 			return []Value{y}
 		},
 	})
+}
+
+// LayoutR16 is linear_gguf's interleaved weight layout (attribute layout).
+const LayoutR16 = "r16"
+
+// LayoutFeature is the device feature (device.Properties.Features) by
+// which a backend says its linear_gguf kernels run weights of block
+// encoding block (q4_1) natively in layout (LayoutR16): a model loader may
+// then store them so. Every backend gives the same results for either
+// layout, but one its kernels lack costs an unpacking per product.
+func LayoutFeature(layout, block string) string { return "linear_gguf:" + layout + ":" + block }
+
+// r16Parts returns the bytes of a block's 2-byte scale fields (d, and
+// q4_1's m) and the number of 4-byte quant chunks in the r16 layout of blk.
+func r16Parts(blk GGUFBlock) (head, chunks int, ok bool) {
+	switch blk.Name {
+	case "q4_0":
+		return 2, 4, true
+	case "q4_1":
+		return 4, 4, true
+	case "q8_0":
+		return 2, 8, true
+	}
+	return 0, 0, false
+}
+
+// UnpackR16 expresses, through b, the row-major layout of w (u8 [n,
+// rowBytes] in the r16 layout of encoding blk, rows of k elements): in each
+// full group of 16 rows, block column c holds the 16 rows' scale fields
+// (each field's 16 values side by side) and then chunks j of 16 rows × 4
+// bytes, row r's quant bytes 4j..4j+3; the rows after the last full group
+// are row-major already. Only bytes move.
+func UnpackR16(b Builder, w Value, blk GGUFBlock, k int) Value {
+	head, chunks, ok := r16Parts(blk)
+	if !ok {
+		panic(fmt.Sprintf("linear_gguf: %s has no r16 layout", blk.Name)) // Infer rejected it
+	}
+	n, rb := b.Meta(w).Shape[0], b.Meta(w).Shape[1]
+	g, nb, ts := n/16, k/blk.BlockSize, blk.TypeSize
+	if g == 0 {
+		return w
+	}
+	q := &qdec{b: b}
+	full := w
+	if g*16 != n {
+		full = Call1(b, "slice", Attrs{"dim": 0, "start": 0, "end": g * 16, "step": 1}, w)
+	}
+	wg := q.reshape(full, g, nb, 16*ts)
+	var parts []Value
+	for f := 0; f < head; f += 2 {
+		v := q.reshape(q.sl(wg, f*16, f*16+32), g, nb, 16, 2)
+		parts = append(parts, laPermute(b, v, []int{0, 2, 1, 3})) // [g, 16, nb, 2]
+	}
+	qs := q.reshape(q.sl(wg, head*16, 16*ts), g, nb, chunks, 16, 4)
+	qs = laPermute(b, qs, []int{0, 3, 1, 2, 4}) // [g, 16, nb, chunks, 4]
+	parts = append(parts, q.reshape(qs, g, 16, nb, 4*chunks))
+	rows := q.reshape(q.cat(-1, parts...), g*16, rb)
+	if g*16 == n {
+		return rows
+	}
+	tail := Call1(b, "slice", Attrs{"dim": 0, "start": g * 16, "end": n, "step": 1}, w)
+	return q.cat(0, rows, tail)
 }
 
 // DequantizeGGUF expresses the dequantization of w (u8 [n, rowBytes], rows of

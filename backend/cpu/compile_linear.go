@@ -118,7 +118,8 @@ func linearGGUFMulti(cs []*Call, k quant.Kernels) error {
 			return one()
 		}
 		n, rb := wo.Shape[0], wo.Shape[1]
-		ws[i] = quant.Weight{W: c.InB[1][wo.Offset:][:n*rb], N: n, Y: as[float32](c.OutB[0])[yo.Offset:][:m*n]}
+		ws[i] = quant.Weight{W: c.InB[1][wo.Offset:][:n*rb], N: n, Y: as[float32](c.OutB[0])[yo.Offset:][:m*n],
+			Packed: c.Attrs.String("layout") == op.LayoutR16}
 		rows += n
 	}
 	linearGGUFRuns.Add(int64(len(cs)))

@@ -168,7 +168,7 @@ func (b *Backend) Properties(int) device.Properties {
 		Name:             fmt.Sprintf("%s (%d threads)", runtime.GOARCH, n),
 		MemoryBytes:      totalMemory(),
 		DefaultPrecision: "highest",
-		Features:         features(),
+		Features:         append(features(), layoutFeatures()...),
 	}}
 	b.props.Store(p)
 	return p.Properties

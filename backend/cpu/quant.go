@@ -23,6 +23,19 @@ func init() {
 // quantKernels are the quant kernels of this process's CPU level.
 var quantKernels = quant.For(cpuLevel)
 
+// layoutFeatures lists the device features (op.LayoutFeature) of the
+// linear_gguf weight layouts quantKernels run natively.
+func layoutFeatures() []string {
+	var f []string
+	for _, name := range []string{"q4_0", "q4_1", "q8_0"} {
+		blk, err := op.GGUFBlockOf(name)
+		if err == nil && quantKernels.Packs(quant.Type(blk.GGMLType)) {
+			f = append(f, op.LayoutFeature(op.LayoutR16, name))
+		}
+	}
+	return f
+}
+
 // linearGGUFRuns counts the kernel's calls (tests check that it ran).
 var linearGGUFRuns atomic.Int64
 
@@ -54,12 +67,24 @@ func linearGGUF(c *Call, k quant.Kernels) error {
 		defer putScratch(buf)
 		y = as[float32](*buf)[:m*n]
 	}
+	qt := quant.Type(blk.GGMLType)
+	packed := c.Attrs.String("layout") == op.LayoutR16
 	if quant.Finite(x) {
-		if err := k.MatMul(quant.Type(blk.GGMLType), w, n, kd, x, m, y, quantPar(m*n*kd)); err != nil {
+		ws := []quant.Weight{{W: w, N: n, Y: y, Packed: packed}}
+		if err := k.MatMulMulti(qt, ws, kd, x, m, quantPar(m*n*kd)); err != nil {
 			return fmt.Errorf("cpu: linear_gguf: %w", err)
 		}
-	} else if err := linearGGUFDequant(quant.Type(blk.GGMLType), w, rb, n, kd, x, m, y); err != nil {
-		return err
+	} else {
+		if packed {
+			rm := make([]byte, len(w))
+			if err := quant.Unpack(qt, rm, w, n, rb); err != nil {
+				return fmt.Errorf("cpu: linear_gguf: %w", err)
+			}
+			w = rm
+		}
+		if err := linearGGUFDequant(qt, w, rb, n, kd, x, m, y); err != nil {
+			return err
+		}
 	}
 	switch yo.DType {
 	case dtype.BF16:

@@ -115,8 +115,14 @@ func TestLinearGGUFDecomposition(t *testing.T) {
 // kernels k and returns y [m, n].
 func linearGGUFCall(t *testing.T, kern quant.Kernels, name string, xs []float32, m, k int, wb []byte, n int) []float32 {
 	t.Helper()
+	return linearGGUFCallAttrs(t, kern, op.Attrs{"type": name, "k": k}, xs, m, k, wb, n)
+}
+
+// linearGGUFCallAttrs is linearGGUFCall with the op's attributes given.
+func linearGGUFCallAttrs(t *testing.T, kern quant.Kernels, attrs op.Attrs, xs []float32, m, k int, wb []byte, n int) []float32 {
+	t.Helper()
 	d := op.MustLookup("linear_gguf")
-	a, err := d.Normalize(op.Attrs{"type": name, "k": k})
+	a, err := d.Normalize(attrs)
 	if err != nil {
 		t.Fatal(err)
 	}

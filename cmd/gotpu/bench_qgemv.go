@@ -100,7 +100,20 @@ func init() {
 			}
 			best := quant.For(cpu.CPULevel())
 			timed := clock == "cpu"
-			steps := []*kernels.Stepper{qgemvStepper("gotpu", best, t, copies, n, k, x, y, par, timed, minRepS)}
+			steps := []*kernels.Stepper{qgemvStepper("gotpu", best, t, copies, false, n, k, x, y, par, timed, minRepS)}
+			if quant.CanPack(t) {
+				// The r16 layout (quant.Pack) that the model loader uses
+				// where the level has kernels for it.
+				packed := make([][]byte, len(copies))
+				for i, c := range copies {
+					packed[i] = make([]byte, len(c))
+					if err := quant.Pack(t, packed[i], c, n, rb); err != nil {
+						return err
+					}
+				}
+				steps = append(steps, qgemvStepper("gotpu.r16", best, t, packed, true, n, k, x, y, par, timed, minRepS))
+				run.Note("gotpu.r16 runs the weights in the interleaved r16 layout (level %s: native kernels %v)", best.Level(), best.Packs(t))
+			}
 			run.Note("gotpu runs the kernels of level %s (the CPU level %s, capped by GOTPU_CPU_LEVEL); gotpu.<level> the kernels For(level) gives", best.Level(), cpu.CPULevel())
 			for _, l := range want {
 				kl := quant.For(l)
@@ -108,7 +121,7 @@ func init() {
 					run.Skip("gotpu."+l, fmt.Sprintf("no kernels of their own at this level or not supported by this CPU (falls back to %s)", kl.Level()))
 					continue
 				}
-				steps = append(steps, qgemvStepper("gotpu."+l, kl, t, copies, n, k, x, y, par, timed, minRepS))
+				steps = append(steps, qgemvStepper("gotpu."+l, kl, t, copies, false, n, k, x, y, par, timed, minRepS))
 			}
 			if memMB > 0 {
 				mm, err := kernels.MemmoveStepper("go-memmove", memMB<<20)
@@ -151,14 +164,15 @@ func init() {
 	})
 }
 
-// qgemvStepper runs the product once with each weight copy per repetition;
+// qgemvStepper runs the product once with each weight copy (in the r16
+// layout when packed) per repetition;
 // with minRep > 0 it repeats that pass until minRep seconds have passed and
 // reports the mean time of one pass.
-func qgemvStepper(impl string, kern quant.Kernels, t quant.Type, copies [][]byte, n, k int, x, y []float32,
+func qgemvStepper(impl string, kern quant.Kernels, t quant.Type, copies [][]byte, packed bool, n, k int, x, y []float32,
 	par func(int, func(int, int)), cpuClock bool, minRep float64) *kernels.Stepper {
 	run := func() error {
 		for _, w := range copies {
-			if err := kern.MatMul(t, w, n, k, x, 1, y, par); err != nil {
+			if err := kern.MatMulMulti(t, []quant.Weight{{W: w, N: n, Y: y, Packed: packed}}, k, x, 1, par); err != nil {
 				return err
 			}
 		}

@@ -132,7 +132,7 @@ func TestBenchQGEMVLlamacppSkips(t *testing.T) {
 			!strings.Contains(sk[0].(map[string]any)["reason"].(string), tc.want) {
 			t.Errorf("%v: skipped %v, want llamacpp: ...%s...", tc.args, sk, tc.want)
 		}
-		if got := resultImpls(rep); !slices.Equal(got, []string{"gotpu"}) {
+		if got := resultImpls(rep); !slices.Equal(got, []string{"gotpu", "gotpu.r16"}) {
 			t.Errorf("%v: impls %v", tc.args, got)
 		}
 	}
@@ -260,10 +260,10 @@ func TestBenchQGEMVLlamacppFake(t *testing.T) {
 	if sk, _ := rep["skipped"].([]any); len(sk) != 0 {
 		t.Fatalf("skipped %v", sk)
 	}
-	if got := resultImpls(rep); !slices.Equal(got, []string{"gotpu", "llamacpp"}) {
+	if got := resultImpls(rep); !slices.Equal(got, []string{"gotpu", "gotpu.r16", "llamacpp"}) {
 		t.Fatalf("impls %v", got)
 	}
-	ll := rep["results"].([]any)[1].(map[string]any)
+	ll := rep["results"].([]any)[2].(map[string]any)
 	if ll["median_s"] != 18.6624e-6 || ll["dtype"] != "Q4_0" {
 		t.Errorf("llamacpp result %v", ll)
 	}

@@ -13,7 +13,7 @@ func TestBenchQGEMVTiny(t *testing.T) {
 		impls []string
 	}{
 		{[]string{"--dtype", "Q4_0", "--memmove-mb", "1", "--stream-mb", "0", "--levels", "generic"},
-			[]string{"gotpu", "gotpu.generic", "go-memmove", "go-memmove-matrix"}},
+			[]string{"gotpu", "gotpu.r16", "gotpu.generic", "go-memmove", "go-memmove-matrix"}},
 		{[]string{"--dtype", "Q4_K", "--k", "256", "--memmove-mb", "0", "--stream-mb", "1", "--levels", "generic"},
 			[]string{"gotpu", "gotpu.generic"}},
 		{[]string{"--dtype", "Q5_1", "--memmove-mb", "0", "--stream-mb", "0", "--levels", "none", "--min-rep-s", "0.001"},
@@ -24,7 +24,7 @@ func TestBenchQGEMVTiny(t *testing.T) {
 			args  []string
 			impls []string
 		}{[]string{"--dtype", "Q8_0", "--memmove-mb", "1", "--stream-mb", "0", "--levels", "generic", "--clock", "cpu", "--threads", "1"},
-			[]string{"gotpu", "gotpu.generic", "go-memmove"}})
+			[]string{"gotpu", "gotpu.r16", "gotpu.generic", "go-memmove"}})
 	}
 	for _, tc := range cases {
 		args := append([]string{"qgemv", "--size", "8", "--reps", "2", "--warmup", "0", "--ref", "none"}, tc.args...)

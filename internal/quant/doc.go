@@ -57,6 +57,11 @@
 // (rows: weight rows per kernel call against one activation row; GEMM
 // AxB: A weight rows against B activation rows, the weight unpacked once.)
 //
+// Weights of Q4_0, Q4_1 and Q8_0 may come in the interleaved r16 layout
+// (pack.go, Weight.Packed): at avx512bf16 a kernel runs a group of 16 rows
+// against an activation row with one row per ZMM lane (VPDPBUSD with the
+// activation dword broadcast); other levels unpack each group.
+//
 // The avx512 level (no VNNI) has no kernels of its own: For("avx512")
 // runs avx2's and reports Level() "avx2".
 //

@@ -146,3 +146,8 @@ func (k Kernels) runPacked(t Type, w []byte, rb, j0, j1 int, a *acts, m int, y [
 	}
 	return end
 }
+
+// Packs reports whether k's level has a kernel of its own for r16 weights
+// of type t (elsewhere they run, with the same bits, by unpacking each
+// group on every product, which is slower than the row-major layout).
+func (k Kernels) Packs(t Type) bool { return t <= Q8_K && k.pack[t] != nil }
