@@ -73,8 +73,12 @@ func TestGGMLTypeName(t *testing.T) {
 	for _, dt := range benchCases["qgemv"].DTypes {
 		rep := benchJSON(t, "qgemv", "--dtype", dt, "--size", "1", "--k", "256", "--reps", "1", "--warmup", "0", "--ref", "none",
 			"--memmove-mb", "0", "--stream-mb", "0", "--levels", "none")
-		if got := resultImpls(rep); !slices.Equal(got, []string{"gotpu"}) {
-			t.Errorf("%s --levels none: impls %v", dt, got)
+		impls := []string{"gotpu"}
+		if dt == "Q4_0" || dt == "Q4_1" || dt == "Q8_0" {
+			impls = append(impls, "gotpu.r16") // the interleaved layout too
+		}
+		if got := resultImpls(rep); !slices.Equal(got, impls) {
+			t.Errorf("%s --levels none: impls %v, want %v", dt, got, impls)
 		}
 	}
 	for _, dt := range benchCases["qgemv"].DTypes {
