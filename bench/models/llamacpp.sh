@@ -8,6 +8,12 @@
 #
 #   bench/models/llamacpp.sh [--threads 2] [--reps 3] [--pp 128] [--tg 64] [--json]
 #       [--models smollm2-q4_1,smollm2-q8_0,smollm2-bf16,smollm2-f32,gemma3-q4_k_m]
+#       [--repack 0|1]
+#
+# --repack passes llama-bench's --repack (its default is 1: weights
+# repacked into its CPU "extra" buffer types, on an AMX CPU the AMX one).
+# On the Sapphire Rapids-class Xeon of 2026-12-05 that build segfaulted in
+# every pp test with --repack 1 and ran tg; run pp with --repack 0 there.
 #
 # Builds llama-bench the first time (tools/llamacpp/build.sh llama-bench,
 # ~35 min on the loaded 2-core VM) and makes the variants
@@ -15,7 +21,7 @@
 # .cache/bench-llamacpp, git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-threads=2; reps=3; pp=128; tg=64; json=0
+threads=2; reps=3; pp=128; tg=64; json=0; repack=()
 models=smollm2-q4_1,smollm2-q8_0,smollm2-bf16,smollm2-f32,gemma3-q4_k_m
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,6 +30,7 @@ while [ $# -gt 0 ]; do
     --pp) pp=$2; shift 2;;
     --tg) tg=$2; shift 2;;
     --models) models=$2; shift 2;;
+    --repack) repack=(--repack "$2"); shift 2;;
     --json) json=1; shift;;
     *) echo "unknown flag $1" >&2; exit 2;;
   esac
@@ -45,7 +52,7 @@ for m in ${models//,/ }; do
   f="${files[$m]:-}"
   [[ -n "$f" ]] || { echo "unknown model $m" >&2; exit 2; }
   echo "llama-bench $m (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-  "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p "$pp" -n "$tg" -r "$reps" -o json > "$out/$m.json"
+  "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p "$pp" -n "$tg" -r "$reps" "${repack[@]}" -o json > "$out/$m.json"
   records+=("$out/$m.json")
 done
 python3 - "$json" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)" \
