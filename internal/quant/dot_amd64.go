@@ -274,3 +274,9 @@ func dot16Q4_1VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, o
 
 //go:noescape
 func dot16Q8_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q4_0AVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q4_1AVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
