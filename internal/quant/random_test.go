@@ -21,16 +21,7 @@ func TestMatMulRandomBlocks(t *testing.T) {
 		k := 2 * typ.BlockSize() * 3
 		n, m := 13, 6
 		rb, _ := RowBytes(typ, k)
-		w := make([]byte, n*rb)
-		for i := range w {
-			w[i] = byte(r.Uint32())
-		}
-		ts := typ.TypeSize()
-		for b := 0; b < len(w)/ts; b++ {
-			for _, off := range halfOffsets[typ] {
-				put16(w[b*ts+off:], f32to16(float32(r.NormFloat64()*0.01)))
-			}
-		}
+		w := randBlocks(r, typ, n, k)
 		x := randActs(r, m, k)
 		want := make([]float32, m*n)
 		if err := For(LevelGeneric).MatMul(typ, w, n, k, x, m, want, nil); err != nil {
