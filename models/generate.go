@@ -12,7 +12,8 @@ import (
 
 // Chooser picks the next token of sequence seq from its last-position
 // logits (host f32, vocab long), given the sequence's prompt and the tokens
-// generated so far. Greedy is the simplest.
+// generated so far. Greedy is the simplest. logits is valid during the call
+// only: Generate reads the next step's logits into the same memory.
 type Chooser func(seq int, logits []float32, prompt, generated []int) (int, error)
 
 // Greedy picks the highest logit, the lowest id among ties (torch.argmax).
@@ -112,6 +113,7 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 	var err error
 	done := make([]bool, b)
 	var logits [][]float32
+	var flat []float32 // the step's logits, one buffer for every step
 	start := time.Now()
 	perr := tensor.Catch(func() {
 		cache := m.NewCache(b, size)
@@ -149,7 +151,7 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 				err = serr
 				return
 			}
-			flat := lg.Float32s()
+			flat = lg.CopyFloat32s(flat)
 			v := len(flat) / b
 			logits = logits[:0]
 			for i := 0; i < b; i++ {

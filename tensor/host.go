@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -226,6 +227,9 @@ func (t *Tensor) Int64s() []int64 {
 // Float32s copies the elements to the host as float32s: an f32 tensor's
 // bits as they are, other dtypes converted.
 func (t *Tensor) Float32s() []float32 {
+	if t.dt == dtype.F32 && t.st != nil && nativeLittle {
+		return t.CopyFloat32s(nil)
+	}
 	if t.dt != dtype.F32 {
 		f := t.Float64s()
 		out := make([]float32, len(f))
@@ -243,6 +247,37 @@ func (t *Tensor) Float32s() []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
+}
+
+// nativeLittle reports whether float32s are stored little-endian here, so
+// that an f32 tensor's bytes can be read straight into a []float32.
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// CopyFloat32s is Float32s into dst's memory when its capacity holds the
+// elements (a new slice otherwise) and returns them: a loop that reads a
+// same-sized tensor every step (a decoder's logits) reuses one buffer
+// instead of allocating one, and garbage, a step.
+func (t *Tensor) CopyFloat32s(dst []float32) []float32 {
+	if t.dt != dtype.F32 || t.st == nil || !nativeLittle {
+		return append(dst[:0], t.Float32s()...)
+	}
+	if t.st.freed.Load() {
+		errorf("to_host", []*Tensor{t}, "tensor storage was freed")
+	}
+	c := contiguous("to_host", t).ready("to_host")
+	n := c.Numel()
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	if n == 0 {
+		return dst
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*n)
+	if err := c.st.be.Read(c.st.dev.Index, c.st.buf, c.l.Offset*4, raw); err != nil {
+		panic(&Error{Op: "to_host", Msg: err.Error(), Err: err})
+	}
+	return dst
 }
 
 // Item returns the value of a one-element tensor as a float64 (a sync point).

@@ -20,16 +20,32 @@ func TestFloat32s(t *testing.T) {
 		"f32 transposed": base.Transpose(0, 1),
 		"bf16":           base.ToDType(dtype.BF16),
 		"f64":            base.ToDType(dtype.F64),
+		"f32 second row": base.Narrow(0, 1, 1),
 	}
 	for name, x := range cases {
-		got, want := x.Float32s(), x.Float64s()
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-		}
-		for i := range want {
-			w := float32(want[i])
-			if !(got[i] == w || (got[i] != got[i] && w != w)) {
-				t.Errorf("%s: [%d] = %v, want %v", name, i, got[i], w)
+		want := x.Float64s()
+		big := make([]float32, 3, 16)
+		for _, rd := range []struct {
+			how string
+			got []float32
+		}{
+			{"Float32s", x.Float32s()},
+			{"CopyFloat32s(nil)", x.CopyFloat32s(nil)},
+			{"CopyFloat32s(short)", x.CopyFloat32s(make([]float32, 2))},
+			{"CopyFloat32s(room)", x.CopyFloat32s(big)},
+		} {
+			got := rd.got
+			if len(got) != len(want) {
+				t.Fatalf("%s %s: %d values, want %d", name, rd.how, len(got), len(want))
+			}
+			for i := range want {
+				w := float32(want[i])
+				if !(got[i] == w || (got[i] != got[i] && w != w)) {
+					t.Errorf("%s %s: [%d] = %v, want %v", name, rd.how, i, got[i], w)
+				}
+			}
+			if rd.how == "CopyFloat32s(room)" && &got[0] != &big[:1][0] {
+				t.Errorf("%s: CopyFloat32s did not reuse a buffer with room", name)
 			}
 		}
 	}
