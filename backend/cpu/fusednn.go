@@ -139,7 +139,9 @@ func fusedLayerNormF32(dst, src, w, b []float32, rows, d int, eps float64) {
 // fusedRMSNormF32 is fusedLayerNormF32 for rms_norm.
 func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
 	fusedRows(rows, d, func(lo, hi int) {
-		tmp := make([]float32, d)
+		buf := getScratch(4 * d)
+		defer putScratch(buf)
+		tmp := as[float32](*buf)[:d]
 		for r := lo; r < hi; r++ {
 			rmsNormRowF32(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, tmp, eps)
 		}

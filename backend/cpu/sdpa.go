@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
@@ -472,6 +473,34 @@ type sdpaScratch struct {
 	q3   []float32 // the row path's grouped query rows (sdpaGroupMax×E)
 }
 
+// sdpaScratchPool keeps workers' scratch between calls: a decode step runs
+// attention once a layer, and fresh scratch each time was the largest
+// garbage of a SmolLM2 step (~155 KB).
+var sdpaScratchPool sync.Pool // *sdpaScratch
+
+func getSDPAScratch() *sdpaScratch {
+	if w, ok := sdpaScratchPool.Get().(*sdpaScratch); ok {
+		return w
+	}
+	return &sdpaScratch{}
+}
+
+// size gives w's slices these lengths, zeroed (as new slices would be).
+func (w *sdpaScratch) size(q, s, tmp, o, ml, q3 int) {
+	w.q, w.s, w.tmp, w.o = zeroedF32(w.q, q), zeroedF32(w.s, s), zeroedF32(w.tmp, tmp), zeroedF32(w.o, o)
+	w.m, w.l, w.q3 = zeroedF32(w.m, ml), zeroedF32(w.l, ml), zeroedF32(w.q3, q3)
+}
+
+// zeroedF32 returns n zeros in b's memory when it has the room.
+func zeroedF32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
 // run computes every unit over GOMAXPROCS workers.
 func (p *sdpaPlan) run() {
 	units := p.nb * p.nqb
@@ -523,13 +552,12 @@ func (p *sdpaPlan) run() {
 		}
 	}
 	work := func(tid int) {
-		var w *sdpaScratch
+		w := getSDPAScratch()
+		defer sdpaScratchPool.Put(w)
 		if p.rows {
-			w = &sdpaScratch{q: make([]float32, 8*p.e+p.e), s: make([]float32, sdpaGroupMax*width), tmp: make([]float32, width),
-				o: make([]float32, roundUp(p.ev, 16)), q3: make([]float32, sdpaGroupMax*p.e)}
+			w.size(8*p.e+p.e, sdpaGroupMax*width, width, roundUp(p.ev, 16), 0, sdpaGroupMax*p.e)
 		} else {
-			w = &sdpaScratch{q: make([]float32, p.bq*max(p.e, 1)), s: make([]float32, p.bq*width), tmp: make([]float32, width),
-				o: make([]float32, p.bq*p.evp), m: make([]float32, p.bq), l: make([]float32, p.bq)}
+			w.size(p.bq*max(p.e, 1), p.bq*width, width, p.bq*p.evp, p.bq, 0)
 		}
 		if p.rows {
 			for u, n := claimRows(tid == 0); u >= 0; u, n = claimRows(tid == 0) {
