@@ -23,7 +23,10 @@ const (
 // On the CPU at level avx512bf16 the bf16 passes (and bf16 tensors'
 // products with more than one row and column) run on VDPBF16PS: the same
 // f32 FMA chain over k, but denormal bf16 inputs read as zero and denormal
-// partial sums flush to zero (backend/cpu/linalg.go).
+// partial sums flush to zero (backend/cpu/linalg.go). At level amx they
+// run on the AMX tiles: per chunk of 32 k steps, two f32 chains (even and
+// odd steps) summed and added to the accumulator, with the same denormal
+// rules — deterministic, but not the k-ordered chain (backend/cpu/amx.go).
 
 // CheckPrecision returns an error unless p is a known matmul precision.
 func CheckPrecision(name, p string) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
@@ -151,6 +152,30 @@ func precisionExact(t *testing.T, m, k, n int) {
 					for p := 0; p < k; p++ {
 						x, y := ps.fa(av[i*k+p]), ps.fb(bv[p*n+j])
 						acc = float32(math.FMA(float64(x), float64(y), float64(acc)))
+					}
+				}
+				if prec != "highest" && m > 1 && n > 1 && cpu.CPULevel() == cpu.LevelAMX {
+					// The AMX tiles' contract (backend/cpu/amx.go): per chunk of
+					// 32 steps of the passes' concatenated k, an even-step and an
+					// odd-step chain, summed and added (no denormals here).
+					kk := k * len(passes)
+					f := func(p int) (float32, float32) {
+						ps := passes[p/k]
+						return ps.fa(av[i*k+p%k]), ps.fb(bv[(p%k)*n+j])
+					}
+					fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
+					acc = 0
+					for c := 0; c < kk; c += 32 {
+						var e, o float32
+						for p := c; p < min(c+32, kk); p++ {
+							x, y := f(p)
+							if p%2 == 0 {
+								e = fma(x, y, e)
+							} else {
+								o = fma(x, y, o)
+							}
+						}
+						acc += e + o
 					}
 				}
 				if dotForm := n == 1 && prec == "highest"; dotForm {

@@ -49,13 +49,16 @@ func tileBF16() *gemmTile[float32] {
 // (asmTileBF16Deep).
 const deepBF16K = 1024
 
-// pairTile returns the VDPBF16PS kernel for an m x n product over k when
-// the level has it and the product is not a matrix-vector one (m == 1 or
+// pairTile returns the AMX kernel (amx.go) at level amx, else the
+// VDPBF16PS kernel for an m x n product over k when the level has it and the product is not a matrix-vector one (m == 1 or
 // n == 1 keep their gemv kernels), else nil. Every blocking gives the
 // same bits (see above).
 func pairTile(m, n, k int) *gemmTile[float32] {
 	if m <= 1 || n <= 1 {
 		return nil
+	}
+	if asmTileAMX != nil && atLeast(LevelAMX) {
+		return asmTileAMX
 	}
 	t := tileBF16()
 	if t != nil && k >= deepBF16K && asmTileBF16Deep != nil {

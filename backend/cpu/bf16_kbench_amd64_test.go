@@ -12,7 +12,7 @@ import (
 
 // BenchmarkKernBF16 times the VDPBF16PS micro-kernels alone on
 // L1-resident panels (thread CPU time, so other processes' load is
-// excluded), with the f32 FMA kernel for comparison.
+// excluded), with the AMX kernel where the CPU has it.
 func BenchmarkKernBF16(b *testing.B) {
 	if !haveAVX512BF16() {
 		b.Skip("no AVX512_BF16")
@@ -22,6 +22,13 @@ func BenchmarkKernBF16(b *testing.B) {
 		mr   int
 		f    func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
 	}{{"8x32", 8, gemmBF16x8x32}, {"12x32", 12, gemmBF16x12x32}, {"14x32", 14, gemmBF16x14x32}}
+	if asmTileAMX != nil {
+		kerns = append(kerns, struct {
+			name string
+			mr   int
+			f    func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+		}{"amx32x32", 32, gemmAMX32x32})
+	}
 	for _, kc := range []int{256, 512} {
 		for _, k := range kerns {
 			b.Run(fmt.Sprintf("%s/kc%d", k.name, kc), func(b *testing.B) {

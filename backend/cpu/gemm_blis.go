@@ -142,6 +142,9 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	nw := gemmWorkers(cost)
 	batchPar := nw > 1 && g.nb >= nw && (g.nb%nw == 0 || g.nb >= 4*nw || g.m*g.n*max(g.k, 1) < 1<<22)
 	kcap := min(max(g.k, 1), t.kc)
+	if t.amx {
+		kcap = roundUp(kcap, 2*amxChunk)
+	}
 	ncap := min(g.n, t.nc)
 	mcap := min(roundUp(g.m, t.mr), t.mc)
 	nbufB := 2
@@ -260,6 +263,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 			ps := kc
 			if t.pairs {
 				ps = (kc + 1) / 2
+				if t.amx {
+					ps = roundUp(ps, amxChunk)
+				}
 			}
 			load := 0
 			if pc > 0 {
@@ -285,7 +291,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				}
 				plo := v * gemmPackChunk
 				phi := min(plo+gemmPackChunk, npan)
-				if t.pairs {
+				if t.amx {
+					packPairsPadded(bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, ps, pairPadB)
+				} else if t.pairs {
 					packPairs(bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, pairPadB)
 				} else if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
 					packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
@@ -308,7 +316,9 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				ic := ib * mcb
 				mc := min(mcb, g.m-ic)
 				if ib != packed {
-					if t.pairs {
+					if t.amx {
+						packPairRows(th.apack, &g.a, b, ic, mc, pc, kc, mr, ps, pairPadA)
+					} else if t.pairs {
 						packPairs(th.apack, &g.a, b, ic, mc, pc, kc, mr, pairPadA)
 					} else if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
 						packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)

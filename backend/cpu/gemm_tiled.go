@@ -50,6 +50,10 @@ type gemmTile[T gemmNum] struct {
 	mr, nr, kc, mc, nc int
 	kern               func(kc int, a, b, c *T, ldc int, pf *T, load int)
 	pairs              bool
+	// amx marks the AMX kernel (amx.go): pairs, with A packed in tile
+	// rows and both sides' panels padded to whole chunks of 16 pairs, and
+	// kc a multiple of 32.
+	amx bool
 }
 
 func roundUp(a, b int) int { return ceilDiv(a, b) * b }

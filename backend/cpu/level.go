@@ -19,6 +19,8 @@ const (
 	// LevelAVX512BF16 adds AVX512_BF16 (VDPBF16PS) and AVX512_VNNI
 	// (VPDPBUSD) kernels.
 	LevelAVX512BF16 = cpulevel.AVX512BF16
+	// LevelAMX adds the AMX tile kernels (AMX-TILE, AMX-BF16; amx.go).
+	LevelAMX = cpulevel.AMX
 )
 
 // allLevels orders the levels; a level's rank is its index.

@@ -8,11 +8,19 @@ func TestPickLevel(t *testing.T) {
 	if sup[0] != LevelGeneric {
 		t.Fatalf("SupportedLevels() = %v, want generic first", sup)
 	}
+	// Asking for a level above the CPU's gives the CPU's best.
+	capped := func(l string) string {
+		if levelRank(l) < levelRank(best) {
+			return l
+		}
+		return best
+	}
 	tests := []struct{ env, want string }{
 		{"", best},
 		{"bogus", best},
 		{LevelGeneric, LevelGeneric},
-		{LevelAVX512BF16, best},
+		{LevelAVX512BF16, capped(LevelAVX512BF16)},
+		{LevelAMX, best},
 	}
 	for _, l := range sup {
 		tests = append(tests, struct{ env, want string }{l, l})

@@ -39,6 +39,15 @@ import (
 // (m == 1 or n == 1) keep their FMA kernels and IEEE denormals. Results
 // stay independent of the blocking and the thread count.
 //
+// At level amx (AMX-TILE and AMX-BF16) the same products run on the tile
+// unit (amx.go), whose arithmetic is not that chain: k is cut into chunks
+// of 32 steps from step 0, and per chunk two f32 chains (even and odd
+// steps) are summed, rounded, and added to the accumulator, with the same
+// DAZ/FTZ. Results are still deterministic and independent of the
+// blocking and the thread count, but they differ from the lower levels'
+// in the last bits (amx.go states the model; the tests compare against
+// it exactly).
+//
 // Paths, by shape and CPU level (GOTPU_CPU_LEVEL):
 //   - avx2 and up, f32/f64/bf16/f16: the BLIS-style blocked driver around
 //     the assembly micro-kernels (gemm_blis.go; 6x16 f32 YMM tiles at avx2,

@@ -29,6 +29,9 @@ func detectFeatures() []string {
 	add(cpu.X86.HasAVX512DQ, "avx512dq")
 	add(cpu.X86.HasAVX512BF16, "avx512bf16")
 	add(cpu.X86.HasAVX512VNNI, "avx512vnni")
+	add(cpu.X86.HasAMXTile, "amx-tile")
+	add(cpu.X86.HasAMXBF16, "amx-bf16")
+	add(cpu.X86.HasAMXInt8, "amx-int8")
 	add(cpu.ARM64.HasASIMD, "asimd")
 	return f
 }

@@ -25,7 +25,7 @@ type infoReport struct {
 	NumCPU      int          `json:"num_cpu"`
 	GOMAXPROCS  int          `json:"gomaxprocs"`
 	CPUFeatures []string     `json:"cpu_features"`
-	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernel level in use: "generic", "avx2", "avx512" or "avx512bf16"
+	CPULevel    string       `json:"cpu_kernel_level"` // the CPU kernel level in use: "generic", "avx2", "avx512", "avx512bf16" or "amx"
 	GEMM        gemmInfo     `json:"cpu_gemm_blocking"`
 	Mode        string       `json:"mode"`
 	Environment []envVar     `json:"environment"`

@@ -17,7 +17,7 @@ type versionReport struct {
 	GoVersion string `json:"go_version"`       // runtime.Version()
 	OS        string `json:"os"`               // GOOS
 	Arch      string `json:"arch"`             // GOARCH
-	CPULevel  string `json:"cpu_kernel_level"` // "generic", "avx2", "avx512" or "avx512bf16"
+	CPULevel  string `json:"cpu_kernel_level"` // "generic", "avx2", "avx512", "avx512bf16" or "amx"
 	Revision  string `json:"revision"`         // VCS commit of the build ("" when unknown)
 	Modified  bool   `json:"modified"`         // the build had uncommitted changes
 	PJRT      bool   `json:"pjrt"`             // built with -tags pjrt

@@ -16,9 +16,13 @@ const (
 	AVX512 = "avx512"
 	// AVX512BF16 adds AVX512_BF16 (VDPBF16PS) and AVX512_VNNI (VPDPBUSD).
 	AVX512BF16 = "avx512bf16"
+	// AMX adds the Advanced Matrix Extensions' tiles and their bf16
+	// product (AMX-TILE, AMX-BF16), where the OS lets the process use
+	// them (on Linux, granted by arch_prctl when the package loads).
+	AMX = "amx"
 )
 
-var all = []string{Generic, AVX2, AVX512, AVX512BF16}
+var all = []string{Generic, AVX2, AVX512, AVX512BF16, AMX}
 
 // All returns every level, least capable first.
 func All() []string { return slices.Clone(all) }
@@ -35,6 +39,8 @@ func Rank(level string) int {
 		return 2
 	case AVX512BF16:
 		return 3
+	case AMX:
+		return 4
 	}
 	return -1
 }

@@ -6,7 +6,8 @@ import "golang.org/x/sys/cpu"
 
 // Has reports whether the CPU and OS support a level's instructions
 // (x/sys/cpu's AVX and AVX-512 flags include the OS's register-state
-// checks). Unknown names are not supported.
+// checks; AMX also needs the OS's permission, amxGranted). Unknown names
+// are not supported.
 func Has(level string) bool {
 	x := cpu.X86
 	avx2 := x.HasAVX && x.HasAVX2 && x.HasFMA && x.HasF16C
@@ -20,6 +21,8 @@ func Has(level string) bool {
 		return avx512
 	case AVX512BF16:
 		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI
+	case AMX:
+		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI && x.HasAMXTile && x.HasAMXBF16 && amxGranted
 	}
 	return false
 }
