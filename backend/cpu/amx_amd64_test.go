@@ -241,10 +241,14 @@ func TestGEMMAMX(t *testing.T) {
 	// dot_general at level amx: bf16 (rounded to bf16 once) and f32 at
 	// medium and high.
 	withLevel(LevelAMX, func() {
-		for _, d := range dims {
+		for di, d := range dims {
 			m, n, k := d[0], d[1], d[2]
-			a := makeOperand(r, layoutNames[(m+k)%4], m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(float32(r.NormFloat64())) })
-			b := makeOperand(r, layoutNames[(n+k)%4], k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(float32(r.NormFloat64())) })
+			la, lb := layoutNames[(m+k)%4], layoutNames[(n+k)%4]
+			if di%2 == 0 {
+				la, lb = "rowmajor", "transposed" // x·Wᵀ, a linear layer
+			}
+			a := makeOperand(r, la, m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
+			b := makeOperand(r, lb, k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
 			got, err := matmul(dtype.BF16, op.PrecisionDefault, a, b)
 			if err != nil {
 				t.Fatal(err)
@@ -256,7 +260,7 @@ func TestGEMMAMX(t *testing.T) {
 				for j := 0; j < n; j++ {
 					want := dtype.BF16FromF32(amxRef(0, func(p int) float32 { return a.at(i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }, k))
 					if got[i*n+j] != want {
-						t.Fatalf("bf16 dot_general m=%d n=%d k=%d: [%d,%d] = %v, want %v", m, n, k, i, j, got[i*n+j], want)
+						t.Fatalf("bf16 dot_general %s x %s m=%d n=%d k=%d: [%d,%d] = %v, want %v", la, lb, m, n, k, i, j, got[i*n+j], want)
 					}
 				}
 			}
