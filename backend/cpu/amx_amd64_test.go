@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -288,4 +287,82 @@ func TestGEMMAMX(t *testing.T) {
 	})
 }
 
-var _ = fmt.Sprint
+// TestConvAMX runs bf16 convolutions (not transposed: 1-d and 2-d, with
+// padding, strides, dilation, groups, bias, k blocks and partial chunks,
+// and weight-gradient shapes) at level amx and checks every output bit for
+// bit against the contract: amxRef over the k steps in (ci, kh, kw)
+// order, plus the bias in f32, rounded to bf16 once.
+func TestConvAMX(t *testing.T) {
+	needAMX(t)
+	r := rand.New(rand.NewPCG(95, 96))
+	for _, c := range conv16Cases() {
+		if c.transposed || len(c.in) > 2 {
+			continue
+		}
+		xs, ws := c.n*c.cin, c.cout*(c.cin/c.groups)
+		for i := range c.in {
+			xs, ws = xs*c.in[i], ws*c.k[i]
+		}
+		x, w, b := bf16Round(convRand(r, xs)), bf16Round(convRand(r, ws)), bf16Round(convRand(r, c.cout))
+		if !c.bias {
+			b = nil
+		}
+		var got []float32
+		var p op.ConvParams
+		withLevel(LevelAMX, func() { got, p = conv16Run(t, c, dtype.BF16, x, w, b) })
+		if !convPairsOK(p) {
+			continue
+		}
+		nd := len(p.In)
+		in, kk, out := append([]int{1}, p.In...), append([]int{1}, p.Kernel...), append([]int{1}, p.Out...)
+		at := func(v []int, i int) int { return v[len(v)-nd+i] }
+		if nd == 1 {
+			in, kk, out = []int{1, p.In[0]}, []int{1, p.Kernel[0]}, []int{1, p.Out[0]}
+		}
+		dim := func(v []int, i int) int { // per spatial dim, padded to 2-d
+			if nd == 1 {
+				if i == 0 {
+					return 0
+				}
+				return at(v, 0)
+			}
+			return at(v, i)
+		}
+		cinG, coutG := p.Cin/p.Groups, p.Cout/p.Groups
+		kdim := cinG * kk[len(kk)-2] * kk[len(kk)-1]
+		oh, ow := out[len(out)-2], out[len(out)-1]
+		ih, iw := in[len(in)-2], in[len(in)-1]
+		kh, kw := kk[len(kk)-2], kk[len(kk)-1]
+		for n := 0; n < p.N; n++ {
+			for co := 0; co < p.Cout; co++ {
+				gi := co / coutG
+				for y := 0; y < oh; y++ {
+					for xo := 0; xo < ow; xo++ {
+						fa := func(q int) float32 { return w[co*kdim+q] }
+						fb := func(q int) float32 {
+							ci, t := q/(kh*kw), q%(kh*kw)
+							yy := y*dim(p.Stride, 0) - dim(p.PadLo, 0) + (t/kw)*dim(p.Dilation, 0)
+							xx := xo*dim(p.Stride, 1) - dim(p.PadLo, 1) + (t%kw)*dim(p.Dilation, 1)
+							if nd == 1 {
+								yy = 0
+							}
+							if yy < 0 || yy >= ih || xx < 0 || xx >= iw {
+								return 0
+							}
+							return x[((n*p.Cin+gi*cinG+ci)*ih+yy)*iw+xx]
+						}
+						acc := amxRef(0, fa, fb, kdim)
+						if b != nil {
+							acc += b[co]
+						}
+						want := dtype.RoundBF16(acc)
+						o := ((n*p.Cout+co)*oh+y)*ow + xo
+						if !sameF32(got[o], want) {
+							t.Fatalf("%v: out[%d] (n %d co %d y %d x %d) = %v, want %v", c, o, n, co, y, xo, got[o], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -151,6 +151,21 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	const nr = 32
 	mr := convPairMR(g.coutG)
 	kern := convPairKerns[mr]
+	// At level amx the AMX kernel runs instead (amx.go): 32-row A panels
+	// in tile rows, k blocks of whole 32-step chunks, every panel padded to
+	// whole chunks of 16 pairs (chunk pairs below).
+	amx := asmTileAMX != nil && atLeast(LevelAMX)
+	kcMax, kAlign := asmTileBF16.kc, 2
+	if amx {
+		mr, kern, kcMax, kAlign = asmTileAMX.mr, asmTileAMX.kern, asmTileAMX.kc, 2*amxChunk
+	}
+	// chunk rounds a panel's pair steps up as the kernel reads them.
+	chunk := func(kpc int) int {
+		if amx {
+			return roundUp(kpc, amxChunk)
+		}
+		return kpc
+	}
 	effH, effW := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
 	hp, wp := (g.oh-1)*g.sh+effH, (g.ow-1)*g.sw+effW
 	src := x
@@ -177,8 +192,8 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	kp := g.kh * g.kw
 	kall := g.kdim
 	// K blocks: even lengths (whole pairs) but the last, balanced.
-	nkb := ceilDiv(kall, asmTileBF16.kc)
-	kcb := roundUp(ceilDiv(kall, nkb), 2)
+	nkb := ceilDiv(kall, kcMax)
+	kcb := roundUp(ceilDiv(kall, nkb), kAlign)
 	nkb = ceilDiv(kall, kcb)
 	kpb := kcb / 2
 	mpad := roundUp(g.coutG, mr)
@@ -223,7 +238,15 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	img := g.cin * ps
 	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
-	packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
+	switch {
+	case amx && !flip:
+		packConvTileRowsA(apack, w, g, nkb, kcb, mpad, mr)
+	case amx:
+		packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
+		convTileRowsA(apack, g, nkb, kcb, mpad, mr)
+	default:
+		packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
+	}
 	var next atomic.Int64
 	gemmParallelShare(nw, func(tid, _ int) {
 		off := tid * per
@@ -244,8 +267,10 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 				k0 := kb * kcb
 				kc := min(kcb, kall-k0)
 				kpc := (kc + 1) / 2
+				kpp := chunk(kpc)
 				for q := 0; q < pn; q++ {
-					packConvPairsB(bb[q*nr*kpc:(q+1)*nr*kpc], src, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], kmin, kmax)
+					packConvPairsB(bb[q*nr*kpp:q*nr*kpp+nr*kpc], src, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], kmin, kmax)
+					clear(bb[q*nr*kpp+nr*kpc : (q+1)*nr*kpp])
 				}
 				ab := apack[(gi*nkb+kb)*mpad*kpb:]
 				load := 0
@@ -253,14 +278,14 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 					load = 1
 				}
 				for q := 0; q < pn; q++ {
-					bp := (*float32)(unsafe.Pointer(&bb[q*nr*kpc]))
+					bp := (*float32)(unsafe.Pointer(&bb[q*nr*kpp]))
 					for ir := 0; ir < mpad; ir += mr {
 						c := &cb[ir*ldc+q*nr]
 						pf := c
 						if ir+mr < mpad {
 							pf = &cb[(ir+mr)*ldc+q*nr]
 						}
-						kern(kc, (*float32)(unsafe.Pointer(&ab[ir*kpc])), bp, c, ldc, pf, load)
+						kern(kc, (*float32)(unsafe.Pointer(&ab[ir*kpp])), bp, c, ldc, pf, load)
 					}
 				}
 			}
@@ -332,6 +357,56 @@ func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int
 			}
 		}
 	})
+}
+
+// packConvTileRowsA packs the bf16 weights of a forward-form convolution
+// (rows contiguous along k), per group and k block as packConvPairsA does,
+// straight into the AMX kernel's tile rows (packPairRows: a rotating copy
+// of each row).
+func packConvTileRowsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int) {
+	kpb := kcb / 2
+	wb := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
+	toF := []func(dtype.BFloat16) float32{dtype.BFloat16.F32}
+	rows, ks := seqShared(g.coutG, g.kdim), seqShared(g.kdim, 1)
+	parallelFor(g.groups*nkb, g.groups*mpad*g.kdim, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gi, kb := b/nkb, b%nkb
+			k0 := kb * kcb
+			kc := min(kcb, g.kdim-k0)
+			kpp := roundUp((kc+1)/2, amxChunk)
+			side := gemmSide[dtype.BFloat16, float32]{src: wb, base: gi * g.coutG * g.kdim, row: rows, k: ks, conv: toF, plain: true}
+			blk := dst[b*mpad*kpb:][:mpad*kpp]
+			packPairRows(unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(blk))), len(blk)), &side, 0, 0, g.coutG, k0, kc, mr, kpp, pairPadA)
+		}
+	})
+}
+
+// convTileRowsA rearranges the weight panels packConvPairsA wrote (the
+// pair layout, kpc pairs per panel) into the AMX kernel's tile rows, in
+// place block by block: panel p's pair j of row r moves to p*mr*kpp +
+// (j/16)*mr*16 + r*16 + j%16, with kpp = kpc rounded up to 16 and the
+// pairs from kpc to kpp zero (packPairRows's layout).
+func convTileRowsA(apack []uint32, g convGeom, nkb, kcb, mpad, mr int) {
+	kpb := kcb / 2
+	tmp := make([]uint32, mpad*kpb)
+	for b := 0; b < g.groups*nkb; b++ {
+		kc := min(kcb, g.kdim-(b%nkb)*kcb)
+		kpc := (kc + 1) / 2
+		kpp := roundUp(kpc, amxChunk)
+		blk := apack[b*mpad*kpb:][:mpad*kpp]
+		copy(tmp, blk[:mpad*kpc])
+		clear(blk)
+		for p := 0; p < mpad/mr; p++ {
+			src := tmp[p*mr*kpc:]
+			dst := blk[p*mr*kpp:]
+			for j := 0; j < kpc; j++ {
+				d := dst[(j/amxChunk)*mr*amxChunk+j%amxChunk:]
+				for r := 0; r < mr; r++ {
+					d[r*amxChunk] = src[j*mr+r]
+				}
+			}
+		}
+	}
 }
 
 // packConvPairsB packs one B panel of up to 32 columns in the pair layout:
