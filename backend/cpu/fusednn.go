@@ -64,6 +64,33 @@ func softmaxRowF32(y, x []float32) {
 	vecMulScalarF32(y, y, 1/s)
 }
 
+// softmaxPrefixF32 is softmaxRowF32(y, x) for a row whose elements from n
+// on are -Inf, without computing their exponentials: each is exp(-Inf - m)
+// = +0 for a finite max m, so they are written as zeros, which leaves every
+// lane of vecSumF32's sum, and so every bit of the result, as the whole
+// row gives. (The exponential of a large negative argument underflows
+// through subnormal intermediates, which Intel cores run as microcode
+// assists: a decode step's attention row over a KV cache mostly unwritten
+// spent most of its time there.) A non-finite max (every element -Inf, a
+// NaN or +Inf among the first n) takes the whole-row path.
+func softmaxPrefixF32(y, x []float32, n int) {
+	if n <= 0 || n >= len(x) {
+		softmaxRowF32(y, x)
+		return
+	}
+	m := vecMaxF32(x[:n])
+	if m-m != 0 {
+		softmaxRowF32(y, x)
+		return
+	}
+	yn := y[:n]
+	vecAddScalarF32(yn, x[:n], -m)
+	vecExpF32(yn, yn)
+	clear(y[n:])
+	s := vecSumF32(y)
+	vecMulScalarF32(yn, yn, 1/s)
+}
+
 // logSoftmaxRowF32 sets y to log_softmax(x) as PyTorch's vectorized
 // kernel: (x - m) - log(sum(exp(x - m))). y must not alias x.
 func logSoftmaxRowF32(y, x []float32) {

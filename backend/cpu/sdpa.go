@@ -921,7 +921,7 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 	p.maskRow(w, x[:n], b, i, 0, false)
 	t := w.tmp[:p.s]
 	copy(t, x)
-	softmaxRowF32(x, t)
+	softmaxPrefixF32(x, t, n)
 	if p.dropP > 0 {
 		p.dropout(x, p.pIdx[b], i)
 	}

@@ -508,7 +508,10 @@ TEXT ·vecExpF32AVX2(SB), NOSPLIT, $0-24
 
 loop:
 	VMOVUPS (SI), Y0
-	EXP
+	VCMPPS  $1, Y14, Y0, Y4 // x < -104: exp is +0 (as EXP gives at -104)
+	VANDNPS Y0, Y4, Y0      // computed from 0 instead, whose arithmetic
+	EXP                     // has no subnormal steps (microcode assists
+	VANDNPS Y0, Y4, Y0      // on Intel: 15-20x slower), then zeroed
 	VMOVUPS Y0, (DI)
 	UNARYNEXT
 
@@ -1215,7 +1218,10 @@ eszloop:
 	JLT  esztail
 	VMOVUPS (DI), Z0
 	VSUBPS  Z9, Z0, Z0
+	VCMPPS  $1, Z14, Z0, K2 // x < -104: +0 (see vecExpF32AVX2)
+	VPXORD  Z0, Z0, K2, Z0
 	EXPZ
+	VPXORD  Z0, Z0, K2, Z0
 	VMOVUPS Z0, (DI)
 	VADDPS  Z0, Z8, Z8
 	ADDQ    $64, DI
@@ -1231,7 +1237,10 @@ esztail:
 	KMOVW AX, K1
 	VMOVUPS.Z (DI), K1, Z0
 	VSUBPS  Z9, Z0, Z0
+	VCMPPS  $1, Z14, Z0, K2
+	VPXORD  Z0, Z0, K2, Z0
 	EXPZ
+	VPXORD  Z0, Z0, K2, Z0
 	VMOVUPS Z0, K1, (DI)
 	VADDPS  Z0, Z8, K1, Z8
 
