@@ -155,23 +155,22 @@ func scatterSumRows[T floatT](out, idx, s device.Operand, ob []T, ix []int64, sb
 			return true, outOfBounds(v, r-1, n)
 		}
 	}
-	parallelFor(rows, rows*(n+m), func(lo, hi int) {
+	parallelFor(rows, rows*m*3, func(lo, hi int) {
+		// Only the positions the row's indices name are read and written
+		// (a pooling gradient touches a quarter of them or fewer): each
+		// starts from its element, then the sources add in index order.
 		acc := make([]float64, n)
-		touched := make([]bool, n)
 		for row := lo; row < hi; row++ {
 			o := ob[row*n : (row+1)*n]
-			for k, v := range o {
-				acc[k] = float64(v)
+			ir, sr := ix[row*m:(row+1)*m], sb[row*m:(row+1)*m]
+			for _, p := range ir {
+				acc[p] = float64(o[p])
 			}
-			clear(touched)
-			for j, p := range ix[row*m : (row+1)*m] {
-				acc[p] += float64(sb[row*m+j])
-				touched[p] = true
+			for j, p := range ir {
+				acc[p] += float64(sr[j])
 			}
-			for k, t := range touched {
-				if t {
-					o[k] = T(acc[k])
-				}
+			for _, p := range ir {
+				o[p] = T(acc[p])
 			}
 		}
 	})
