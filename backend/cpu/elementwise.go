@@ -335,44 +335,40 @@ func whereLoop32(c *Call) {
 	forEachRun(out.Shape, [][]int{out.Strides, x.Strides, y.Strides, z.Strides}, []int{out.Offset, x.Offset, y.Offset, z.Offset}, func(offs []int, n int, inner []int) {
 		o, a, b, cc := offs[0], offs[1], offs[2], offs[3]
 		sa, sb, sc := inner[1], inner[2], inner[3]
-		// A long run (a whole coalesced tensor) is split between threads.
-		parallelFor(n, n, func(lo, hi int) {
-			d := dst[o+lo : o+hi]
-			switch {
-			case sa == 1 && sb == 1 && sc == 1:
-				cr, xr, yr := cs[a+lo:a+hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi]
-				for i := range d {
-					m := uint32(cr[i])
-					m = -((m | -m) >> 31)
-					d[i] = yr[i] ^ ((xr[i] ^ yr[i]) & m)
-				}
-			case sa == 1 && (sb == 0 && sc == 1 || sb == 1 && sc == 0):
-				// One value broadcast (a ReLU gradient's zero): out = k ^
-				// ((v ^ k) & mv), mv the mask of the dense value's side.
-				cr := cs[a+lo : a+hi]
-				var k uint32
-				var vr []uint32
-				inv := uint32(0) // the dense value is y: chosen where the condition is false
-				if sb == 0 {
-					k, vr, inv = xs[b], ys[cc+lo:cc+hi], ^uint32(0)
-				} else {
-					k, vr = ys[cc], xs[b+lo:b+hi]
-				}
-				for i := range d {
-					m := uint32(cr[i])
-					m = -((m | -m) >> 31) ^ inv
-					d[i] = k ^ ((vr[i] ^ k) & m)
-				}
-			default:
-				for i := range d {
-					p := lo + i
-					m := uint32(cs[a+p*sa])
-					m = -((m | -m) >> 31)
-					xv, yv := xs[b+p*sb], ys[cc+p*sc]
-					d[i] = yv ^ ((xv ^ yv) & m)
-				}
+		d := dst[o : o+n]
+		switch {
+		case sa == 1 && sb == 1 && sc == 1:
+			cr, xr, yr := cs[a:a+n], xs[b:b+n], ys[cc:cc+n]
+			for i := range d {
+				m := uint32(cr[i])
+				m = -((m | -m) >> 31)
+				d[i] = yr[i] ^ ((xr[i] ^ yr[i]) & m)
 			}
-		})
+		case sa == 1 && (sb == 0 && sc == 1 || sb == 1 && sc == 0):
+			// One value broadcast (a ReLU gradient's zero): out = k ^
+			// ((v ^ k) & mv), mv the mask of the dense value's side.
+			cr := cs[a : a+n]
+			var k uint32
+			var vr []uint32
+			inv := uint32(0) // the dense value is y: chosen where the condition is false
+			if sb == 0 {
+				k, vr, inv = xs[b], ys[cc:cc+n], ^uint32(0)
+			} else {
+				k, vr = ys[cc], xs[b:b+n]
+			}
+			for i := range d {
+				m := uint32(cr[i])
+				m = -((m | -m) >> 31) ^ inv
+				d[i] = k ^ ((vr[i] ^ k) & m)
+			}
+		default:
+			for i := range d {
+				m := uint32(cs[a+i*sa])
+				m = -((m | -m) >> 31)
+				xv, yv := xs[b+i*sb], ys[cc+i*sc]
+				d[i] = yv ^ ((xv ^ yv) & m)
+			}
+		}
 	})
 }
 

@@ -94,8 +94,9 @@ func coalesce(shape []int, strides [][]int) ([]int, [][]int) {
 // forEachRun calls fn for every run along the innermost dimension of the
 // iteration, passing each operand's offset of the run's first element, the
 // run length and the operands' inner strides. Runs are distributed over
-// goroutines for large iterations; fn must be safe to call concurrently on
-// disjoint outputs.
+// goroutines for large iterations, and a single run is split into pieces
+// (each passed as a run); fn must be safe to call concurrently on disjoint
+// outputs and may not assume a run spans the whole innermost dimension.
 func forEachRun(shape []int, strides [][]int, offs []int, fn func(offs []int, n int, inner []int)) {
 	total := 1
 	for _, d := range shape {
@@ -112,6 +113,18 @@ func forEachRun(shape []int, strides [][]int, offs []int, fn func(offs []int, n 
 	}
 	n := shape[r-1]
 	outer := total / n
+	if outer == 1 {
+		// One run (a tensor that coalesced whole): its pieces go to the
+		// threads instead, each as a run of its own from its offsets.
+		parallelFor(n, n, func(lo, hi int) {
+			cur := make([]int, len(offs))
+			for k := range offs {
+				cur[k] = offs[k] + lo*inner[k]
+			}
+			fn(cur, hi-lo, inner)
+		})
+		return
+	}
 	parallelFor(outer, total, func(lo, hi int) {
 		idx := make([]int, r-1)
 		cur := make([]int, len(offs))
