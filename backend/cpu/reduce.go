@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"github.com/gotpu/gotpu/device"
@@ -236,6 +237,9 @@ func reduceFloatFast[T redFloat](c *Call, p *redPlan, kind string) {
 	src, dst := as[T](c.InB[0]), as[T](c.OutB[0])[c.Out[0].Offset:]
 	if len(p.keptShape) == 1 && p.keptStrides[0] == 1 && len(p.redShape) == 1 && p.redStrides[0] != 0 && p.nRed > 1 {
 		redColumns(src, dst, p.base, p.redShape[0], p.redStrides[0], p.nOut, kind)
+		return
+	}
+	if kind == op.ReduceSum && sumInterleaved(src, dst, p) {
 		return
 	}
 	var init float64
@@ -934,4 +938,60 @@ func cumExtremeI64(c *Call, l *redLanes, isMax bool) {
 			idst[out+ioff+i*os] = bi
 		}
 	})
+}
+
+// sumInterleaved is the sum over everything but one kept dimension (a bias
+// gradient: sum over batch and space per channel) with four outputs' float64
+// chains in flight at once. Each output still adds its elements one at a
+// time in the same order (its runs are output 0's shifted by the kept
+// stride), so the bits are the one-output loop's; a single chain waits on
+// the adder's latency for every element. It reports false for other plans.
+func sumInterleaved[T redFloat](src, dst []T, p *redPlan) bool {
+	if len(p.keptShape) != 1 || p.nOut < 2 || p.nRed < 1024 {
+		return false
+	}
+	type run struct{ off, n, st int }
+	var runs []run
+	p.runs(0, make([]int, len(p.redShape)), func(off, n, st int) bool {
+		runs = append(runs, run{off, n, st})
+		return true
+	})
+	sk := p.keptStrides[0]
+	g := min(4, ceilDiv(p.nOut, runtime.GOMAXPROCS(0)))
+	groups := ceilDiv(p.nOut, g)
+	parallelFor(groups, p.nOut*p.nRed, func(lo, hi int) {
+		for gi := lo; gi < hi; gi++ {
+			o0 := gi * g
+			var b [4]int // the group's outputs (a short group repeats its last)
+			for j := range b {
+				b[j] = p.base + min(o0+j, o0+g-1, p.nOut-1)*sk
+			}
+			var a0, a1, a2, a3 float64
+			for _, r := range runs {
+				if r.st == 1 {
+					s0, s1, s2, s3 := src[b[0]+r.off:][:r.n], src[b[1]+r.off:][:r.n], src[b[2]+r.off:][:r.n], src[b[3]+r.off:][:r.n]
+					for i := range s0 {
+						a0 += float64(s0[i])
+						a1 += float64(s1[i])
+						a2 += float64(s2[i])
+						a3 += float64(s3[i])
+					}
+					continue
+				}
+				for i := 0; i < r.n; i++ {
+					k := r.off + i*r.st
+					a0 += float64(src[b[0]+k])
+					a1 += float64(src[b[1]+k])
+					a2 += float64(src[b[2]+k])
+					a3 += float64(src[b[3]+k])
+				}
+			}
+			for j, a := range [4]float64{a0, a1, a2, a3} {
+				if o := o0 + j; j < g && o < p.nOut {
+					dst[o] = T(a)
+				}
+			}
+		}
+	})
+	return true
 }
