@@ -213,7 +213,19 @@ func (o PoolOpts) attrs() op.Attrs {
 
 // MaxPool2d is 2-d max pooling of [N, C, H, W] or [C, H, W]
 // (torch.nn.functional.max_pool2d).
-func MaxPool2d(x *Tensor, o PoolOpts) *Tensor { return Apply1("max_pool2d", []*Tensor{x}, o.attrs()) }
+//
+// When autograd records x (gradients enabled, x requires grad), the forward
+// is max_pool2d_with_indices, as in PyTorch: the backward then routes the
+// gradient with the indices the forward found instead of pooling again.
+// The values are the same (a signaling NaN maximum stays signaling there,
+// where max_pool2d quiets it).
+func MaxPool2d(x *Tensor, o PoolOpts) *Tensor {
+	if GradEnabled() && x.RequiresGrad() {
+		v, _ := MaxPool2dWithIndices(x, o)
+		return v
+	}
+	return Apply1("max_pool2d", []*Tensor{x}, o.attrs())
+}
 
 // MaxPool2dWithIndices is MaxPool2d that also returns the flat h*W+w index
 // of every maximum within its plane (return_indices=True).

@@ -464,3 +464,35 @@ func slicesEqual(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestMaxPool2dUnderAutograd: with x recorded by autograd MaxPool2d runs
+// max_pool2d_with_indices (PyTorch's forward under autograd); its values
+// equal the plain forward's and its gradient routes to each window's first
+// maximum, as the plain op's backward (which pools again) does.
+func TestMaxPool2dUnderAutograd(t *testing.T) {
+	xs := []float32{1, 3, 3, 0, 2, 2, 5, 5, -1, 7, 7, 7, 4, 4, 6, 6, 1, 9, 0, 0}
+	o := tensor.PoolOpts{KernelSize: []int{2, 2}}
+	plain := func() []float32 {
+		var v []float32
+		tensor.NoGrad(func() { v = tensor.MaxPool2d(tensor.FromSlice(laDev, xs, 1, 1, 4, 5), o).Float32s() })
+		return v
+	}()
+	x := tensor.FromSlice(laDev, xs, 1, 1, 4, 5).SetRequiresGrad(true)
+	y := tensor.MaxPool2d(x, o)
+	if n := y.GradFn(); n != "max_pool2d_with_indices" {
+		t.Errorf("recorded %q, want max_pool2d_with_indices", n)
+	}
+	if got := y.Float32s(); fmt.Sprint(got) != fmt.Sprint(plain) {
+		t.Fatalf("values %v, want %v", got, plain)
+	}
+	y.Sum(nil, false).Backward()
+	// 4x5 input, rows [1 3 3 0 2] [2 5 5 -1 7] [7 7 4 4 6] [6 1 9 0 0]: the
+	// windows' first maxima are at flat 6 (5), 7 (5), 10 (the first 7), 17 (9).
+	want := make([]float32, 20)
+	for _, p := range []int{6, 7, 10, 17} {
+		want[p] = 1
+	}
+	if got := x.Grad().Float32s(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("grad %v, want %v", got, want)
+	}
+}
