@@ -659,6 +659,17 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 	for q := range nc {
 		c[q] += base
 	}
+	if nc > 0 && nc < nr && ldd == nr && kRunsLong(kOff) {
+		// A short last panel of long k runs (a weight gradient's last
+		// few output positions): its missing columns repeat the last one,
+		// so that the transposing packers take it instead of the element
+		// loop. Their products land in columns past the block's end,
+		// which are never written out.
+		for q := nc; q < nr; q++ {
+			c[q] = c[nc-1]
+		}
+		nc = nr
+	}
 	if nc < nr {
 		for k := range kOff {
 			clear(dst[k*ldd+nc : k*ldd+nr])
@@ -1065,12 +1076,23 @@ func kRunsLong(kOff []int) bool {
 // (ci, a, b) — phase plane and shift; plain padded input: plane 0, shift
 // (a*dh, b*dw) — and returns the smallest and largest offset.
 func convKOffsets(kOff []int, g convGeom, kp, ps, rs, hph, wph int) (kmin, kmax int) {
-	for ci := 0; ci < g.cinG; ci++ {
-		for a := 0; a < g.kh; a++ {
-			for b := 0; b < g.kw; b++ {
-				ra, rb := a*g.dh, b*g.dw
-				ph := (ra%g.sh*g.sw + rb%g.sw) * hph * wph
-				kOff[ci*kp+a*g.kw+b] = ci*ps + ph + ra/g.sh*rs + rb/g.sw
+	// Offset of tap (ci, a, b): ci*ps + its row part + its column part
+	// (phase plane and shift of each), the divisions done once per row
+	// and column rather than per tap (a weight gradient's 28x28 "kernel"
+	// over 64 channels has 50176 taps).
+	colPart := make([]int, g.kw)
+	for b := range colPart {
+		rb := b * g.dw
+		colPart[b] = rb%g.sw*hph*wph + rb/g.sw
+	}
+	for a := 0; a < g.kh; a++ {
+		ra := a * g.dh
+		rowPart := ra%g.sh*g.sw*hph*wph + ra/g.sh*rs
+		for ci := 0; ci < g.cinG; ci++ {
+			k := kOff[ci*kp+a*g.kw : ci*kp+(a+1)*g.kw]
+			base := ci*ps + rowPart
+			for b, c := range colPart {
+				k[b] = base + c
 			}
 		}
 	}
