@@ -100,6 +100,13 @@ func bmask(c bool) uint32 {
 // pick32 returns a where m is all ones, b where it is zero.
 func pick32(m, a, b uint32) uint32 { return b ^ ((a ^ b) & m) }
 
+// pool2x2RowAsm and pool2x2IdxRowAsm pool up to 16 outputs of one row at
+// level avx512 (pool2x2_amd64.s; nil elsewhere).
+var (
+	pool2x2RowAsm    func(r0, r1 *float32, vals *float32, idx *int64, n int)
+	pool2x2IdxRowAsm func(r0, r1 *float32, vals *float32, idx *int64, n int, i0, i1 int)
+)
+
 // maxPool2x2F32 is maxPool2x2 on f32 without branches; a NaN result gets
 // its quiet bit set, as maxPool2x2's round trip through float64 does.
 func maxPool2x2F32(src, out []float32, planes, h, w, oh, ow int) {
@@ -110,6 +117,18 @@ func maxPool2x2F32(src, out []float32, planes, h, w, oh, ow int) {
 			for i := 0; i < oh; i++ {
 				r0, r1 := in[2*i*w:2*i*w+2*ow], in[(2*i+1)*w:(2*i+1)*w+2*ow]
 				orow := o[i*ow : (i+1)*ow]
+				if pool2x2RowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+					for j := 0; j < ow; j += 16 {
+						pool2x2RowAsm(&r0[2*j], &r1[2*j], &orow[j], nil, min(16, ow-j))
+					}
+					continue
+				}
+				if pool2x2RowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+					for j := 0; j < ow; j += 16 {
+						pool2x2RowAsm(&r0[2*j], &r1[2*j], &orow[j], nil, min(16, ow-j))
+					}
+					continue
+				}
 				for j := range orow {
 					a, b, c, d := r0[2*j], r0[2*j+1], r1[2*j], r1[2*j+1]
 					best := a
@@ -137,6 +156,12 @@ func maxPool2x2IndicesF32(src, vals []float32, idxs []int64, planes, h, w, oh, o
 				b0, b1 := 2*i*w, (2*i+1)*w
 				r0, r1 := in[b0:b0+2*ow], in[b1:b1+2*ow]
 				vr, ir := vo[i*ow:(i+1)*ow], io[i*ow:(i+1)*ow]
+				if pool2x2IdxRowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+					for j := 0; j < ow; j += 16 {
+						pool2x2IdxRowAsm(&r0[2*j], &r1[2*j], &vr[j], &ir[j], min(16, ow-j), b0+2*j, b1+2*j)
+					}
+					continue
+				}
 				for j := range vr {
 					a, b, c, d := r0[2*j], r0[2*j+1], r1[2*j], r1[2*j+1]
 					best, bi := a, uint32(b0+2*j)

@@ -28,7 +28,8 @@ func maxPool2x2Ref(src []float32, planes, h, w, oh, ow int) ([]float32, []int64)
 	return vals, idxs
 }
 
-// TestMaxPool2x2F32: the branch-free f32 loops give the scalar loop's bits
+// TestMaxPool2x2F32: at every level, the f32 loops (branch-free Go, the
+// AVX-512 row kernel) give the scalar loop's bits
 // and indices — ties between +0 and -0 keep the first, the last NaN of a
 // window wins with its payload (quieted in the values-only kernel, as its
 // round trip through float64 does), odd edges are dropped.
@@ -36,7 +37,13 @@ func TestMaxPool2x2F32(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), math.Float32frombits(0x7f800003), 1, 1}
-	for _, sh := range [][2]int{{2, 2}, {4, 6}, {5, 7}, {28, 28}, {10, 10}} {
+	for _, lv := range levels() {
+		withLevel(lv, func() { testMaxPool2x2F32(t, r, lv, specials) })
+	}
+}
+
+func testMaxPool2x2F32(t *testing.T, r *rand.Rand, lv string, specials []float32) {
+	for _, sh := range [][2]int{{2, 2}, {4, 6}, {5, 7}, {28, 28}, {10, 10}, {4, 40}, {3, 35}, {2, 66}} {
 		h, w := sh[0], sh[1]
 		oh, ow := h/2, w/2
 		planes := 3
@@ -59,10 +66,10 @@ func TestMaxPool2x2F32(t *testing.T) {
 				wb |= 0x00400000 // the values-only kernel quiets NaNs
 			}
 			if gb := math.Float32bits(got[i]); gb != wb {
-				t.Fatalf("%dx%d: value %d = %#x, want %#x", h, w, i, gb, wb)
+				t.Fatalf("%s %dx%d: value %d = %#x, want %#x", lv, h, w, i, gb, wb)
 			}
 			if math.Float32bits(gotV[i]) != math.Float32bits(want[i]) || gotI[i] != wantIdx[i] {
-				t.Fatalf("%dx%d: with indices %d = %v@%d, want %v@%d", h, w, i, gotV[i], gotI[i], want[i], wantIdx[i])
+				t.Fatalf("%s %dx%d: with indices %d = %v@%d, want %v@%d", lv, h, w, i, gotV[i], gotI[i], want[i], wantIdx[i])
 			}
 		}
 	}
