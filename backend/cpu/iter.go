@@ -2,7 +2,7 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -21,27 +21,33 @@ func as[T any](b []byte) []T {
 var ParallelThreshold = 1 << 15
 
 // parallelFor runs fn over [0, n) split into contiguous chunks, in parallel
-// when cost (roughly elements touched) is large enough.
+// when cost (roughly elements touched) is large enough. The chunks are
+// ceil(n/GOMAXPROCS) long whoever runs them (a kernel's results never
+// depend on which thread ran a chunk), and the threads are the caller and
+// the GEMM pool's helpers, which take chunks from a shared counter: no
+// goroutine is started per call, and a helper the OS has not run yet is
+// not waited for (gemmParallelShare). When the pool is busy (a nested or a
+// concurrent call) the caller runs every chunk itself.
 func parallelFor(n, cost int, fn func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if cost < ParallelThreshold || workers <= 1 || n < 2 {
 		fn(0, n)
 		return
 	}
-	if workers > n {
-		workers = n
-	}
-	var wg sync.WaitGroup
+	workers = min(workers, n)
 	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, hi)
-	}
-	wg.Wait()
+	chunks := (n + chunk - 1) / chunk
+	var next atomic.Int64
+	gemmParallelShare(workers, func(_, _ int) {
+		for {
+			c := int(next.Add(1)) - 1
+			if c >= chunks {
+				return
+			}
+			lo := c * chunk
+			fn(lo, min(lo+chunk, n))
+		}
+	})
 }
 
 // nd describes a strided iteration over shape for several operands.
