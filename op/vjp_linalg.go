@@ -273,7 +273,9 @@ func scatterPlanes(b Builder, g, idx Value, shape []int) Value {
 	}
 	g2 := laReshape(b, g, []int{lead, oplane})
 	i2 := laReshape(b, idx, []int{lead, oplane})
-	z := Zeros(b, []int{lead, plane}, dt)
+	// The zeros are one element expanded: scatter_add's copy of its input
+	// is then a fill, not a read of a materialized zero tensor.
+	z := Call1(b, "expand", Attrs{"shape": []int{lead, plane}}, Zeros(b, []int{}, dt))
 	res := Call1(b, "scatter_add", Attrs{"dim": 1}, z, i2, g2)
 	return laReshape(b, res, shape)
 }

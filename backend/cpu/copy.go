@@ -58,12 +58,24 @@ func castLoop(s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 	})
 }
 
-func moveLoop[T any](s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
+func moveLoop[T uint8 | uint16 | uint32 | uint64](s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 	src, dst := as[T](srcB), as[T](dstB)
 	forEachRun(d.Shape, [][]int{d.Strides, s.Strides}, []int{d.Offset, s.Offset}, func(offs []int, n int, inner []int) {
 		o, a, so, sa := offs[0], offs[1], inner[0], inner[1]
 		if so == 1 && sa == 1 {
 			copy(dst[o:o+n], src[a:a+n])
+			return
+		}
+		if so == 1 && sa == 0 {
+			// A broadcast element (zeros expanded to a shape): a fill.
+			if v := src[a]; v == 0 {
+				clear(dst[o : o+n])
+			} else {
+				d := dst[o : o+n]
+				for i := range d {
+					d[i] = v
+				}
+			}
 			return
 		}
 		for i := 0; i < n; i++ {

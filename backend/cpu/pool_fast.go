@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -150,9 +151,24 @@ func scatterSumRows[T floatT](out, idx, s device.Operand, ob []T, ix []int64, sb
 	rows := op.Numel(out.Shape[:r-1])
 	ix = ix[idx.Offset : idx.Offset+rows*m]
 	sb = sb[s.Offset : s.Offset+rows*m]
-	for _, v := range ix {
-		if v < 0 || v >= int64(n) {
-			return true, outOfBounds(v, r-1, n)
+	// Every index is checked before anything is written (an in-place
+	// scatter must not be left half done): in parallel, then the first
+	// bad one, in order, is the error.
+	var bad atomic.Bool
+	parallelFor(rows, rows*m, func(lo, hi int) {
+		un := uint64(n)
+		for _, v := range ix[lo*m : hi*m] {
+			if uint64(v) >= un {
+				bad.Store(true)
+				return
+			}
+		}
+	})
+	if bad.Load() {
+		for _, v := range ix {
+			if v < 0 || v >= int64(n) {
+				return true, outOfBounds(v, r-1, n)
+			}
 		}
 	}
 	parallelFor(rows, rows*m*3, func(lo, hi int) {
