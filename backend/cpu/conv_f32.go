@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -182,6 +183,8 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	}
 	if asm512TileF32 != nil && atLeast(LevelAVX512) && krun < 8 {
 		t, nr = asm512TileF32, 64
+	} else if zt := convTile16Z(); zt != nil && atLeast(LevelAVX512) {
+		t = zt // the same 6x16 tile on ZMM registers: six FMAs a k step, not twelve
 	}
 	// Direct B: with at most six output channels per group a packed B
 	// element would be used once, so the ZMM tile reads B straight from
@@ -1122,3 +1125,19 @@ func convOutRuns(segs [][3]int, oidx []int) [][3]int {
 	}
 	return segs
 }
+
+// convTile16Z returns the 6x16 tile of convF32 run by the ZMM kernel
+// (gemmF32x6x16sz reading the packed panels: A (k, r) at k*6+r, B (k, c) at
+// k*16+c), with asmTileF32's blocking, or nil without AVX-512. Each element
+// is the same FMA chain, so the same bits as asmTileF32.
+var convTile16Z = sync.OnceValue(func() *gemmTile[float32] {
+	if smallKernF32Z == nil || asmTileF32 == nil {
+		return nil
+	}
+	t := *asmTileF32
+	k := smallKernF32Z
+	t.kern = func(kc int, a, b, c *float32, ldc int, _ *float32, load int) {
+		k(kc, a, 1, 6, b, 16, c, ldc, load)
+	}
+	return &t
+})
