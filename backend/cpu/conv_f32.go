@@ -349,9 +349,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 						copy(dst, src)
 						continue
 					}
-					for i, v := range src {
-						dst[i] = v + bv
-					}
+					vecAddScalarF32(dst, src, bv)
 				}
 			}
 		}
@@ -386,20 +384,23 @@ func convColumns(colOff, outIdx []int, g convGeom, lc int, wide bool, rs, img, c
 			c, r = 0, r+1
 		}
 	}
-	// The other images: the same pattern, shifted.
-	for n := 1; n < g.n; n++ {
-		co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
-		di, do := n*img, n*g.cout*L
-		for o, v := range co0 {
-			co[o] = v + di
-		}
-		for o, v := range oi0 {
-			if v >= 0 {
-				v += do
+	// The other images: the same pattern, shifted (in parallel: a batch of
+	// small images has tens of thousands of columns).
+	parallelFor(g.n-1, (g.n-1)*lc*2, func(lo, hi int) {
+		for n := lo + 1; n < hi+1; n++ {
+			co, oi := colOff[n*lc:(n+1)*lc], outIdx[n*lc:(n+1)*lc]
+			di, do := n*img, n*g.cout*L
+			for o, v := range co0 {
+				co[o] = v + di
 			}
-			oi[o] = v
+			for o, v := range oi0 {
+				if v >= 0 {
+					v += do
+				}
+				oi[o] = v
+			}
 		}
-	}
+	})
 }
 
 // conv1x1F32 is a 1x1, stride-1, unpadded convolution: per image and
