@@ -60,10 +60,10 @@ func TestLaunchDistJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A peer that saw rank 1 die (its zombie) and exited at once can
-			// be reaped in the same instant; either is a true report as long
-			// as rank 1's own exit is recorded.
-			peerFirst := tc.role == "die" && rep.FailedRank == 2 && rep.ExitCode == 3 && len(rep.Ranks) == 3 && rep.Ranks[1].ExitCode == 9
+			// A peer (rank 0 or 2) that saw rank 1 die and exited at once
+			// can be reaped in the same instant; either is a true report as
+			// long as rank 1's own exit is recorded.
+			peerFirst := tc.role == "die" && (rep.FailedRank == 0 || rep.FailedRank == 2) && rep.ExitCode == 3 && len(rep.Ranks) == 3 && rep.Ranks[1].ExitCode == 9
 			if (rep.ExitCode != tc.wantCode || rep.FailedRank != tc.wantFailed) && !peerFirst {
 				t.Fatalf("report %+v, want exit %d from rank %d\nstdout:\n%s\nstderr:\n%s", rep, tc.wantCode, tc.wantFailed, out.String(), errb.String())
 			}
