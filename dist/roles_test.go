@@ -49,6 +49,8 @@ func runRole(role string) int {
 		rerr = roleDDP(ctx, g)
 	case "tp":
 		rerr = roleTP(ctx, g)
+	case "tpgrad":
+		rerr = roleTPGrad(ctx, g)
 	case "kill":
 		rerr = roleKill(ctx, g)
 	case "never":

@@ -24,9 +24,19 @@ import (
 //
 // Splits may be uneven (Split gives the first ranks one more). The
 // collectives are the group's host collectives, run eagerly between ops:
-// the layers run in Strict or Debug mode, not inside a compiled program,
-// and they are inference layers — autograd does not record through a
-// collective (the result of a collective is a fresh tensor).
+// the layers run in Strict or Debug mode, not inside a compiled program.
+//
+// The layers train: their collectives are tensor.Functions with
+// Megatron-LM's conjugate backward (copyToParallel: identity forward,
+// all-reduce of the gradient; reduceFromParallel: all-reduce forward,
+// identity backward; gatherFromParallel: all-gather forward, this rank's
+// slice of the gradient backward; splitToParallel: this rank's slice
+// forward, all-gather backward), so every rank's parameters get the
+// gradient of its own shard and a replicated input gets the whole
+// gradient on every rank. The backward collectives run in the order
+// Backward visits the nodes, the same on every rank for the same model.
+// A collective that fails in backward panics with a *tensor.Error
+// (Backward has no error result); run Backward under tensor.Catch.
 
 // Split cuts n items into parts contiguous shares as even as possible:
 // the first n%parts shares get one item more. It returns each share's
@@ -182,13 +192,13 @@ func NewColumnParallelLinear(g *Group, w, b *tensor.Tensor, sizes []int, gather 
 // with GatherOutput the whole product [..., out].
 func (m *ColumnParallelLinear) Forward(ctx context.Context, x *tensor.Tensor) (*tensor.Tensor, error) {
 	var y *tensor.Tensor
-	if err := tensor.Catch(func() { y = tensor.Linear(x, m.Weight, m.Bias) }); err != nil {
+	if err := tensor.Catch(func() { y = tensor.Linear(copyToParallel(ctx, m.Group, x), m.Weight, m.Bias) }); err != nil {
 		return nil, fmt.Errorf("dist: column-parallel linear: %w", err)
 	}
 	if !m.GatherOutput {
 		return y, nil
 	}
-	return AllGatherLastDim(ctx, m.Group, y, m.Sizes)
+	return gatherFromParallel(ctx, m.Group, y, m.Sizes)
 }
 
 // RowParallelLinear is a Linear whose input features are split over a
@@ -237,14 +247,14 @@ func (m *RowParallelLinear) Forward(ctx context.Context, x *tensor.Tensor) (*ten
 	var y *tensor.Tensor
 	err := tensor.Catch(func() {
 		if !m.InputIsParallel {
-			x = x.Narrow(-1, Offsets(m.Sizes)[m.Group.Rank()], m.Sizes[m.Group.Rank()])
+			x = splitToParallel(ctx, m.Group, x, m.Sizes)
 		}
 		y = tensor.Linear(x, m.Weight, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dist: row-parallel linear: %w", err)
 	}
-	if y, err = AllReduceSum(ctx, m.Group, y); err != nil {
+	if y, err = reduceFromParallel(ctx, m.Group, y); err != nil {
 		return nil, err
 	}
 	if m.Bias != nil {
@@ -297,26 +307,122 @@ func (m *VocabParallelEmbedding) Forward(ctx context.Context, ids *tensor.Tensor
 func EmbedVocabParallel(ctx context.Context, g *Group, w *tensor.Tensor, start int, ids *tensor.Tensor) (*tensor.Tensor, error) {
 	var e *tensor.Tensor
 	err := tensor.Catch(func() {
+		n := w.Size(0)
+		var local, in *tensor.Tensor
 		tensor.NoGrad(func() {
-			n := w.Size(0)
-			local := ids.ToDType(dtype.I64).SubScalar(start)
-			in := local.GeScalar(0).LogicalAnd(local.LtScalar(n))
-			if n == 0 {
-				e = tensor.Zeros(w.Device(), w.DType(), append(ids.Shape(), w.Size(1))...)
-				return
-			}
+			local = ids.ToDType(dtype.I64).SubScalar(start)
+			in = local.GeScalar(0).LogicalAnd(local.LtScalar(n))
 			local = tensor.Where(in, local, tensor.ZerosLike(local))
-			e = tensor.Embedding(w, local).MaskedFill(in.LogicalNot().Unsqueeze(-1), 0)
 		})
+		if n == 0 {
+			e = tensor.Zeros(w.Device(), w.DType(), append(ids.Shape(), w.Size(1))...)
+			return
+		}
+		// Recorded (w's gradient gets the rows this rank holds); the ids'
+		// arithmetic above is not.
+		e = tensor.Embedding(w, local).MaskedFill(in.LogicalNot().Unsqueeze(-1), 0)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dist: vocab-parallel embedding: %w", err)
 	}
+	return reduceFromParallel(ctx, g, e)
+}
+
+// copyToParallel is x going into a tensor-parallel region: the identity,
+// whose backward sums the ranks' gradients (each rank's part of the
+// region used x; x's whole gradient is the sum).
+func copyToParallel(ctx context.Context, g *Group, x *tensor.Tensor) *tensor.Tensor {
 	if g.Size() == 1 {
-		return e, nil
+		return x
 	}
-	if err := g.AllReduce(ctx, e, Sum); err != nil {
-		return nil, err
+	return tensor.Function("tp_copy_to_parallel", []*tensor.Tensor{x}, func() []*tensor.Tensor {
+		return []*tensor.Tensor{x}
+	}, func(gr []*tensor.Tensor) []*tensor.Tensor {
+		s, err := AllReduceSum(ctx, g, gr[0])
+		mustTP("tp_copy_to_parallel backward", err)
+		return []*tensor.Tensor{s}
+	})[0]
+}
+
+// reduceFromParallel sums the ranks' partial results; its backward is the
+// identity (every rank's part contributed to the sum once).
+func reduceFromParallel(ctx context.Context, g *Group, y *tensor.Tensor) (*tensor.Tensor, error) {
+	if g.Size() == 1 {
+		return y, nil
 	}
-	return e, nil
+	var ferr error
+	var out []*tensor.Tensor
+	err := tensor.Catch(func() {
+		out = tensor.Function("tp_reduce_from_parallel", []*tensor.Tensor{y}, func() []*tensor.Tensor {
+			var s *tensor.Tensor
+			s, ferr = AllReduceSum(ctx, g, y)
+			if ferr != nil {
+				return []*tensor.Tensor{y} // discarded
+			}
+			return []*tensor.Tensor{s}
+		}, func(gr []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{gr[0]} })
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dist: all_reduce: %w", err)
+	}
+	return out[0], nil
+}
+
+// gatherFromParallel concatenates the ranks' last-dim slices; its backward
+// keeps this rank's slice of the gradient.
+func gatherFromParallel(ctx context.Context, g *Group, y *tensor.Tensor, sizes []int) (*tensor.Tensor, error) {
+	if g.Size() == 1 {
+		return y, nil
+	}
+	off, n := Offsets(sizes)[g.Rank()], sizes[g.Rank()]
+	var ferr error
+	var out []*tensor.Tensor
+	err := tensor.Catch(func() {
+		out = tensor.Function("tp_gather_from_parallel", []*tensor.Tensor{y}, func() []*tensor.Tensor {
+			var a *tensor.Tensor
+			a, ferr = AllGatherLastDim(ctx, g, y, sizes)
+			if ferr != nil {
+				return []*tensor.Tensor{y} // discarded
+			}
+			return []*tensor.Tensor{a}
+		}, func(gr []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{gr[0].Narrow(-1, off, n).Contiguous()}
+		})
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dist: all_gather along the last dim: %w", err)
+	}
+	return out[0], nil
+}
+
+// splitToParallel is this rank's last-dim slice of a replicated x; its
+// backward all-gathers the ranks' slices of the gradient, so that x's
+// gradient is whole on every rank.
+func splitToParallel(ctx context.Context, g *Group, x *tensor.Tensor, sizes []int) *tensor.Tensor {
+	off, n := Offsets(sizes)[g.Rank()], sizes[g.Rank()]
+	if g.Size() == 1 {
+		return x.Narrow(-1, off, n)
+	}
+	return tensor.Function("tp_split_to_parallel", []*tensor.Tensor{x}, func() []*tensor.Tensor {
+		return []*tensor.Tensor{x.Narrow(-1, off, n)}
+	}, func(gr []*tensor.Tensor) []*tensor.Tensor {
+		a, err := AllGatherLastDim(ctx, g, gr[0].Contiguous(), sizes)
+		mustTP("tp_split_to_parallel backward", err)
+		return []*tensor.Tensor{a}
+	})[0]
+}
+
+// mustTP panics with a tensor error for a collective that failed inside
+// backward (Backward has no error result; its caller's tensor.Catch
+// returns it).
+func mustTP(what string, err error) {
+	if err != nil {
+		panic(&tensor.Error{Op: what, Msg: err.Error(), Err: err})
+	}
 }

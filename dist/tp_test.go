@@ -173,3 +173,123 @@ func TestTensorParallelLayers(t *testing.T) {
 		})
 	}
 }
+
+// gradOf returns t's gradient, or an error naming what has none.
+func gradOf(what string, t *tensor.Tensor) (*tensor.Tensor, error) {
+	if t.Grad() == nil {
+		return nil, fmt.Errorf("%s has no gradient", what)
+	}
+	return t.Grad(), nil
+}
+
+// roleTPGrad trains through the tensor-parallel layers: a column-parallel
+// then a row-parallel Linear (with the slices passed between them, and
+// with the column output gathered and the row input split), and a
+// vocab-parallel embedding. Every rank's parameter gradients must equal
+// its shard of the unsharded model's, and a replicated input's gradient
+// the whole one.
+func roleTPGrad(ctx context.Context, g *Group) error {
+	const in, hidden, out, vocab, dim = 6, 7, 5, 11, 4
+	w1, b1 := randMat(11, hidden, in), randMat(12, 1, hidden).Reshape(hidden)
+	w2, b2 := randMat(13, out, hidden), randMat(14, 1, out).Reshape(out)
+	r := randMat(15, 4, out)
+	x0 := randMat(16, 4, in)
+	leaf := func(t *tensor.Tensor) *tensor.Tensor { return t.Clone().SetRequiresGrad(true) }
+
+	// The unsharded reference.
+	fw1, fb1, fw2, fb2, fx := leaf(w1), leaf(b1), leaf(w2), leaf(b2), leaf(x0)
+	y := tensor.Linear(tensor.Linear(fx, fw1, fb1).Relu(), fw2, fb2)
+	y.Mul(r).Sum(nil, false).Backward()
+
+	rank := g.Rank()
+	hs := Split(hidden, g.Size())
+	off, n := Offsets(hs)[rank], hs[rank]
+	for _, parallelIO := range []bool{true, false} {
+		col, err := NewColumnParallelLinear(g, w1, leaf(b1), nil, !parallelIO)
+		if err != nil {
+			return err
+		}
+		row, err := NewRowParallelLinear(g, w2, leaf(b2), nil, parallelIO)
+		if err != nil {
+			return err
+		}
+		x := leaf(x0)
+		h, err := col.Forward(ctx, x)
+		if err != nil {
+			return err
+		}
+		yt, err := row.Forward(ctx, h.Relu())
+		if err != nil {
+			return err
+		}
+		if err := closeTo("tensor-parallel output", yt, y); err != nil {
+			return err
+		}
+		if err := tensor.Catch(func() { yt.Mul(r).Sum(nil, false).Backward() }); err != nil {
+			return err
+		}
+		checks := []struct {
+			what      string
+			got, want *tensor.Tensor
+		}{
+			{"column weight", col.Weight, fw1.Grad().Narrow(0, off, n)},
+			{"column bias", col.Bias, fb1.Grad().Narrow(0, off, n)},
+			{"row weight", row.Weight, fw2.Grad().Narrow(1, off, n)},
+			{"row bias", row.Bias, fb2.Grad()},
+			{"input", x, fx.Grad()},
+		}
+		for _, c := range checks {
+			gr, err := gradOf(c.what, c.got)
+			if err != nil {
+				return err
+			}
+			if err := closeTo(fmt.Sprintf("%s gradient (parallel io %v)", c.what, parallelIO), gr, c.want.Contiguous()); err != nil {
+				return err
+			}
+		}
+	}
+
+	// The embedding: its rows' gradients land on the rank that holds them.
+	table := randMat(17, vocab, dim)
+	ids := tensor.FromSlice(cpu, []int64{3, 10, 0, 3, 7, 5}, 2, 3)
+	re := randMat(18, 6, dim).Reshape(2, 3, dim)
+	full := leaf(table)
+	tensor.Embedding(full, ids).Mul(re).Sum(nil, false).Backward()
+	emb, err := NewVocabParallelEmbedding(g, table, nil)
+	if err != nil {
+		return err
+	}
+	e, err := emb.Forward(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if err := tensor.Catch(func() { e.Mul(re).Sum(nil, false).Backward() }); err != nil {
+		return err
+	}
+	if emb.Weight.Size(0) > 0 {
+		gr, err := gradOf("embedding", emb.Weight)
+		if err != nil {
+			return err
+		}
+		if err := closeTo("embedding gradient", gr, full.Grad().Narrow(0, emb.Start, emb.Weight.Size(0)).Contiguous()); err != nil {
+			return err
+		}
+	}
+	fmt.Println("OK")
+	return nil
+}
+
+// TestTensorParallelBackward runs roleTPGrad on 2 and 3 ranks (3: uneven
+// hidden shares).
+func TestTensorParallelBackward(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			res := spawn(t, n, "tpgrad", 60*time.Second, nil)
+			for _, r := range res {
+				if r.code != 0 || !strings.Contains(r.out, "OK") {
+					t.Errorf("rank %d exited %d:\n%s", r.rank, r.code, r.out)
+				}
+			}
+		})
+	}
+}

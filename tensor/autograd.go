@@ -55,6 +55,8 @@ type node struct {
 	// tensorMeta[i] is the autograd meta of output i (for hooks and retain_grad).
 	tensorMeta []*autogradMeta
 	released   bool
+	// custom marks a Function's node: its VJP is user code.
+	custom bool
 }
 
 func (n *node) name() string { return n.def.Name }
@@ -412,7 +414,17 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		if !has {
 			continue
 		}
+		if n.custom {
+			for _, gk := range gs {
+				own.escape(gk) // user code may keep it
+			}
+		}
 		ing := callVJP(n, gs, own)
+		if n.custom {
+			for _, g := range ing {
+				own.escape(g)
+			}
+		}
 		if !retain {
 			n.release()
 		}
