@@ -28,6 +28,9 @@ type autogradMeta struct {
 	// readyHooks run during Backward as soon as this leaf's gradient for
 	// the pass is complete (RegisterGradReadyHook).
 	readyHooks []func(*Tensor)
+	// consumed: the ready hooks take the pass's gradient; it is not
+	// accumulated into grad (SetGradConsumedByHooks).
+	consumed bool
 	// leafLayout is the layout of the leaf tensor this meta belongs to
 	// (set when an op records an edge to it): the layout its accumulated
 	// gradient must have to be adopted without a copy (accumulateLeaf).
@@ -136,6 +139,20 @@ func (t *Tensor) RegisterGradReadyHook(f func(grad *Tensor)) {
 		errorf("register_grad_ready_hook", []*Tensor{t}, "grad-ready hooks go on leaf tensors that require grad")
 	}
 	t.grad.readyHooks = append(t.grad.readyHooks, f)
+}
+
+// SetGradConsumedByHooks marks leaf t (with grad-ready hooks) so that its
+// gradient for a pass belongs to those hooks: once they have run, Backward
+// neither keeps it nor accumulates it into Grad, and frees its memory at
+// once when nothing else the pass still holds can see it. FSDP uses it: its
+// hook copies each full parameter's gradient into the unit's
+// reduce-scatter, and the full gradients no longer all live until the end
+// of backward. Grad stays as it was (nil for FSDP's parameters).
+func (t *Tensor) SetGradConsumedByHooks(on bool) {
+	if !t.RequiresGrad() || !t.IsLeaf() {
+		errorf("set_grad_consumed_by_hooks", []*Tensor{t}, "only leaf tensors that require grad")
+	}
+	t.grad.consumed = on
 }
 
 // Detach returns a view of t's storage that is not part of any graph.
@@ -282,6 +299,10 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 	// code saw, so that accumulateLeaf can adopt a gradient nothing else
 	// can reach instead of copying it.
 	own := newGradOwnership()
+	// Freeing a pass's temporaries as it goes is for eager execution only:
+	// in Fused mode (or a trace) a materialised storage may still be an
+	// input of the pending graph.
+	own.eager = CurrentMode() != Fused && !Tracing()
 	// In Fused mode, what this pass makes and nobody else can reach is no
 	// output of the pending graph (lazy_owned.go).
 	own.scope = beginOwnScope()
@@ -343,9 +364,21 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 				fired = map[*autogradMeta]bool{}
 			}
 			fired[m] = true
-			own.escape(g)
+			if !m.consumed {
+				own.escape(g)
+			}
 			for _, h := range m.readyHooks {
 				own.scope.user(func() { h(g) })
+			}
+			if m.consumed && len(m.readyHooks) > 0 {
+				// The hooks took it (and, by their contract, kept
+				// nothing): drop it, and free it now if this pass made it
+				// and nothing it still holds views it.
+				delete(leafGrads, m)
+				if own.freeable(g, leafGrads, grads) {
+					g.st.freed.Store(true)
+					g.st.handle.release()
+				}
 			}
 		}
 	}
@@ -442,6 +475,16 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			}
 			grads[e.node][e.outIndex] = own.accumulate(grads[e.node][e.outIndex], gj)
 		}
+		// The node's incoming gradients are consumed: free those this pass
+		// made that nothing it still holds views (PyTorch frees them as
+		// their reference counts drop), so a long backward's peak is its
+		// widest point, not the sum of its steps.
+		for _, gk := range gs {
+			if own.freeable(gk, leafGrads, grads) {
+				gk.st.freed.Store(true)
+				gk.st.handle.release()
+			}
+		}
 	}
 	if prev != nil {
 		readyAfter(prev)
@@ -466,7 +509,9 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		own.hold(leafGrads[m])
 	}
 	for _, m := range leaves {
-		accumulateLeaf(m, leafGrads[m], own)
+		if g := leafGrads[m]; g != nil {
+			accumulateLeaf(m, g, own)
+		}
 	}
 	own.release(leaves, leafGrads)
 }
@@ -499,7 +544,7 @@ func (o *gradOwnership) release(leaves []*autogradMeta, sums map[*autogradMeta]*
 	}
 	for w := range o.fresh {
 		st := w.Value()
-		if st == nil || keep[st] || st.handle == nil || st.lazy.Load() != nil {
+		if !o.eager || st == nil || keep[st] || st.handle == nil || st.lazy.Load() != nil {
 			continue
 		}
 		if st.freed.CompareAndSwap(false, true) {
@@ -527,6 +572,9 @@ type gradOwnership struct {
 	fresh   map[weak.Pointer[Storage]]bool // allocated by this pass's own ops
 	escaped map[weak.Pointer[Storage]]bool // seen by user code or kept elsewhere
 	holders map[weak.Pointer[Storage]]int  // leaf gradients viewing the storage
+	// eager: the pass runs op by op (Strict, Debug), so it may free its
+	// storages as soon as nothing can reach them.
+	eager bool
 	// scope collects the pending storages the pass makes (Fused mode).
 	scope *ownScope
 }
@@ -554,6 +602,33 @@ func (o *gradOwnership) made(in []*Tensor, out ...*Tensor) {
 			o.fresh[weak.Make(t.st)] = true
 		}
 	}
+}
+
+// freeable reports whether g's storage can be freed in the middle of the
+// pass: an eager storage this pass made, seen by no user code, and viewed
+// by no leaf gradient or pending node gradient the pass still holds.
+func (o *gradOwnership) freeable(g *Tensor, leafGrads map[*autogradMeta]*Tensor, grads map[*node][]*Tensor) bool {
+	if !o.eager || g == nil || g.st == nil || g.st.handle == nil || g.st.lazy.Load() != nil || g.st.freed.Load() {
+		return false
+	}
+	st := g.st
+	w := weak.Make(st)
+	if !o.fresh[w] || o.escaped[w] {
+		return false
+	}
+	for _, t := range leafGrads {
+		if t != nil && t.st == st {
+			return false
+		}
+	}
+	for _, ts := range grads {
+		for _, t := range ts {
+			if t != nil && t.st == st {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // escape marks t's storage as visible outside this pass.
