@@ -210,6 +210,9 @@ func NewFSDP(ctx context.Context, g *Group, units []FSDPUnit, opts FSDPOptions) 
 		}
 		for i, p := range u.params {
 			p.RegisterGradReadyHook(func(grad *tensor.Tensor) { u.gradReady(i, grad) })
+			// The hook copies the gradient into the unit's reduce-scatter:
+			// autograd need not keep the full gradient (nor set Grad).
+			p.SetGradConsumedByHooks(true)
 		}
 	}
 	f.stats = FSDPStats{}
@@ -400,6 +403,15 @@ func (u *Unit) fill(i int, grad *tensor.Tensor) {
 // (backward is done with them).
 func (u *Unit) launch(inBackward bool) {
 	f := u.f
+	// Earlier units whose exchange has finished no longer need their full
+	// gradient: free it now rather than at Sync, so that the pass holds
+	// the full gradients of the units in flight, not of every unit.
+	for _, v := range f.units {
+		if v != u && v.work != nil && v.gradFull != nil && v.work.Done() {
+			v.gradFull.Free()
+			v.gradFull = nil
+		}
+	}
 	u.gradPart = tensor.Empty(u.shard.Device(), u.dt, u.shardLen)
 	u.work = f.g.ReduceScatterTensorAsync(context.Background(), u.gradPart, u.gradFull, Avg)
 	f.stats.ReduceScatters++
@@ -491,7 +503,9 @@ func (f *FSDP) Sync(ctx context.Context) error {
 					g = prev.Add(g)
 				}
 				u.shard.SetGrad(g)
-				u.gradFull.Free()
+				if u.gradFull != nil {
+					u.gradFull.Free()
+				}
 			}
 		})
 	}

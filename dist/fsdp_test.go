@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/nn"
 	"github.com/gotpu/gotpu/optim"
@@ -346,5 +347,84 @@ func TestFSDPErrors(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func init() { moreRoles["fsdp-mem"] = roleFSDPMem }
+
+// roleFSDPMem measures the allocator's peak during an FSDP backward over
+// four 256x256 Linear units (256 KiB of weights each): the full parameter
+// gradients are consumed by the reduce-scatter hooks and freed, and a
+// unit's full flat gradient once its exchange is done, so the peak stays
+// well under the two full copies of every unit's gradient (autograd's and
+// the exchange's) that used to live until the end of backward.
+func roleFSDPMem(ctx context.Context, g *Group) error {
+	const units, width = 4, 256
+	tensor.ManualSeed(3)
+	layers := make([]*nn.Linear, units)
+	specs := make([]FSDPUnit, units)
+	for i := range layers {
+		layers[i] = nn.NewLinear(cpu, width, width, false)
+		specs[i] = ModuleUnit(fmt.Sprint("l", i), layers[i])
+	}
+	f, err := NewFSDP(ctx, g, specs, FSDPOptions{})
+	if err != nil {
+		return err
+	}
+	x := randMat(5, 2, width)
+	step := func() error {
+		h := x
+		for i, l := range layers {
+			var err error
+			if h, err = f.Unit(i).Forward(ctx, func() *tensor.Tensor { return l.Forward(h).Tanh() }); err != nil {
+				return err
+			}
+		}
+		return f.Backward(ctx, h.Sum(nil, false))
+	}
+	if err := step(); err != nil { // warm the allocator's cache
+		return err
+	}
+	raw, err := device.Lookup("cpu")
+	if err != nil {
+		return err
+	}
+	be, ok := raw.(interface {
+		ResetPeakMemory(int)
+		MemStats(int) device.MemStats
+	})
+	if !ok {
+		return fmt.Errorf("the cpu backend reports no peak memory")
+	}
+	be.ResetPeakMemory(0)
+	base := be.MemStats(0).Allocated
+	if err := step(); err != nil {
+		return err
+	}
+	peak := be.MemStats(0).PeakAllocated - base
+	for i, l := range layers {
+		if l.Weight.Grad() != nil {
+			return fmt.Errorf("unit %d's full parameter kept a gradient", i)
+		}
+		if f.Unit(i).Shard().Grad() == nil {
+			return fmt.Errorf("unit %d's shard got no gradient", i)
+		}
+	}
+	full := int64(units * width * width * 4)
+	fmt.Printf("PEAK %d of %d\n", peak, full)
+	if peak >= full*3/2 {
+		return fmt.Errorf("backward peaked at %d bytes over the step's start, want under 1.5x the %d bytes of every unit's full gradient", peak, full)
+	}
+	fmt.Println("OK")
+	return nil
+}
+
+// TestFSDPBackwardPeak runs roleFSDPMem on 2 ranks.
+func TestFSDPBackwardPeak(t *testing.T) {
+	for _, r := range spawn(t, 2, "fsdp-mem", 60*time.Second, nil) {
+		if r.code != 0 || !strings.Contains(r.out, "OK") {
+			t.Errorf("rank %d exited %d:\n%s", r.rank, r.code, r.out)
+		}
+		t.Logf("rank %d: %s", r.rank, strings.TrimSpace(r.out))
 	}
 }
