@@ -1067,17 +1067,19 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			}
 		}
 		if mpiFailed != 0 {
-			if err := e.peers(c, true); err != nil {
-				return err
-			}
 			// MPI also fails calls that differ between ranks (their
 			// counts differ): publish this rank's descriptor and look
-			// for a peer's that differs.
+			// for a peer's that differs. First: a peer that saw the
+			// mismatch reports it and may close the group at once, and
+			// this rank must name the mismatch, not the closed group.
 			if !probed && !c.p2p {
 				probed = true
 				e.publishDesc(c)
 			}
 			if err := e.probeDesc(c); err != nil {
+				return err
+			}
+			if err := e.peers(c, true); err != nil {
 				return err
 			}
 			if time.Now().After(failUntil) {
