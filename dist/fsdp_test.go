@@ -412,6 +412,9 @@ func roleFSDPMem(ctx context.Context, g *Group) error {
 	}
 	full := int64(units * width * width * 4)
 	fmt.Printf("PEAK %d of %d\n", peak, full)
+	// Under 1.5x: also when no exchange has finished by the next launch
+	// (the race detector's slow runs: every unit's flat gradient alive,
+	// 1.39 MiB), against 1.70 MiB before the full gradients were consumed.
 	if peak >= full*3/2 {
 		return fmt.Errorf("backward peaked at %d bytes over the step's start, want under 1.5x the %d bytes of every unit's full gradient", peak, full)
 	}
