@@ -376,8 +376,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 				// and nothing it still holds views it.
 				delete(leafGrads, m)
 				if own.freeable(g, leafGrads, grads) {
-					g.st.freed.Store(true)
-					g.st.handle.release()
+					g.st.free()
 				}
 			}
 		}
@@ -481,8 +480,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		// widest point, not the sum of its steps.
 		for _, gk := range gs {
 			if own.freeable(gk, leafGrads, grads) {
-				gk.st.freed.Store(true)
-				gk.st.handle.release()
+				gk.st.free()
 			}
 		}
 	}
@@ -547,9 +545,7 @@ func (o *gradOwnership) release(leaves []*autogradMeta, sums map[*autogradMeta]*
 		if !o.eager || st == nil || keep[st] || st.handle == nil || st.lazy.Load() != nil {
 			continue
 		}
-		if st.freed.CompareAndSwap(false, true) {
-			st.handle.release()
-		}
+		st.free()
 	}
 	if o.scope != nil && len(o.scope.made) > 0 {
 		o.scope.dropUnkept(keep)

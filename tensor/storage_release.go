@@ -19,9 +19,7 @@ func (t *Tensor) ReleaseStorage() {
 	if err := t.st.be.Sync(t.st.dev.Index); err != nil {
 		panic(&Error{Op: "release_storage", Msg: err.Error(), Err: err})
 	}
-	if t.st.freed.CompareAndSwap(false, true) && t.st.handle != nil {
-		t.st.handle.release()
-	}
+	t.st.free()
 }
 
 // StorageReleased reports whether t's storage has no buffer (after

@@ -170,8 +170,14 @@ func (t *Tensor) Free() {
 	if t.st == nil { // a Go scalar owns no storage
 		return
 	}
-	if t.st.freed.CompareAndSwap(false, true) && t.st.handle != nil {
-		t.st.handle.release()
+	t.st.free()
+}
+
+// free returns the storage's buffer to its device now (once; a storage
+// without a buffer yet has nothing to return).
+func (st *Storage) free() {
+	if st.freed.CompareAndSwap(false, true) && st.handle != nil {
+		st.handle.release()
 	}
 }
 
