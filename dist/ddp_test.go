@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -93,12 +92,7 @@ func roleDDP(ctx context.Context, g *Group) error {
 func TestDDPEqualsSingleProcess(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%d-ranks", n), func(t *testing.T) {
-			res := spawn(t, n, "ddp", 60*time.Second, nil)
-			for _, r := range res {
-				if r.code != 0 || !strings.Contains(r.out, "OK") {
-					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
-				}
-			}
+			expectOK(t, spawn(t, n, "ddp", 60*time.Second, nil))
 		})
 	}
 }

@@ -201,12 +201,7 @@ func TestFSDPEqualsSingleProcess(t *testing.T) {
 			if tc.keep {
 				keep = "1"
 			}
-			res := spawn(t, tc.ranks, "fsdp", 60*time.Second, func(int) []string { return []string{"GOTPU_FSDP_KEEP=" + keep} })
-			for _, r := range res {
-				if r.code != 0 || !strings.Contains(r.out, "OK") {
-					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
-				}
-			}
+			expectOK(t, spawn(t, tc.ranks, "fsdp", 60*time.Second, func(int) []string { return []string{"GOTPU_FSDP_KEEP=" + keep} }))
 		})
 	}
 }
@@ -424,10 +419,9 @@ func roleFSDPMem(ctx context.Context, g *Group) error {
 
 // TestFSDPBackwardPeak runs roleFSDPMem on 2 ranks.
 func TestFSDPBackwardPeak(t *testing.T) {
-	for _, r := range spawn(t, 2, "fsdp-mem", 60*time.Second, nil) {
-		if r.code != 0 || !strings.Contains(r.out, "OK") {
-			t.Errorf("rank %d exited %d:\n%s", r.rank, r.code, r.out)
-		}
+	res := spawn(t, 2, "fsdp-mem", 60*time.Second, nil)
+	expectOK(t, res)
+	for _, r := range res {
 		t.Logf("rank %d: %s", r.rank, strings.TrimSpace(r.out))
 	}
 }

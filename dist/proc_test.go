@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,4 +96,14 @@ func splitHostPort(a string) (string, string, error) {
 		}
 	}
 	return a, "", fmt.Errorf("no port in %q", a)
+}
+
+// expectOK reports every rank that did not exit 0 printing OK.
+func expectOK(t *testing.T, res []rankResult) {
+	t.Helper()
+	for _, r := range res {
+		if r.code != 0 || !strings.Contains(r.out, "OK") {
+			t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
+		}
+	}
 }

@@ -423,14 +423,9 @@ func TestCollectives(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := spawn(t, tc.ranks, "coll", 60*time.Second, func(int) []string {
+			expectOK(t, spawn(t, tc.ranks, "coll", 60*time.Second, func(int) []string {
 				return []string{"GOTPU_DIST_TEST_SLOT=" + tc.slot, "GOTPU_DIST_TEST_P2P=" + tc.slot}
-			})
-			for _, r := range res {
-				if r.code != 0 || !strings.Contains(r.out, "OK") {
-					t.Errorf("rank %d exit %d:\n%s", r.rank, r.code, r.out)
-				}
-			}
+			}))
 		})
 	}
 }

@@ -335,13 +335,10 @@ func copyToParallel(ctx context.Context, g *Group, x *tensor.Tensor) *tensor.Ten
 	if g.Size() == 1 {
 		return x
 	}
-	return tensor.Function("tp_copy_to_parallel", []*tensor.Tensor{x}, func() []*tensor.Tensor {
-		return []*tensor.Tensor{x}
-	}, func(gr []*tensor.Tensor) []*tensor.Tensor {
-		s, err := AllReduceSum(ctx, g, gr[0])
-		mustTP("tp_copy_to_parallel backward", err)
-		return []*tensor.Tensor{s}
-	})[0]
+	y, err := tpFunction("tp_copy_to_parallel", x, func() (*tensor.Tensor, error) { return x, nil },
+		func(gr *tensor.Tensor) (*tensor.Tensor, error) { return AllReduceSum(ctx, g, gr) })
+	mustTP("tp_copy_to_parallel", err)
+	return y
 }
 
 // reduceFromParallel sums the ranks' partial results; its backward is the
@@ -350,25 +347,8 @@ func reduceFromParallel(ctx context.Context, g *Group, y *tensor.Tensor) (*tenso
 	if g.Size() == 1 {
 		return y, nil
 	}
-	var ferr error
-	var out []*tensor.Tensor
-	err := tensor.Catch(func() {
-		out = tensor.Function("tp_reduce_from_parallel", []*tensor.Tensor{y}, func() []*tensor.Tensor {
-			var s *tensor.Tensor
-			s, ferr = AllReduceSum(ctx, g, y)
-			if ferr != nil {
-				return []*tensor.Tensor{y} // discarded
-			}
-			return []*tensor.Tensor{s}
-		}, func(gr []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{gr[0]} })
-	})
-	if ferr != nil {
-		return nil, ferr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("dist: all_reduce: %w", err)
-	}
-	return out[0], nil
+	return tpFunction("tp_reduce_from_parallel", y, func() (*tensor.Tensor, error) { return AllReduceSum(ctx, g, y) },
+		func(gr *tensor.Tensor) (*tensor.Tensor, error) { return gr, nil })
 }
 
 // gatherFromParallel concatenates the ranks' last-dim slices; its backward
@@ -378,27 +358,8 @@ func gatherFromParallel(ctx context.Context, g *Group, y *tensor.Tensor, sizes [
 		return y, nil
 	}
 	off, n := Offsets(sizes)[g.Rank()], sizes[g.Rank()]
-	var ferr error
-	var out []*tensor.Tensor
-	err := tensor.Catch(func() {
-		out = tensor.Function("tp_gather_from_parallel", []*tensor.Tensor{y}, func() []*tensor.Tensor {
-			var a *tensor.Tensor
-			a, ferr = AllGatherLastDim(ctx, g, y, sizes)
-			if ferr != nil {
-				return []*tensor.Tensor{y} // discarded
-			}
-			return []*tensor.Tensor{a}
-		}, func(gr []*tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{gr[0].Narrow(-1, off, n).Contiguous()}
-		})
-	})
-	if ferr != nil {
-		return nil, ferr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("dist: all_gather along the last dim: %w", err)
-	}
-	return out[0], nil
+	return tpFunction("tp_gather_from_parallel", y, func() (*tensor.Tensor, error) { return AllGatherLastDim(ctx, g, y, sizes) },
+		func(gr *tensor.Tensor) (*tensor.Tensor, error) { return gr.Narrow(-1, off, n).Contiguous(), nil })
 }
 
 // splitToParallel is this rank's last-dim slice of a replicated x; its
@@ -409,13 +370,41 @@ func splitToParallel(ctx context.Context, g *Group, x *tensor.Tensor, sizes []in
 	if g.Size() == 1 {
 		return x.Narrow(-1, off, n)
 	}
-	return tensor.Function("tp_split_to_parallel", []*tensor.Tensor{x}, func() []*tensor.Tensor {
-		return []*tensor.Tensor{x.Narrow(-1, off, n)}
-	}, func(gr []*tensor.Tensor) []*tensor.Tensor {
-		a, err := AllGatherLastDim(ctx, g, gr[0].Contiguous(), sizes)
-		mustTP("tp_split_to_parallel backward", err)
-		return []*tensor.Tensor{a}
-	})[0]
+	y, err := tpFunction("tp_split_to_parallel", x, func() (*tensor.Tensor, error) { return x.Narrow(-1, off, n), nil },
+		func(gr *tensor.Tensor) (*tensor.Tensor, error) {
+			return AllGatherLastDim(ctx, g, gr.Contiguous(), sizes)
+		})
+	mustTP("tp_split_to_parallel", err)
+	return y
+}
+
+// tpFunction is tensor.Function for one tensor in and out with a
+// collective in forward or backward: forward's error is returned, and
+// backward's panics (mustTP: Backward has no error result).
+func tpFunction(name string, x *tensor.Tensor, fwd func() (*tensor.Tensor, error), bwd func(g *tensor.Tensor) (*tensor.Tensor, error)) (*tensor.Tensor, error) {
+	var ferr error
+	var out []*tensor.Tensor
+	err := tensor.Catch(func() {
+		out = tensor.Function(name, []*tensor.Tensor{x}, func() []*tensor.Tensor {
+			y, err := fwd()
+			if err != nil {
+				ferr = err
+				return []*tensor.Tensor{x} // discarded
+			}
+			return []*tensor.Tensor{y}
+		}, func(gr []*tensor.Tensor) []*tensor.Tensor {
+			d, err := bwd(gr[0])
+			mustTP(name+" backward", err)
+			return []*tensor.Tensor{d}
+		})
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dist: %s: %w", name, err)
+	}
+	return out[0], nil
 }
 
 // mustTP panics with a tensor error for a collective that failed inside

@@ -164,12 +164,7 @@ func roleTP(ctx context.Context, g *Group) error {
 func TestTensorParallelLayers(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			res := spawn(t, n, "tp", 60*time.Second, nil)
-			for _, r := range res {
-				if r.code != 0 || !strings.Contains(r.out, "OK") {
-					t.Errorf("rank %d exited %d:\n%s", r.rank, r.code, r.out)
-				}
-			}
+			expectOK(t, spawn(t, n, "tp", 60*time.Second, nil))
 		})
 	}
 }
@@ -284,12 +279,7 @@ func roleTPGrad(ctx context.Context, g *Group) error {
 func TestTensorParallelBackward(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			res := spawn(t, n, "tpgrad", 60*time.Second, nil)
-			for _, r := range res {
-				if r.code != 0 || !strings.Contains(r.out, "OK") {
-					t.Errorf("rank %d exited %d:\n%s", r.rank, r.code, r.out)
-				}
-			}
+			expectOK(t, spawn(t, n, "tpgrad", 60*time.Second, nil))
 		})
 	}
 }
