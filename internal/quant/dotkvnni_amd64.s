@@ -189,97 +189,157 @@ GIDX(g1011<>, 10, 11)
 GIDX(g1213<>, 12, 13)
 GIDX(g1415<>, 14, 15)
 
-// Q6V(Yq, Zq, yoff, idx): Z10 += Σ (level-32)·scale·y over the two
-// 16-element groups in Yq, pairs p, p+8 per dword (VPDPWSSD), against
-// the activation's int16 quants at yoff(DI) (acts.kw).
-#define Q6V(Yq, Zq, yoff, idx) \
-	VPSHUFB Y11, Yq, Yq; \
-	VPMOVZXBW Yq, Zq; \
-	VPSUBW Z8, Zq, Zq; \
-	VPERMW Z9, idx, Z6; \
-	VPMULLW Z6, Zq, Zq; \
-	VPDPWSSD yoff(DI), Zq, Z10
+// The Q6_K row kernel is the AVX2 kernel (dotk_amd64.s) on ZMM registers:
+// the same acts.k6 / acts.k6c activation layouts, the same byte
+// permutation, applied to two sub-blocks of 32 at once. Each 256-bit half
+// of a ZMM is one sub-block; VPMADDUBSW gives the words [A's class-c pair,
+// B's class-c pair], VPSUBW takes off 32·(the activation pairs), and
+// VPDPWSSD against the dword [scale A, scale B] of the half's sub-block
+// adds the scaled class sums. The two halves are folded once per block, so
+// the integer lanes are ggml's aux32, and the float32 steps are the AVX2
+// kernel's.
 
-#define Q6VHALF(qloff, qhoff, yoff, i0, i1, i2, i3) \
-	VMOVDQU qloff(SI), Y0; \
-	VMOVDQU qloff+32(SI), Y1; \
-	VMOVDQU qhoff(SI), Y2; \
-	VPAND   Y14, Y0, Y3; \
-	VPAND   Y12, Y2, Y4; \
-	VPSLLW  $4, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6V(Y3, Z3, yoff, i0); \
-	VPAND   Y14, Y1, Y3; \
-	VPSLLW  $2, Y2, Y4; \
-	VPAND   Y15, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6V(Y3, Z3, yoff+64, i1); \
-	VPSRLW  $4, Y0, Y3; \
-	VPAND   Y14, Y3, Y3; \
-	VPAND   Y15, Y2, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6V(Y3, Z3, yoff+128, i2); \
-	VPSRLW  $4, Y1, Y3; \
-	VPAND   Y14, Y3, Y3; \
-	VPSRLW  $2, Y2, Y4; \
-	VPAND   Y15, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6V(Y3, Z3, yoff+192, i3)
+// VPERMD indices: each 256-bit half of ql as the AVX2 kernel's q6Perm
+DATA z6Perm<>+0(SB)/8, $0x0000000200000000
+DATA z6Perm<>+8(SB)/8, $0x0000000600000004
+DATA z6Perm<>+16(SB)/8, $0x0000000300000001
+DATA z6Perm<>+24(SB)/8, $0x0000000700000005
+DATA z6Perm<>+32(SB)/8, $0x0000000a00000008
+DATA z6Perm<>+40(SB)/8, $0x0000000e0000000c
+DATA z6Perm<>+48(SB)/8, $0x0000000b00000009
+DATA z6Perm<>+56(SB)/8, $0x0000000f0000000d
+GLOBL z6Perm<>(SB), RODATA|NOPTR, $64
+
+// VPERMD indices: qh's first 32 bytes (dwords 0..7) in both halves, permuted
+#define QHIDX(name, o) \
+	DATA name+0(SB)/8, $((o+2)<<32|(o+0)); \
+	DATA name+8(SB)/8, $((o+6)<<32|(o+4)); \
+	DATA name+16(SB)/8, $((o+3)<<32|(o+1)); \
+	DATA name+24(SB)/8, $((o+7)<<32|(o+5)); \
+	DATA name+32(SB)/8, $((o+2)<<32|(o+0)); \
+	DATA name+40(SB)/8, $((o+6)<<32|(o+4)); \
+	DATA name+48(SB)/8, $((o+3)<<32|(o+1)); \
+	DATA name+56(SB)/8, $((o+7)<<32|(o+5)); \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+QHIDX(z6qh0<>, 0)
+QHIDX(z6qh1<>, 8)
+
+// VPSLLVQ / VPSRLVQ counts: low half by a, high half by b
+#define SHCNT(name, a, b) \
+	DATA name+0(SB)/8, $a; \
+	DATA name+8(SB)/8, $a; \
+	DATA name+16(SB)/8, $a; \
+	DATA name+24(SB)/8, $a; \
+	DATA name+32(SB)/8, $b; \
+	DATA name+40(SB)/8, $b; \
+	DATA name+48(SB)/8, $b; \
+	DATA name+56(SB)/8, $b; \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+SHCNT(z6sl<>, 4, 2)
+SHCNT(z6sr<>, 0, 2)
+
+// VPSHUFB pattern (each 128-bit lane) after z6Perm: as the AVX2 kernel's
+DATA z6Shuf<>+0(SB)/8, $0x0d0905010c080400
+DATA z6Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
+DATA z6Shuf<>+16(SB)/8, $0x0d0905010c080400
+DATA z6Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
+DATA z6Shuf<>+32(SB)/8, $0x0d0905010c080400
+DATA z6Shuf<>+40(SB)/8, $0x0f0b07030e0a0602
+DATA z6Shuf<>+48(SB)/8, $0x0d0905010c080400
+DATA z6Shuf<>+56(SB)/8, $0x0f0b07030e0a0602
+GLOBL z6Shuf<>(SB), RODATA|NOPTR, $64
+
+// scale dword indices: halves (0,1), (2,3), (4,5), (6,7)
+SCIDX(sc01<>, 0, 1)
+SCIDX(sc23<>, 2, 3)
+SCIDX(sc45<>, 4, 5)
+SCIDX(sc67<>, 6, 7)
+
+// Z6SUB(Zq, aoff, coff, sidx): Z10 += the scaled class sums of the 64
+// levels in Zq (two sub-blocks of 32) against acts.k6 at aoff(DI), less
+// acts.k6c at coff(R9), with the scale dwords of Z9 chosen by sidx.
+#define Z6SUB(Zq, aoff, coff, sidx) \
+	VPMADDUBSW aoff(DI), Zq, Zq; \
+	VPSUBW     coff(R9), Zq, Zq; \
+	VPERMD     Z9, sidx, Z8; \
+	VPDPWSSD   Z8, Zq, Z10
+
+// Z6HALF(qloff, qhidx, aoff, coff, slo, shi): the 128 levels of one half
+// of the block: ql at qloff(SI), qh (all 64 bytes in Z7) through qhidx.
+#define Z6HALF(qloff, qhidx, aoff, coff, slo, shi) \
+	VPERMD  qloff(SI), Z13, Z0; \
+	VPERMD  Z7, qhidx, Z2; \
+	VPSHUFB Z12, Z0, Z0; \
+	VPSHUFB Z12, Z2, Z2; \
+	VPSLLVQ Z16, Z2, Z3; \
+	VPANDD  Z14, Z3, Z3; \
+	VPTERNLOGD $0xf8, Z15, Z0, Z3; \
+	VPSRLW  $4, Z0, Z0; \
+	VPSRLVQ Z17, Z2, Z2; \
+	VPANDD  Z14, Z2, Z2; \
+	VPTERNLOGD $0xf8, Z15, Z0, Z2; \
+	Z6SUB(Z3, aoff, coff, slo); \
+	Z6SUB(Z2, aoff+64, coff+64, shi)
 
 // func dotQ6KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// qa: the activation row as acts.kw (int16).
+// qa: acts.k6; aux: acts.k6c.
 TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ qa+16(FP), DI
 	MOVQ da+24(FP), R8
-	VXORPS Y13, Y13, Y13
+	MOVQ aux+32(FP), R9
+	VXORPS Y11, Y11, Y11
 	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y14
-	MOVL $0x03030303, AX
-	VPBROADCASTD AX, Y12
+	VPBROADCASTD AX, Z15
 	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Y15
-	MOVL $0x00200020, AX
-	VPBROADCASTD AX, Z8
-	VMOVDQU yPerm<>(SB), Y11
-	VMOVDQU64 g01<>(SB), Z16
-	VMOVDQU64 g23<>(SB), Z17
-	VMOVDQU64 g45<>(SB), Z18
-	VMOVDQU64 g67<>(SB), Z19
-	VMOVDQU64 g89<>(SB), Z20
-	VMOVDQU64 g1011<>(SB), Z21
-	VMOVDQU64 g1213<>(SB), Z22
-	VMOVDQU64 g1415<>(SB), Z23
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 z6Perm<>(SB), Z13
+	VMOVDQU64 z6Shuf<>(SB), Z12
+	VMOVDQU64 z6sl<>(SB), Z16
+	VMOVDQU64 z6sr<>(SB), Z17
+	VMOVDQU64 z6qh0<>(SB), Z18
+	VMOVDQU64 z6qh1<>(SB), Z19
+	VMOVDQU64 sc01<>(SB), Z20
+	VMOVDQU64 sc23<>(SB), Z21
+	VMOVDQU64 sc45<>(SB), Z22
+	VMOVDQU64 sc67<>(SB), Z23
 	TESTQ CX, CX
-	JZ    v6kdone
-v6kloop:
-	PREFETCHT0 512(SI)
-	PREFETCHT0 576(SI)
-	PREFETCHT0 640(SI)
-	PREFETCHT0 704(SI)
+	JZ    z6kdone
+z6kloop:
+	// about ten blocks ahead, as the AVX2 kernel
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2176(SI)
+	PREFETCHT0 2240(SI)
+	// the 16 int8 scales as words: dword s is the [scale A, scale B] pair
+	// of sub-block s
 	VPMOVSXBW 192(SI), Y9
-	VPXORD Z10, Z10, Z10
-	Q6VHALF(0, 128, 0, Z16, Z17, Z18, Z19)
-	Q6VHALF(64, 160, 256, Z20, Z21, Z22, Z23)
+	VMOVDQU64 128(SI), Z7
+	VPXORD    Z10, Z10, Z10
+	Z6HALF(0, Z18, 0, 0, Z20, Z21)
+	Z6HALF(64, Z19, 128, 128, Z22, Z23)
 	VEXTRACTI64X4 $1, Z10, Y2
 	VPADDD        Y2, Y10, Y10
 	MOVWLZX      208(SI), AX
 	VMOVD        AX, X7
 	VCVTPH2PS    X7, X7
 	VMULSS       (R8), X7, X7
-	VBROADCASTSS X7, Y7
+	VBROADCASTSS X7, Y9
 	VCVTDQ2PS    Y10, Y10
-	VMULPS       Y7, Y10, Y10
-	VADDPS       Y10, Y13, Y13
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y11, Y11
 	ADDQ $210, SI
-	ADDQ $512, DI
+	ADDQ $256, DI
+	ADDQ $256, R9
 	ADDQ $4, R8
 	DECQ CX
-	JNZ  v6kloop
-v6kdone:
+	JNZ  z6kloop
+z6kdone:
 	MOVQ    out+40(FP), R10
-	VMOVUPS Y13, (R10)
+	VMOVUPS Y11, (R10)
 	MOVL    $0, 32(R10)
 	VZEROUPPER
 	RET
