@@ -14,7 +14,9 @@ const (
 	AVX2 = "avx2"
 	// AVX512 adds AVX-512 F, BW, DQ and VL on ZMM registers.
 	AVX512 = "avx512"
-	// AVX512BF16 adds AVX512_BF16 (VDPBF16PS) and AVX512_VNNI (VPDPBUSD).
+	// AVX512BF16 adds AVX512_BF16 (VDPBF16PS), AVX512_VNNI (VPDPBUSD) and
+	// AVX512_VBMI (VPERMB). Every CPU with AVX512_BF16 has VBMI except
+	// Cooper Lake, which runs the avx512 level.
 	AVX512BF16 = "avx512bf16"
 	// AMX adds the Advanced Matrix Extensions' tiles and their bf16
 	// product (AMX-TILE, AMX-BF16), where the OS lets the process use

@@ -20,9 +20,9 @@ func Has(level string) bool {
 	case AVX512:
 		return avx512
 	case AVX512BF16:
-		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI
+		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI && x.HasAVX512VBMI
 	case AMX:
-		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI && x.HasAMXTile && x.HasAMXBF16 && amxGranted
+		return avx512 && x.HasAVX512BF16 && x.HasAVX512VNNI && x.HasAVX512VBMI && x.HasAMXTile && x.HasAMXBF16 && amxGranted
 	}
 	return false
 }

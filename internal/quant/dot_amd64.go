@@ -68,7 +68,7 @@ type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out
 // The activation layouts a K-type row kernel reads.
 const (
 	actQS = iota // acts.qs
-	actKP        // acts.kp
+	actKP        // acts.kp, with acts.m16 as the kernel's aux
 	actKW        // acts.kw
 	actK6        // acts.k6, with acts.k6c as the kernel's aux
 )
@@ -81,7 +81,7 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 		qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
 		switch layout {
 		case actKP:
-			qa = &a.kp[i*a.k]
+			qa, aux = &a.kp[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
 		case actKW:
 			qa = (*int8)(unsafe.Pointer(&a.kw[i*a.k]))
 		case actK6:

@@ -4,33 +4,26 @@
 
 // AVX512_VNNI Q4_K kernel (level avx512bf16): one row; ggml's eight p%8
 // integer lanes come straight out of VPDPBUSD, because the weight bytes are
-// rearranged (VPSHUFB pairs p, p+8 in each 16; VPERMW joins the pairs of p
-// and p+16) so that a dword holds the four levels of one class, against
+// rearranged (one VPERMB: the pairs p, p+8 in each 16, joined with the
+// pairs of p+16) so that a dword holds the four levels of one class, against
 // activation quants rearranged the same way once per row (acts.kp). One ZMM
 // covers two sub-blocks of 32 at a time, each 256-bit half its own scale
-// (VPERMD), applied with VPMADDWD against [scale, 0] dwords (the class sums
-// fit in 16 bits). The float32 steps are the AVX2 kernel's.
+// (VPERMD), applied with VPDPWSSD against [scale, 0] dwords (the class sums
+// fit in 16 bits, so a dword is the word pair [sum, its sign]). The float32
+// steps are the AVX2 kernel's.
 
-DATA zPerm<>+0(SB)/8, $0x0b030a0209010800
-DATA zPerm<>+8(SB)/8, $0x0f070e060d050c04
-DATA zPerm<>+16(SB)/8, $0x0b030a0209010800
-DATA zPerm<>+24(SB)/8, $0x0f070e060d050c04
-DATA zPerm<>+32(SB)/8, $0x0b030a0209010800
-DATA zPerm<>+40(SB)/8, $0x0f070e060d050c04
-DATA zPerm<>+48(SB)/8, $0x0b030a0209010800
-DATA zPerm<>+56(SB)/8, $0x0f070e060d050c04
-GLOBL zPerm<>(SB), RODATA|NOPTR, $64
-
-// word c of each 256-bit half's lane 0 next to word c of its lane 1
-DATA wIdx<>+0(SB)/8, $0x0009000100080000
-DATA wIdx<>+8(SB)/8, $0x000b0003000a0002
-DATA wIdx<>+16(SB)/8, $0x000d0005000c0004
-DATA wIdx<>+24(SB)/8, $0x000f0007000e0006
-DATA wIdx<>+32(SB)/8, $0x0019001100180010
-DATA wIdx<>+40(SB)/8, $0x001b0013001a0012
-DATA wIdx<>+48(SB)/8, $0x001d0015001c0014
-DATA wIdx<>+56(SB)/8, $0x001f0017001e0016
-GLOBL wIdx<>(SB), RODATA|NOPTR, $64
+// VPERMB indices of the Q4_K/Q5_K levels: in each 16 bytes, bytes p and p+8
+// side by side; then word c of each 256-bit half's first 16 bytes next to
+// word c of its second 16
+DATA kPermB<>+0(SB)/8, $0x1911090118100800
+DATA kPermB<>+8(SB)/8, $0x1b130b031a120a02
+DATA kPermB<>+16(SB)/8, $0x1d150d051c140c04
+DATA kPermB<>+24(SB)/8, $0x1f170f071e160e06
+DATA kPermB<>+32(SB)/8, $0x3931292138302820
+DATA kPermB<>+40(SB)/8, $0x3b332b233a322a22
+DATA kPermB<>+48(SB)/8, $0x3d352d253c342c24
+DATA kPermB<>+56(SB)/8, $0x3f372f273e362e26
+GLOBL kPermB<>(SB), RODATA|NOPTR, $64
 
 // scale dword indices: halves (0,2), (1,3), (4,6), (5,7)
 #define SCIDX(name, a, b) \
@@ -52,26 +45,22 @@ SCIDX(sc57<>, 5, 7)
 // KPAIR(woff, yoff, ilo, ihi): Z10 += the scaled class sums of the four
 // sub-blocks whose nibbles are the 64 bytes at woff(SI).
 #define KPAIR(woff, yoff, ilo, ihi) \
-	VMOVDQU64 woff(SI), Z0; \
-	VPSHUFB Z11, Z0, Z0; \
-	VPERMW Z0, Z12, Z0; \
+	VPERMB woff(SI), Z12, Z0; \
 	VPSRLW $4, Z0, Z1; \
 	VPANDD Z14, Z0, Z0; \
 	VPANDD Z14, Z1, Z1; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD yoff(DI), Z0, Z2; \
 	VPERMD Z5, ilo, Z3; \
-	VPMADDWD Z3, Z2, Z2; \
-	VPADDD Z2, Z10, Z10; \
+	VPDPWSSD Z3, Z2, Z10; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD yoff+64(DI), Z1, Z2; \
 	VPERMD Z5, ihi, Z3; \
-	VPMADDWD Z3, Z2, Z2; \
-	VPADDD Z2, Z10, Z10
+	VPDPWSSD Z3, Z2, Z10
 
 // func dotQ4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// qa: the activation row in acts.kp's layout; aux: per block eight int32
-// sums of 32 activation quants.
+// qa: the activation row in acts.kp's layout; aux: per block eight int16
+// sums of 32 activation quants (acts.m16).
 TEXT ·dotQ4KVNNI(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -82,8 +71,7 @@ TEXT ·dotQ4KVNNI(SB), NOSPLIT, $64-48
 	VXORPS X15, X15, X15
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z14
-	VMOVDQU64 zPerm<>(SB), Z11
-	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 kPermB<>(SB), Z12
 	VMOVDQU64 sc02<>(SB), Z16
 	VMOVDQU64 sc13<>(SB), Z17
 	VMOVDQU64 sc46<>(SB), Z18
@@ -124,10 +112,8 @@ v4kloop:
 	ORQ  R13, R12
 	VMOVQ R12, X6
 	VPMOVZXBD X5, Y5
-	VPMOVZXBD X6, Y6
-	VPMULLD      (R9), Y6, Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPADDD       X7, X6, X6
+	VPMOVZXBW X6, X6
+	VPMADDWD     (R9), X6, X6
 	VPSHUFD      $0x4e, X6, X7
 	VPADDD       X7, X6, X6
 	VPSHUFD      $0xb1, X6, X7
@@ -152,7 +138,7 @@ v4kloop:
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  v4kloop
 v4kdone:
@@ -191,7 +177,7 @@ GIDX(g1415<>, 14, 15)
 
 // The Q6_K row kernel is the AVX2 kernel (dotk_amd64.s) on ZMM registers:
 // the same acts.k6 / acts.k6c activation layouts, the same byte
-// permutation, applied to two sub-blocks of 32 at once. Each 256-bit half
+// permutation (one VPERMB), applied to two sub-blocks of 32 at once. Each 256-bit half
 // of a ZMM is one sub-block; VPMADDUBSW gives the words [A's class-c pair,
 // B's class-c pair], VPSUBW takes off 32·(the activation pairs), and
 // VPDPWSSD against the dword [scale A, scale B] of the half's sub-block
@@ -199,31 +185,39 @@ GIDX(g1415<>, 14, 15)
 // the integer lanes are ggml's aux32, and the float32 steps are the AVX2
 // kernel's.
 
-// VPERMD indices: each 256-bit half of ql as the AVX2 kernel's q6Perm
-DATA z6Perm<>+0(SB)/8, $0x0000000200000000
-DATA z6Perm<>+8(SB)/8, $0x0000000600000004
-DATA z6Perm<>+16(SB)/8, $0x0000000300000001
-DATA z6Perm<>+24(SB)/8, $0x0000000700000005
-DATA z6Perm<>+32(SB)/8, $0x0000000a00000008
-DATA z6Perm<>+40(SB)/8, $0x0000000e0000000c
-DATA z6Perm<>+48(SB)/8, $0x0000000b00000009
-DATA z6Perm<>+56(SB)/8, $0x0000000f0000000d
+// VPERMB indices: each 256-bit half of ql in the AVX2 kernel's order (its
+// VPERMD q6Perm, then VPSHUFB q6Shuf)
+DATA z6Perm<>+0(SB)/8, $0x1911090118100800
+DATA z6Perm<>+8(SB)/8, $0x1b130b031a120a02
+DATA z6Perm<>+16(SB)/8, $0x1d150d051c140c04
+DATA z6Perm<>+24(SB)/8, $0x1f170f071e160e06
+DATA z6Perm<>+32(SB)/8, $0x3931292138302820
+DATA z6Perm<>+40(SB)/8, $0x3b332b233a322a22
+DATA z6Perm<>+48(SB)/8, $0x3d352d253c342c24
+DATA z6Perm<>+56(SB)/8, $0x3f372f273e362e26
 GLOBL z6Perm<>(SB), RODATA|NOPTR, $64
 
-// VPERMD indices: qh's first 32 bytes (dwords 0..7) in both halves, permuted
-#define QHIDX(name, o) \
-	DATA name+0(SB)/8, $((o+2)<<32|(o+0)); \
-	DATA name+8(SB)/8, $((o+6)<<32|(o+4)); \
-	DATA name+16(SB)/8, $((o+3)<<32|(o+1)); \
-	DATA name+24(SB)/8, $((o+7)<<32|(o+5)); \
-	DATA name+32(SB)/8, $((o+2)<<32|(o+0)); \
-	DATA name+40(SB)/8, $((o+6)<<32|(o+4)); \
-	DATA name+48(SB)/8, $((o+3)<<32|(o+1)); \
-	DATA name+56(SB)/8, $((o+7)<<32|(o+5)); \
-	GLOBL name(SB), RODATA|NOPTR, $64
+// VPERMB indices: qh's bytes 0..31 in both halves, in the same order
+DATA z6qh0<>+0(SB)/8, $0x1911090118100800
+DATA z6qh0<>+8(SB)/8, $0x1b130b031a120a02
+DATA z6qh0<>+16(SB)/8, $0x1d150d051c140c04
+DATA z6qh0<>+24(SB)/8, $0x1f170f071e160e06
+DATA z6qh0<>+32(SB)/8, $0x1911090118100800
+DATA z6qh0<>+40(SB)/8, $0x1b130b031a120a02
+DATA z6qh0<>+48(SB)/8, $0x1d150d051c140c04
+DATA z6qh0<>+56(SB)/8, $0x1f170f071e160e06
+GLOBL z6qh0<>(SB), RODATA|NOPTR, $64
 
-QHIDX(z6qh0<>, 0)
-QHIDX(z6qh1<>, 8)
+// VPERMB indices: qh's bytes 32..63 in both halves, in the same order
+DATA z6qh1<>+0(SB)/8, $0x3931292138302820
+DATA z6qh1<>+8(SB)/8, $0x3b332b233a322a22
+DATA z6qh1<>+16(SB)/8, $0x3d352d253c342c24
+DATA z6qh1<>+24(SB)/8, $0x3f372f273e362e26
+DATA z6qh1<>+32(SB)/8, $0x3931292138302820
+DATA z6qh1<>+40(SB)/8, $0x3b332b233a322a22
+DATA z6qh1<>+48(SB)/8, $0x3d352d253c342c24
+DATA z6qh1<>+56(SB)/8, $0x3f372f273e362e26
+GLOBL z6qh1<>(SB), RODATA|NOPTR, $64
 
 // VPSLLVQ / VPSRLVQ counts: low half by a, high half by b
 #define SHCNT(name, a, b) \
@@ -239,17 +233,6 @@ QHIDX(z6qh1<>, 8)
 
 SHCNT(z6sl<>, 4, 2)
 SHCNT(z6sr<>, 0, 2)
-
-// VPSHUFB pattern (each 128-bit lane) after z6Perm: as the AVX2 kernel's
-DATA z6Shuf<>+0(SB)/8, $0x0d0905010c080400
-DATA z6Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
-DATA z6Shuf<>+16(SB)/8, $0x0d0905010c080400
-DATA z6Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
-DATA z6Shuf<>+32(SB)/8, $0x0d0905010c080400
-DATA z6Shuf<>+40(SB)/8, $0x0f0b07030e0a0602
-DATA z6Shuf<>+48(SB)/8, $0x0d0905010c080400
-DATA z6Shuf<>+56(SB)/8, $0x0f0b07030e0a0602
-GLOBL z6Shuf<>(SB), RODATA|NOPTR, $64
 
 // scale dword indices: halves (0,1), (2,3), (4,5), (6,7)
 SCIDX(sc01<>, 0, 1)
@@ -269,10 +252,8 @@ SCIDX(sc67<>, 6, 7)
 // Z6HALF(qloff, qhidx, aoff, coff, slo, shi): the 128 levels of one half
 // of the block: ql at qloff(SI), qh (all 64 bytes in Z7) through qhidx.
 #define Z6HALF(qloff, qhidx, aoff, coff, slo, shi) \
-	VPERMD  qloff(SI), Z13, Z0; \
-	VPERMD  Z7, qhidx, Z2; \
-	VPSHUFB Z12, Z0, Z0; \
-	VPSHUFB Z12, Z2, Z2; \
+	VPERMB  qloff(SI), Z13, Z0; \
+	VPERMB  Z7, qhidx, Z2; \
 	VPSLLVQ Z16, Z2, Z3; \
 	VPANDD  Z14, Z3, Z3; \
 	VPTERNLOGD $0xf8, Z15, Z0, Z3; \
@@ -297,7 +278,6 @@ TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-48
 	MOVL $0x30303030, AX
 	VPBROADCASTD AX, Z14
 	VMOVDQU64 z6Perm<>(SB), Z13
-	VMOVDQU64 z6Shuf<>(SB), Z12
 	VMOVDQU64 z6sl<>(SB), Z16
 	VMOVDQU64 z6sr<>(SB), Z17
 	VMOVDQU64 z6qh0<>(SB), Z18
@@ -355,20 +335,18 @@ z6kdone:
 // levels; Z3, Z22, Z23, Z24 the scale multipliers), folded to 8 lanes.
 #define KA(yp, acc, yacc) \
 	VPXORD Z2, Z2, Z2; \
+	VPXORD acc, acc, acc; \
 	VPDPBUSD (yp), Z0, Z2; \
-	VPMADDWD Z3, Z2, acc; \
+	VPDPWSSD Z3, Z2, acc; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD 64(yp), Z1, Z2; \
-	VPMADDWD Z22, Z2, Z2; \
-	VPADDD Z2, acc, acc; \
+	VPDPWSSD Z22, Z2, acc; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD 128(yp), Z20, Z2; \
-	VPMADDWD Z23, Z2, Z2; \
-	VPADDD Z2, acc, acc; \
+	VPDPWSSD Z23, Z2, acc; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD 192(yp), Z21, Z2; \
-	VPMADDWD Z24, Z2, Z2; \
-	VPADDD Z2, acc, acc; \
+	VPDPWSSD Z24, Z2, acc; \
 	VEXTRACTI64X4 $1, acc, Y2; \
 	VPADDD Y2, yacc, yacc
 
@@ -419,8 +397,7 @@ TEXT ·gemm1x4Q4KVNNI(SB), NOSPLIT, $0-56
 	VXORPS X15, X15, X15
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z14
-	VMOVDQU64 zPerm<>(SB), Z11
-	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 kPermB<>(SB), Z12
 	VMOVDQU64 sc02<>(SB), Z16
 	VMOVDQU64 sc13<>(SB), Z17
 	VMOVDQU64 sc46<>(SB), Z18
@@ -460,14 +437,12 @@ g4kloop:
 	VPERMD Z5, Z18, Z23
 	VPERMD Z5, Z19, Z24
 	VMOVDQU64 16(SI), Z0
-	VPSHUFB Z11, Z0, Z0
-	VPERMW Z0, Z12, Z0
+	VPERMB Z0, Z12, Z0
 	VPSRLW $4, Z0, Z1
 	VPANDD Z14, Z0, Z0
 	VPANDD Z14, Z1, Z1
 	VMOVDQU64 80(SI), Z20
-	VPSHUFB Z11, Z20, Z20
-	VPERMW Z20, Z12, Z20
+	VPERMB Z20, Z12, Z20
 	VPSRLW $4, Z20, Z21
 	VPANDD Z14, Z20, Z20
 	VPANDD Z14, Z21, Z21
@@ -650,9 +625,7 @@ QBITS(qb57<>, 0x2020202020202020, 0x8080808080808080)
 // KPAIR5: KPAIR with the fifth bits of Z20 (qh in the levels' order) under
 // the bit masks blo and bhi.
 #define KPAIR5(woff, yoff, ilo, ihi, blo, bhi) \
-	VMOVDQU64 woff(SI), Z0; \
-	VPSHUFB Z11, Z0, Z0; \
-	VPERMW Z0, Z12, Z0; \
+	VPERMB woff(SI), Z12, Z0; \
 	VPSRLW $4, Z0, Z1; \
 	VPANDD Z14, Z0, Z0; \
 	VPANDD Z14, Z1, Z1; \
@@ -663,20 +636,18 @@ QBITS(qb57<>, 0x2020202020202020, 0x8080808080808080)
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD yoff(DI), Z0, Z2; \
 	VPERMD Z5, ilo, Z3; \
-	VPMADDWD Z3, Z2, Z2; \
-	VPADDD Z2, Z10, Z10; \
+	VPDPWSSD Z3, Z2, Z10; \
 	VPXORD Z2, Z2, Z2; \
 	VPDPBUSD yoff+64(DI), Z1, Z2; \
 	VPERMD Z5, ihi, Z3; \
-	VPMADDWD Z3, Z2, Z2; \
-	VPADDD Z2, Z10, Z10
+	VPDPWSSD Z3, Z2, Z10
 
 // func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 // Q4_K's kernel with the fifth bits: qh, duplicated in both halves of a
 // ZMM, gets the levels' permutation, and VPTESTMB against each half's
 // sub-block bit masks where VPADDB adds 16.
-// qa: the activation row in acts.kp's layout; aux: per block eight int32
-// sums of 32 activation quants.
+// qa: the activation row in acts.kp's layout; aux: per block eight int16
+// sums of 32 activation quants (acts.m16).
 TEXT ·dotQ5KVNNI(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -687,8 +658,7 @@ TEXT ·dotQ5KVNNI(SB), NOSPLIT, $64-48
 	VXORPS X15, X15, X15
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z14
-	VMOVDQU64 zPerm<>(SB), Z11
-	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 kPermB<>(SB), Z12
 	VMOVDQU64 sc02<>(SB), Z16
 	VMOVDQU64 sc13<>(SB), Z17
 	VMOVDQU64 sc46<>(SB), Z18
@@ -735,10 +705,8 @@ v5kloop:
 	ORQ  R13, R12
 	VMOVQ R12, X6
 	VPMOVZXBD X5, Y5
-	VPMOVZXBD X6, Y6
-	VPMULLD      (R9), Y6, Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPADDD       X7, X6, X6
+	VPMOVZXBW X6, X6
+	VPMADDWD     (R9), X6, X6
 	VPSHUFD      $0x4e, X6, X7
 	VPADDD       X7, X6, X6
 	VPSHUFD      $0xb1, X6, X7
@@ -746,8 +714,7 @@ v5kloop:
 	VCVTDQ2PS    X6, X6
 	VPXORD Z10, Z10, Z10
 	VBROADCASTI64X4 16(SI), Z20
-	VPSHUFB Z11, Z20, Z20
-	VPERMW Z20, Z12, Z20
+	VPERMB Z20, Z12, Z20
 	KPAIR5(48, 0, Z16, Z17, Z21, Z22)
 	KPAIR5(112, 128, Z18, Z19, Z23, Z24)
 	VEXTRACTI64X4 $1, Z10, Y2
@@ -766,7 +733,7 @@ v5kloop:
 	ADDQ $176, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  v5kloop
 v5kdone:
@@ -803,8 +770,7 @@ TEXT ·gemm1x4Q5KVNNI(SB), NOSPLIT, $0-56
 	VXORPS X15, X15, X15
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z14
-	VMOVDQU64 zPerm<>(SB), Z11
-	VMOVDQU64 wIdx<>(SB), Z12
+	VMOVDQU64 kPermB<>(SB), Z12
 	VMOVDQU64 sc02<>(SB), Z16
 	VMOVDQU64 sc13<>(SB), Z17
 	VMOVDQU64 sc46<>(SB), Z18
@@ -846,11 +812,9 @@ g5kloop:
 	VPERMD Z5, Z18, Z23
 	VPERMD Z5, Z19, Z24
 	VBROADCASTI64X4 16(SI), Z5
-	VPSHUFB Z11, Z5, Z5
-	VPERMW Z5, Z12, Z5
+	VPERMB Z5, Z12, Z5
 	VMOVDQU64 48(SI), Z0
-	VPSHUFB Z11, Z0, Z0
-	VPERMW Z0, Z12, Z0
+	VPERMB Z0, Z12, Z0
 	VPSRLW $4, Z0, Z1
 	VPANDD Z14, Z0, Z0
 	VPANDD Z14, Z1, Z1
@@ -859,8 +823,7 @@ g5kloop:
 	VPTESTMB qb13<>(SB), Z5, K2
 	VPADDB Z13, Z1, K2, Z1
 	VMOVDQU64 112(SI), Z20
-	VPSHUFB Z11, Z20, Z20
-	VPERMW Z20, Z12, Z20
+	VPERMB Z20, Z12, Z20
 	VPSRLW $4, Z20, Z21
 	VPANDD Z14, Z20, Z20
 	VPANDD Z14, Z21, Z21
