@@ -48,7 +48,7 @@
 //	Q4_0   4 rows per call; GEMM 4x4        VPDPBUSD ZMM, 8 rows; GEMM 4x4
 //	Q4_1   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows; GEMM 4x4
 //	Q5_0   4 rows                           VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
-//	Q5_1   4 rows                           VPDPBUSD ZMM, 4 rows (qh via VPTESTMB)
+//	Q5_1   4 rows                           VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
 //	Q8_0   4 rows                           VPDPBUSD ZMM, 4 rows; GEMM 4x4
 //	Q4_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, VPERMW layout; GEMM 1x4
 //	Q5_K   1 row                            VPDPBUSD ZMM, qh under VPTESTMB; GEMM 1x4

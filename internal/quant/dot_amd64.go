@@ -280,3 +280,6 @@ func dot16Q4_0AVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, o
 
 //go:noescape
 func dot16Q4_1AVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot8Q5_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

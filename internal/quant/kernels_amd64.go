@@ -28,7 +28,7 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q4_1] = rows8(Q4_1, dot8Q4_1VNNI, dot4Q4_1VNNI)
 		k.gemm[Q4_1] = gemm4(Q4_1, gemm4x4Q4_1VNNI, k.rows[Q4_1])
 		k.rows[Q5_0] = rows8(Q5_0, dot8Q5_0VNNI, dot4Q5_0VNNI)
-		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1VNNI)
+		k.rows[Q5_1] = rows8(Q5_1, dot8Q5_1VNNI, dot4Q5_1VNNI)
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0VNNI)
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0VNNI, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KVNNI, actKP), needKP
