@@ -76,9 +76,9 @@ func init() {
 		Doc: "input @ W.T where W [n, k] is held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k) " +
 			"as u8 rows of k/block·blockBytes bytes; the output has input's float dtype. The decomposition dequantizes W to f32 exactly as ggml " +
 			"and multiplies in f32 (f64 for f64 input); backend kernels may quantize the input per block as llama.cpp does. " +
-			"Attribute layout \"r16\" (q4_0, q4_1, q8_0) says each full group of 16 rows is stored interleaved, block column by block column " +
-			"(the 16 rows' scales side by side, then chunks of 4 quant bytes of each row), the rows after the last full group row-major; " +
-			"the results are those of the row-major weight.",
+			"Attribute layout \"r16\" (q4_0, q4_1, q5_0, q5_1, q8_0) says each full group of 16 rows is stored interleaved, block column by block column " +
+			"(the 16 rows' scales side by side, then chunks of 4 quant bytes of each row, q5's qh first with the fifth bit of element 4c+i " +
+			"at bit 8i+c), the rows after the last full group row-major; the results are those of the row-major weight.",
 		Inputs:          []string{"input", "weight"},
 		NeedsContiguous: true,
 		Attrs: []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt},
@@ -108,7 +108,7 @@ func init() {
 					return nil, fmt.Errorf("linear_gguf: unknown layout %q (want \"\" or %q)", l, LayoutR16)
 				}
 				if _, _, ok := r16Parts(blk); !ok {
-					return nil, fmt.Errorf("linear_gguf: %s has no %s layout (q4_0, q4_1 and q8_0 do)", blk.Name, LayoutR16)
+					return nil, fmt.Errorf("linear_gguf: %s has no %s layout (q4_0, q4_1, q5_0, q5_1 and q8_0 do)", blk.Name, LayoutR16)
 				}
 			}
 			if len(x.Shape) == 0 || x.Shape[len(x.Shape)-1] != k {
@@ -160,13 +160,18 @@ const LayoutR16 = "r16"
 func LayoutFeature(layout, block string) string { return "linear_gguf:" + layout + ":" + block }
 
 // r16Parts returns the bytes of a block's 2-byte scale fields (d, and
-// q4_1's m) and the number of 4-byte quant chunks in the r16 layout of blk.
+// q4_1's and q5_1's m) and the number of 4-byte chunks (q5's qh, then the
+// quants) in the r16 layout of blk.
 func r16Parts(blk GGUFBlock) (head, chunks int, ok bool) {
 	switch blk.Name {
 	case "q4_0":
 		return 2, 4, true
 	case "q4_1":
 		return 4, 4, true
+	case "q5_0":
+		return 2, 5, true
+	case "q5_1":
+		return 4, 5, true
 	case "q8_0":
 		return 2, 8, true
 	}
@@ -178,7 +183,8 @@ func r16Parts(blk GGUFBlock) (head, chunks int, ok bool) {
 // full group of 16 rows, block column c holds the 16 rows' scale fields
 // (each field's 16 values side by side) and then chunks j of 16 rows × 4
 // bytes, row r's quant bytes 4j..4j+3; the rows after the last full group
-// are row-major already. Only bytes move.
+// are row-major already. Only bytes move, except in q5's qh chunk (chunk
+// 0), whose stored bit 8i+c is the fifth bit of element 4c+i.
 func UnpackR16(b Builder, w Value, blk GGUFBlock, k int) Value {
 	head, chunks, ok := r16Parts(blk)
 	if !ok {
@@ -202,7 +208,18 @@ func UnpackR16(b Builder, w Value, blk GGUFBlock, k int) Value {
 	}
 	qs := q.reshape(q.sl(wg, head*16, 16*ts), g, nb, chunks, 16, 4)
 	qs = laPermute(b, qs, []int{0, 3, 1, 2, 4}) // [g, 16, nb, chunks, 4]
-	parts = append(parts, q.reshape(qs, g, 16, nb, 4*chunks))
+	if chunks == 5 {
+		// q5's qh: stored bit 8i+c back to bit 4c+i.
+		all := q.reshape(qs, g, 16, nb, 4*chunks)
+		qh := q.cvt(q.sl(all, 0, 4), dtype.I32)
+		bits := q.reshape(q.bits(qh, 8, 1), g, 16, nb, 4, 8)                        // [.., i, c]
+		bits = q.reshape(laPermute(b, bits, []int{0, 1, 2, 4, 3}), g, 16, nb, 4, 8) // [.., byte, bit]
+		bits = Call1(b, "bitwise_left_shift", nil, bits, q.iota([]int{8}, 0))
+		qh = q.cvt(Call1(b, "sum", Attrs{"dims": []int{-1}}, bits), dtype.U8) // [g, 16, nb, 4]
+		parts = append(parts, qh, q.sl(all, 4, 4*chunks))
+	} else {
+		parts = append(parts, q.reshape(qs, g, 16, nb, 4*chunks))
+	}
 	rows := q.reshape(q.cat(-1, parts...), g*16, rb)
 	if g*16 == n {
 		return rows

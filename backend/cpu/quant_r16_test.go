@@ -20,7 +20,7 @@ import (
 func TestLinearGGUFR16(t *testing.T) {
 	rng := rand.New(rand.NewSource(16))
 	cpu := tensor.MustDevice("cpu")
-	for _, name := range []string{"q4_0", "q4_1", "q8_0"} {
+	for _, name := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"} {
 		blk, _ := op.GGUFBlockOf(name)
 		for _, sh := range [][3]int{{1, 37, 2 * blk.BlockSize}, {3, 16, blk.BlockSize}, {2, 5, blk.BlockSize}, {5, 48, 3 * blk.BlockSize}} {
 			m, n, k := sh[0], sh[1], sh[2]
@@ -65,13 +65,14 @@ func TestLinearGGUFR16(t *testing.T) {
 	}
 	d := op.MustLookup("linear_gguf")
 	for _, a := range []op.Attrs{
-		{"type": "q5_0", "k": 32, "layout": op.LayoutR16},
+		{"type": "q4_k", "k": 256, "layout": op.LayoutR16},
 		{"type": "q4_0", "k": 32, "layout": "r8"},
 	} {
 		na, err := d.Normalize(a)
 		if err == nil {
 			blk, _ := op.GGUFBlockOf(a.String("type"))
-			_, err = d.Infer([]op.Meta{{Shape: []int{1, 32}, DType: dtype.F32}, {Shape: []int{16, blk.TypeSize}, DType: dtype.U8}}, na)
+			k := a.Int("k")
+			_, err = d.Infer([]op.Meta{{Shape: []int{1, k}, DType: dtype.F32}, {Shape: []int{16, k / blk.BlockSize * blk.TypeSize}, DType: dtype.U8}}, na)
 		}
 		if err == nil {
 			t.Errorf("linear_gguf accepted %v", a)

@@ -283,3 +283,38 @@ func dot16Q4_1AVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, o
 
 //go:noescape
 func dot8Q5_1VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q5_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func dot16Q5_1VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// gemm16Fn computes one r16 group of 16 weight rows against four
+// activation rows (quants lda bytes apart, scales and the extra array nb
+// entries apart) into out[a*ldo+r], r < 16, a < 4.
+type gemm16Fn func(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm16x4Q5_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm16x4Q5_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+// packGemm16 runs a 16x4 r16 kernel over groups of four activation rows of
+// the full groups of [j0, j1), and the packed row kernel over the rest.
+func packGemm16(t Type, g16 gemm16Fn, rows rowsFn) gemmFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
+		nb := a.nb
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+			for j := j0; j+PackRows <= j1; j += PackRows {
+				g16(&w[j*rb], nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
+			}
+		}
+		for ; i < i1; i++ {
+			rows(w, rb, j0, j1, a, i, y[i*ldy:(i+1)*ldy])
+		}
+	}
+}

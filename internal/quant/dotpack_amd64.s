@@ -327,3 +327,283 @@ y41loop:
 
 y41done:
 	FINISHY
+
+// Q5_0 and Q5_1 on the r16 layout: the block's qh chunk (Z8, bits moved by
+// Pack so that byte i, bit c flags the level that byte i of quant chunk c
+// meets) gives each nibble chunk its fifth bits with one VPTESTMB against
+// the byte mask 1<<c (Z16..Z23), and VPADDB adds 16 under it (Z14).
+
+// NIB5(off, qoff, A, B, mlo, mhi): NIB2 with the fifth bits of the low
+// nibbles under mlo and of the high ones under mhi.
+#define NIB5(off, qoff, A, B, mlo, mhi) \
+	VMOVDQU32 off(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z15, Z0, Z0; \
+	VPANDD    Z15, Z1, Z1; \
+	VPTESTMB  mlo, Z8, K1; \
+	VPADDB    Z14, Z0, K1, Z0; \
+	VPTESTMB  mhi, Z8, K2; \
+	VPADDB    Z14, Z1, K2, Z1; \
+	VPDPBUSD.BCST qoff(DI), Z0, A; \
+	VPDPBUSD.BCST (qoff+16)(DI), Z1, B
+
+// NIB5SUM(head): Z4 = the 16 rows' Σ level·y over a 5-bit block whose qh
+// chunk is at head(SI) and quant chunks follow it.
+#define NIB5SUM(head) \
+	VMOVDQU32 head(SI), Z8; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	NIB5(head+64, 0, Z4, Z5, Z16, Z20); \
+	NIB5(head+128, 4, Z6, Z7, Z17, Z21); \
+	NIB5(head+192, 8, Z4, Z5, Z18, Z22); \
+	NIB5(head+256, 12, Z6, Z7, Z19, Z23); \
+	VPADDD Z5, Z4, Z4; \
+	VPADDD Z7, Z6, Z6; \
+	VPADDD Z6, Z4, Z4
+
+// SETUP5: the nibble mask, 16 as bytes and the eight bit masks.
+#define SETUP5 \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z15; \
+	MOVL $0x10101010, AX; \
+	VPBROADCASTD AX, Z14; \
+	MOVL $0x01010101, AX; \
+	VPBROADCASTD AX, Z16; \
+	VPADDB Z16, Z16, Z17; \
+	VPADDB Z17, Z17, Z18; \
+	VPADDB Z18, Z18, Z19; \
+	VPADDB Z19, Z19, Z20; \
+	VPADDB Z20, Z20, Z21; \
+	VPADDB Z21, Z21, Z22; \
+	VPADDB Z22, Z22, Z23
+
+// func dot16Q5_0VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot16Q5_0VNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	SETUP5
+	TESTQ CX, CX
+	JZ    p50done
+
+p50loop:
+	PREFETCHT0 5632(SI)
+	PREFETCHT0 5696(SI)
+	PREFETCHT0 5760(SI)
+	PREFETCHT0 5824(SI)
+	PREFETCHT0 5888(SI)
+	PREFETCHT0 5952(SI)
+	NIB5SUM(32)
+	// Σ(q-16)·y = Σq·y - 16·Σy
+	VPBROADCASTD (R9), Z2
+	VPSLLD       $4, Z2, Z2
+	VPSUBD       Z2, Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	// (dx·dy)·Σ, ggml's order for Q5_0
+	VCVTPH2PS    (SI), Z2
+	VBROADCASTSS (R8), Z3
+	VMULPS       Z3, Z2, Z2
+	VMULPS       Z4, Z2, Z4
+	VADDPS       Z4, Z13, Z13
+	NEXT16(22)
+	DECQ CX
+	JNZ  p50loop
+
+p50done:
+	FINISH16
+
+// func dot16Q5_1VNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+TEXT ·dot16Q5_1VNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	SETUP5
+	TESTQ CX, CX
+	JZ    p51done
+
+p51loop:
+	PREFETCHT0 6144(SI)
+	PREFETCHT0 6208(SI)
+	PREFETCHT0 6272(SI)
+	PREFETCHT0 6336(SI)
+	PREFETCHT0 6400(SI)
+	PREFETCHT0 6464(SI)
+	NIB5SUM(64)
+	VCVTDQ2PS    Z4, Z4
+	VCVTPH2PS    (SI), Z2
+	VBROADCASTSS (R8), Z3
+	VMULPS       Z3, Z2, Z2
+	VMULPS       Z4, Z2, Z4
+	VCVTPH2PS    32(SI), Z2
+	VBROADCASTSS (R9), Z3
+	VMULPS       Z3, Z2, Z2
+	VADDPS       Z2, Z4, Z4
+	VADDPS       Z4, Z13, Z13
+	NEXT16(24)
+	DECQ CX
+	JNZ  p51loop
+
+p51done:
+	FINISH16
+
+// Sixteen r16 weight rows against four activation rows (GEMM, Q5_0 and
+// Q5_1): each quant chunk is unpacked once (nibbles, fifth bits) and meets
+// the four activation rows' broadcast quants. Activation row a's quants are
+// at DI + a·BX (DI, R11, R12, R13), its scales at R8 + a·R10 (R10 = 4·nb)
+// and its aux (Q5_0: quant sums; Q5_1: s) at R9 + a·R10; integer sums
+// Z24..Z31 (row a: low nibbles Z24+2a, high Z25+2a), float sums Z9..Z12;
+// Z7 the block's d as float32, Z13 Q5_1's m.
+
+// CH5x4(off, qoff, mlo, mhi): one quant chunk against the four rows.
+#define CH5x4(off, qoff, mlo, mhi) \
+	VMOVDQU32 off(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z15, Z0, Z0; \
+	VPANDD    Z15, Z1, Z1; \
+	VPTESTMB  mlo, Z8, K1; \
+	VPADDB    Z14, Z0, K1, Z0; \
+	VPTESTMB  mhi, Z8, K2; \
+	VPADDB    Z14, Z1, K2, Z1; \
+	VPDPBUSD.BCST qoff(DI), Z0, Z24; \
+	VPDPBUSD.BCST (qoff+16)(DI), Z1, Z25; \
+	VPDPBUSD.BCST qoff(R11), Z0, Z26; \
+	VPDPBUSD.BCST (qoff+16)(R11), Z1, Z27; \
+	VPDPBUSD.BCST qoff(R12), Z0, Z28; \
+	VPDPBUSD.BCST (qoff+16)(R12), Z1, Z29; \
+	VPDPBUSD.BCST qoff(R13), Z0, Z30; \
+	VPDPBUSD.BCST (qoff+16)(R13), Z1, Z31
+
+// SUM5x4(head): Z24, Z26, Z28, Z30 = the four rows' Σ level·y over the
+// block whose qh chunk is at head(SI).
+#define SUM5x4(head) \
+	VMOVDQU32 head(SI), Z8; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31; \
+	CH5x4(head+64, 0, Z16, Z20); \
+	CH5x4(head+128, 4, Z17, Z21); \
+	CH5x4(head+192, 8, Z18, Z22); \
+	CH5x4(head+256, 12, Z19, Z23); \
+	VPADDD Z25, Z24, Z24; \
+	VPADDD Z27, Z26, Z26; \
+	VPADDD Z29, Z28, Z28; \
+	VPADDD Z31, Z30, Z30
+
+// F50(acc, dmem, amem, sum): Q5_0's float steps of one activation row.
+#define F50(acc, dmem, amem, sum) \
+	VPBROADCASTD amem, Z2; \
+	VPSLLD       $4, Z2, Z2; \
+	VPSUBD       Z2, acc, acc; \
+	VCVTDQ2PS    acc, acc; \
+	VBROADCASTSS dmem, Z2; \
+	VMULPS       Z2, Z7, Z2; \
+	VMULPS       acc, Z2, acc; \
+	VADDPS       acc, sum, sum
+
+// F51(acc, dmem, amem, sum): Q5_1's float steps of one activation row.
+#define F51(acc, dmem, amem, sum) \
+	VCVTDQ2PS    acc, acc; \
+	VBROADCASTSS dmem, Z2; \
+	VMULPS       Z2, Z7, Z2; \
+	VMULPS       acc, Z2, acc; \
+	VBROADCASTSS amem, Z2; \
+	VMULPS       Z2, Z13, Z2; \
+	VADDPS       Z2, acc, acc; \
+	VADDPS       acc, sum, sum
+
+// SETUP5x4: with SI, CX, DI, BX, R8, R9 loaded from the arguments.
+#define SETUP5x4 \
+	LEAQ (DI)(BX*1), R11; \
+	LEAQ (DI)(BX*2), R12; \
+	LEAQ (R12)(BX*1), R13; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	LEAQ (R8)(R10*2), R14; \
+	LEAQ (R9)(R10*2), DX; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	SETUP5
+
+#define NEXT5x4(size) \
+	ADDQ $(16*size), SI; \
+	ADDQ $32, DI; \
+	ADDQ $32, R11; \
+	ADDQ $32, R12; \
+	ADDQ $32, R13; \
+	ADDQ $4, R8; \
+	ADDQ $4, R14; \
+	ADDQ $4, R9; \
+	ADDQ $4, DX
+
+// FINISH5x4: with AX = out and BX = ldo loaded from the arguments.
+#define FINISH5x4 \
+	SHLQ $2, BX; \
+	VMOVUPS Z9, (AX); \
+	VMOVUPS Z10, (AX)(BX*1); \
+	LEAQ (AX)(BX*2), AX; \
+	VMOVUPS Z11, (AX); \
+	VMOVUPS Z12, (AX)(BX*1); \
+	VZEROUPPER; \
+	RET
+
+// func gemm16x4Q5_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm16x4Q5_0VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), BX
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	SETUP5x4
+	TESTQ CX, CX
+	JZ    g50done
+
+g50loop:
+	SUM5x4(32)
+	VCVTPH2PS (SI), Z7
+	F50(Z24, (R8), (R9), Z9)
+	F50(Z26, (R8)(R10*1), (R9)(R10*1), Z10)
+	F50(Z28, (R14), (DX), Z11)
+	F50(Z30, (R14)(R10*1), (DX)(R10*1), Z12)
+	NEXT5x4(22)
+	DECQ CX
+	JNZ  g50loop
+
+g50done:
+	MOVQ out+48(FP), AX
+	MOVQ ldo+56(FP), BX
+	FINISH5x4
+
+// func gemm16x4Q5_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm16x4Q5_1VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), BX
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	SETUP5x4
+	TESTQ CX, CX
+	JZ    g51done
+
+g51loop:
+	SUM5x4(64)
+	VCVTPH2PS (SI), Z7
+	VCVTPH2PS 32(SI), Z13
+	F51(Z24, (R8), (R9), Z9)
+	F51(Z26, (R8)(R10*1), (R9)(R10*1), Z10)
+	F51(Z28, (R14), (DX), Z11)
+	F51(Z30, (R14)(R10*1), (DX)(R10*1), Z12)
+	NEXT5x4(24)
+	DECQ CX
+	JNZ  g51loop
+
+g51done:
+	MOVQ out+48(FP), AX
+	MOVQ ldo+56(FP), BX
+	FINISH5x4

@@ -34,7 +34,10 @@ type Kernels struct {
 	// the r16 layout (j0 a multiple of PackRows, j1 - j0 of PackRows); nil:
 	// each group is unpacked and rows runs.
 	pack [Q8_K + 1]rowsFn
-	need [Q8_K + 1]int // the extra activation layouts rows[t] reads
+	// packGemm: by weight type, the r16 kernel for several activation
+	// rows (full groups, as pack); nil: pack runs per activation row.
+	packGemm [Q8_K + 1]gemmFn
+	need     [Q8_K + 1]int // the extra activation layouts rows[t] reads
 }
 
 // For returns the kernels of the given level, or of the best level below it

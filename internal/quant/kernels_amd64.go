@@ -40,6 +40,10 @@ func addLevel(k *Kernels, level string) bool {
 		k.pack[Q4_0] = rows16(Q4_0, dot16Q4_0VNNI)
 		k.pack[Q4_1] = rows16(Q4_1, dot16Q4_1VNNI)
 		k.pack[Q8_0] = rows16(Q8_0, dot16Q8_0VNNI)
+		k.pack[Q5_0] = rows16(Q5_0, dot16Q5_0VNNI)
+		k.pack[Q5_1] = rows16(Q5_1, dot16Q5_1VNNI)
+		k.packGemm[Q5_0] = packGemm16(Q5_0, gemm16x4Q5_0VNNI, k.pack[Q5_0])
+		k.packGemm[Q5_1] = packGemm16(Q5_1, gemm16x4Q5_1VNNI, k.pack[Q5_1])
 		return true
 	}
 	return false

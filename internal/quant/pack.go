@@ -1,6 +1,9 @@
 package quant
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // The interleaved weight layout ("r16"). A row-major block matrix makes a
 // SIMD kernel gather each row's block scales and sum each row's products
@@ -11,6 +14,8 @@ import "fmt"
 //
 //	Q4_0  d[16] (f16, 32 bytes), then qs as 4 chunks c of 16 rows × 4 bytes
 //	Q4_1  d[16], m[16] (f16, 64 bytes), then qs as Q4_0's
+//	Q5_0  d[16], then qh as one chunk of 16 rows × 4 bytes, then qs as Q4_0's
+//	Q5_1  d[16], m[16], then qh and qs as Q5_0's
 //	Q8_0  d[16], then qs as 8 chunks c of 16 rows × 4 bytes
 //
 // where chunk c, lane r holds row r's qs[4c:4c+4] (for the 4-bit types, the
@@ -18,14 +23,24 @@ import "fmt"
 // A group takes the bytes its 16 rows take in the row-major layout, in the
 // same place, so the layout is a permutation inside each group: row ranges
 // that start and end on a group boundary slice the same way in both. Rows
-// past the last full group stay row-major. The bytes are not changed, only
-// moved, so Unpack gives back the original exactly.
+// past the last full group stay row-major. The bytes are only moved, so
+// Unpack gives back the original exactly; Q5_0's and Q5_1's qh also has its
+// bits moved: the fifth bit of element 4c+i (ggml's qh bit 4c+i, c < 8,
+// i < 4) is bit 8i+c of the stored little-endian word, so that byte i, bit
+// c flags the element that byte i of quant chunk c meets (low nibbles for
+// c < 4, high nibbles of chunk c-4 for c >= 4).
 
 // PackRows is the number of weight rows one interleaved group holds.
 const PackRows = 16
 
 // CanPack reports whether weight type t has the r16 layout.
-func CanPack(t Type) bool { return t == Q4_0 || t == Q4_1 || t == Q8_0 }
+func CanPack(t Type) bool {
+	switch t {
+	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0:
+		return true
+	}
+	return false
+}
 
 // packHead returns the bytes of a block's scales (d, and Q4_1's m) and the
 // chunks of quant bytes after them.
@@ -33,10 +48,32 @@ func packHead(t Type) (head, chunks int) {
 	switch t {
 	case Q4_1:
 		return 4, 4
+	case Q5_0:
+		return 2, 5
+	case Q5_1:
+		return 4, 5
 	case Q8_0:
 		return 2, 8
 	}
 	return 2, 4
+}
+
+// packQH moves the bits of a Q5 block's qh to the r16 order: bit 4c+i to
+// bit 8i+c. unpackQH is its inverse.
+func packQH(v uint32) uint32 {
+	var o uint32
+	for e := range 32 {
+		o |= (v >> e & 1) << (8*(e%4) + e/4)
+	}
+	return o
+}
+
+func unpackQH(v uint32) uint32 {
+	var o uint32
+	for e := range 32 {
+		o |= (v >> (8*(e%4) + e/4) & 1) << e
+	}
+	return o
 }
 
 // Pack writes the r16 layout of the n rows of type t (rb bytes each) in src
@@ -93,9 +130,14 @@ func permuteGroup(t Type, dst, src []byte, rb int, pack bool) {
 			for c := range chunks {
 				p := pb + head*PackRows + c*4*PackRows + 4*r
 				q := rm + head + 4*c
-				if pack {
+				switch {
+				case c == 0 && chunks == 5 && pack: // Q5 qh
+					binary.LittleEndian.PutUint32(dst[p:], packQH(binary.LittleEndian.Uint32(src[q:])))
+				case c == 0 && chunks == 5:
+					binary.LittleEndian.PutUint32(dst[q:], unpackQH(binary.LittleEndian.Uint32(src[p:])))
+				case pack:
 					copy(dst[p:p+4], src[q:q+4])
-				} else {
+				default:
 					copy(dst[q:q+4], src[p:p+4])
 				}
 			}
@@ -116,6 +158,12 @@ func (k Kernels) runPacked(t Type, w []byte, rb, j0, j1 int, a *acts, m int, y [
 	if f := k.pack[t]; f != nil {
 		if m == 1 {
 			f(w, rb, j0, end, a, 0, y[:n])
+			return end
+		}
+		if g := k.packGemm[t]; g != nil {
+			for g0 := j0; g0 < end; g0 += PackRows {
+				g(w, rb, g0, g0+PackRows, a, 0, m, y, n)
+			}
 			return end
 		}
 		for g0 := j0; g0 < end; g0 += PackRows {

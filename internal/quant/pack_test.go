@@ -27,7 +27,7 @@ func randBlocks(r *rand.Rand, typ Type, n, k int) []byte {
 
 func TestPackLayout(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []Type{Q4_0, Q4_1, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0} {
 		for _, n := range []int{0, 5, 16, 37, 64} {
 			const k = 96
 			rb, _ := RowBytes(typ, k)
@@ -58,8 +58,18 @@ func TestPackLayout(t *testing.T) {
 			if col[10] != blk[0] || col[11] != blk[1] {
 				t.Fatalf("%v: d of row 5 not at 2·5", typ)
 			}
-			if typ == Q4_1 && (col[32+10] != blk[2] || col[32+11] != blk[3]) {
-				t.Fatalf("Q4_1: m of row 5 not at 32+2·5")
+			if (typ == Q4_1 || typ == Q5_1) && (col[32+10] != blk[2] || col[32+11] != blk[3]) {
+				t.Fatalf("%v: m of row 5 not at 32+2·5", typ)
+			}
+			if typ == Q5_0 || typ == Q5_1 {
+				// qh: the fifth bit of element e = 4c+i at byte i, bit c.
+				qh, st := blk[head:][:4], col[head*PackRows+20:][:4]
+				for e := range 32 {
+					c, i := e/4, e%4
+					if qh[e/8]>>(e%8)&1 != st[i]>>c&1 {
+						t.Fatalf("%v: qh bit %d of row 5 not at byte %d, bit %d", typ, e, i, c)
+					}
+				}
 			}
 			c := chunks - 1
 			if !bytes.Equal(col[head*PackRows+c*64+20:][:4], blk[head+4*c:][:4]) {
@@ -73,7 +83,7 @@ func TestPackLayout(t *testing.T) {
 		n, rb    int
 		dst, src int
 	}{
-		{"no layout", Q5_0, 16, 22, 352, 352},
+		{"no layout", Q4_K, 16, 144, 2304, 2304},
 		{"short src", Q4_0, 16, 18, 288, 287},
 		{"short dst", Q4_0, 16, 18, 10, 288},
 		{"partial block", Q8_0, 16, 35, 560, 560},
@@ -91,7 +101,7 @@ func TestPackLayout(t *testing.T) {
 // wants the generic row-major bits.
 func TestMatMulPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, typ := range []Type{Q4_0, Q4_1, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0} {
 		for _, sh := range []shape{{1, 16, 32}, {1, 37, 576}, {1, 64, 96}, {1, 5, 64}, {5, 48, 160}, {3, 21, 32}, {2, 160, 576}} {
 			rb, _ := RowBytes(typ, sh.k)
 			w := randBlocks(r, typ, sh.n, sh.k)
