@@ -225,26 +225,39 @@ func (r *crun) rope(s *pstep) error {
 	w := shape[rank-1]
 	h := w / 2
 	rows := op.Numel(shape) / max(w, 1)
-	var idx [maxPlanRank]int
-	ox, oc, os := lx.Offset, lc.Offset, ls.Offset
-	for row := range rows {
-		xr, cr, sr := x[ox:ox+w], c[oc:oc+w], sn[os:os+w]
-		dst := out[row*w : (row+1)*w]
-		for j := range h {
-			dst[j] = float32(xr[j]*cr[j]) + float32(-xr[j+h]*sr[j])
-			dst[j+h] = float32(xr[j+h]*cr[j+h]) + float32(xr[j]*sr[j+h])
+	// Rows are shared out; each range starts from its first row's index.
+	parallelFor(rows, rows*w*4, func(lo, hi int) {
+		var idx [maxPlanRank]int
+		ox, oc, os := lx.Offset, lc.Offset, ls.Offset
+		for d, r := rank-2, lo; d >= 0; d-- {
+			idx[d] = r % shape[d]
+			r /= shape[d]
+			ox, oc, os = ox+idx[d]*lx.Strides[d], oc+idx[d]*lc.Strides[d], os+idx[d]*ls.Strides[d]
 		}
-		// Next row: advance the leading dimensions' index.
-		for d := rank - 2; d >= 0; d-- {
-			idx[d]++
-			ox, oc, os = ox+lx.Strides[d], oc+lc.Strides[d], os+ls.Strides[d]
-			if idx[d] < shape[d] {
-				break
+		for row := lo; row < hi; row++ {
+			ropeRow(out[row*w:(row+1)*w], x[ox:ox+w], c[oc:oc+w], sn[os:os+w], h)
+			// Next row: advance the leading dimensions' index.
+			for d := rank - 2; d >= 0; d-- {
+				idx[d]++
+				ox, oc, os = ox+lx.Strides[d], oc+lc.Strides[d], os+ls.Strides[d]
+				if idx[d] < shape[d] {
+					break
+				}
+				ox, oc, os = ox-lx.Strides[d]*shape[d], oc-lc.Strides[d]*shape[d], os-ls.Strides[d]*shape[d]
+				idx[d] = 0
 			}
-			ox, oc, os = ox-lx.Strides[d]*shape[d], oc-lc.Strides[d]*shape[d], os-ls.Strides[d]*shape[d]
-			idx[d] = 0
 		}
-	}
+	})
 	ropeSteps.Add(1)
 	return nil
+}
+
+// ropeRow writes one rotate-half row: dst[j] = x[j]·c[j] - x[j+h]·s[j] and
+// dst[j+h] = x[j+h]·c[j+h] + x[j]·s[j+h] for j < h, each product rounded
+// to float32 before the sum (the vector kernel gives the same bits).
+func ropeRow(dst, xr, cr, sr []float32, h int) {
+	for j := vecRopeAsm(dst, xr, cr, sr, h); j < h; j++ {
+		dst[j] = float32(xr[j]*cr[j]) + float32(-xr[j+h]*sr[j])
+		dst[j+h] = float32(xr[j+h]*cr[j+h]) + float32(xr[j]*sr[j+h])
+	}
 }

@@ -63,6 +63,22 @@ func vecSumLanesF32AVX2(a *float32, n int, acc *[vecSumLanes]float32)
 //go:noescape
 func vecMaxF32AVX2(a *float32, n int) float32
 
+//go:noescape
+func vecRopeF32AVX2(dst, x, c, s *float32, h, n int)
+
+// vecRopeAsm runs vecRopeF32AVX2 on the longest multiple-of-8 prefix of
+// each half of one rotate-half row (w = 2h elements of dst, x, c and s)
+// and returns its length, 0 without AVX2.
+func vecRopeAsm(dst, x, c, s []float32, h int) int {
+	n := h &^ 7
+	if n == 0 || !vecAsm() {
+		return 0
+	}
+	_, _, _, _ = dst[2*h-1], x[2*h-1], c[2*h-1], s[2*h-1]
+	vecRopeF32AVX2(&dst[0], &x[0], &c[0], &s[0], h, n)
+	return n
+}
+
 // vecAsm reports whether the assembly loops are in use.
 func vecAsm() bool { return atLeast(LevelAVX2) }
 

@@ -1256,3 +1256,39 @@ eszfold:
 	MOVSS         X8, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func vecRopeF32AVX2(dst, x, c, s *float32, h, n int)
+// For j < n (a multiple of 8, at most h): dst[j] = x[j]·c[j] - x[j+h]·s[j]
+// and dst[j+h] = x[j+h]·c[j+h] + x[j]·s[j+h], each product rounded (no FMA).
+TEXT ·vecRopeF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ c+16(FP), R8
+	MOVQ s+24(FP), R9
+	MOVQ h+32(FP), BX
+	MOVQ n+40(FP), CX
+	SHLQ $2, BX
+	SHRQ $3, CX
+	JZ   ropedone
+
+ropeloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y1
+	VMULPS  (R8), Y0, Y2
+	VMULPS  (R9), Y1, Y3
+	VSUBPS  Y3, Y2, Y2
+	VMULPS  (R8)(BX*1), Y1, Y4
+	VMULPS  (R9)(BX*1), Y0, Y5
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y4, (DI)(BX*1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	DECQ    CX
+	JNZ     ropeloop
+
+ropedone:
+	VZEROUPPER
+	RET

@@ -10,6 +10,8 @@ func vecBinaryAsm(k vecOp, dst, a, b []float32) int { return 0 }
 
 func vecFmaAsm(dst, a, b, c []float32) int { return 0 }
 
+func vecRopeAsm(dst, x, c, s []float32, h int) int { return 0 }
+
 func vecScalarAsm(k vecOp, dst, a []float32, s float32) int { return 0 }
 
 func vecUnaryAsm(k vecOp, dst, a []float32) bool { return false }

@@ -505,3 +505,32 @@ func TestVecExhaustive(t *testing.T) {
 		})
 	}
 }
+
+// TestRopeRow checks the rotate-half row kernel at every level against
+// its definition, bit for bit, for half-widths around the vector length.
+func TestRopeRow(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	for _, h := range []int{1, 3, 7, 8, 9, 15, 16, 17, 32, 33, 64} {
+		w := 2 * h
+		x, c, s := make([]float32, w), make([]float32, w), make([]float32, w)
+		for i := range x {
+			x[i], c[i], s[i] = float32(r.NormFloat64()*4), float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		want := make([]float32, w)
+		for j := range h {
+			want[j] = float32(x[j]*c[j]) + float32(-x[j+h]*s[j])
+			want[j+h] = float32(x[j+h]*c[j+h]) + float32(x[j]*s[j+h])
+		}
+		for _, level := range vecLevels() {
+			withVecLevel(level, func() {
+				got := make([]float32, w)
+				ropeRow(got, x, c, s, h)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s h=%d: [%d] = %g, want %g", level, h, i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
