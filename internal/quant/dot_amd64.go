@@ -318,3 +318,12 @@ func packGemm16(t Type, g16 gemm16Fn, rows rowsFn) gemmFn {
 		}
 	}
 }
+
+//go:noescape
+func gemm16x4Q4_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm16x4Q4_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm16x4Q8_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)

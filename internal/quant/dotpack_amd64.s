@@ -444,8 +444,8 @@ p51loop:
 p51done:
 	FINISH16
 
-// Sixteen r16 weight rows against four activation rows (GEMM, Q5_0 and
-// Q5_1): each quant chunk is unpacked once (nibbles, fifth bits) and meets
+// Sixteen r16 weight rows against four activation rows (GEMM): each quant
+// chunk is unpacked once (nibbles, Q5's fifth bits, Q8_0's bias) and meets
 // the four activation rows' broadcast quants. Activation row a's quants are
 // at DI + a·BX (DI, R11, R12, R13), its scales at R8 + a·R10 (R10 = 4·nb)
 // and its aux (Q5_0: quant sums; Q5_1: s) at R9 + a·R10; integer sums
@@ -514,7 +514,8 @@ p51done:
 	VADDPS       Z2, acc, acc; \
 	VADDPS       acc, sum, sum
 
-// SETUP5x4: with SI, CX, DI, BX, R8, R9 loaded from the arguments.
+// SETUP5x4: with SI, CX, DI, BX, R8, R9 loaded from the arguments (the
+// GEMM kernels of every r16 type use it).
 #define SETUP5x4 \
 	LEAQ (DI)(BX*1), R11; \
 	LEAQ (DI)(BX*2), R12; \
@@ -526,8 +527,7 @@ p51done:
 	VPXORD Z9, Z9, Z9; \
 	VPXORD Z10, Z10, Z10; \
 	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	SETUP5
+	VPXORD Z12, Z12, Z12
 
 #define NEXT5x4(size) \
 	ADDQ $(16*size), SI; \
@@ -560,6 +560,7 @@ TEXT ·gemm16x4Q5_0VNNI(SB), NOSPLIT, $0-64
 	MOVQ da+32(FP), R8
 	MOVQ aux+40(FP), R9
 	SETUP5x4
+	SETUP5
 	TESTQ CX, CX
 	JZ    g50done
 
@@ -588,6 +589,7 @@ TEXT ·gemm16x4Q5_1VNNI(SB), NOSPLIT, $0-64
 	MOVQ da+32(FP), R8
 	MOVQ aux+40(FP), R9
 	SETUP5x4
+	SETUP5
 	TESTQ CX, CX
 	JZ    g51done
 
@@ -604,6 +606,186 @@ g51loop:
 	JNZ  g51loop
 
 g51done:
+	MOVQ out+48(FP), AX
+	MOVQ ldo+56(FP), BX
+	FINISH5x4
+
+// CH4x4(off, qoff): one 4-bit quant chunk against the four rows.
+#define CH4x4(off, qoff) \
+	VMOVDQU32 off(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z15, Z0, Z0; \
+	VPANDD    Z15, Z1, Z1; \
+	VPDPBUSD.BCST qoff(DI), Z0, Z24; \
+	VPDPBUSD.BCST (qoff+16)(DI), Z1, Z25; \
+	VPDPBUSD.BCST qoff(R11), Z0, Z26; \
+	VPDPBUSD.BCST (qoff+16)(R11), Z1, Z27; \
+	VPDPBUSD.BCST qoff(R12), Z0, Z28; \
+	VPDPBUSD.BCST (qoff+16)(R12), Z1, Z29; \
+	VPDPBUSD.BCST qoff(R13), Z0, Z30; \
+	VPDPBUSD.BCST (qoff+16)(R13), Z1, Z31
+
+// ZERO4x4 and FOLD4x4: clear the integer sums; add each row's two.
+#define ZERO4x4 \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31
+
+#define FOLD4x4 \
+	VPADDD Z25, Z24, Z24; \
+	VPADDD Z27, Z26, Z26; \
+	VPADDD Z29, Z28, Z28; \
+	VPADDD Z31, Z30, Z30
+
+// SUM4x4(head): Z24, Z26, Z28, Z30 = the four rows' Σ level·y over a
+// 4-bit block whose quant chunks start at head(SI).
+#define SUM4x4(head) \
+	ZERO4x4; \
+	CH4x4(head, 0); \
+	CH4x4(head+64, 4); \
+	CH4x4(head+128, 8); \
+	CH4x4(head+192, 12); \
+	FOLD4x4
+
+// CH8x4(off, qoff, A, B, C, D): one Q8_0 chunk, offset by 128, against the
+// four rows into A, B, C, D.
+#define CH8x4(off, qoff, A, B, C, D) \
+	VPXORD off(SI), Z15, Z0; \
+	VPDPBUSD.BCST qoff(DI), Z0, A; \
+	VPDPBUSD.BCST qoff(R11), Z0, B; \
+	VPDPBUSD.BCST qoff(R12), Z0, C; \
+	VPDPBUSD.BCST qoff(R13), Z0, D
+
+// SUM8x4: Z24, Z26, Z28, Z30 = the four rows' Σ (w+128)·y over a Q8_0
+// block.
+#define SUM8x4 \
+	ZERO4x4; \
+	CH8x4(32, 0, Z24, Z26, Z28, Z30); \
+	CH8x4(96, 4, Z25, Z27, Z29, Z31); \
+	CH8x4(160, 8, Z24, Z26, Z28, Z30); \
+	CH8x4(224, 12, Z25, Z27, Z29, Z31); \
+	CH8x4(288, 16, Z24, Z26, Z28, Z30); \
+	CH8x4(352, 20, Z25, Z27, Z29, Z31); \
+	CH8x4(416, 24, Z24, Z26, Z28, Z30); \
+	CH8x4(480, 28, Z25, Z27, Z29, Z31); \
+	FOLD4x4
+
+// F40(acc, dmem, amem, sum): Q4_0's float steps of one activation row,
+// (Σ·dx)·dy in ggml's order.
+#define F40(acc, dmem, amem, sum) \
+	VPBROADCASTD amem, Z2; \
+	VPSLLD       $3, Z2, Z2; \
+	VPSUBD       Z2, acc, acc; \
+	VCVTDQ2PS    acc, acc; \
+	VMULPS       Z7, acc, acc; \
+	VBROADCASTSS dmem, Z2; \
+	VMULPS       Z2, acc, acc; \
+	VADDPS       acc, sum, sum
+
+// F80(acc, dmem, amem, sum): Q8_0's float steps of one activation row,
+// Σ·(dx·dy).
+#define F80(acc, dmem, amem, sum) \
+	VPBROADCASTD amem, Z2; \
+	VPSLLD       $7, Z2, Z2; \
+	VPSUBD       Z2, acc, acc; \
+	VCVTDQ2PS    acc, acc; \
+	VBROADCASTSS dmem, Z2; \
+	VMULPS       Z2, Z7, Z2; \
+	VMULPS       Z2, acc, acc; \
+	VADDPS       acc, sum, sum
+
+// func gemm16x4Q4_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm16x4Q4_0VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), BX
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	SETUP5x4
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    g40done
+
+g40loop:
+	SUM4x4(32)
+	VCVTPH2PS (SI), Z7
+	F40(Z24, (R8), (R9), Z9)
+	F40(Z26, (R8)(R10*1), (R9)(R10*1), Z10)
+	F40(Z28, (R14), (DX), Z11)
+	F40(Z30, (R14)(R10*1), (DX)(R10*1), Z12)
+	NEXT5x4(18)
+	DECQ CX
+	JNZ  g40loop
+
+g40done:
+	MOVQ out+48(FP), AX
+	MOVQ ldo+56(FP), BX
+	FINISH5x4
+
+// func gemm16x4Q4_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm16x4Q4_1VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), BX
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	SETUP5x4
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    g41done
+
+g41loop:
+	SUM4x4(64)
+	VCVTPH2PS (SI), Z7
+	VCVTPH2PS 32(SI), Z13
+	F51(Z24, (R8), (R9), Z9)
+	F51(Z26, (R8)(R10*1), (R9)(R10*1), Z10)
+	F51(Z28, (R14), (DX), Z11)
+	F51(Z30, (R14)(R10*1), (DX)(R10*1), Z12)
+	NEXT5x4(20)
+	DECQ CX
+	JNZ  g41loop
+
+g41done:
+	MOVQ out+48(FP), AX
+	MOVQ ldo+56(FP), BX
+	FINISH5x4
+
+// func gemm16x4Q8_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm16x4Q8_0VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), BX
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	SETUP5x4
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z15
+	TESTQ CX, CX
+	JZ    g80done
+
+g80loop:
+	SUM8x4
+	VCVTPH2PS (SI), Z7
+	F80(Z24, (R8), (R9), Z9)
+	F80(Z26, (R8)(R10*1), (R9)(R10*1), Z10)
+	F80(Z28, (R14), (DX), Z11)
+	F80(Z30, (R14)(R10*1), (DX)(R10*1), Z12)
+	NEXT5x4(34)
+	DECQ CX
+	JNZ  g80loop
+
+g80done:
 	MOVQ out+48(FP), AX
 	MOVQ ldo+56(FP), BX
 	FINISH5x4

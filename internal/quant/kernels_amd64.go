@@ -42,6 +42,9 @@ func addLevel(k *Kernels, level string) bool {
 		k.pack[Q8_0] = rows16(Q8_0, dot16Q8_0VNNI)
 		k.pack[Q5_0] = rows16(Q5_0, dot16Q5_0VNNI)
 		k.pack[Q5_1] = rows16(Q5_1, dot16Q5_1VNNI)
+		k.packGemm[Q4_0] = packGemm16(Q4_0, gemm16x4Q4_0VNNI, k.pack[Q4_0])
+		k.packGemm[Q4_1] = packGemm16(Q4_1, gemm16x4Q4_1VNNI, k.pack[Q4_1])
+		k.packGemm[Q8_0] = packGemm16(Q8_0, gemm16x4Q8_0VNNI, k.pack[Q8_0])
 		k.packGemm[Q5_0] = packGemm16(Q5_0, gemm16x4Q5_0VNNI, k.pack[Q5_0])
 		k.packGemm[Q5_1] = packGemm16(Q5_1, gemm16x4Q5_1VNNI, k.pack[Q5_1])
 		return true
