@@ -74,7 +74,11 @@ func TestGGMLTypeName(t *testing.T) {
 		rep := benchJSON(t, "qgemv", "--dtype", dt, "--size", "1", "--k", "256", "--reps", "1", "--warmup", "0", "--ref", "none",
 			"--memmove-mb", "0", "--stream-mb", "0", "--levels", "none")
 		impls := []string{"gotpu"}
-		if dt == "Q4_0" || dt == "Q4_1" || dt == "Q8_0" {
+		gt, err := gguf.ParseType(dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if quant.CanPack(quant.Type(gt)) {
 			impls = append(impls, "gotpu.r16") // the interleaved layout too
 		}
 		if got := resultImpls(rep); !slices.Equal(got, impls) {
