@@ -76,9 +76,9 @@ func init() {
 		Doc: "input @ W.T where W [n, k] is held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k) " +
 			"as u8 rows of k/block·blockBytes bytes; the output has input's float dtype. The decomposition dequantizes W to f32 exactly as ggml " +
 			"and multiplies in f32 (f64 for f64 input); backend kernels may quantize the input per block as llama.cpp does. " +
-			"Attribute layout \"r16\" (q4_0, q4_1, q5_0, q5_1, q8_0) says each full group of 16 rows is stored interleaved, block column by block column " +
+			"Attribute layout \"r16\" (q4_0, q4_1, q5_0, q5_1, q8_0, q4_k) says each full group of 16 rows is stored interleaved, block column by block column " +
 			"(the 16 rows' scales side by side, then chunks of 4 quant bytes of each row, q5's qh first with the fifth bit of element 4c+i " +
-			"at bit 8i+c), the rows after the last full group row-major; the results are those of the row-major weight.",
+			"at bit 8i+c, q4_k's qs chunk 8p+l holding its bytes 32p+l+8i), the rows after the last full group row-major; the results are those of the row-major weight.",
 		Inputs:          []string{"input", "weight"},
 		NeedsContiguous: true,
 		Attrs: []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt},
@@ -108,7 +108,7 @@ func init() {
 					return nil, fmt.Errorf("linear_gguf: unknown layout %q (want \"\" or %q)", l, LayoutR16)
 				}
 				if _, _, ok := r16Parts(blk); !ok {
-					return nil, fmt.Errorf("linear_gguf: %s has no %s layout (q4_0, q4_1, q5_0, q5_1 and q8_0 do)", blk.Name, LayoutR16)
+					return nil, fmt.Errorf("linear_gguf: %s has no %s layout (q4_0, q4_1, q5_0, q5_1, q8_0 and q4_k do)", blk.Name, LayoutR16)
 				}
 			}
 			if len(x.Shape) == 0 || x.Shape[len(x.Shape)-1] != k {
@@ -174,6 +174,8 @@ func r16Parts(blk GGUFBlock) (head, chunks int, ok bool) {
 		return 4, 5, true
 	case "q8_0":
 		return 2, 8, true
+	case "q4_k":
+		return 4, 35, true
 	}
 	return 0, 0, false
 }
@@ -184,7 +186,8 @@ func r16Parts(blk GGUFBlock) (head, chunks int, ok bool) {
 // (each field's 16 values side by side) and then chunks j of 16 rows × 4
 // bytes, row r's quant bytes 4j..4j+3; the rows after the last full group
 // are row-major already. Only bytes move, except in q5's qh chunk (chunk
-// 0), whose stored bit 8i+c is the fifth bit of element 4c+i.
+// 0), whose stored bit 8i+c is the fifth bit of element 4c+i; q4_k's qs
+// chunk 8p+l (after its 3 scale chunks) holds qs bytes 32p+l+8i.
 func UnpackR16(b Builder, w Value, blk GGUFBlock, k int) Value {
 	head, chunks, ok := r16Parts(blk)
 	if !ok {
@@ -217,6 +220,13 @@ func UnpackR16(b Builder, w Value, blk GGUFBlock, k int) Value {
 		bits = Call1(b, "bitwise_left_shift", nil, bits, q.iota([]int{8}, 0))
 		qh = q.cvt(Call1(b, "sum", Attrs{"dims": []int{-1}}, bits), dtype.U8) // [g, 16, nb, 4]
 		parts = append(parts, qh, q.sl(all, 4, 4*chunks))
+	} else if blk.Name == "q4_k" {
+		// q4_k: 3 chunks of scale bytes, then qs chunk 8p+l holding bytes
+		// 32p+l+8i (i < 4) of qs.
+		all := q.reshape(qs, g, 16, nb, 4*chunks)
+		lv := q.reshape(q.sl(all, 12, 4*chunks), g, 16, nb, 4, 8, 4)              // [.., p, l, i]
+		lv = q.reshape(laPermute(b, lv, []int{0, 1, 2, 3, 5, 4}), g, 16, nb, 128) // [.., p, i, l]
+		parts = append(parts, q.sl(all, 0, 12), lv)
 	} else {
 		parts = append(parts, q.reshape(qs, g, 16, nb, 4*chunks))
 	}

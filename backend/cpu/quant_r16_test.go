@@ -20,7 +20,7 @@ import (
 func TestLinearGGUFR16(t *testing.T) {
 	rng := rand.New(rand.NewSource(16))
 	cpu := tensor.MustDevice("cpu")
-	for _, name := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"} {
+	for _, name := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k"} {
 		blk, _ := op.GGUFBlockOf(name)
 		for _, sh := range [][3]int{{1, 37, 2 * blk.BlockSize}, {3, 16, blk.BlockSize}, {2, 5, blk.BlockSize}, {5, 48, 3 * blk.BlockSize}} {
 			m, n, k := sh[0], sh[1], sh[2]
@@ -65,7 +65,7 @@ func TestLinearGGUFR16(t *testing.T) {
 	}
 	d := op.MustLookup("linear_gguf")
 	for _, a := range []op.Attrs{
-		{"type": "q4_k", "k": 256, "layout": op.LayoutR16},
+		{"type": "q6_k", "k": 256, "layout": op.LayoutR16},
 		{"type": "q4_0", "k": 32, "layout": "r8"},
 	} {
 		na, err := d.Normalize(a)

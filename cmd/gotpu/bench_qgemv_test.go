@@ -15,7 +15,7 @@ func TestBenchQGEMVTiny(t *testing.T) {
 		{[]string{"--dtype", "Q4_0", "--memmove-mb", "1", "--stream-mb", "0", "--levels", "generic"},
 			[]string{"gotpu", "gotpu.r16", "gotpu.generic", "go-memmove", "go-memmove-matrix"}},
 		{[]string{"--dtype", "Q4_K", "--k", "256", "--memmove-mb", "0", "--stream-mb", "1", "--levels", "generic"},
-			[]string{"gotpu", "gotpu.generic"}},
+			[]string{"gotpu", "gotpu.r16", "gotpu.generic"}},
 		{[]string{"--dtype", "Q5_1", "--memmove-mb", "0", "--stream-mb", "0", "--levels", "none", "--min-rep-s", "0.001"},
 			[]string{"gotpu", "gotpu.r16"}},
 		{[]string{"--dtype", "Q6_K", "--k", "256", "--memmove-mb", "0", "--stream-mb", "0", "--levels", "none", "--min-rep-s", "0.001"},

@@ -57,14 +57,15 @@
 // (rows: weight rows per kernel call against one activation row; GEMM
 // AxB: A weight rows against B activation rows, the weight unpacked once.)
 //
-// Weights of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 may come in the interleaved
-// r16 layout (pack.go, Weight.Packed): at avx512bf16 a kernel runs a group
-// of 16 rows against an activation row with one row per ZMM lane (VPDPBUSD
-// with the activation dword broadcast; Q5's fifth bits by VPTESTMB), and
-// for m > 1 against four activation rows at a time, each chunk unpacked
-// once (GEMM 16x4); at avx2, Q4_0 and Q4_1 as two halves of 8 lanes
-// (VPMADDUBSW); elsewhere (and Q5_0, Q5_1, Q8_0 at avx2) each group is
-// unpacked.
+// Weights of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K may come in the
+// interleaved r16 layout (pack.go, Weight.Packed): at avx512bf16 a kernel
+// runs a group of 16 rows against an activation row with one row per ZMM
+// lane (VPDPBUSD with the activation dword broadcast; Q5's fifth bits by
+// VPTESTMB; Q4_K's eight class lanes as eight accumulators), and
+// for m > 1 (except Q4_K) against four activation rows at a time, each
+// chunk unpacked once (GEMM 16x4); at avx2, Q4_0 and Q4_1 as two halves of
+// 8 lanes (VPMADDUBSW); elsewhere (and Q5_0, Q5_1, Q8_0, Q4_K at avx2) each
+// group is unpacked.
 //
 // The avx512 level (no VNNI) has no kernels of its own: For("avx512")
 // runs avx2's and reports Level() "avx2".

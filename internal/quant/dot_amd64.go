@@ -327,3 +327,18 @@ func gemm16x4Q4_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsaf
 
 //go:noescape
 func gemm16x4Q8_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func dot16Q4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+
+// rows16K runs a K-type r16 kernel (reading acts.kp and acts.m16) over the
+// full r16 groups of [j0, j1).
+func rows16K(k16 dot16Fn) rowsFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i int, y []float32) {
+		nb := a.nb
+		qa, da, aux := &a.kp[i*a.k], &a.d[i*nb], unsafe.Pointer(&a.m16[i*nb*8])
+		for j := j0; j+PackRows <= j1; j += PackRows {
+			k16(&w[j*rb], nb, qa, da, aux, &y[j])
+		}
+	}
+}

@@ -789,3 +789,251 @@ g80done:
 	MOVQ out+48(FP), AX
 	MOVQ ldo+56(FP), BX
 	FINISH5x4
+
+// Q4_K on the r16 layout (one row per ZMM lane). ggml's lane sums aux32[l]
+// (the classes l = e%8 of the block's elements) are eight accumulators
+// Z4..Z11 of 16 rows each: qs chunk 8p+l holds class l of sub-blocks 2p
+// (low nibbles) and 2p+1 (high), four levels a row, so VPDPBUSD against the
+// activation's acts.kp dword of that sub-block and class gives the 16 rows'
+// class sums (they fit in 16 bits), and VPDPWSSD against [scale, 0] adds
+// them scaled. The 6-bit scales and mins of the 16 rows are unpacked with
+// ggml's masks on dwords (chunks 0..2 are its utmp[0..2]); the float32
+// steps are ggml's per lane: sums[l] += (dx·dy)·aux32[l] (Z12..Z19),
+// sumf -= (dminx·dy)·Σ mins·msum (Z20), and at the end sumf += sums[l] in
+// order of l.
+
+DATA k4m1<>+0(SB)/4, $0x3f3f3f3f
+GLOBL k4m1<>(SB), RODATA|NOPTR, $4
+DATA k4m3<>+0(SB)/4, $0x03030303
+GLOBL k4m3<>(SB), RODATA|NOPTR, $4
+
+
+DATA k4sc0<>+0(SB)/8, $0x8080800480808000
+DATA k4sc0<>+8(SB)/8, $0x8080800c80808008
+DATA k4sc0<>+16(SB)/8, $0x8080800480808000
+DATA k4sc0<>+24(SB)/8, $0x8080800c80808008
+DATA k4sc0<>+32(SB)/8, $0x8080800480808000
+DATA k4sc0<>+40(SB)/8, $0x8080800c80808008
+DATA k4sc0<>+48(SB)/8, $0x8080800480808000
+DATA k4sc0<>+56(SB)/8, $0x8080800c80808008
+GLOBL k4sc0<>(SB), RODATA|NOPTR, $64
+
+DATA k4sc1<>+0(SB)/8, $0x8080800580808001
+DATA k4sc1<>+8(SB)/8, $0x8080800d80808009
+DATA k4sc1<>+16(SB)/8, $0x8080800580808001
+DATA k4sc1<>+24(SB)/8, $0x8080800d80808009
+DATA k4sc1<>+32(SB)/8, $0x8080800580808001
+DATA k4sc1<>+40(SB)/8, $0x8080800d80808009
+DATA k4sc1<>+48(SB)/8, $0x8080800580808001
+DATA k4sc1<>+56(SB)/8, $0x8080800d80808009
+GLOBL k4sc1<>(SB), RODATA|NOPTR, $64
+
+DATA k4sc2<>+0(SB)/8, $0x8080800680808002
+DATA k4sc2<>+8(SB)/8, $0x8080800e8080800a
+DATA k4sc2<>+16(SB)/8, $0x8080800680808002
+DATA k4sc2<>+24(SB)/8, $0x8080800e8080800a
+DATA k4sc2<>+32(SB)/8, $0x8080800680808002
+DATA k4sc2<>+40(SB)/8, $0x8080800e8080800a
+DATA k4sc2<>+48(SB)/8, $0x8080800680808002
+DATA k4sc2<>+56(SB)/8, $0x8080800e8080800a
+GLOBL k4sc2<>(SB), RODATA|NOPTR, $64
+
+DATA k4sc3<>+0(SB)/8, $0x8080800780808003
+DATA k4sc3<>+8(SB)/8, $0x8080800f8080800b
+DATA k4sc3<>+16(SB)/8, $0x8080800780808003
+DATA k4sc3<>+24(SB)/8, $0x8080800f8080800b
+DATA k4sc3<>+32(SB)/8, $0x8080800780808003
+DATA k4sc3<>+40(SB)/8, $0x8080800f8080800b
+DATA k4sc3<>+48(SB)/8, $0x8080800780808003
+DATA k4sc3<>+56(SB)/8, $0x8080800f8080800b
+GLOBL k4sc3<>(SB), RODATA|NOPTR, $64
+
+DATA k4mw01<>+0(SB)/8, $0x8005800480018000
+DATA k4mw01<>+8(SB)/8, $0x800d800c80098008
+DATA k4mw01<>+16(SB)/8, $0x8005800480018000
+DATA k4mw01<>+24(SB)/8, $0x800d800c80098008
+DATA k4mw01<>+32(SB)/8, $0x8005800480018000
+DATA k4mw01<>+40(SB)/8, $0x800d800c80098008
+DATA k4mw01<>+48(SB)/8, $0x8005800480018000
+DATA k4mw01<>+56(SB)/8, $0x800d800c80098008
+GLOBL k4mw01<>(SB), RODATA|NOPTR, $64
+
+DATA k4mw23<>+0(SB)/8, $0x8007800680038002
+DATA k4mw23<>+8(SB)/8, $0x800f800e800b800a
+DATA k4mw23<>+16(SB)/8, $0x8007800680038002
+DATA k4mw23<>+24(SB)/8, $0x800f800e800b800a
+DATA k4mw23<>+32(SB)/8, $0x8007800680038002
+DATA k4mw23<>+40(SB)/8, $0x800f800e800b800a
+DATA k4mw23<>+48(SB)/8, $0x8007800680038002
+DATA k4mw23<>+56(SB)/8, $0x800f800e800b800a
+GLOBL k4mw23<>(SB), RODATA|NOPTR, $64
+
+// K4C(off, yo0, yo1, sc0, sc1, acc): qs chunk off(SI) against the
+// activation dwords at yo0(DI) (low nibbles) and yo1(DI) (high), scaled
+// by sc0 and sc1, into acc.
+#define K4C(off, yo0, yo1, sc0, sc1, acc) \
+	VMOVDQU32 off(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z21, Z0, Z0; \
+	VPANDD    Z21, Z1, Z1; \
+	VPXORD    Z2, Z2, Z2; \
+	VPXORD    Z3, Z3, Z3; \
+	VPDPBUSD.BCST yo0(DI), Z0, Z2; \
+	VPDPBUSD.BCST yo1(DI), Z1, Z3; \
+	VPDPWSSD  sc0, Z2, acc; \
+	VPDPWSSD  sc1, Z3, acc
+
+// K4SB: one block column: scales and mins unpacked, sumf's mins term, the
+// 32 chunks into Z4..Z11 and the float steps into Z12..Z19.
+#define K4SB \
+	VMOVDQU32 64(SI), Z0; \
+	VMOVDQU32 128(SI), Z1; \
+	VMOVDQU32 192(SI), Z2; \
+	VPANDD.BCST k4m1<>(SB), Z1, Z30; \
+	VPSRLD    $4, Z2, Z31; \
+	VPANDD    Z21, Z31, Z31; \
+	VPSRLD    $6, Z1, Z3; \
+	VPANDD.BCST k4m3<>(SB), Z3, Z3; \
+	VPSLLD    $4, Z3, Z3; \
+	VPORD     Z3, Z31, Z31; \
+	VPANDD    Z21, Z2, Z2; \
+	VPSRLD    $6, Z0, Z3; \
+	VPANDD.BCST k4m3<>(SB), Z3, Z3; \
+	VPSLLD    $4, Z3, Z3; \
+	VPORD     Z3, Z2, Z2; \
+	VPANDD.BCST k4m1<>(SB), Z0, Z0; \
+	VPSHUFB   k4sc0<>(SB), Z0, Z22; \
+	VPSHUFB   k4sc1<>(SB), Z0, Z23; \
+	VPSHUFB   k4sc2<>(SB), Z0, Z24; \
+	VPSHUFB   k4sc3<>(SB), Z0, Z25; \
+	VPSHUFB   k4sc0<>(SB), Z2, Z26; \
+	VPSHUFB   k4sc1<>(SB), Z2, Z27; \
+	VPSHUFB   k4sc2<>(SB), Z2, Z28; \
+	VPSHUFB   k4sc3<>(SB), Z2, Z29; \
+	VPXORD    Z1, Z1, Z1; \
+	VPSHUFB   k4mw01<>(SB), Z30, Z0; \
+	VPDPWSSD.BCST 0(R9), Z0, Z1; \
+	VPSHUFB   k4mw23<>(SB), Z30, Z0; \
+	VPDPWSSD.BCST 4(R9), Z0, Z1; \
+	VPSHUFB   k4mw01<>(SB), Z31, Z0; \
+	VPDPWSSD.BCST 8(R9), Z0, Z1; \
+	VPSHUFB   k4mw23<>(SB), Z31, Z0; \
+	VPDPWSSD.BCST 12(R9), Z0, Z1; \
+	VBROADCASTSS (R8), Z2; \
+	VCVTPH2PS 32(SI), Z0; \
+	VMULPS    Z2, Z0, Z0; \
+	VCVTDQ2PS Z1, Z1; \
+	VMULPS    Z1, Z0, Z0; \
+	VSUBPS    Z0, Z20, Z20; \
+	VPXORD    Z4, Z4, Z4; \
+	VPXORD    Z5, Z5, Z5; \
+	VPXORD    Z6, Z6, Z6; \
+	VPXORD    Z7, Z7, Z7; \
+	VPXORD    Z8, Z8, Z8; \
+	VPXORD    Z9, Z9, Z9; \
+	VPXORD    Z10, Z10, Z10; \
+	VPXORD    Z11, Z11, Z11; \
+	K4C(256, 0, 64, Z22, Z23, Z4); \
+	K4C(320, 4, 68, Z22, Z23, Z5); \
+	K4C(384, 8, 72, Z22, Z23, Z6); \
+	K4C(448, 12, 76, Z22, Z23, Z7); \
+	K4C(512, 16, 80, Z22, Z23, Z8); \
+	K4C(576, 20, 84, Z22, Z23, Z9); \
+	K4C(640, 24, 88, Z22, Z23, Z10); \
+	K4C(704, 28, 92, Z22, Z23, Z11); \
+	K4C(768, 32, 96, Z24, Z25, Z4); \
+	K4C(832, 36, 100, Z24, Z25, Z5); \
+	K4C(896, 40, 104, Z24, Z25, Z6); \
+	K4C(960, 44, 108, Z24, Z25, Z7); \
+	K4C(1024, 48, 112, Z24, Z25, Z8); \
+	K4C(1088, 52, 116, Z24, Z25, Z9); \
+	K4C(1152, 56, 120, Z24, Z25, Z10); \
+	K4C(1216, 60, 124, Z24, Z25, Z11); \
+	K4C(1280, 128, 192, Z26, Z27, Z4); \
+	K4C(1344, 132, 196, Z26, Z27, Z5); \
+	K4C(1408, 136, 200, Z26, Z27, Z6); \
+	K4C(1472, 140, 204, Z26, Z27, Z7); \
+	K4C(1536, 144, 208, Z26, Z27, Z8); \
+	K4C(1600, 148, 212, Z26, Z27, Z9); \
+	K4C(1664, 152, 216, Z26, Z27, Z10); \
+	K4C(1728, 156, 220, Z26, Z27, Z11); \
+	K4C(1792, 160, 224, Z28, Z29, Z4); \
+	K4C(1856, 164, 228, Z28, Z29, Z5); \
+	K4C(1920, 168, 232, Z28, Z29, Z6); \
+	K4C(1984, 172, 236, Z28, Z29, Z7); \
+	K4C(2048, 176, 240, Z28, Z29, Z8); \
+	K4C(2112, 180, 244, Z28, Z29, Z9); \
+	K4C(2176, 184, 248, Z28, Z29, Z10); \
+	K4C(2240, 188, 252, Z28, Z29, Z11); \
+	VBROADCASTSS (R8), Z2; \
+	VCVTPH2PS (SI), Z0; \
+	VMULPS    Z2, Z0, Z0; \
+	VCVTDQ2PS Z4, Z4; \
+	VMULPS    Z0, Z4, Z4; \
+	VADDPS    Z4, Z12, Z12; \
+	VCVTDQ2PS Z5, Z5; \
+	VMULPS    Z0, Z5, Z5; \
+	VADDPS    Z5, Z13, Z13; \
+	VCVTDQ2PS Z6, Z6; \
+	VMULPS    Z0, Z6, Z6; \
+	VADDPS    Z6, Z14, Z14; \
+	VCVTDQ2PS Z7, Z7; \
+	VMULPS    Z0, Z7, Z7; \
+	VADDPS    Z7, Z15, Z15; \
+	VCVTDQ2PS Z8, Z8; \
+	VMULPS    Z0, Z8, Z8; \
+	VADDPS    Z8, Z16, Z16; \
+	VCVTDQ2PS Z9, Z9; \
+	VMULPS    Z0, Z9, Z9; \
+	VADDPS    Z9, Z17, Z17; \
+	VCVTDQ2PS Z10, Z10; \
+	VMULPS    Z0, Z10, Z10; \
+	VADDPS    Z10, Z18, Z18; \
+	VCVTDQ2PS Z11, Z11; \
+	VMULPS    Z0, Z11, Z11; \
+	VADDPS    Z11, Z19, Z19
+
+// func dot16Q4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
+// qa: acts.kp; aux: acts.m16.
+TEXT ·dot16Q4KVNNI(SB), NOSPLIT, $0-48
+	SETUP16
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z21
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	TESTQ CX, CX
+	JZ    p4kdone
+
+p4kloop:
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
+	PREFETCHT0 4736(SI)
+	PREFETCHT0 4800(SI)
+	K4SB
+	ADDQ $2304, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $16, R9
+	DECQ CX
+	JNZ  p4kloop
+
+p4kdone:
+	VADDPS Z12, Z20, Z20
+	VADDPS Z13, Z20, Z20
+	VADDPS Z14, Z20, Z20
+	VADDPS Z15, Z20, Z20
+	VADDPS Z16, Z20, Z20
+	VADDPS Z17, Z20, Z20
+	VADDPS Z18, Z20, Z20
+	VADDPS Z19, Z20, Z20
+	MOVQ out+40(FP), R10
+	VMOVUPS Z20, (R10)
+	VZEROUPPER
+	RET

@@ -47,6 +47,7 @@ func addLevel(k *Kernels, level string) bool {
 		k.packGemm[Q8_0] = packGemm16(Q8_0, gemm16x4Q8_0VNNI, k.pack[Q8_0])
 		k.packGemm[Q5_0] = packGemm16(Q5_0, gemm16x4Q5_0VNNI, k.pack[Q5_0])
 		k.packGemm[Q5_1] = packGemm16(Q5_1, gemm16x4Q5_1VNNI, k.pack[Q5_1])
+		k.pack[Q4_K] = rows16K(dot16Q4KVNNI)
 		return true
 	}
 	return false

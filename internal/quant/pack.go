@@ -17,9 +17,13 @@ import (
 //	Q5_0  d[16], then qh as one chunk of 16 rows × 4 bytes, then qs as Q4_0's
 //	Q5_1  d[16], m[16], then qh and qs as Q5_0's
 //	Q8_0  d[16], then qs as 8 chunks c of 16 rows × 4 bytes
+//	Q4_K  d[16], dmin[16], the 12 scale bytes as 3 chunks, then qs as 32
+//	      chunks 8p+l (p < 4, l < 8) of 16 rows × bytes 32p+l+8i (i < 4)
 //
 // where chunk c, lane r holds row r's qs[4c:4c+4] (for the 4-bit types, the
 // low nibbles are elements 4c..4c+3 and the high nibbles 16+4c..16+4c+3).
+// A Q4_K qs chunk 8p+l holds the levels of class l (elements l+8i) of
+// sub-block 2p in its low nibbles and of sub-block 2p+1 in its high ones.
 // A group takes the bytes its 16 rows take in the row-major layout, in the
 // same place, so the layout is a permutation inside each group: row ranges
 // that start and end on a group boundary slice the same way in both. Rows
@@ -36,7 +40,7 @@ const PackRows = 16
 // CanPack reports whether weight type t has the r16 layout.
 func CanPack(t Type) bool {
 	switch t {
-	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0:
+	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K:
 		return true
 	}
 	return false
@@ -54,8 +58,20 @@ func packHead(t Type) (head, chunks int) {
 		return 4, 5
 	case Q8_0:
 		return 2, 8
+	case Q4_K:
+		return 4, 35
 	}
 	return 2, 4
+}
+
+// chunkByte returns the offset in a block of type t of byte i of its r16
+// chunk c.
+func chunkByte(t Type, head, c, i int) int {
+	if t == Q4_K && c >= 3 {
+		q := c - 3
+		return 16 + 32*(q/8) + q%8 + 8*i
+	}
+	return head + 4*c + i
 }
 
 // packQH moves the bits of a Q5 block's qh to the r16 order: bit 4c+i to
@@ -135,6 +151,15 @@ func permuteGroup(t Type, dst, src []byte, rb int, pack bool) {
 					binary.LittleEndian.PutUint32(dst[p:], packQH(binary.LittleEndian.Uint32(src[q:])))
 				case c == 0 && chunks == 5:
 					binary.LittleEndian.PutUint32(dst[q:], unpackQH(binary.LittleEndian.Uint32(src[p:])))
+				case t == Q4_K:
+					for i := range 4 {
+						o := rm + chunkByte(t, head, c, i)
+						if pack {
+							dst[p+i] = src[o]
+						} else {
+							dst[o] = src[p+i]
+						}
+					}
 				case pack:
 					copy(dst[p:p+4], src[q:q+4])
 				default:

@@ -27,9 +27,12 @@ func randBlocks(r *rand.Rand, typ Type, n, k int) []byte {
 
 func TestPackLayout(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K} {
 		for _, n := range []int{0, 5, 16, 37, 64} {
-			const k = 96
+			k := 96
+			if typ.BlockSize() == qkK {
+				k = 2 * qkK
+			}
 			rb, _ := RowBytes(typ, k)
 			w := randBlocks(r, typ, n, k)
 			p := make([]byte, len(w))
@@ -72,7 +75,18 @@ func TestPackLayout(t *testing.T) {
 				}
 			}
 			c := chunks - 1
-			if !bytes.Equal(col[head*PackRows+c*64+20:][:4], blk[head+4*c:][:4]) {
+			if typ == Q4_K {
+				// qs chunk 8p+l (chunk 3+8p+l) holds bytes 16+32p+l+8i.
+				p, l := 3, 7
+				for i := range 4 {
+					if col[head*PackRows+c*64+20+i] != blk[16+32*p+l+8*i] {
+						t.Fatalf("Q4_K: qs byte %d of chunk %d of row 5 misplaced", i, c)
+					}
+				}
+				if !bytes.Equal(col[head*PackRows+2*64+20:][:4], blk[12:16]) {
+					t.Fatalf("Q4_K: the last scale chunk of row 5 misplaced")
+				}
+			} else if !bytes.Equal(col[head*PackRows+c*64+20:][:4], blk[head+4*c:][:4]) {
 				t.Fatalf("%v: chunk %d of row 5 misplaced", typ, c)
 			}
 		}
@@ -83,7 +97,7 @@ func TestPackLayout(t *testing.T) {
 		n, rb    int
 		dst, src int
 	}{
-		{"no layout", Q4_K, 16, 144, 2304, 2304},
+		{"no layout", Q6_K, 16, 210, 3360, 3360},
 		{"short src", Q4_0, 16, 18, 288, 287},
 		{"short dst", Q4_0, 16, 18, 10, 288},
 		{"partial block", Q8_0, 16, 35, 560, 560},
@@ -101,8 +115,12 @@ func TestPackLayout(t *testing.T) {
 // wants the generic row-major bits.
 func TestMatMulPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0} {
-		for _, sh := range []shape{{1, 16, 32}, {1, 37, 576}, {1, 64, 96}, {1, 5, 64}, {5, 48, 160}, {3, 21, 32}, {2, 160, 576}} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K} {
+		shapes := []shape{{1, 16, 32}, {1, 37, 576}, {1, 64, 96}, {1, 5, 64}, {5, 48, 160}, {3, 21, 32}, {2, 160, 576}}
+		if typ == Q4_K {
+			shapes = []shape{{1, 16, 256}, {1, 37, 768}, {1, 64, 512}, {1, 5, 256}, {5, 48, 1280}, {3, 21, 256}, {2, 160, 1536}}
+		}
+		for _, sh := range shapes {
 			rb, _ := RowBytes(typ, sh.k)
 			w := randBlocks(r, typ, sh.n, sh.k)
 			p := make([]byte, len(w))
