@@ -47,6 +47,10 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 			a.quantizeQ8Row(x[i*k:(i+1)*k], i)
 			continue
 		}
+		if t == Q8_K && quantQ8KRow != nil && nb > 0 && !quantQ8Scalar {
+			a.quantizeQ8KRow(x[i*k:(i+1)*k], i)
+			continue
+		}
 		quantizeRow(t, x[i*k:(i+1)*k], raw)
 		qs := a.qs[i*k : (i+1)*k]
 		switch t {
@@ -79,26 +83,48 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 				for j := range 16 {
 					bs[j] = int16(binary.LittleEndian.Uint16(blk[4+qkK+2*j:]))
 				}
-				ms := a.msum[(i*nb+b)*8:][:8]
-				m16 := a.m16[(i*nb+b)*8:][:8]
-				for j := range 8 {
-					ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
-					m16[j] = int16(ms[j])
-				}
-				src := qs[b*qkK:][:qkK]
-				if a.kw != nil {
-					fillKW(src, a.kw[i*k+b*qkK:][:qkK])
-				}
-				if a.kp != nil {
-					fillKP(src, a.kp[i*k+b*qkK:][:qkK])
-				}
-				if a.k6 != nil {
-					fillK6(src, a.k6[i*k+b*qkK:][:qkK], a.k6c[(i*k+b*qkK)/2:][:qkK/2])
-				}
+				a.fillQ8KBlock(i, b)
 			}
 		}
 	}
 }
+
+// fillQ8KBlock derives, from block b of row i's quants and bsums, the
+// 32-sums (msum, m16) and the extra layouts a holds.
+func (a *acts) fillQ8KBlock(i, b int) {
+	k, nb := a.k, a.nb
+	bs := a.bsum[(i*nb+b)*16:][:16]
+	ms := a.msum[(i*nb+b)*8:][:8]
+	m16 := a.m16[(i*nb+b)*8:][:8]
+	for j := range 8 {
+		ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
+		m16[j] = int16(ms[j])
+	}
+	src := a.qs[i*k+b*qkK:][:qkK]
+	if a.kw != nil {
+		fillKW(src, a.kw[i*k+b*qkK:][:qkK])
+	}
+	if a.kp != nil {
+		fillKP(src, a.kp[i*k+b*qkK:][:qkK])
+	}
+	if a.k6 != nil {
+		fillK6(src, a.k6[i*k+b*qkK:][:qkK], a.k6c[(i*k+b*qkK)/2:][:qkK/2])
+	}
+}
+
+// quantizeQ8KRow quantizes row i (x) to Q8_K straight into a's arrays with
+// quantQ8KRow (the bits of quantQ8K and the decoding above).
+func (a *acts) quantizeQ8KRow(x []float32, i int) {
+	nb := a.nb
+	quantQ8KRow(&x[0], nb, &a.qs[i*a.k], &a.d[i*nb], &a.bsum[i*nb*16])
+	for b := range nb {
+		a.fillQ8KBlock(i, b)
+	}
+}
+
+// quantQ8KRow is the AVX2 form of the Q8_K reference quantizer where the
+// CPU runs it (act_amd64.go): nb blocks of x into quants, d and bsums.
+var quantQ8KRow func(x *float32, nb int, qs *int8, d *float32, bsum *int16)
 
 // quantizeQ8Row quantizes row i (x) to Q8_0 or Q8_1 straight into a's
 // arrays: the values quantQ8_0 / quantQ8_1 encode and the Q8_0/Q8_1 case

@@ -11,6 +11,13 @@ import "github.com/gotpu/gotpu/internal/cpulevel"
 //go:noescape
 func quantQ8RowAVX2(x *float32, nb int, qs *int8, d *float32, s *float32, isum *int32)
 
+// quantQ8KRowAVX2 quantizes nb blocks of 256 values of x to Q8_K as
+// quantQ8K does, with its bits: the quants into qs, per block d and the 16
+// sums of 16 quants into bsum (act_amd64.s).
+//
+//go:noescape
+func quantQ8KRowAVX2(x *float32, nb int, qs *int8, d *float32, bsum *int16)
+
 // finiteAVX2 reports whether x[0:n] holds no Inf or NaN.
 //
 //go:noescape
@@ -19,6 +26,7 @@ func finiteAVX2(x *float32, n int) bool
 func init() {
 	if cpulevel.Has(LevelAVX2) {
 		quantQ8Row = quantQ8RowAVX2
+		quantQ8KRow = quantQ8KRowAVX2
 		finiteAsm = finiteAVX2
 	}
 }

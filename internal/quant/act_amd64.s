@@ -194,3 +194,144 @@ finbad:
 	MOVB $0, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// quantQ8KRowAVX2: the reference Q8_K quantizer (quantQ8K, ggml's
+// quantize_row_q8_K_ref) on AVX2, block by block of 256 values, with its
+// bits: amax by an unsigned max of the magnitudes' bits, max the first
+// value of that magnitude, iscale = -127/max, q = min(127,
+// nearest_int(iscale·x)) computed as nearest_int is (x + 1.5·2^23, the low
+// 23 bits less 2^22: the same for Inf and NaN), stored as its low byte;
+// d = 1/iscale; bsums the sums of 16 quants. A block whose amax is 0 gets
+// d = 0 and zero quants and sums.
+
+DATA q8kc<>+0(SB)/4, $0xc2fe0000 // -127.0
+DATA q8kc<>+4(SB)/4, $0x3f800000 // 1.0
+DATA q8kc<>+8(SB)/4, $0x4b400000 // 12582912.0
+DATA q8kc<>+12(SB)/4, $0x007fffff
+DATA q8kc<>+16(SB)/4, $0x00400000
+DATA q8kc<>+20(SB)/4, $127
+GLOBL q8kc<>(SB), RODATA|NOPTR, $24
+
+// Q8KQ(Y): Y (x·iscale) to min(127, nearest_int(Y)) as the low byte,
+// sign-extended.
+#define Q8KQ(Y) \
+	VADDPS   Y12, Y, Y; \
+	VPAND    Y13, Y, Y; \
+	VPSUBD   Y14, Y, Y; \
+	VPMINSD  Y10, Y, Y; \
+	VPSLLD   $24, Y, Y; \
+	VPSRAD   $24, Y, Y
+
+// func quantQ8KRowAVX2(x *float32, nb int, qs *int8, d *float32, bsum *int16)
+TEXT ·quantQ8KRowAVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ bsum+32(FP), R9
+	VBROADCASTSS q8c<>+0(SB), Y15
+	VBROADCASTSS q8kc<>+8(SB), Y12
+	VBROADCASTSS q8kc<>+12(SB), Y13
+	VBROADCASTSS q8kc<>+16(SB), Y14
+	VBROADCASTSS q8kc<>+20(SB), Y10
+	VMOVDQU q8perm<>(SB), Y11
+	TESTQ CX, CX
+	JZ   kqdone
+kqloop:
+	// amax: unsigned max of the magnitudes' bits.
+	VPXOR Y0, Y0, Y0
+	MOVQ SI, R10
+	MOVQ $8, AX
+kqmax:
+	VANDPS  0(R10), Y15, Y1
+	VPMAXUD Y1, Y0, Y0
+	VANDPS  32(R10), Y15, Y1
+	VPMAXUD Y1, Y0, Y0
+	VANDPS  64(R10), Y15, Y1
+	VPMAXUD Y1, Y0, Y0
+	VANDPS  96(R10), Y15, Y1
+	VPMAXUD Y1, Y0, Y0
+	ADDQ $128, R10
+	DECQ AX
+	JNZ  kqmax
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPMAXUD X1, X0, X0
+	VMOVD X0, AX
+	TESTL AX, AX
+	JZ   kqzero
+	VPBROADCASTD X0, Y0
+	// max: the first value of magnitude amax.
+	MOVQ SI, R10
+kqfind:
+	VANDPS    (R10), Y15, Y1
+	VPCMPEQD  Y0, Y1, Y1
+	VMOVMSKPS Y1, BX
+	TESTL BX, BX
+	JNZ  kqfound
+	ADDQ $32, R10
+	JMP  kqfind
+kqfound:
+	BSFL   BX, BX
+	VMOVSS (R10)(BX*4), X2
+	VMOVSS q8kc<>+0(SB), X3
+	VDIVSS X2, X3, X3
+	VMOVSS q8kc<>+4(SB), X4
+	VDIVSS X3, X4, X4
+	VMOVSS X4, (R8)
+	VBROADCASTSS X3, Y3
+	MOVQ $8, AX
+kqq:
+	VMULPS (SI), Y3, Y4
+	VMULPS 32(SI), Y3, Y5
+	VMULPS 64(SI), Y3, Y6
+	VMULPS 96(SI), Y3, Y7
+	Q8KQ(Y4)
+	Q8KQ(Y5)
+	Q8KQ(Y6)
+	Q8KQ(Y7)
+	// the two sums of 16
+	VPADDD Y5, Y4, Y8
+	VPADDD Y7, Y6, Y9
+	VPHADDD Y9, Y8, Y8
+	VPHADDD Y8, Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPADDD X9, X8, X8
+	VPACKSSDW X8, X8, X8
+	VMOVD X8, (R9)
+	// the 32 quants, in order
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKSSWB Y6, Y4, Y4
+	VPERMD  Y4, Y11, Y4
+	VMOVDQU Y4, (DI)
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $4, R9
+	DECQ AX
+	JNZ  kqq
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  kqloop
+	JMP  kqdone
+kqzero:
+	MOVL $0, (R8)
+	VPXOR Y1, Y1, Y1
+	MOVQ $8, AX
+kqz:
+	VMOVDQU Y1, (DI)
+	ADDQ $32, DI
+	DECQ AX
+	JNZ  kqz
+	VMOVDQU Y1, (R9)
+	ADDQ $32, R9
+	ADDQ $1024, SI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  kqloop
+kqdone:
+	VZEROUPPER
+	RET

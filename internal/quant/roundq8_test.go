@@ -3,6 +3,7 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -172,5 +173,68 @@ func TestFinite(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestQuantQ8KRowAsm checks the AVX2 Q8_K quantizer against the Go
+// reference path bit for bit: quants, d, bsums, the 32-sums and the kp,
+// kw and k6 layouts, on blocks of every scale (subnormal ones, whose
+// 1/max overflows), a block of zeros, ties between +amax and -amax (the
+// first wins) and values whose x·iscale falls on a half.
+func TestQuantQ8KRowAsm(t *testing.T) {
+	if quantQ8KRow == nil {
+		t.Skip("no AVX2 quantizer on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const k = qkK * 3
+	var rows [][]float32
+	for _, scale := range []float32{1, 1e-3, 1e-38, 3e-42, 1e6, 3e38} {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = (rng.Float32()*2 - 1) * scale
+		}
+		rows = append(rows, x)
+	}
+	ties := make([]float32, k)
+	for i := range ties {
+		ties[i] = float32(rng.IntN(255)-127) + 0.5*float32(rng.IntN(2))
+	}
+	for b := range 3 {
+		// -127 first in blocks 0 and 2, +127 first in block 1: iscale's
+		// sign. Block 0's pair is in two vectors, the others' in one.
+		s := float32(1 - 2*((b+1)%2))
+		i, j := 7, 200
+		if b > 0 {
+			i, j = 8*b+1, 8*b+6
+		}
+		ties[b*qkK+i], ties[b*qkK+j] = -127*s, 127*s
+	}
+	rows = append(rows, ties, make([]float32, k))
+	mixed := make([]float32, k)
+	copy(mixed, rows[0])
+	clear(mixed[qkK : 2*qkK])
+	mixed[5] = float32(math.Copysign(0, -1))
+	rows = append(rows, mixed)
+	for ri, x := range rows {
+		got := newActs(Q8_K, x, 1, k, nil, needKP|needKW|needK6)
+		quantQ8Scalar = true
+		want := newActs(Q8_K, x, 1, k, nil, needKP|needKW|needK6)
+		quantQ8Scalar = false
+		for i := range want.qs {
+			if got.qs[i] != want.qs[i] || got.kp[i] != want.kp[i] || got.kw[i] != want.kw[i] || got.k6[i] != want.k6[i] {
+				t.Fatalf("row %d: element %d: q %d kp %d kw %d k6 %d, want %d %d %d %d (x %v)", ri, i,
+					got.qs[i], got.kp[i], got.kw[i], got.k6[i], want.qs[i], want.kp[i], want.kw[i], want.k6[i], x[i])
+			}
+		}
+		for b := range want.nb {
+			if math.Float32bits(got.d[b]) != math.Float32bits(want.d[b]) {
+				t.Fatalf("row %d block %d: d %v, want %v", ri, b, got.d[b], want.d[b])
+			}
+		}
+		if !slices.Equal(got.bsum, want.bsum) || !slices.Equal(got.msum, want.msum) || !slices.Equal(got.m16, want.m16) || !slices.Equal(got.k6c, want.k6c) {
+			t.Fatalf("row %d: sums differ: bsum %v / %v", ri, got.bsum, want.bsum)
+		}
+		got.release()
+		want.release()
 	}
 }
