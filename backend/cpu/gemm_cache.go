@@ -12,7 +12,8 @@ import (
 // elsewhere, or when that is unreadable, fixed defaults of a common x86
 // core), and every level's tile derives its kc, mc and nc from them
 // (gemmBlockFor): kc is L1d/128 (the k extent at which a B micro-panel one
-// cache line wide, 16 f32 or 8 f64, fills half of L1d), the A block
+// cache line wide, 16 f32 or 8 f64, fills half of L1d; L1d/192 for the f32
+// tiles 64 wide), the A block
 // (mc x kc) fills a quarter of L2 and each of the two packed B blocks
 // (kc x nc) an eighth of L3.
 //
@@ -33,7 +34,13 @@ import (
 // so kc grows with L1d but not with the tile's width: the wide ZMM panel
 // (kc x 64 f32 = 96 KiB at kc 384) streams from L2, and a longer k block
 // saves C tile loads and stores; a B micro-panel held in half of L1d
-// (kc 96) was 5-10% slower. GOTPU_GEMM_KC, GOTPU_GEMM_MC and GOTPU_GEMM_NC
+// (kc 96) was 5-10% slower. With two threads the wide tile wants a
+// shorter k block: on a 2-core Sapphire Rapids VM (L1d 48 KiB, L2 2 MiB),
+// f32 x·Wᵀ at 2 threads (GFLOP/s, kc 256 / 384): 128x1536x576 167-175 /
+// 135-143, 128x576x576 167-173 / 138-151, 512x576x1536 259-272 / 205-221,
+// 2048^3 294 / 291-303, 1024^3 290 / 299; one thread sees no difference
+// (123 / 120, 146 / 149). So the f32 tiles 64 wide take kc = L1d/192 (256
+// there) and the narrower ones keep L1d/128. GOTPU_GEMM_KC, GOTPU_GEMM_MC and GOTPU_GEMM_NC
 // override the derived values for every tile (rounded to the tile's
 // granularity), for measuring.
 
@@ -112,9 +119,12 @@ func readSysInt(path string) (int, error) {
 
 // Fractions of each cache the blocking fills (see the file comment).
 const (
-	gemmL1Div  = 128 // kc = L1d / 128
-	gemmL2Frac = 4   // A block: L2 / 4
-	gemmL3Frac = 8   // one packed B block (of two): L3 / 8
+	gemmL1Div = 128 // kc = L1d / 128
+	// kc = L1d / 192 for the f32 tiles 64 wide (a 64 KiB B micro-panel
+	// at L1d 48 KiB): see the file comment.
+	gemmL1DivWide = 192
+	gemmL2Frac    = 4 // A block: L2 / 4
+	gemmL3Frac    = 8 // one packed B block (of two): L3 / 8
 )
 
 // gemmBlockFor returns the kc, mc and nc of an mr x nr tile of es-byte
@@ -124,7 +134,11 @@ const (
 // mr in [mr, 1024], nc a multiple of nr in [nr, 8192]. nr and es enter mc
 // and nc only.
 func gemmBlockFor(c CacheSizes, mr, nr, es int, env func(string) (string, bool)) (kc, mc, nc int) {
-	kc = clampInt(c.L1d/gemmL1Div/8*8, 64, 1024)
+	div := gemmL1Div
+	if es == 4 && nr >= 64 {
+		div = gemmL1DivWide
+	}
+	kc = clampInt(c.L1d/div/8*8, 64, 1024)
 	if v := envInt(env, "GOTPU_GEMM_KC"); v > 0 {
 		kc = max(1, v)
 	}

@@ -54,16 +54,17 @@ func TestGEMMBlockFor(t *testing.T) {
 		env        func(string) (string, bool)
 		kc, mc, nc int
 	}{
-		{"zen5 f32 6x64", zen5, 6, 64, 4, noEnv, 384, 168, 2688},
+		{"zen5 f32 6x64", zen5, 6, 64, 4, noEnv, 256, 252, 4096},
 		{"zen5 f32 6x16", zen5, 6, 16, 4, noEnv, 384, 168, 2720},
 		{"zen5 f64 6x32", zen5, 6, 32, 8, noEnv, 384, 84, 1344},
 		{"zen3 f32 6x16", zen3, 6, 16, 4, noEnv, 256, 126, 4096},
 		{"zen3 f64 6x8", zen3, 6, 8, 8, noEnv, 256, 60, 2048},
 		{"tiny caches clamp", CacheSizes{L1d: 1 << 10, L2: 1 << 10, L3: 1 << 10}, 6, 64, 4, noEnv, 64, 6, 64},
+		{"zen3 f32 6x64", zen3, 6, 64, 4, noEnv, 168, 192, 6208},
 		{"overrides", zen5, 6, 64, 4, func(k string) (string, bool) {
 			return map[string]string{"GOTPU_GEMM_KC": "100", "GOTPU_GEMM_MC": "50", "GOTPU_GEMM_NC": "1000"}[k], true
 		}, 100, 48, 960},
-		{"bad overrides ignored", zen5, 6, 64, 4, func(string) (string, bool) { return "x", true }, 384, 168, 2688},
+		{"bad overrides ignored", zen5, 6, 64, 4, func(string) (string, bool) { return "x", true }, 256, 252, 4096},
 	}
 	for _, tc := range tests {
 		kc, mc, nc := gemmBlockFor(tc.c, tc.mr, tc.nr, tc.es, tc.env)
