@@ -104,14 +104,7 @@ func TestQuantQ8RowAsm(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	const k = 32 * 24
-	rows := [][]float32{}
-	for _, scale := range []float32{1, 1e-3, 1e-38, 3e-42, 1e6, 3e38} {
-		x := make([]float32, k)
-		for i := range x {
-			x[i] = (rng.Float32()*2 - 1) * scale
-		}
-		rows = append(rows, x)
-	}
+	rows := scaledRows(rng, k)
 	ties := make([]float32, k)
 	for i := range ties {
 		// Multiples of 0.5 in blocks whose amax is 127: x*id = x exactly.
@@ -187,14 +180,7 @@ func TestQuantQ8KRowAsm(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	const k = qkK * 3
-	var rows [][]float32
-	for _, scale := range []float32{1, 1e-3, 1e-38, 3e-42, 1e6, 3e38} {
-		x := make([]float32, k)
-		for i := range x {
-			x[i] = (rng.Float32()*2 - 1) * scale
-		}
-		rows = append(rows, x)
-	}
+	rows := scaledRows(rng, k)
 	ties := make([]float32, k)
 	for i := range ties {
 		ties[i] = float32(rng.IntN(255)-127) + 0.5*float32(rng.IntN(2))
@@ -237,4 +223,19 @@ func TestQuantQ8KRowAsm(t *testing.T) {
 		got.release()
 		want.release()
 	}
+}
+
+// scaledRows returns rows of k uniform values in (-s, s) for scales from
+// subnormal (whose blocks' inverse scales overflow) to near the largest
+// float32.
+func scaledRows(rng *rand.Rand, k int) [][]float32 {
+	var rows [][]float32
+	for _, scale := range []float32{1, 1e-3, 1e-38, 3e-42, 1e6, 3e38} {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = (rng.Float32()*2 - 1) * scale
+		}
+		rows = append(rows, x)
+	}
+	return rows
 }
