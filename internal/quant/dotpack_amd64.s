@@ -808,65 +808,33 @@ DATA k4m3<>+0(SB)/4, $0x03030303
 GLOBL k4m3<>(SB), RODATA|NOPTR, $4
 
 
-DATA k4sc0<>+0(SB)/8, $0x8080800480808000
-DATA k4sc0<>+8(SB)/8, $0x8080800c80808008
-DATA k4sc0<>+16(SB)/8, $0x8080800480808000
-DATA k4sc0<>+24(SB)/8, $0x8080800c80808008
-DATA k4sc0<>+32(SB)/8, $0x8080800480808000
-DATA k4sc0<>+40(SB)/8, $0x8080800c80808008
-DATA k4sc0<>+48(SB)/8, $0x8080800480808000
-DATA k4sc0<>+56(SB)/8, $0x8080800c80808008
-GLOBL k4sc0<>(SB), RODATA|NOPTR, $64
+// K4DW(name, d0, d1, d2, d3): a 64-byte VPSHUFB control whose four dwords
+// d0..d3 repeat in every 128-bit lane.
+#define K4DW(name, d0, d1, d2, d3) \
+	DATA name+0(SB)/8, $((d1)<<32|(d0)); \
+	DATA name+8(SB)/8, $((d3)<<32|(d2)); \
+	DATA name+16(SB)/8, $((d1)<<32|(d0)); \
+	DATA name+24(SB)/8, $((d3)<<32|(d2)); \
+	DATA name+32(SB)/8, $((d1)<<32|(d0)); \
+	DATA name+40(SB)/8, $((d3)<<32|(d2)); \
+	DATA name+48(SB)/8, $((d1)<<32|(d0)); \
+	DATA name+56(SB)/8, $((d3)<<32|(d2)); \
+	GLOBL name(SB), RODATA|NOPTR, $64
 
-DATA k4sc1<>+0(SB)/8, $0x8080800580808001
-DATA k4sc1<>+8(SB)/8, $0x8080800d80808009
-DATA k4sc1<>+16(SB)/8, $0x8080800580808001
-DATA k4sc1<>+24(SB)/8, $0x8080800d80808009
-DATA k4sc1<>+32(SB)/8, $0x8080800580808001
-DATA k4sc1<>+40(SB)/8, $0x8080800d80808009
-DATA k4sc1<>+48(SB)/8, $0x8080800580808001
-DATA k4sc1<>+56(SB)/8, $0x8080800d80808009
-GLOBL k4sc1<>(SB), RODATA|NOPTR, $64
+// k4scJ: byte J of each dword, zero-extended (a [scale, 0] word pair).
+#define K4SC(name, j) K4DW(name, 0x80808000|(j), 0x80808000|(4+j), 0x80808000|(8+j), 0x80808000|(12+j))
 
-DATA k4sc2<>+0(SB)/8, $0x8080800680808002
-DATA k4sc2<>+8(SB)/8, $0x8080800e8080800a
-DATA k4sc2<>+16(SB)/8, $0x8080800680808002
-DATA k4sc2<>+24(SB)/8, $0x8080800e8080800a
-DATA k4sc2<>+32(SB)/8, $0x8080800680808002
-DATA k4sc2<>+40(SB)/8, $0x8080800e8080800a
-DATA k4sc2<>+48(SB)/8, $0x8080800680808002
-DATA k4sc2<>+56(SB)/8, $0x8080800e8080800a
-GLOBL k4sc2<>(SB), RODATA|NOPTR, $64
+K4SC(k4sc0<>, 0)
+K4SC(k4sc1<>, 1)
+K4SC(k4sc2<>, 2)
+K4SC(k4sc3<>, 3)
 
-DATA k4sc3<>+0(SB)/8, $0x8080800780808003
-DATA k4sc3<>+8(SB)/8, $0x8080800f8080800b
-DATA k4sc3<>+16(SB)/8, $0x8080800780808003
-DATA k4sc3<>+24(SB)/8, $0x8080800f8080800b
-DATA k4sc3<>+32(SB)/8, $0x8080800780808003
-DATA k4sc3<>+40(SB)/8, $0x8080800f8080800b
-DATA k4sc3<>+48(SB)/8, $0x8080800780808003
-DATA k4sc3<>+56(SB)/8, $0x8080800f8080800b
-GLOBL k4sc3<>(SB), RODATA|NOPTR, $64
+// k4mw01, k4mw23: bytes 0, 1 (2, 3) of each dword as two zero-extended
+// words.
+#define K4MW(name, j) K4DW(name, 0x80008000|((j+1)<<16)|(j), 0x80008000|((j+5)<<16)|(j+4), 0x80008000|((j+9)<<16)|(j+8), 0x80008000|((j+13)<<16)|(j+12))
 
-DATA k4mw01<>+0(SB)/8, $0x8005800480018000
-DATA k4mw01<>+8(SB)/8, $0x800d800c80098008
-DATA k4mw01<>+16(SB)/8, $0x8005800480018000
-DATA k4mw01<>+24(SB)/8, $0x800d800c80098008
-DATA k4mw01<>+32(SB)/8, $0x8005800480018000
-DATA k4mw01<>+40(SB)/8, $0x800d800c80098008
-DATA k4mw01<>+48(SB)/8, $0x8005800480018000
-DATA k4mw01<>+56(SB)/8, $0x800d800c80098008
-GLOBL k4mw01<>(SB), RODATA|NOPTR, $64
-
-DATA k4mw23<>+0(SB)/8, $0x8007800680038002
-DATA k4mw23<>+8(SB)/8, $0x800f800e800b800a
-DATA k4mw23<>+16(SB)/8, $0x8007800680038002
-DATA k4mw23<>+24(SB)/8, $0x800f800e800b800a
-DATA k4mw23<>+32(SB)/8, $0x8007800680038002
-DATA k4mw23<>+40(SB)/8, $0x800f800e800b800a
-DATA k4mw23<>+48(SB)/8, $0x8007800680038002
-DATA k4mw23<>+56(SB)/8, $0x800f800e800b800a
-GLOBL k4mw23<>(SB), RODATA|NOPTR, $64
+K4MW(k4mw01<>, 0)
+K4MW(k4mw23<>, 2)
 
 // K4C(off, yo0, yo1, sc0, sc1, acc): qs chunk off(SI) against the
 // activation dwords at yo0(DI) (low nibbles) and yo1(DI) (high), scaled
@@ -882,6 +850,25 @@ GLOBL k4mw23<>(SB), RODATA|NOPTR, $64
 	VPDPBUSD.BCST yo1(DI), Z1, Z3; \
 	VPDPWSSD  sc0, Z2, acc; \
 	VPDPWSSD  sc1, Z3, acc
+
+// K4P(p, y0, y1, sa, sb): qs chunks 8p..8p+7 (classes 0..7 of sub-blocks
+// 2p and 2p+1, activation dwords from y0 and y1, scales sa and sb) into
+// Z4..Z11.
+#define K4P(p, y0, y1, sa, sb) \
+	K4C(256+512*p+0, y0+0, y1+0, sa, sb, Z4); \
+	K4C(256+512*p+64, y0+4, y1+4, sa, sb, Z5); \
+	K4C(256+512*p+128, y0+8, y1+8, sa, sb, Z6); \
+	K4C(256+512*p+192, y0+12, y1+12, sa, sb, Z7); \
+	K4C(256+512*p+256, y0+16, y1+16, sa, sb, Z8); \
+	K4C(256+512*p+320, y0+20, y1+20, sa, sb, Z9); \
+	K4C(256+512*p+384, y0+24, y1+24, sa, sb, Z10); \
+	K4C(256+512*p+448, y0+28, y1+28, sa, sb, Z11)
+
+// K4F(aux, sum): one lane class's float step, sum += (dx·dy)·aux (Z0).
+#define K4F(aux, sum) \
+	VCVTDQ2PS aux, aux; \
+	VMULPS    Z0, aux, aux; \
+	VADDPS    aux, sum, sum
 
 // K4SB: one block column: scales and mins unpacked, sumf's mins term, the
 // 32 chunks into Z4..Z11 and the float steps into Z12..Z19.
@@ -933,65 +920,21 @@ GLOBL k4mw23<>(SB), RODATA|NOPTR, $64
 	VPXORD    Z9, Z9, Z9; \
 	VPXORD    Z10, Z10, Z10; \
 	VPXORD    Z11, Z11, Z11; \
-	K4C(256, 0, 64, Z22, Z23, Z4); \
-	K4C(320, 4, 68, Z22, Z23, Z5); \
-	K4C(384, 8, 72, Z22, Z23, Z6); \
-	K4C(448, 12, 76, Z22, Z23, Z7); \
-	K4C(512, 16, 80, Z22, Z23, Z8); \
-	K4C(576, 20, 84, Z22, Z23, Z9); \
-	K4C(640, 24, 88, Z22, Z23, Z10); \
-	K4C(704, 28, 92, Z22, Z23, Z11); \
-	K4C(768, 32, 96, Z24, Z25, Z4); \
-	K4C(832, 36, 100, Z24, Z25, Z5); \
-	K4C(896, 40, 104, Z24, Z25, Z6); \
-	K4C(960, 44, 108, Z24, Z25, Z7); \
-	K4C(1024, 48, 112, Z24, Z25, Z8); \
-	K4C(1088, 52, 116, Z24, Z25, Z9); \
-	K4C(1152, 56, 120, Z24, Z25, Z10); \
-	K4C(1216, 60, 124, Z24, Z25, Z11); \
-	K4C(1280, 128, 192, Z26, Z27, Z4); \
-	K4C(1344, 132, 196, Z26, Z27, Z5); \
-	K4C(1408, 136, 200, Z26, Z27, Z6); \
-	K4C(1472, 140, 204, Z26, Z27, Z7); \
-	K4C(1536, 144, 208, Z26, Z27, Z8); \
-	K4C(1600, 148, 212, Z26, Z27, Z9); \
-	K4C(1664, 152, 216, Z26, Z27, Z10); \
-	K4C(1728, 156, 220, Z26, Z27, Z11); \
-	K4C(1792, 160, 224, Z28, Z29, Z4); \
-	K4C(1856, 164, 228, Z28, Z29, Z5); \
-	K4C(1920, 168, 232, Z28, Z29, Z6); \
-	K4C(1984, 172, 236, Z28, Z29, Z7); \
-	K4C(2048, 176, 240, Z28, Z29, Z8); \
-	K4C(2112, 180, 244, Z28, Z29, Z9); \
-	K4C(2176, 184, 248, Z28, Z29, Z10); \
-	K4C(2240, 188, 252, Z28, Z29, Z11); \
+	K4P(0, 0, 64, Z22, Z23); \
+	K4P(1, 32, 96, Z24, Z25); \
+	K4P(2, 128, 192, Z26, Z27); \
+	K4P(3, 160, 224, Z28, Z29); \
 	VBROADCASTSS (R8), Z2; \
 	VCVTPH2PS (SI), Z0; \
 	VMULPS    Z2, Z0, Z0; \
-	VCVTDQ2PS Z4, Z4; \
-	VMULPS    Z0, Z4, Z4; \
-	VADDPS    Z4, Z12, Z12; \
-	VCVTDQ2PS Z5, Z5; \
-	VMULPS    Z0, Z5, Z5; \
-	VADDPS    Z5, Z13, Z13; \
-	VCVTDQ2PS Z6, Z6; \
-	VMULPS    Z0, Z6, Z6; \
-	VADDPS    Z6, Z14, Z14; \
-	VCVTDQ2PS Z7, Z7; \
-	VMULPS    Z0, Z7, Z7; \
-	VADDPS    Z7, Z15, Z15; \
-	VCVTDQ2PS Z8, Z8; \
-	VMULPS    Z0, Z8, Z8; \
-	VADDPS    Z8, Z16, Z16; \
-	VCVTDQ2PS Z9, Z9; \
-	VMULPS    Z0, Z9, Z9; \
-	VADDPS    Z9, Z17, Z17; \
-	VCVTDQ2PS Z10, Z10; \
-	VMULPS    Z0, Z10, Z10; \
-	VADDPS    Z10, Z18, Z18; \
-	VCVTDQ2PS Z11, Z11; \
-	VMULPS    Z0, Z11, Z11; \
-	VADDPS    Z11, Z19, Z19
+	K4F(Z4, Z12); \
+	K4F(Z5, Z13); \
+	K4F(Z6, Z14); \
+	K4F(Z7, Z15); \
+	K4F(Z8, Z16); \
+	K4F(Z9, Z17); \
+	K4F(Z10, Z18); \
+	K4F(Z11, Z19)
 
 // func dot16Q4KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 // qa: acts.kp; aux: acts.m16.
