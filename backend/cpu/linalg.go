@@ -801,6 +801,23 @@ func offsets(shape, strides, axes []int) []int {
 	if n == 0 {
 		return out
 	}
+	switch len(axes) {
+	case 1: // a matrix's rows or columns: one multiply per offset
+		st := strides[axes[0]]
+		for i := range out {
+			out[i] = i * st
+		}
+		return out
+	case 2:
+		n1, s0, s1 := shape[axes[1]], strides[axes[0]], strides[axes[1]]
+		for i := range shape[axes[0]] {
+			row := out[i*n1 : (i+1)*n1]
+			for j := range row {
+				row[j] = i*s0 + j*s1
+			}
+		}
+		return out
+	}
 	idx := make([]int, len(axes))
 	off := 0
 	for i := 0; i < n; i++ {
