@@ -25,9 +25,6 @@ type acts struct {
 	// a block holds its sub-blocks of 32 in the order 0, 2, 1, 3, each with
 	// byte 4c+i = quant c+8i, so that a dword holds one p%8 class.
 	kp []int8
-	// kw (Q8_K) is qs as int16 with each 16's quants in the order 0, 8, 1,
-	// 9, ..., 7, 15, for the VPDPWSSD Q6_K kernel.
-	kw []int16
 	// k6 (Q8_K) is qs in the AVX2 Q6_K kernel's order: in each sub-block
 	// of 32 (groups A, B of 16), class c's quants c, c+8 of A and c, c+8 of
 	// B, classes 0..3 in the first 16 bytes and 4..7 in the second; k6c
@@ -101,9 +98,6 @@ func (a *acts) fillQ8KBlock(i, b int) {
 		m16[j] = int16(ms[j])
 	}
 	src := a.qs[i*k+b*qkK:][:qkK]
-	if a.kw != nil {
-		fillKW(src, a.kw[i*k+b*qkK:][:qkK])
-	}
 	if a.kp != nil {
 		fillKP(src, a.kp[i*k+b*qkK:][:qkK])
 	}
@@ -186,7 +180,6 @@ func Finite(x []float32) bool {
 // The extra activation layouts a kernel may read (Q8_K only).
 const (
 	needKP = 1 << iota // acts.kp
-	needKW             // acts.kw
 	needK6             // acts.k6, acts.k6c
 )
 
@@ -204,7 +197,6 @@ type actBufs struct {
 	msum   []int32
 	m16    []int16
 	bsum   []int16
-	kw     []int16
 	raw    []byte
 }
 
@@ -240,9 +232,6 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		if need&needKP != 0 {
 			a.kp = grow(&b.kp, m*k)
 		}
-		if need&needKW != 0 {
-			a.kw = grow(&b.kw, m*k)
-		}
 		if need&needK6 != 0 {
 			a.k6, a.k6c = grow(&b.k6, m*k), grow(&b.k6c, m*k/2)
 		}
@@ -258,18 +247,6 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 
 // release returns a to the pool; it must not be used afterwards.
 func (a *acts) release() { actsPool.Put(a) }
-
-// fillKW writes one Q8_K block's quants as int16, each 16 in the order 0,
-// 8, 1, 9, ..., 7, 15 (acts.kw).
-func fillKW(src []int8, kw []int16) {
-	for g := range 16 {
-		sg, out := src[16*g:][:16], kw[16*g:][:16]
-		for c := range 8 {
-			out[2*c] = int16(sg[c])
-			out[2*c+1] = int16(sg[c+8])
-		}
-	}
-}
 
 // fillKP writes one Q8_K block's quants in acts.kp's order: per half, the
 // sub-blocks 0, 2, 1, 3, each with byte 4c+i = quant c+8i.

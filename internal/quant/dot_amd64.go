@@ -69,7 +69,6 @@ type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out
 const (
 	actQS = iota // acts.qs
 	actKP        // acts.kp, with acts.m16 as the kernel's aux
-	actKW        // acts.kw
 	actK6        // acts.k6, with acts.k6c as the kernel's aux
 )
 
@@ -82,8 +81,6 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 		switch layout {
 		case actKP:
 			qa, aux = &a.kp[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
-		case actKW:
-			qa = (*int8)(unsafe.Pointer(&a.kw[i*a.k]))
 		case actK6:
 			qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
 		}
@@ -176,8 +173,8 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 				qa = &a.qs[i*a.k]
 			case actKP:
 				qa = &a.kp[i*a.k]
-			case actKW:
-				qa, lda = (*int8)(unsafe.Pointer(&a.kw[i*a.k])), 2*a.k
+			case actK6:
+				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
 			}
 			for j := j0; j < j1; j++ {
 				g(&w[j*rb], nb, qa, lda, da, aux, &out[0])
@@ -196,9 +193,6 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 		}
 	}
 }
-
-//go:noescape
-func gemm1x4Q6KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
 
 //go:noescape
 func dot4Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
@@ -342,3 +336,6 @@ func rows16K(k16 dot16Fn) rowsFn {
 		}
 	}
 }
+
+//go:noescape
+func gemm1x4Q6KZ(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)

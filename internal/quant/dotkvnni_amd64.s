@@ -148,32 +148,6 @@ v4kdone:
 	VZEROUPPER
 	RET
 
-DATA yPerm<>+0(SB)/8, $0x0b030a0209010800
-DATA yPerm<>+8(SB)/8, $0x0f070e060d050c04
-DATA yPerm<>+16(SB)/8, $0x0b030a0209010800
-DATA yPerm<>+24(SB)/8, $0x0f070e060d050c04
-GLOBL yPerm<>(SB), RODATA|NOPTR, $32
-
-// VPERMW indices: 16 words 2k then 16 words 2k+1
-#define GIDX(name, a, b) \
-	DATA name+0(SB)/8, $(a<<48|a<<32|a<<16|a); \
-	DATA name+8(SB)/8, $(a<<48|a<<32|a<<16|a); \
-	DATA name+16(SB)/8, $(a<<48|a<<32|a<<16|a); \
-	DATA name+24(SB)/8, $(a<<48|a<<32|a<<16|a); \
-	DATA name+32(SB)/8, $(b<<48|b<<32|b<<16|b); \
-	DATA name+40(SB)/8, $(b<<48|b<<32|b<<16|b); \
-	DATA name+48(SB)/8, $(b<<48|b<<32|b<<16|b); \
-	DATA name+56(SB)/8, $(b<<48|b<<32|b<<16|b); \
-	GLOBL name(SB), RODATA|NOPTR, $64
-
-GIDX(g01<>, 0, 1)
-GIDX(g23<>, 2, 3)
-GIDX(g45<>, 4, 5)
-GIDX(g67<>, 6, 7)
-GIDX(g89<>, 8, 9)
-GIDX(g1011<>, 10, 11)
-GIDX(g1213<>, 12, 13)
-GIDX(g1415<>, 14, 15)
 
 // The Q6_K row kernel is the AVX2 kernel (dotk_amd64.s) on ZMM registers:
 // the same acts.k6 / acts.k6c activation layouts, the same byte
@@ -480,130 +454,6 @@ g4kdone:
 	VZEROUPPER
 	RET
 
-// One Q6_K weight row against four activation rows (GEMM): the scaled
-// int16 levels of the whole block are prepared once (Z24..Z31, one per 32
-// elements) and each activation row (acts.kw at DI, DX, R14, R15; scales
-// at R8 + a·R10) takes eight VPDPWSSD. Lane sums: Y13, Y5, Y7, Y10.
-
-#define Q6P(Yq, Zdst, idx) \
-	VPSHUFB Y11, Yq, Yq; \
-	VPMOVZXBW Yq, Zdst; \
-	VPSUBW Z8, Zdst, Zdst; \
-	VPERMW Z9, idx, Z6; \
-	VPMULLW Z6, Zdst, Zdst
-
-#define Q6PHALF(qloff, qhoff, i0, i1, i2, i3, d0, d1, d2, d3) \
-	VMOVDQU qloff(SI), Y0; \
-	VMOVDQU qloff+32(SI), Y1; \
-	VMOVDQU qhoff(SI), Y2; \
-	VPAND   Y14, Y0, Y3; \
-	VPAND   Y12, Y2, Y4; \
-	VPSLLW  $4, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6P(Y3, d0, i0); \
-	VPAND   Y14, Y1, Y3; \
-	VPSLLW  $2, Y2, Y4; \
-	VPAND   Y15, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6P(Y3, d1, i1); \
-	VPSRLW  $4, Y0, Y3; \
-	VPAND   Y14, Y3, Y3; \
-	VPAND   Y15, Y2, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6P(Y3, d2, i2); \
-	VPSRLW  $4, Y1, Y3; \
-	VPAND   Y14, Y3, Y3; \
-	VPSRLW  $2, Y2, Y4; \
-	VPAND   Y15, Y4, Y4; \
-	VPOR    Y4, Y3, Y3; \
-	Q6P(Y3, d3, i3)
-
-#define Q6A(yp, dmem, sums) \
-	VPXORD Z0, Z0, Z0; \
-	VPDPWSSD 0(yp), Z24, Z0; \
-	VPDPWSSD 64(yp), Z25, Z0; \
-	VPDPWSSD 128(yp), Z26, Z0; \
-	VPDPWSSD 192(yp), Z27, Z0; \
-	VPDPWSSD 256(yp), Z28, Z0; \
-	VPDPWSSD 320(yp), Z29, Z0; \
-	VPDPWSSD 384(yp), Z30, Z0; \
-	VPDPWSSD 448(yp), Z31, Z0; \
-	VEXTRACTI64X4 $1, Z0, Y1; \
-	VPADDD Y1, Y0, Y0; \
-	VMULSS dmem, X4, X2; \
-	VBROADCASTSS X2, Y2; \
-	VCVTDQ2PS Y0, Y0; \
-	VMULPS Y2, Y0, Y0; \
-	VADDPS Y0, sums, sums
-
-// func gemm1x4Q6KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
-TEXT ·gemm1x4Q6KVNNI(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), AX
-	LEAQ (DI)(AX*1), DX
-	LEAQ (DX)(AX*1), R14
-	LEAQ (R14)(AX*1), R15
-	MOVQ da+32(FP), R8
-	MOVQ CX, R10
-	SHLQ $2, R10
-	VXORPS Y13, Y13, Y13
-	VXORPS Y5, Y5, Y5
-	VXORPS Y7, Y7, Y7
-	VXORPS Y10, Y10, Y10
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y14
-	MOVL $0x03030303, AX
-	VPBROADCASTD AX, Y12
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Y15
-	MOVL $0x00200020, AX
-	VPBROADCASTD AX, Z8
-	VMOVDQU yPerm<>(SB), Y11
-	VMOVDQU64 g01<>(SB), Z16
-	VMOVDQU64 g23<>(SB), Z17
-	VMOVDQU64 g45<>(SB), Z18
-	VMOVDQU64 g67<>(SB), Z19
-	VMOVDQU64 g89<>(SB), Z20
-	VMOVDQU64 g1011<>(SB), Z21
-	VMOVDQU64 g1213<>(SB), Z22
-	VMOVDQU64 g1415<>(SB), Z23
-	TESTQ CX, CX
-	JZ    g6kdone
-g6kloop:
-	VPMOVSXBW 192(SI), Y9
-	Q6PHALF(0, 128, Z16, Z17, Z18, Z19, Z24, Z25, Z26, Z27)
-	Q6PHALF(64, 160, Z20, Z21, Z22, Z23, Z28, Z29, Z30, Z31)
-	MOVWLZX   208(SI), AX
-	VMOVD     AX, X4
-	VCVTPH2PS X4, X4
-	LEAQ (R8)(R10*2), AX
-	Q6A(DI, (R8), Y13)
-	Q6A(DX, (R8)(R10*1), Y5)
-	Q6A(R14, (AX), Y7)
-	Q6A(R15, (AX)(R10*1), Y10)
-	ADDQ $210, SI
-	ADDQ $512, DI
-	ADDQ $512, DX
-	ADDQ $512, R14
-	ADDQ $512, R15
-	ADDQ $4, R8
-	DECQ CX
-	JNZ  g6kloop
-g6kdone:
-	MOVQ    out+48(FP), AX
-	VMOVUPS Y13, (AX)
-	MOVL    $0, 32(AX)
-	VMOVUPS Y5, 36(AX)
-	MOVL    $0, 68(AX)
-	VMOVUPS Y7, 72(AX)
-	MOVL    $0, 104(AX)
-	VMOVUPS Y10, 108(AX)
-	MOVL    $0, 140(AX)
-	VZEROUPPER
-	RET
-
 // Bit masks of the Q5_K sub-blocks in the two halves of a levels ZMM:
 // (0, 2), (1, 3), (4, 6), (5, 7).
 #define QBITS(name, a, b) \
@@ -862,5 +712,126 @@ g5kdone:
 	VMOVSS  X31, 104(AX)
 	VMOVUPS Y28, 108(AX)
 	VMOVSS  X15, 140(AX)
+	VZEROUPPER
+	RET
+
+// One Q6_K weight row against four activation rows (GEMM) on the row
+// kernel's ZMM form: the block's four level vectors (two sub-blocks of 32
+// each, acts.k6's order) and scale pairs are made once, and each
+// activation row (acts.k6 at DI, DX, R14, R15; acts.k6c at R9, R11, R12,
+// R13; scales at R8 + a·R10) takes four VPMADDUBSW, VPSUBW and VPDPWSSD.
+// Lane sums: Y8..Y11.
+
+// Z6ROW(yp, cp, dmem, acc, yacc, sum): one activation row's block.
+#define Z6ROW(yp, cp, dmem, acc, yacc, sum) \
+	VPXORD     acc, acc, acc; \
+	VPMADDUBSW 0(yp), Z24, Z0; \
+	VPSUBW     0(cp), Z0, Z0; \
+	VPDPWSSD   Z20, Z0, acc; \
+	VPMADDUBSW 64(yp), Z25, Z0; \
+	VPSUBW     64(cp), Z0, Z0; \
+	VPDPWSSD   Z21, Z0, acc; \
+	VPMADDUBSW 128(yp), Z26, Z0; \
+	VPSUBW     128(cp), Z0, Z0; \
+	VPDPWSSD   Z22, Z0, acc; \
+	VPMADDUBSW 192(yp), Z27, Z0; \
+	VPSUBW     192(cp), Z0, Z0; \
+	VPDPWSSD   Z23, Z0, acc; \
+	VEXTRACTI64X4 $1, acc, Y2; \
+	VPADDD     Y2, yacc, yacc; \
+	VMULSS     dmem, X1, X2; \
+	VBROADCASTSS X2, Y2; \
+	VCVTDQ2PS  yacc, yacc; \
+	VMULPS     Y2, yacc, yacc; \
+	VADDPS     yacc, sum, sum
+
+// Z6LV(qloff, qhidx, lo, hi): the levels of one half of the block (ql at
+// qloff(SI), qh in Z12) into lo (its first 64) and hi.
+#define Z6LV(qloff, qhidx, lo, hi) \
+	VPERMB  qloff(SI), Z13, Z0; \
+	VPERMB  Z12, qhidx, Z2; \
+	VPSLLVQ Z16, Z2, lo; \
+	VPANDD  Z14, lo, lo; \
+	VPTERNLOGD $0xf8, Z15, Z0, lo; \
+	VPSRLW  $4, Z0, Z0; \
+	VPSRLVQ Z17, Z2, hi; \
+	VPANDD  Z14, hi, hi; \
+	VPTERNLOGD $0xf8, Z15, Z0, hi
+
+// func gemm1x4Q6KZ(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// qa: acts.k6 of the first activation row; aux: its acts.k6c.
+TEXT ·gemm1x4Q6KZ(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	LEAQ (R9)(AX*1), R11
+	LEAQ (R11)(AX*1), R12
+	LEAQ (R12)(AX*1), R13
+	MOVQ CX, R10
+	SHLQ $2, R10
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 z6Perm<>(SB), Z13
+	VMOVDQU64 z6sl<>(SB), Z16
+	VMOVDQU64 z6sr<>(SB), Z17
+	VMOVDQU64 z6qh0<>(SB), Z18
+	VMOVDQU64 z6qh1<>(SB), Z19
+	VMOVDQU64 sc01<>(SB), Z28
+	VMOVDQU64 sc23<>(SB), Z29
+	VMOVDQU64 sc45<>(SB), Z30
+	VMOVDQU64 sc67<>(SB), Z31
+	TESTQ CX, CX
+	JZ    g6zdone
+g6zloop:
+	VPMOVSXBW 192(SI), Y12
+	VPERMD    Z12, Z28, Z20
+	VPERMD    Z12, Z29, Z21
+	VPERMD    Z12, Z30, Z22
+	VPERMD    Z12, Z31, Z23
+	VMOVDQU64 128(SI), Z12
+	Z6LV(0, Z18, Z24, Z25)
+	Z6LV(64, Z19, Z26, Z27)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X1
+	VCVTPH2PS X1, X1
+	LEAQ (R8)(R10*2), AX
+	Z6ROW(DI, R9, (R8), Z4, Y4, Y8)
+	Z6ROW(DX, R11, (R8)(R10*1), Z5, Y5, Y9)
+	Z6ROW(R14, R12, (AX), Z6, Y6, Y10)
+	Z6ROW(R15, R13, (AX)(R10*1), Z7, Y7, Y11)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $256, R9
+	ADDQ $256, R11
+	ADDQ $256, R12
+	ADDQ $256, R13
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  g6zloop
+g6zdone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y8, (AX)
+	MOVL    $0, 32(AX)
+	VMOVUPS Y9, 36(AX)
+	MOVL    $0, 68(AX)
+	VMOVUPS Y10, 72(AX)
+	MOVL    $0, 104(AX)
+	VMOVUPS Y11, 108(AX)
+	MOVL    $0, 140(AX)
 	VZEROUPPER
 	RET

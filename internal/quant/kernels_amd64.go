@@ -35,8 +35,8 @@ func addLevel(k *Kernels, level string) bool {
 		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KVNNI, k.rows[Q4_K], actKP)
 		k.rows[Q5_K], k.need[Q5_K] = rowsK(Q5_K, dotQ5KVNNI, actKP), needKP
 		k.gemm[Q5_K] = gemmK(Q5_K, gemm1x4Q5KVNNI, k.rows[Q5_K], actKP)
-		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actK6), needK6|needKW
-		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KVNNI, k.rows[Q6_K], actKW)
+		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KVNNI, actK6), needK6
+		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KZ, k.rows[Q6_K], actK6)
 		k.pack[Q4_0] = rows16(Q4_0, dot16Q4_0VNNI)
 		k.pack[Q4_1] = rows16(Q4_1, dot16Q4_1VNNI)
 		k.pack[Q8_0] = rows16(Q8_0, dot16Q8_0VNNI)

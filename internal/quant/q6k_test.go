@@ -86,7 +86,7 @@ func q6kActs(r *rand.Rand, m, k int) []float32 {
 }
 
 // TestQ6KKernels checks every level's Q6_K product (the SIMD kernels read
-// their own activation layouts, acts.k6 and acts.kw) against the generic
+// their own activation layouts, acts.k6) against the generic
 // code and the exact model of ggml's vec_dot_q6_K_q8_K, bit for bit, on
 // blocks with extreme levels, scales and d, activations whose quants reach
 // -128 and 127, several rows (not a multiple of 4) and k = 256·n.

@@ -170,8 +170,8 @@ func TestFinite(t *testing.T) {
 }
 
 // TestQuantQ8KRowAsm checks the AVX2 Q8_K quantizer against the Go
-// reference path bit for bit: quants, d, bsums, the 32-sums and the kp,
-// kw and k6 layouts, on blocks of every scale (subnormal ones, whose
+// reference path bit for bit: quants, d, bsums, the 32-sums and the kp
+// and k6 layouts, on blocks of every scale (subnormal ones, whose
 // 1/max overflows), a block of zeros, ties between +amax and -amax (the
 // first wins) and values whose x·iscale falls on a half.
 func TestQuantQ8KRowAsm(t *testing.T) {
@@ -202,14 +202,14 @@ func TestQuantQ8KRowAsm(t *testing.T) {
 	mixed[5] = float32(math.Copysign(0, -1))
 	rows = append(rows, mixed)
 	for ri, x := range rows {
-		got := newActs(Q8_K, x, 1, k, nil, needKP|needKW|needK6)
+		got := newActs(Q8_K, x, 1, k, nil, needKP|needK6)
 		quantQ8Scalar = true
-		want := newActs(Q8_K, x, 1, k, nil, needKP|needKW|needK6)
+		want := newActs(Q8_K, x, 1, k, nil, needKP|needK6)
 		quantQ8Scalar = false
 		for i := range want.qs {
-			if got.qs[i] != want.qs[i] || got.kp[i] != want.kp[i] || got.kw[i] != want.kw[i] || got.k6[i] != want.k6[i] {
-				t.Fatalf("row %d: element %d: q %d kp %d kw %d k6 %d, want %d %d %d %d (x %v)", ri, i,
-					got.qs[i], got.kp[i], got.kw[i], got.k6[i], want.qs[i], want.kp[i], want.kw[i], want.k6[i], x[i])
+			if got.qs[i] != want.qs[i] || got.kp[i] != want.kp[i] || got.k6[i] != want.k6[i] {
+				t.Fatalf("row %d: element %d: q %d kp %d k6 %d, want %d %d %d (x %v)", ri, i,
+					got.qs[i], got.kp[i], got.k6[i], want.qs[i], want.kp[i], want.k6[i], x[i])
 			}
 		}
 		for b := range want.nb {
