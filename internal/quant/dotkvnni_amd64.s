@@ -12,18 +12,34 @@
 // fit in 16 bits, so a dword is the word pair [sum, its sign]). The float32
 // steps are the AVX2 kernel's.
 
-// VPERMB indices of the Q4_K/Q5_K levels: in each 16 bytes, bytes p and p+8
-// side by side; then word c of each 256-bit half's first 16 bytes next to
-// word c of its second 16
-DATA kPermB<>+0(SB)/8, $0x1911090118100800
-DATA kPermB<>+8(SB)/8, $0x1b130b031a120a02
-DATA kPermB<>+16(SB)/8, $0x1d150d051c140c04
-DATA kPermB<>+24(SB)/8, $0x1f170f071e160e06
-DATA kPermB<>+32(SB)/8, $0x3931292138302820
-DATA kPermB<>+40(SB)/8, $0x3b332b233a322a22
-DATA kPermB<>+48(SB)/8, $0x3d352d253c342c24
-DATA kPermB<>+56(SB)/8, $0x3f372f273e362e26
-GLOBL kPermB<>(SB), RODATA|NOPTR, $64
+// The byte permutation of 32 levels that puts, in each 16 bytes, bytes p
+// and p+8 side by side and then word c of the first 16 next to word c of
+// the second: KP0..KP3 are its qwords for the first 32 bytes, KP4..KP7 the
+// same for the second 32.
+#define KP0 $0x1911090118100800
+#define KP1 $0x1b130b031a120a02
+#define KP2 $0x1d150d051c140c04
+#define KP3 $0x1f170f071e160e06
+#define KP4 $0x3931292138302820
+#define KP5 $0x3b332b233a322a22
+#define KP6 $0x3d352d253c342c24
+#define KP7 $0x3f372f273e362e26
+
+// PERM64(name, q0, ..., q7): a 64-byte VPERMB index table of 8 qwords.
+#define PERM64(name, q0, q1, q2, q3, q4, q5, q6, q7) \
+	DATA name+0(SB)/8, q0; \
+	DATA name+8(SB)/8, q1; \
+	DATA name+16(SB)/8, q2; \
+	DATA name+24(SB)/8, q3; \
+	DATA name+32(SB)/8, q4; \
+	DATA name+40(SB)/8, q5; \
+	DATA name+48(SB)/8, q6; \
+	DATA name+56(SB)/8, q7; \
+	GLOBL name(SB), RODATA|NOPTR, $64
+
+// kPermB: the Q4_K/Q5_K levels, and each 256-bit half of Q6_K's ql (the
+// AVX2 Q6_K kernel's VPERMD q6Perm then VPSHUFB q6Shuf: the same order).
+PERM64(kPermB<>, KP0, KP1, KP2, KP3, KP4, KP5, KP6, KP7)
 
 // scale dword indices: halves (0,2), (1,3), (4,6), (5,7)
 #define SCIDX(name, a, b) \
@@ -159,39 +175,10 @@ v4kdone:
 // the integer lanes are ggml's aux32, and the float32 steps are the AVX2
 // kernel's.
 
-// VPERMB indices: each 256-bit half of ql in the AVX2 kernel's order (its
-// VPERMD q6Perm, then VPSHUFB q6Shuf)
-DATA z6Perm<>+0(SB)/8, $0x1911090118100800
-DATA z6Perm<>+8(SB)/8, $0x1b130b031a120a02
-DATA z6Perm<>+16(SB)/8, $0x1d150d051c140c04
-DATA z6Perm<>+24(SB)/8, $0x1f170f071e160e06
-DATA z6Perm<>+32(SB)/8, $0x3931292138302820
-DATA z6Perm<>+40(SB)/8, $0x3b332b233a322a22
-DATA z6Perm<>+48(SB)/8, $0x3d352d253c342c24
-DATA z6Perm<>+56(SB)/8, $0x3f372f273e362e26
-GLOBL z6Perm<>(SB), RODATA|NOPTR, $64
-
-// VPERMB indices: qh's bytes 0..31 in both halves, in the same order
-DATA z6qh0<>+0(SB)/8, $0x1911090118100800
-DATA z6qh0<>+8(SB)/8, $0x1b130b031a120a02
-DATA z6qh0<>+16(SB)/8, $0x1d150d051c140c04
-DATA z6qh0<>+24(SB)/8, $0x1f170f071e160e06
-DATA z6qh0<>+32(SB)/8, $0x1911090118100800
-DATA z6qh0<>+40(SB)/8, $0x1b130b031a120a02
-DATA z6qh0<>+48(SB)/8, $0x1d150d051c140c04
-DATA z6qh0<>+56(SB)/8, $0x1f170f071e160e06
-GLOBL z6qh0<>(SB), RODATA|NOPTR, $64
-
-// VPERMB indices: qh's bytes 32..63 in both halves, in the same order
-DATA z6qh1<>+0(SB)/8, $0x3931292138302820
-DATA z6qh1<>+8(SB)/8, $0x3b332b233a322a22
-DATA z6qh1<>+16(SB)/8, $0x3d352d253c342c24
-DATA z6qh1<>+24(SB)/8, $0x3f372f273e362e26
-DATA z6qh1<>+32(SB)/8, $0x3931292138302820
-DATA z6qh1<>+40(SB)/8, $0x3b332b233a322a22
-DATA z6qh1<>+48(SB)/8, $0x3d352d253c342c24
-DATA z6qh1<>+56(SB)/8, $0x3f372f273e362e26
-GLOBL z6qh1<>(SB), RODATA|NOPTR, $64
+// z6qh0, z6qh1: Q6_K's qh bytes 0..31 (32..63) in both halves of a ZMM, in
+// kPermB's order.
+PERM64(z6qh0<>, KP0, KP1, KP2, KP3, KP0, KP1, KP2, KP3)
+PERM64(z6qh1<>, KP4, KP5, KP6, KP7, KP4, KP5, KP6, KP7)
 
 // VPSLLVQ / VPSRLVQ counts: low half by a, high half by b
 #define SHCNT(name, a, b) \
@@ -213,6 +200,24 @@ SCIDX(sc01<>, 0, 1)
 SCIDX(sc23<>, 2, 3)
 SCIDX(sc45<>, 4, 5)
 SCIDX(sc67<>, 6, 7)
+
+// Z6CONST(s01, s23, s45, s67): the Q6_K kernels' constants: the nibble and
+// 0x30 masks (Z15, Z14), kPermB (Z13), the qh shift counts (Z16, Z17), the
+// qh permutations (Z18, Z19) and the scale dword indices into s01..s67.
+#define Z6CONST(s01, s23, s45, s67) \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z15; \
+	MOVL $0x30303030, AX; \
+	VPBROADCASTD AX, Z14; \
+	VMOVDQU64 kPermB<>(SB), Z13; \
+	VMOVDQU64 z6sl<>(SB), Z16; \
+	VMOVDQU64 z6sr<>(SB), Z17; \
+	VMOVDQU64 z6qh0<>(SB), Z18; \
+	VMOVDQU64 z6qh1<>(SB), Z19; \
+	VMOVDQU64 sc01<>(SB), s01; \
+	VMOVDQU64 sc23<>(SB), s23; \
+	VMOVDQU64 sc45<>(SB), s45; \
+	VMOVDQU64 sc67<>(SB), s67
 
 // Z6SUB(Zq, aoff, coff, sidx): Z10 += the scaled class sums of the 64
 // levels in Zq (two sub-blocks of 32) against acts.k6 at aoff(DI), less
@@ -247,19 +252,7 @@ TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-48
 	MOVQ da+24(FP), R8
 	MOVQ aux+32(FP), R9
 	VXORPS Y11, Y11, Y11
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z15
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z14
-	VMOVDQU64 z6Perm<>(SB), Z13
-	VMOVDQU64 z6sl<>(SB), Z16
-	VMOVDQU64 z6sr<>(SB), Z17
-	VMOVDQU64 z6qh0<>(SB), Z18
-	VMOVDQU64 z6qh1<>(SB), Z19
-	VMOVDQU64 sc01<>(SB), Z20
-	VMOVDQU64 sc23<>(SB), Z21
-	VMOVDQU64 sc45<>(SB), Z22
-	VMOVDQU64 sc67<>(SB), Z23
+	Z6CONST(Z20, Z21, Z22, Z23)
 	TESTQ CX, CX
 	JZ    z6kdone
 z6kloop:
@@ -779,19 +772,7 @@ TEXT ·gemm1x4Q6KZ(SB), NOSPLIT, $0-56
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z15
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z14
-	VMOVDQU64 z6Perm<>(SB), Z13
-	VMOVDQU64 z6sl<>(SB), Z16
-	VMOVDQU64 z6sr<>(SB), Z17
-	VMOVDQU64 z6qh0<>(SB), Z18
-	VMOVDQU64 z6qh1<>(SB), Z19
-	VMOVDQU64 sc01<>(SB), Z28
-	VMOVDQU64 sc23<>(SB), Z29
-	VMOVDQU64 sc45<>(SB), Z30
-	VMOVDQU64 sc67<>(SB), Z31
+	Z6CONST(Z28, Z29, Z30, Z31)
 	TESTQ CX, CX
 	JZ    g6zdone
 g6zloop:

@@ -32,6 +32,21 @@
 	VZEROUPPER; \
 	RET
 
+// ARGS16x4 and OUT16x4: the 16x4 GEMM kernels' arguments (w, nb, qa,
+// lda, da, aux into SI, CX, DI, BX, R8, R9; out, ldo into AX, BX). Defined
+// before the first TEXT, as SETUP16 is, for vet's frame check.
+#define ARGS16x4 \
+	MOVQ w+0(FP), SI; \
+	MOVQ nb+8(FP), CX; \
+	MOVQ qa+16(FP), DI; \
+	MOVQ lda+24(FP), BX; \
+	MOVQ da+32(FP), R8; \
+	MOVQ aux+40(FP), R9
+
+#define OUT16x4 \
+	MOVQ out+48(FP), AX; \
+	MOVQ ldo+56(FP), BX
+
 // NIB2(off, qoff, A, B): the 64-byte chunk at off(SI): its low nibbles
 // times activation quants qoff..qoff+3 into A, its high nibbles times
 // qoff+16..qoff+19 into B.
@@ -514,8 +529,7 @@ p51done:
 	VADDPS       Z2, acc, acc; \
 	VADDPS       acc, sum, sum
 
-// SETUP5x4: with SI, CX, DI, BX, R8, R9 loaded from the arguments (the
-// GEMM kernels of every r16 type use it).
+// SETUP5x4: after ARGS16x4 (the GEMM kernels of every r16 type use it).
 #define SETUP5x4 \
 	LEAQ (DI)(BX*1), R11; \
 	LEAQ (DI)(BX*2), R12; \
@@ -540,7 +554,7 @@ p51done:
 	ADDQ $4, R9; \
 	ADDQ $4, DX
 
-// FINISH5x4: with AX = out and BX = ldo loaded from the arguments.
+// FINISH5x4: after OUT16x4.
 #define FINISH5x4 \
 	SHLQ $2, BX; \
 	VMOVUPS Z9, (AX); \
@@ -553,12 +567,7 @@ p51done:
 
 // func gemm16x4Q5_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 TEXT ·gemm16x4Q5_0VNNI(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), BX
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
+	ARGS16x4
 	SETUP5x4
 	SETUP5
 	TESTQ CX, CX
@@ -576,18 +585,12 @@ g50loop:
 	JNZ  g50loop
 
 g50done:
-	MOVQ out+48(FP), AX
-	MOVQ ldo+56(FP), BX
+	OUT16x4
 	FINISH5x4
 
 // func gemm16x4Q5_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 TEXT ·gemm16x4Q5_1VNNI(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), BX
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
+	ARGS16x4
 	SETUP5x4
 	SETUP5
 	TESTQ CX, CX
@@ -606,8 +609,7 @@ g51loop:
 	JNZ  g51loop
 
 g51done:
-	MOVQ out+48(FP), AX
-	MOVQ ldo+56(FP), BX
+	OUT16x4
 	FINISH5x4
 
 // CH4x4(off, qoff): one 4-bit quant chunk against the four rows.
@@ -701,12 +703,7 @@ g51done:
 
 // func gemm16x4Q4_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 TEXT ·gemm16x4Q4_0VNNI(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), BX
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
+	ARGS16x4
 	SETUP5x4
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z15
@@ -725,18 +722,12 @@ g40loop:
 	JNZ  g40loop
 
 g40done:
-	MOVQ out+48(FP), AX
-	MOVQ ldo+56(FP), BX
+	OUT16x4
 	FINISH5x4
 
 // func gemm16x4Q4_1VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 TEXT ·gemm16x4Q4_1VNNI(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), BX
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
+	ARGS16x4
 	SETUP5x4
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z15
@@ -756,18 +747,12 @@ g41loop:
 	JNZ  g41loop
 
 g41done:
-	MOVQ out+48(FP), AX
-	MOVQ ldo+56(FP), BX
+	OUT16x4
 	FINISH5x4
 
 // func gemm16x4Q8_0VNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 TEXT ·gemm16x4Q8_0VNNI(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), BX
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
+	ARGS16x4
 	SETUP5x4
 	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z15
@@ -786,8 +771,7 @@ g80loop:
 	JNZ  g80loop
 
 g80done:
-	MOVQ out+48(FP), AX
-	MOVQ ldo+56(FP), BX
+	OUT16x4
 	FINISH5x4
 
 // Q4_K on the r16 layout (one row per ZMM lane). ggml's lane sums aux32[l]

@@ -543,8 +543,10 @@ GLOBL ord8<>(SB), RODATA|NOPTR, $32
 	VPINSRW $7, off(R15)(BX*1), X, X; \
 	VCVTPH2PS X, Y
 
-// NIB8DOT(off): Y1 = the eight rows' Σ level·y (order 0,2,4,6,1,3,5,7).
-#define NIB8DOT(off) \
+// NIB8LD(off): the eight rows' 16 nibble bytes at off: rows 0..3's low
+// nibbles in Z2, high in Z3, rows 4..7's in Z6, Z7; the activation quants
+// 0..15 and 16..31 broadcast in Z0, Z1.
+#define NIB8LD(off) \
 	VBROADCASTI32X4 (DI), Z0; \
 	VBROADCASTI32X4 16(DI), Z1; \
 	VMOVDQU off(SI), X2; \
@@ -560,7 +562,11 @@ GLOBL ord8<>(SB), RODATA|NOPTR, $32
 	VPANDD Z14, Z2, Z2; \
 	VPANDD Z14, Z3, Z3; \
 	VPANDD Z14, Z6, Z6; \
-	VPANDD Z14, Z7, Z7; \
+	VPANDD Z14, Z7, Z7
+
+// NIB8SUM: Y1 = the eight rows' Σ level·y of NIB8LD's levels (order
+// 0,2,4,6,1,3,5,7).
+#define NIB8SUM \
 	VPXORD Z4, Z4, Z4; \
 	VPXORD Z8, Z8, Z8; \
 	VPDPBUSD Z0, Z2, Z4; \
@@ -572,6 +578,11 @@ GLOBL ord8<>(SB), RODATA|NOPTR, $32
 	VPHADDD Y5, Y4, Y4; \
 	VPHADDD Y9, Y8, Y8; \
 	VPHADDD Y8, Y4, Y1
+
+// NIB8DOT(off): Y1 = the eight rows' Σ level·y (order 0,2,4,6,1,3,5,7).
+#define NIB8DOT(off) \
+	NIB8LD(off); \
+	NIB8SUM
 
 #define NEXT8(size) \
 	PREFETCHT0 (R12); \
@@ -593,6 +604,20 @@ GLOBL ord8<>(SB), RODATA|NOPTR, $32
 	VMOVUPS Y13, (R10); \
 	VZEROUPPER; \
 	RET
+
+// F8M: the float steps of the types with a min (Q4_1, Q5_1) for eight
+// rows: Y13 += (dx·dy)·Σ + mx·s, in ggml's order.
+#define F8M \
+	VCVTDQ2PS    Y1, Y1; \
+	HALF8(0, X2, Y2); \
+	VBROADCASTSS (R8), Y3; \
+	VMULPS       Y3, Y2, Y2; \
+	VMULPS       Y1, Y2, Y1; \
+	HALF8(2, X2, Y2); \
+	VBROADCASTSS (R9), Y3; \
+	VMULPS       Y3, Y2, Y2; \
+	VADDPS       Y2, Y1, Y1; \
+	VADDPS       Y1, Y13, Y13
 
 // func dot8Q4_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 TEXT ·dot8Q4_0VNNI(SB), NOSPLIT, $0-56
@@ -623,16 +648,7 @@ TEXT ·dot8Q4_1VNNI(SB), NOSPLIT, $0-56
 	JZ    e41done
 e41loop:
 	NIB8DOT(4)
-	VCVTDQ2PS    Y1, Y1
-	HALF8(0, X2, Y2)
-	VBROADCASTSS (R8), Y3
-	VMULPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y1
-	HALF8(2, X2, Y2)
-	VBROADCASTSS (R9), Y3
-	VMULPS       Y3, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y1, Y13, Y13
+	F8M
 	NEXT8(20)
 	DECQ CX
 	JNZ  e41loop
@@ -655,38 +671,13 @@ e41done:
 	VPTESTMB Z19, Z11, K2; \
 	VPADDB Z20, Zhi, K2, Zhi
 
-// NIB5x8(qsoff, qhoff): Y1 = the eight rows' Σ level·y with 5-bit levels
-// (order 0,2,4,6,1,3,5,7): nibbles at qsoff, qh at qhoff of each row.
+// NIB5x8(qsoff, qhoff): NIB8DOT with 5-bit levels: nibbles at qsoff, qh at
+// qhoff of each row.
 #define NIB5x8(qsoff, qhoff) \
-	VBROADCASTI32X4 (DI), Z0; \
-	VBROADCASTI32X4 16(DI), Z1; \
-	VMOVDQU qsoff(SI), X2; \
-	VINSERTI32X4 $1, qsoff(SI)(BX*1), Z2, Z2; \
-	VINSERTI32X4 $2, qsoff(R11), Z2, Z2; \
-	VINSERTI32X4 $3, qsoff(R11)(BX*1), Z2, Z2; \
-	VMOVDQU qsoff(R14), X6; \
-	VINSERTI32X4 $1, qsoff(R14)(BX*1), Z6, Z6; \
-	VINSERTI32X4 $2, qsoff(R15), Z6, Z6; \
-	VINSERTI32X4 $3, qsoff(R15)(BX*1), Z6, Z6; \
-	VPSRLW $4, Z2, Z3; \
-	VPSRLW $4, Z6, Z7; \
-	VPANDD Z14, Z2, Z2; \
-	VPANDD Z14, Z3, Z3; \
-	VPANDD Z14, Z6, Z6; \
-	VPANDD Z14, Z7, Z7; \
+	NIB8LD(qsoff); \
 	QH4(qhoff, SI, R11, Z2, Z3); \
 	QH4(qhoff, R14, R15, Z6, Z7); \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z8, Z8, Z8; \
-	VPDPBUSD Z0, Z2, Z4; \
-	VPDPBUSD Z1, Z3, Z4; \
-	VPDPBUSD Z0, Z6, Z8; \
-	VPDPBUSD Z1, Z7, Z8; \
-	VEXTRACTI64X4 $1, Z4, Y5; \
-	VEXTRACTI64X4 $1, Z8, Y9; \
-	VPHADDD Y5, Y4, Y4; \
-	VPHADDD Y9, Y8, Y8; \
-	VPHADDD Y8, Y4, Y1
+	NIB8SUM
 
 // func dot8Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 TEXT ·dot8Q5_0VNNI(SB), NOSPLIT, $0-56
@@ -720,16 +711,7 @@ TEXT ·dot8Q5_1VNNI(SB), NOSPLIT, $0-56
 	JZ    e51done
 e51loop:
 	NIB5x8(8, 4)
-	VCVTDQ2PS    Y1, Y1
-	HALF8(0, X2, Y2)
-	VBROADCASTSS (R8), Y3
-	VMULPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y1
-	HALF8(2, X2, Y2)
-	VBROADCASTSS (R9), Y3
-	VMULPS       Y3, Y2, Y2
-	VADDPS       Y2, Y1, Y1
-	VADDPS       Y1, Y13, Y13
+	F8M
 	NEXT8(24)
 	DECQ CX
 	JNZ  e51loop
