@@ -35,6 +35,9 @@ var ggufBlocks = []GGUFBlock{
 	{"q6_k", 14, 256, 210},
 }
 
+// GGUFBlocks returns the block encodings linear_gguf decodes.
+func GGUFBlocks() []GGUFBlock { return slices.Clone(ggufBlocks) }
+
 // GGUFBlockOf returns the block encoding named name (ggml's type name in any
 // case, "Q4_K" or "q4_k") or with ggml type number name given as "#12".
 func GGUFBlockOf(name string) (GGUFBlock, error) {

@@ -27,10 +27,9 @@ var quantKernels = quant.For(cpuLevel)
 // linear_gguf weight layouts quantKernels run natively.
 func layoutFeatures() []string {
 	var f []string
-	for _, name := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k"} {
-		blk, err := op.GGUFBlockOf(name)
-		if err == nil && quantKernels.Packs(quant.Type(blk.GGMLType)) {
-			f = append(f, op.LayoutFeature(op.LayoutR16, name))
+	for _, blk := range op.GGUFBlocks() {
+		if quantKernels.Packs(quant.Type(blk.GGMLType)) {
+			f = append(f, op.LayoutFeature(op.LayoutR16, blk.Name))
 		}
 	}
 	return f
