@@ -40,8 +40,8 @@ import (
 // 135-143, 128x576x576 167-173 / 138-151, 512x576x1536 259-272 / 205-221,
 // 2048^3 294 / 291-303, 1024^3 290 / 299; one thread sees no difference
 // (123 / 120, 146 / 149). So the f32 tiles 64 wide take kc = L1d/192 (256
-// there) and the narrower ones keep L1d/128. GOTPU_GEMM_KC, GOTPU_GEMM_MC and GOTPU_GEMM_NC
-// override the derived values for every tile (rounded to the tile's
+// there) and the narrower ones keep L1d/128. GOTPU_GEMM_KC, GOTPU_GEMM_MC
+// and GOTPU_GEMM_NC override the derived values for every tile (rounded to the tile's
 // granularity), for measuring.
 
 // CacheSizes are the data cache sizes, in bytes, the GEMM blocking is
