@@ -172,7 +172,9 @@ func TestWaiterContextCanceled(t *testing.T) {
 	c, _ := newTestCache(t, Options{})
 	release := make(chan struct{})
 	started := make(chan struct{})
+	leaderDone := make(chan struct{})
 	go func() {
+		defer close(leaderDone)
 		c.Get(context.Background(), baseKey(), func(ctx context.Context) ([]byte, error) {
 			close(started)
 			<-release
@@ -184,6 +186,9 @@ func TestWaiterContextCanceled(t *testing.T) {
 	defer cancel()
 	_, src, err := c.Get(ctx, baseKey(), nil)
 	close(release)
+	// The leader writes its entry after release: let it finish before the
+	// test's temporary directory is removed.
+	<-leaderDone
 	if !errors.Is(err, context.DeadlineExceeded) || src != SourceNone {
 		t.Fatalf("waiter: %v, %v; want DeadlineExceeded", src, err)
 	}
