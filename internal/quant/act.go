@@ -28,7 +28,8 @@ type acts struct {
 	// k6 (Q8_K) is qs in the AVX2 Q6_K kernel's order: in each sub-block
 	// of 32 (groups A, B of 16), class c's quants c, c+8 of A and c, c+8 of
 	// B, classes 0..3 in the first 16 bytes and 4..7 in the second; k6c
-	// holds 32 times the sums of those pairs (m*k/2 words).
+	// holds 32 times the sums of those pairs (m*k/2 words) for the GEMM
+	// kernel (the row kernels make them: k6c would double a row's bytes).
 	k6  []int8
 	k6c []int16
 

@@ -69,7 +69,7 @@ type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out
 const (
 	actQS = iota // acts.qs
 	actKP        // acts.kp, with acts.m16 as the kernel's aux
-	actK6        // acts.k6, with acts.k6c as the kernel's aux
+	actK6        // acts.k6 (and acts.k6c as a GEMM kernel's aux)
 )
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
@@ -81,8 +81,8 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 		switch layout {
 		case actKP:
 			qa, aux = &a.kp[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
-		case actK6:
-			qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
+		case actK6: // the row kernels make k6c's sums themselves
+			qa, aux = &a.k6[i*a.k], nil
 		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {

@@ -292,13 +292,12 @@ q5kdone:
 	VZEROUPPER
 	RET
 
-// The Q6_K kernel reads the activation quants in acts.k6's order and the
-// -32 offset of the levels as acts.k6c's words. VPERMD and VPSHUFB put, in
+// The Q6_K kernel reads the activation quants in acts.k6's order. VPERMD and VPSHUFB put, in
 // each 32-level vector (one sub-block of 32, groups A and B of 16 with their
 // own scales), the bytes of levels c, c+8 of A and c, c+8 of B next to each
 // other, class c = 0..3 in the low lane and 4..7 in the high one. So
 // VPMADDUBSW gives words [A's class-c pair, B's class-c pair], VPSUBW takes
-// off 32·(the activation pairs), and one VPMADDWD against the dword
+// off 32·(the activation pairs, a second VPMADDUBSW), and one VPMADDWD against the dword
 // [scale A, scale B] gives the scaled class-c sums of both groups: the
 // eight lanes of ggml's aux32 (in the lane order of ggml's generic code).
 
@@ -318,20 +317,28 @@ DATA q6Shuf<>+16(SB)/8, $0x0d0905010c080400
 DATA q6Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
 GLOBL q6Shuf<>(SB), RODATA|NOPTR, $32
 
-// Q6SUB(Yq, Yt, aoff, coff, soff): Y10 += the scaled class sums of the 32
-// levels in Yq (one sub-block of 32) against acts.k6 at aoff(DI), less
-// acts.k6c at coff(R9), with the scales' dword at soff(SP); Yt is scratch.
-#define Q6SUB(Yq, Yt, aoff, coff, soff) \
-	VPMADDUBSW   aoff(DI), Yq, Yq; \
-	VPSUBW       coff(R9), Yq, Yq; \
+// Q6SUB(Yq, Yt, aoff, soff): Y10 += the scaled class sums of the 32
+// levels in Yq (one sub-block of 32) against acts.k6 at aoff(DI), with the
+// scales' dword at soff(SP); Yt is scratch. The 32-fold activation pair
+// sums come from a VPMADDUBSW against Y0's bytes of 32, not from
+// acts.k6c, so that a long row's activation stays in L1 (the VNNI
+// kernel's Z6SUB says why).
+#define Q6SUB(Yq, Yt, aoff, soff) \
+	VMOVDQU      aoff(DI), Yt; \
+	VPMADDUBSW   Yt, Yq, Yq; \
+	VPMADDUBSW   Yt, Y0, Yt; \
+	VPSUBW       Yt, Yq, Yq; \
 	VPBROADCASTD soff(SP), Yt; \
 	VPMADDWD     Yt, Yq, Yq; \
 	VPADDD       Yq, Y10, Y10
 
-// Q6HALF(qloff, qhoff, aoff, coff, soff): the 128 levels of one half of the
-// block: ql at qloff(SI), qh at qhoff(SI); its four sub-blocks' activations
-// from aoff(DI) and coff(R9) and scale dwords from soff(SP) on.
-#define Q6HALF(qloff, qhoff, aoff, coff, soff) \
+DATA q6c32<>+0(SB)/4, $0x20202020
+GLOBL q6c32<>(SB), RODATA|NOPTR, $4
+
+// Q6HALF(qloff, qhoff, aoff, soff): the 128 levels of one half of the
+// block: ql at qloff(SI), qh at qhoff(SI); its four sub-blocks'
+// activations from aoff(DI) and scale dwords from soff(SP) on.
+#define Q6HALF(qloff, qhoff, aoff, soff) \
 	VPERMD  qloff(SI), Y13, Y0; \
 	VPERMD  qloff+32(SI), Y13, Y1; \
 	VPERMD  qhoff(SI), Y13, Y2; \
@@ -355,19 +362,19 @@ GLOBL q6Shuf<>(SB), RODATA|NOPTR, $32
 	VPSRLW  $2, Y2, Y2; \
 	VPAND   Y14, Y2, Y2; \
 	VPOR    Y2, Y9, Y9; \
-	Q6SUB(Y3, Y4, aoff, coff, soff); \
-	Q6SUB(Y5, Y6, aoff+32, coff+32, soff+4); \
-	Q6SUB(Y7, Y8, aoff+64, coff+64, soff+8); \
-	Q6SUB(Y9, Y2, aoff+96, coff+96, soff+12)
+	VPBROADCASTD q6c32<>(SB), Y0; \
+	Q6SUB(Y3, Y4, aoff, soff); \
+	Q6SUB(Y5, Y6, aoff+32, soff+4); \
+	Q6SUB(Y7, Y8, aoff+64, soff+8); \
+	Q6SUB(Y9, Y2, aoff+96, soff+12)
 
 // func dotQ6KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// qa: acts.k6; aux: acts.k6c.
+// qa: acts.k6; aux is not read.
 TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ qa+16(FP), DI
 	MOVQ da+24(FP), R8
-	MOVQ aux+32(FP), R9
 	VXORPS Y11, Y11, Y11
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -392,8 +399,8 @@ q6kloop:
 	VPMOVSXBW 192(SI), Y0
 	VMOVDQU   Y0, 0(SP)
 	VPXOR     Y10, Y10, Y10
-	Q6HALF(0, 128, 0, 0, 0)
-	Q6HALF(64, 160, 128, 128, 16)
+	Q6HALF(0, 128, 0, 0)
+	Q6HALF(64, 160, 128, 16)
 	MOVWLZX      208(SI), AX
 	VMOVD        AX, X7
 	VCVTPH2PS    X7, X7
@@ -404,7 +411,6 @@ q6kloop:
 	VADDPS       Y10, Y11, Y11
 	ADDQ $210, SI
 	ADDQ $256, DI
-	ADDQ $256, R9
 	ADDQ $4, R8
 	DECQ CX
 	JNZ  q6kloop
