@@ -60,6 +60,9 @@ TEXT ·gemvDotBF16AVX512(SB), NOSPLIT, $0-56
 	ANDQ $31, R9
 	SHRQ $5, CX
 	LEAQ (R8)(R8*2), R11
+	// One row at a time where gemvRowWalk says so (the same bits).
+	CMPB ·gemvRowWalk(SB), $0
+	JNE gemvDotBF16Z1
 	// Eight rows at a time: row pointers R12 (rows 0-3) and R15 (4-7) and
 	// x's R10 advance, rows addressed through R8 and R11.
 gemvDotBF16Z8:

@@ -351,6 +351,9 @@ TEXT ·gemvDotF32AVX512(SB), NOSPLIT, $0-56
 	VMOVUPS.Z (DI)(CX*1), K1, Z28
 	VMOVUPS.Z 64(DI)(CX*1), K2, Z29
 	LEAQ (R8)(R8*2), R11
+	// One row at a time where gemvRowWalk says so (the same bits).
+	CMPB ·gemvRowWalk(SB), $0
+	JNE gemvDotF32Z1
 gemvDotF32Z4:
 	CMPQ BX, $4
 	JLT gemvDotF32Z1

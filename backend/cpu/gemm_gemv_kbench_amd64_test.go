@@ -15,8 +15,9 @@ import (
 // dispatch, one thread) on x·Wᵀ decode shapes: the f32 in-order chain
 // kernel that the path ran before (gemvDotF32x16: 8x8 transposes in
 // registers, still sdpa's) against the lane-order ones, on enough copies of W to
-// leave the caches. GB/s of the weight read, and per CPU-second (the
-// machine is often shared).
+// leave the caches; the AVX-512 ones in row groups (walk0) and one row at a
+// time (walk1, gemvRowWalk). GB/s of the weight read, and per CPU-second
+// (the machine is often shared).
 func BenchmarkGEMVDotKernels(b *testing.B) {
 	for _, sh := range [][2]int{{576, 576}, {1536, 576}, {768, 2304}, {3072, 768}} {
 		in, out := sh[0], sh[1]
@@ -37,7 +38,7 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 		gemvDeinterleave(xd, x)
 		run := func(name string, bytes int, f func(c int)) {
 			b.Run(fmt.Sprintf("%dto%d/%s", in, out, name), func(b *testing.B) {
-				if strings.HasSuffix(name, "avx512") && !atLeast(LevelAVX512) {
+				if strings.Contains(name, "avx512") && !atLeast(LevelAVX512) {
 					b.Skipf("this CPU runs level %s, not avx512", cpuLevel)
 				}
 				b.SetBytes(int64(bytes))
@@ -57,12 +58,17 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 			}
 		})
 		run("f32/lanes-avx2", in*out*4, func(c int) { gemvDotF32AVX2(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
-		run("f32/lanes-avx512", in*out*4, func(c int) { gemvDotF32AVX512(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
+		walk := gemvRowWalk
+		for _, wk := range []uint8{0, 1} {
+			gemvRowWalk = wk
+			run(fmt.Sprintf("f32/lanes-avx512-walk%d", wk), in*out*4, func(c int) { gemvDotF32AVX512(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
+			run(fmt.Sprintf("bf16/lanes-avx512-walk%d", wk), in*out*2, func(c int) {
+				gemvDotBF16AVX512(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
+			})
+		}
+		gemvRowWalk = walk
 		run("bf16/lanes-avx2", in*out*2, func(c int) {
 			gemvDotBF16AVX2(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
-		})
-		run("bf16/lanes-avx512", in*out*2, func(c int) {
-			gemvDotBF16AVX512(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
 		})
 	}
 }

@@ -129,8 +129,16 @@ func TestGEMVDotKernels(t *testing.T) {
 	} else {
 		t.Logf("AVX2 dot kernels not run (not on this CPU or build)")
 	}
+	// The AVX-512 kernels run twice: in row groups and one row at a time
+	// (gemvRowWalk), which must give the same bits.
+	var walks []uint8
 	if gemvDotF32Z != nil && has(LevelAVX512) {
-		f32s, bf16s, names = append(f32s, gemvDotF32Z), append(bf16s, gemvDotBF16Z), append(names, LevelAVX512)
+		walks = make([]uint8, len(names))
+		for _, w := range []uint8{0, 1} {
+			f32s, bf16s, names = append(f32s, gemvDotF32Z), append(bf16s, gemvDotBF16Z), append(names, fmt.Sprintf("%s/rowwalk=%d", LevelAVX512, w))
+			walks = append(walks, w)
+		}
+		defer func(w uint8) { gemvRowWalk = w }(gemvRowWalk)
 	} else {
 		t.Logf("AVX-512 dot kernels not run (not on this CPU or build)")
 	}
@@ -188,6 +196,9 @@ func TestGEMVDotKernels(t *testing.T) {
 					wantB[i] = gemvOrderBF16(k, func(p int) float32 { return a[i*lda+p] }, func(p int) float32 { return x[p] })
 				}
 				for li, name := range names {
+					if walks != nil {
+						gemvRowWalk = walks[li]
+					}
 					for _, bf := range []bool{false, true} {
 						y := make([]float32, rows+1)
 						y[rows] = 42
