@@ -87,6 +87,7 @@ type benchServeFlags struct {
 	requests, concurrency int
 	timeLimit             time.Duration
 	maxBatch, kvBlocks    int
+	prefillChunk          int
 	cpuprofile            string
 	asJSON                bool
 }
@@ -221,6 +222,7 @@ func newBenchServeCmd() *cobra.Command {
 	fs.DurationVar(&f.timeLimit, "time-limit", 10*time.Minute, "load test: bound on the whole run (requests still running fail)")
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "gotpu engine's --max-batch (0: the largest --streams, or the engine's default with --load)")
 	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "gotpu engine's --kv-blocks (0: the engine's default)")
+	fs.IntVar(&f.prefillChunk, "prefill-chunk", 0, "gotpu engine's --prefill-chunk (0: the engine's default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both servers' client side, gotpu's engine) to this file")
 	fs.BoolVar(&f.asJSON, "json", false, "print the JSON report (keys documented above)")
 	return cmd
@@ -309,7 +311,7 @@ func (f *benchServeFlags) loadOptions(m *models.Model, url string) serve.LoadOpt
 
 func benchServeLoad(cmd *cobra.Command, f *benchServeFlags, m *models.Model) error {
 	ctx := cmd.Context()
-	ec := engineConfig{MaxBatch: f.maxBatch, KVBlocks: f.kvBlocks}
+	ec := engineConfig{MaxBatch: f.maxBatch, KVBlocks: f.kvBlocks, PrefillChunk: f.prefillChunk}
 	// A warm-up server first: it compiles the step programs and starts the
 	// CPU backend's long-lived workers, so the goroutine count after its
 	// shutdown is the baseline.
@@ -500,7 +502,7 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 		}
 		streams = append(streams, n)
 	}
-	ec := engineConfig{MaxBatch: f.maxBatch, KVBlocks: f.kvBlocks}
+	ec := engineConfig{MaxBatch: f.maxBatch, KVBlocks: f.kvBlocks, PrefillChunk: f.prefillChunk}
 	if ec.MaxBatch == 0 {
 		ec.MaxBatch = slices.Max(streams)
 	}
@@ -508,6 +510,9 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 		Reps: f.reps, DType: f.mf.dtype, GotpuMode: f.mf.mode, CPULevel: cpu.CPULevel(), LlamaServer: f.llamaServer,
 		Results: []benchServeResult{}, Ratios: []benchServeRatio{}, Skipped: []benchSkipped{}, Notes: []string{},
 		LoadAvg: loadAvg{Start: readLoadAvg()}}
+	if f.prefillChunk > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("gotpu engine --prefill-chunk %d", f.prefillChunk))
+	}
 	useLlama := f.llamaServer != ""
 	if useLlama {
 		// The model's kind first: it does not depend on what this machine

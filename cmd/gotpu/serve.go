@@ -34,6 +34,9 @@ type engineConfig struct {
 	BlockSize int   // tokens per KV block
 	Buckets   []int // padded batch/sequence sizes that get compiled programs
 	MaxQueue  int   // waiting requests before Submit answers ErrQueueFull
+	// PrefillChunk is the most prompt tokens one step prefills beside the
+	// running decodes.
+	PrefillChunk int
 }
 
 // newEngine builds the continuous-batching engine (serve.Engine) that runs
@@ -48,6 +51,7 @@ var newEngine = func(m *models.Model, c engineConfig) (serve.Generator, error) {
 		BlockSize:    c.BlockSize,
 		MaxQueue:     c.MaxQueue,
 		BatchBuckets: c.Buckets,
+		PrefillChunk: c.PrefillChunk,
 	})
 }
 
@@ -69,6 +73,7 @@ type serveStartup struct {
 	BlockSize       int    `json:"block_size"`
 	Buckets         []int  `json:"buckets"`
 	MaxQueue        int    `json:"max_queue"`
+	PrefillChunk    int    `json:"prefill_chunk"`
 	APIKey          bool   `json:"api_key"`
 	PID             int    `json:"pid"`
 }
@@ -103,7 +108,8 @@ With --json one line is printed once the server listens, with these stable
 keys: event ("listening"), address (host:port actually bound; --port 0 picks
 a free port), url, model, served_model_name, embed_model, embed_model_name,
 device, dtype, mode, context_length, max_batch, kv_blocks, block_size,
-buckets, max_queue, api_key (whether keys are required), pid.`
+buckets, max_queue, prefill_chunk, api_key (whether keys are required),
+pid.`
 
 func newServeCmd() *cobra.Command {
 	var (
@@ -136,7 +142,7 @@ func newServeCmd() *cobra.Command {
 			for _, v := range []struct {
 				name string
 				n    int
-			}{{"--max-batch", ec.MaxBatch}, {"--kv-blocks", ec.KVBlocks}, {"--block-size", ec.BlockSize}, {"--max-queue", ec.MaxQueue}, {"--max-tokens", maxTokens}} {
+			}{{"--max-batch", ec.MaxBatch}, {"--kv-blocks", ec.KVBlocks}, {"--block-size", ec.BlockSize}, {"--max-queue", ec.MaxQueue}, {"--max-tokens", maxTokens}, {"--prefill-chunk", ec.PrefillChunk}} {
 				if v.n < 0 {
 					return fmt.Errorf("serve: %s must be ≥ 0, got %d", v.name, v.n)
 				}
@@ -148,7 +154,7 @@ func newServeCmd() *cobra.Command {
 				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
 			start := serveStartup{Event: "listening", Model: mf.path, Device: mf.device, Mode: mf.mode,
 				MaxBatch: ec.MaxBatch, KVBlocks: ec.KVBlocks, BlockSize: ec.BlockSize, Buckets: ec.Buckets,
-				MaxQueue: ec.MaxQueue, APIKey: len(apiKeys) > 0, PID: os.Getpid(), EmbedModel: embedPath}
+				MaxQueue: ec.MaxQueue, PrefillChunk: ec.PrefillChunk, APIKey: len(apiKeys) > 0, PID: os.Getpid(), EmbedModel: embedPath}
 			if start.Buckets == nil {
 				start.Buckets = []int{}
 			}
@@ -245,6 +251,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&ec.BlockSize, "block-size", 0, "tokens per KV cache block (0: the engine's default)")
 	f.StringVar(&buckets, "buckets", "", "comma-separated batch sizes a step is padded to, each compiled once (default: powers of two)")
 	f.IntVar(&ec.MaxQueue, "max-queue", 0, "most waiting requests before answering 429 (0: the engine's default)")
+	f.IntVar(&ec.PrefillChunk, "prefill-chunk", 0, "most prompt tokens one step prefills beside the running decodes: smaller keeps inter-token latency down while prompts arrive, larger gets first tokens sooner (0: the engine's default, 256)")
 	f.StringArrayVar(&apiKeys, "api-key", nil, "require Authorization: Bearer KEY (repeatable)")
 	f.StringVar(&embedPath, "embed-model", "", "sentence-embedding model directory for /v1/embeddings (bert, roberta)")
 	f.IntVar(&embedBatch, "embed-batch-size", 32, "texts per embedding forward pass")

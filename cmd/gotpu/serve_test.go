@@ -94,10 +94,13 @@ func TestServeFlagErrors(t *testing.T) {
 	if _, err := runCmd(t, "serve", "--embed-model", "x", "--buckets", "1,a"); err == nil || !strings.Contains(err.Error(), "--buckets") {
 		t.Fatalf("err = %v for bad buckets", err)
 	}
+	if _, err := runCmd(t, "serve", "--embed-model", "x", "--prefill-chunk", "-1"); err == nil || !strings.Contains(err.Error(), "--prefill-chunk") {
+		t.Fatalf("err = %v for a negative prefill chunk", err)
+	}
 }
 
 var serveStartKeys = []string{"address", "api_key", "block_size", "buckets", "context_length", "device", "dtype", "embed_model",
-	"embed_model_name", "event", "kv_blocks", "max_batch", "max_queue", "mode", "model", "pid", "served_model_name", "url"}
+	"embed_model_name", "event", "kv_blocks", "max_batch", "max_queue", "mode", "model", "pid", "prefill_chunk", "served_model_name", "url"}
 
 func postJSON(t *testing.T, url, body string, v any) int {
 	t.Helper()
@@ -140,7 +143,10 @@ func TestServeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, stop := startServe(t, "--model", dir, "--embed-model", embed, "--served-model-name", "tiny", "--max-batch", "4", "--buckets", "1,2,4")
+	// A prefill chunk of 16 prefills the 153-token prompt over ten steps:
+	// the answer must not change.
+	start, stop := startServe(t, "--model", dir, "--embed-model", embed, "--served-model-name", "tiny", "--max-batch", "4", "--buckets", "1,2,4",
+		"--prefill-chunk", "16")
 	keys := make([]string, 0, len(start))
 	for k := range start {
 		keys = append(keys, k)
@@ -149,7 +155,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if !reflect.DeepEqual(keys, serveStartKeys) {
 		t.Errorf("startup keys %v, want %v", keys, serveStartKeys)
 	}
-	if start["served_model_name"] != "tiny" || start["max_batch"] != 4.0 || start["event"] != "listening" || !reflect.DeepEqual(start["buckets"], []any{1.0, 2.0, 4.0}) {
+	if start["served_model_name"] != "tiny" || start["max_batch"] != 4.0 || start["prefill_chunk"] != 16.0 || start["event"] != "listening" || !reflect.DeepEqual(start["buckets"], []any{1.0, 2.0, 4.0}) {
 		t.Errorf("startup %v", start)
 	}
 	url := start["url"].(string)
