@@ -165,6 +165,30 @@ func envOr(name string, def int) int {
 	return def
 }
 
+// gemvRowWalk, when not zero, makes the AVX-512 dot-form kernels
+// (gemvDotF32AVX512, gemvDotBF16AVX512) take their rows one at a time
+// instead of four or eight side by side: the same lane arithmetic and bits,
+// one sequential stream per thread instead of several a row apart. It is
+// set on AMD CPUs: on the 2-vCPU Zen 4 EPYC of 2026-12-06 one thread read
+// a 576x576 bf16 matrix at 18-20 GB/s one row at a time against 10 GB/s
+// eight rows at a time, 768->2304 at 22-23 against 10-11 (f32 576x576: 19-20
+// against 13-14; BenchmarkGEMVDotKernels lanes1 and lanes), where on the
+// Sapphire Rapids-class Xeon the row groups with their prefetch of the
+// next group were what measured fastest (commit 629db91).
+// GOTPU_GEMV_WALK=rows or groups overrides the choice (gemvWalk).
+var gemvRowWalk uint8
+
+// gemvWalk returns gemvRowWalk's value for the GOTPU_GEMV_WALK setting env
+// ("rows", "groups", or anything else for the CPU's default) on an AMD CPU
+// or not.
+func gemvWalk(env string, amd bool) uint8 {
+	switch {
+	case env == "rows", env != "groups" && amd:
+		return 1
+	}
+	return 0
+}
+
 // gemvHits counts the products the gemv kernels ran (tests check the path
 // is taken).
 var gemvHits atomic.Int64

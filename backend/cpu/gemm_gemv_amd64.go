@@ -2,7 +2,11 @@
 
 package cpu
 
-import "github.com/gotpu/gotpu/internal/cpulevel"
+import (
+	"os"
+
+	"github.com/gotpu/gotpu/internal/cpulevel"
+)
 
 // gemvDotF32x8 sets y[r] (r < 8) to the FMA chain over p < k, in order
 // from zero, of a[r*lda+p]*x[p]: eight rows at a time, transposed in
@@ -50,22 +54,8 @@ func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *i
 //go:noescape
 func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 
-// gemvRowWalk, when not zero, makes the AVX-512 dot-form kernels
-// (gemvDotF32AVX512, gemvDotBF16AVX512) take their rows one at a time
-// instead of four or eight side by side: the same lane arithmetic and bits,
-// one sequential stream per thread instead of several a row apart. It is
-// set on AMD CPUs: on the 2-vCPU Zen 4 EPYC of 2026-12-06 one thread read
-// a 576x576 bf16 matrix at 18-20 GB/s one row at a time against 10 GB/s
-// eight rows at a time, 768->2304 at 22-23 against 10-11 (f32 576x576: 19-20
-// against 13-14; BenchmarkGEMVDotKernels lanes1 and lanes), where on the
-// Sapphire Rapids-class Xeon the row groups with their prefetch of the
-// next group were what measured fastest (commit 629db91).
-var gemvRowWalk uint8
-
 func init() {
 	gemvDotF32Z, gemvDotF32Y = gemvDotF32AVX512, gemvDotF32AVX2
 	gemvAxpyF32Z = gemvAxpyF32AVX512
-	if cpulevel.AMD() {
-		gemvRowWalk = 1
-	}
+	gemvRowWalk = gemvWalk(os.Getenv("GOTPU_GEMV_WALK"), cpulevel.AMD())
 }

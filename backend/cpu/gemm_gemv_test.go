@@ -570,3 +570,20 @@ func TestGEMVDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMVWalk checks GOTPU_GEMV_WALK's reading: rows or groups where set,
+// else one row at a time on AMD only.
+func TestGEMVWalk(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		amd  bool
+		want uint8
+	}{
+		{"", true, 1}, {"", false, 0}, {"rows", false, 1}, {"rows", true, 1},
+		{"groups", true, 0}, {"groups", false, 0}, {"bogus", true, 1}, {"bogus", false, 0},
+	} {
+		if got := gemvWalk(c.env, c.amd); got != c.want {
+			t.Errorf("gemvWalk(%q, amd=%v) = %d, want %d", c.env, c.amd, got, c.want)
+		}
+	}
+}
