@@ -40,7 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -169,15 +169,29 @@ func (c *Function) Stats() Stats {
 
 // signature formats the inputs' dtypes and shapes.
 func signature(in []*tensor.Tensor) string {
-	parts := make([]string, len(in))
+	// One buffer, no fmt: a decode step calls this with every KV-cache
+	// tensor (60 for a 30-layer model), and a Sprintf per input was the
+	// step's largest source of garbage after the kernels' own.
+	b := make([]byte, 0, 24*len(in))
 	for i, t := range in {
+		if i > 0 {
+			b = append(b, ',')
+		}
 		if t == nil {
-			parts[i] = "nil"
+			b = append(b, "nil"...)
 			continue
 		}
-		parts[i] = fmt.Sprintf("%s%v", t.DType(), t.Shape())
+		b = append(b, t.DType().String()...)
+		b = append(b, '[')
+		for j := range t.Dim() {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendInt(b, int64(t.Size(j)), 10)
+		}
+		b = append(b, ']')
 	}
-	return strings.Join(parts, ",")
+	return string(b)
 }
 
 func (c *Function) device(in []*tensor.Tensor) device.Device {

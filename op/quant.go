@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gotpu/gotpu/dtype"
 )
@@ -41,11 +42,11 @@ func GGUFBlocks() []GGUFBlock { return slices.Clone(ggufBlocks) }
 // GGUFBlockOf returns the block encoding named name (ggml's type name in any
 // case, "Q4_K" or "q4_k") or with ggml type number name given as "#12".
 func GGUFBlockOf(name string) (GGUFBlock, error) {
-	n := strings.ToLower(name)
-	for _, b := range ggufBlocks {
-		if b.Name == n || fmt.Sprintf("#%d", b.GGMLType) == n {
-			return b, nil
-		}
+	if b, ok := ggufBlockNames()[name]; ok {
+		return b, nil
+	}
+	if b, ok := ggufBlockNames()[strings.ToLower(name)]; ok {
+		return b, nil
 	}
 	names := make([]string, len(ggufBlocks))
 	for i, b := range ggufBlocks {
@@ -53,6 +54,18 @@ func GGUFBlockOf(name string) (GGUFBlock, error) {
 	}
 	return GGUFBlock{}, fmt.Errorf("linear_gguf: unsupported block type %q (want one of %s)", name, strings.Join(names, ", "))
 }
+
+// ggufBlockNames maps the lower-case names and "#N" type numbers of
+// ggufBlocks to them (built once: linear_gguf looks its type up on every
+// launch, and formatting "#N" per lookup was a decode step's garbage).
+var ggufBlockNames = sync.OnceValue(func() map[string]GGUFBlock {
+	m := make(map[string]GGUFBlock, 2*len(ggufBlocks))
+	for _, b := range ggufBlocks {
+		m[b.Name] = b
+		m[fmt.Sprintf("#%d", b.GGMLType)] = b
+	}
+	return m
+})
 
 // GGUFBlockOfType returns the block encoding of ggml type number t.
 func GGUFBlockOfType(t uint32) (GGUFBlock, bool) {

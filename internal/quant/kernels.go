@@ -175,6 +175,7 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 	if rows == nil {
 		rows = genericRows(dotGeneric(t))
 	}
+	pk, pg := k.pack[t], k.packGemm[t]
 	at, _ := ActType(t)
 	a := newActs(at, x, m, kdim, par, k.need[t])
 	defer a.release()
@@ -189,7 +190,7 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 			j0, j1 := (lo-first[wi])*rowGroup, min((g1-first[wi])*rowGroup, n)
 			lo = g1
 			if ws[wi].Packed {
-				j0 = k.runPacked(t, w, rb, j0, j1, a, m, y, n)
+				j0 = runPacked(t, pk, pg, rows, gemm, w, rb, j0, j1, a, m, y, n)
 			}
 			if m == 1 {
 				rows(w, rb, j0, j1, a, 0, y[:n])

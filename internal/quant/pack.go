@@ -173,19 +173,22 @@ func permuteGroup(t Type, dst, src []byte, rb int, pack bool) {
 // runPacked computes the outputs of the full r16 groups of rows [j0, j1)
 // of w (j0 a multiple of PackRows) for activation rows 0..m-1 of a, into y
 // (m rows of n), and returns the first row it left: the start of a
-// row-major tail. Without a packed kernel at k's level each group is
-// unpacked and the row-major kernels run (the same bits).
-func (k Kernels) runPacked(t Type, w []byte, rb, j0, j1 int, a *acts, m int, y []float32, n int) int {
+// row-major tail. f and g are the level's r16 kernels for t (pack and
+// packGemm); without f each group is unpacked and the row-major kernels
+// rows and gemm run (the same bits). A function of the kernels, not a
+// method of Kernels: MatMulMulti's worker closure calls it, and capturing
+// the Kernels value there moved all of it to the heap on every product.
+func runPacked(t Type, f rowsFn, g gemmFn, rows rowsFn, gemm gemmFn, w []byte, rb, j0, j1 int, a *acts, m int, y []float32, n int) int {
 	end := j0 + (j1-j0)/PackRows*PackRows
 	if end == j0 {
 		return j0
 	}
-	if f := k.pack[t]; f != nil {
+	if f != nil {
 		if m == 1 {
 			f(w, rb, j0, end, a, 0, y[:n])
 			return end
 		}
-		if g := k.packGemm[t]; g != nil {
+		if g != nil {
 			for g0 := j0; g0 < end; g0 += PackRows {
 				g(w, rb, g0, g0+PackRows, a, 0, m, y, n)
 			}
@@ -197,10 +200,6 @@ func (k Kernels) runPacked(t Type, w []byte, rb, j0, j1 int, a *acts, m int, y [
 			}
 		}
 		return end
-	}
-	rows, gemm := k.rows[t], k.gemm[t]
-	if rows == nil {
-		rows = genericRows(dotGeneric(t))
 	}
 	buf := make([]byte, PackRows*rb)
 	ty := make([]float32, m*PackRows)
