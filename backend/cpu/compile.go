@@ -1319,6 +1319,9 @@ type crun struct {
 	call      Call
 	ins, outs []device.Operand
 	inB, outB [][]byte
+	// lin holds linearSteps' launches and calls, reused from one run of
+	// sibling products to the next.
+	lin []linSlot
 }
 
 func (r *crun) cleanup(failed bool) {

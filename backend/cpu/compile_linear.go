@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/op"
@@ -61,9 +62,21 @@ func (r *crun) linearStep(si int) bool {
 	return p.vals[s.in[0]].dt == dtype.F32 && p.vals[s.out[0]].dt == dtype.F32
 }
 
+// linSlot is one product of a linearSteps run: its launch and call, with
+// their slices, kept in the crun for the next run.
+type linSlot struct {
+	l         device.Launch
+	c         Call
+	ins, outs []device.Operand
+	inB, outB [][]byte
+}
+
 // linearSteps runs a run of sibling quantized products (linearRun).
 func (r *crun) linearSteps(ss []pstep) error {
-	calls := make([]*Call, len(ss))
+	for len(r.lin) < len(ss) {
+		r.lin = append(r.lin, linSlot{})
+	}
+	calls := make([]*Call, 0, 4)
 	for i := range ss {
 		s := &ss[i]
 		for _, id := range s.out {
@@ -71,11 +84,29 @@ func (r *crun) linearSteps(ss []pstep) error {
 				return err
 			}
 		}
-		l, err := r.launch(s)
+		sl := &r.lin[i]
+		l, err := r.launchInto(s, &sl.l, sl.ins[:0], sl.outs[:0])
 		if err != nil {
 			return err
 		}
-		calls[i] = newCall(l, bufBytes)
+		if l != &sl.l { // never for linear_gguf (no transposed output)
+			calls = append(calls, newCall(l, bufBytes))
+			continue
+		}
+		sl.ins, sl.outs = l.In, l.Out
+		sl.inB, sl.outB = sl.inB[:0], sl.outB[:0]
+		for _, o := range l.In {
+			var b []byte
+			if o.Buf != nil {
+				b = bufBytes(o.Buf)
+			}
+			sl.inB = append(sl.inB, b)
+		}
+		for _, o := range l.Out {
+			sl.outB = append(sl.outB, bufBytes(o.Buf))
+		}
+		sl.c = Call{Launch: l, InB: sl.inB, OutB: sl.outB}
+		calls = append(calls, &sl.c)
 	}
 	return linearGGUFMulti(calls, quantKernels)
 }
