@@ -33,7 +33,7 @@ type ggufRef struct {
 
 // ggufFile returns the path of a real GGUF model fetched by
 // tools/gguf/fetch.sh; without it the test is skipped, except in CI.
-func ggufFile(t *testing.T, name string) string {
+func ggufFile(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("GOTPU_GGUF_DIR")
 	if dir == "" {
