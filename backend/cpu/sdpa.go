@@ -158,13 +158,26 @@ func sdpaKernel(c *Call) error {
 // sdpaBatchMap returns, for every entry of the output batch shape ob, the
 // flat index of operand batch shape xb (aligned right, size-1 dims
 // broadcast; with rep > 1 the dim gqaDim of xb holds heads that serve rep
-// consecutive output heads each) and the element offset of the entry
-// (base plus coordinates times strides).
+// consecutive output heads each) or, when strides is not nil, the element
+// offset of the entry (base plus coordinates times strides) instead.
 func sdpaBatchMap(ob, xb, strides []int, base, rep, gqaDim int) (idx, off []int) {
 	nb := op.Numel(ob)
-	idx, off = make([]int, nb), make([]int, nb)
+	// Every caller wants one of the two: the offsets when it gives
+	// strides, the flat indices when not (the other stays nil; a step of
+	// a decode makes several of these maps per attention call).
+	if strides == nil {
+		idx = make([]int, nb)
+	} else {
+		off = make([]int, nb)
+	}
 	lead := len(ob) - len(xb)
-	coord := make([]int, len(ob))
+	var cbuf [8]int
+	coord := cbuf[:0]
+	if len(ob) <= len(cbuf) {
+		coord = cbuf[:len(ob)]
+	} else {
+		coord = make([]int, len(ob))
+	}
 	for b := 0; b < nb; b++ {
 		fi, o := 0, base
 		for d, n := range xb {
@@ -180,7 +193,11 @@ func sdpaBatchMap(ob, xb, strides []int, base, rep, gqaDim int) (idx, off []int)
 				o += c * strides[d]
 			}
 		}
-		idx[b], off[b] = fi, o
+		if idx != nil {
+			idx[b] = fi
+		} else {
+			off[b] = o
+		}
 		for d := len(ob) - 1; d >= 0; d-- {
 			if coord[d]++; coord[d] < ob[d] {
 				break
