@@ -572,7 +572,7 @@ func (p *sdpaPlan) run() {
 		w := getSDPAScratch()
 		defer sdpaScratchPool.Put(w)
 		if p.rows {
-			w.size(8*p.e+p.e, sdpaGroupMax*width, width, roundUp(p.ev, 16), 0, sdpaGroupMax*p.e)
+			w.size(8*p.e+8+p.e, sdpaGroupMax*width, width, roundUp(p.ev, 16), 0, sdpaGroupMax*p.e)
 		} else {
 			w.size(p.bq*max(p.e, 1), p.bq*width, width, p.bq*p.evp, p.bq, 0)
 		}
@@ -1027,9 +1027,8 @@ func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
 
 // sdpaDots sets y[r] (r < n) to the FMA chain over p < k of
 // m[base+r*ld+p]*x[p] (the gemv dot form), sixteen rows at a time, the
-// last rows through pad (8*k zero-padded scratch, grown if short).
+// last rows through pad (8*k + 8 values of scratch, grown if short).
 func sdpaDots(kr *gemvKernelsF32, m []float32, base, ld, n, k int, x, y, pad []float32) {
-	var tail [16]float32
 	r := 0
 	for ; r+16 <= n; r += 16 {
 		_ = m[base+(r+15)*ld+k-1]
@@ -1041,9 +1040,13 @@ func sdpaDots(kr *gemvKernelsF32, m []float32, base, ld, n, k int, x, y, pad []f
 		r += 8
 	}
 	if h := n - r; h > 0 {
-		if len(pad) < 8*k {
-			pad = make([]float32, 8*k)
+		// The last rows and their 8 results go through pad (8k + 8
+		// values): a local array handed to the kernel through the
+		// function value would move to the heap on every call.
+		if len(pad) < 8*k+8 {
+			pad = make([]float32, 8*k+8)
 		}
+		tail := pad[8*k : 8*k+8]
 		pad = pad[:8*k]
 		clear(pad)
 		for j := 0; j < h; j++ {
