@@ -160,6 +160,14 @@ func (l *Loader[T, B]) Batches(ctx context.Context, epoch int) iter.Seq2[B, erro
 			select {
 			case r, ok := <-ch:
 				if !ok {
+					// The producer also stops when the caller's context
+					// is cancelled (ctx is only cancelled here by that):
+					// the loop must still say so, whichever of the closed
+					// channel and ctx.Done the select saw first.
+					if err := ctx.Err(); err != nil {
+						var zero B
+						yield(zero, err)
+					}
 					return
 				}
 				if !yield(r.b, r.err) || r.err != nil {
