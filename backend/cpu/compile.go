@@ -1314,14 +1314,11 @@ type crun struct {
 	// Reused by every plain kernel step (crun.kernel): a decode step runs
 	// hundreds of small kernels, and their launches' allocations were a
 	// good part of each one's cost.
-	bufObj    []Buf // per value id: the Buf its operands point at
-	lch       device.Launch
-	call      Call
-	ins, outs []device.Operand
-	inB, outB [][]byte
-	// lin holds linearSteps' launches and calls, reused from one run of
-	// sibling products to the next.
-	lin []linSlot
+	bufObj []Buf // per value id: the Buf its operands point at
+	// one is the launch and call of single kernel steps, lin those of
+	// linearSteps' products: reused from step to step.
+	one callSlot
+	lin []callSlot
 }
 
 func (r *crun) cleanup(failed bool) {
@@ -1411,27 +1408,46 @@ func (r *crun) kernel(s *pstep) error {
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, n.Op.Name)
 	}
-	l, err := r.launchInto(s, &r.lch, r.ins[:0], r.outs[:0])
+	c, err := r.callIn(s, &r.one)
 	if err != nil {
 		return err
 	}
-	if l != &r.lch { // the operand-swapped product
-		return k.Run(newCall(l, bufBytes))
+	return k.Run(c)
+}
+
+// callSlot is a stKernel step's launch and call with their slices, kept
+// for the next step that uses the slot.
+type callSlot struct {
+	l         device.Launch
+	c         Call
+	ins, outs []device.Operand
+	inB, outB [][]byte
+}
+
+// callIn returns the call of stKernel step s built in slot sl (valid until
+// the slot's next use), or a fresh one for an operand-swapped product.
+func (r *crun) callIn(s *pstep, sl *callSlot) (*Call, error) {
+	l, err := r.launchInto(s, &sl.l, sl.ins[:0], sl.outs[:0])
+	if err != nil {
+		return nil, err
 	}
-	r.ins, r.outs = l.In, l.Out
-	r.inB, r.outB = r.inB[:0], r.outB[:0]
+	if l != &sl.l { // the operand-swapped product
+		return newCall(l, bufBytes), nil
+	}
+	sl.ins, sl.outs = l.In, l.Out
+	sl.inB, sl.outB = sl.inB[:0], sl.outB[:0]
 	for _, o := range l.In {
 		var b []byte
 		if o.Buf != nil {
 			b = bufBytes(o.Buf)
 		}
-		r.inB = append(r.inB, b)
+		sl.inB = append(sl.inB, b)
 	}
 	for _, o := range l.Out {
-		r.outB = append(r.outB, bufBytes(o.Buf))
+		sl.outB = append(sl.outB, bufBytes(o.Buf))
 	}
-	r.call = Call{Launch: l, InB: r.inB, OutB: r.outB}
-	return k.Run(&r.call)
+	sl.c = Call{Launch: l, InB: sl.inB, OutB: sl.outB}
+	return &sl.c, nil
 }
 
 // launch returns the kernel launch of a stKernel step.

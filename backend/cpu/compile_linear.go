@@ -4,7 +4,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/op"
@@ -62,21 +61,13 @@ func (r *crun) linearStep(si int) bool {
 	return p.vals[s.in[0]].dt == dtype.F32 && p.vals[s.out[0]].dt == dtype.F32
 }
 
-// linSlot is one product of a linearSteps run: its launch and call, with
-// their slices, kept in the crun for the next run.
-type linSlot struct {
-	l         device.Launch
-	c         Call
-	ins, outs []device.Operand
-	inB, outB [][]byte
-}
-
-// linearSteps runs a run of sibling quantized products (linearRun).
+// linearSteps runs a run of sibling quantized products (linearRun), each
+// in its own reused call slot.
 func (r *crun) linearSteps(ss []pstep) error {
 	for len(r.lin) < len(ss) {
-		r.lin = append(r.lin, linSlot{})
+		r.lin = append(r.lin, callSlot{})
 	}
-	calls := make([]*Call, 0, 4)
+	calls := make([]*Call, len(ss))
 	for i := range ss {
 		s := &ss[i]
 		for _, id := range s.out {
@@ -84,29 +75,11 @@ func (r *crun) linearSteps(ss []pstep) error {
 				return err
 			}
 		}
-		sl := &r.lin[i]
-		l, err := r.launchInto(s, &sl.l, sl.ins[:0], sl.outs[:0])
+		c, err := r.callIn(s, &r.lin[i])
 		if err != nil {
 			return err
 		}
-		if l != &sl.l { // never for linear_gguf (no transposed output)
-			calls = append(calls, newCall(l, bufBytes))
-			continue
-		}
-		sl.ins, sl.outs = l.In, l.Out
-		sl.inB, sl.outB = sl.inB[:0], sl.outB[:0]
-		for _, o := range l.In {
-			var b []byte
-			if o.Buf != nil {
-				b = bufBytes(o.Buf)
-			}
-			sl.inB = append(sl.inB, b)
-		}
-		for _, o := range l.Out {
-			sl.outB = append(sl.outB, bufBytes(o.Buf))
-		}
-		sl.c = Call{Launch: l, InB: sl.inB, OutB: sl.outB}
-		calls = append(calls, &sl.c)
+		calls[i] = c
 	}
 	return linearGGUFMulti(calls, quantKernels)
 }
