@@ -42,9 +42,6 @@ func GGUFBlocks() []GGUFBlock { return slices.Clone(ggufBlocks) }
 // GGUFBlockOf returns the block encoding named name (ggml's type name in any
 // case, "Q4_K" or "q4_k") or with ggml type number name given as "#12".
 func GGUFBlockOf(name string) (GGUFBlock, error) {
-	if b, ok := ggufBlockNames()[name]; ok {
-		return b, nil
-	}
 	if b, ok := ggufBlockNames()[strings.ToLower(name)]; ok {
 		return b, nil
 	}

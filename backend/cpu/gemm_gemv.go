@@ -172,7 +172,7 @@ func envOr(name string, def int) int {
 // set on AMD CPUs: on the 2-vCPU Zen 4 EPYC of 2026-12-06 one thread read
 // a 576x576 bf16 matrix at 18-20 GB/s one row at a time against 10 GB/s
 // eight rows at a time, 768->2304 at 22-23 against 10-11 (f32 576x576: 19-20
-// against 13-14; BenchmarkGEMVDotKernels lanes1 and lanes), where on the
+// against 13-14; BenchmarkGEMVDotKernels walk1 and walk0), where on the
 // Sapphire Rapids-class Xeon the row groups with their prefetch of the
 // next group were what measured fastest (commit 629db91).
 // GOTPU_GEMV_WALK=rows or groups overrides the choice (gemvWalk).
