@@ -177,6 +177,7 @@ var (
 	Outer                        = handle("outer")
 	Pad                          = handle("pad")
 	PadNd                        = handle("pad_nd")
+	PagedAttention               = handle("paged_attention")
 	Permute                      = handle("permute")
 	Pow                          = handle("pow")
 	Prod                         = handle("prod")

@@ -145,6 +145,7 @@ func init() {
 	nnRegisterMisc()
 	nnRegisterLosses()
 	nnRegisterAttention()
+	nnRegisterPagedAttention()
 }
 
 func nnRegisterNorms() {
@@ -905,6 +906,65 @@ func nnRegisterAttention() {
 				}
 			}
 			return []Value{nnCall(b, "matmul", nil, p, v)}
+		},
+	})
+}
+
+// nnRegisterPagedAttention declares paged_attention: attention whose keys
+// and values live in a pool of fixed-size blocks, read through per-sequence
+// block tables (vLLM's PagedAttention).
+func nnRegisterPagedAttention() {
+	Register(&Def{
+		Name: "paged_attention", Kind: Composite, Group: "nn", MatmulInside: true,
+		Doc: "Returns attention of query [B, H, T, E] over keys and values kept in blocks (vLLM's PagedAttention): " +
+			"key_cache [N, P, Hkv, E] and value_cache [N, P, Hkv, Ev] hold N blocks of P slots; row b of block_table [B, M] (integer, values in [0, N)) " +
+			"names the blocks of sequence b in order, so its key j is key_cache[block_table[b, j/P], j%P]; " +
+			"equals scaled_dot_product_attention(query, K, V, attn_mask, scale, enable_gqa) with K, V the gathered [B, Hkv, M·P, E] tensors; " +
+			"attn_mask is bool (true attends) or float (added), broadcast to [B, H, T, M·P]; Hkv must divide H; scale defaults to 1/sqrt(E).",
+		Inputs:  []string{"query", "key_cache", "value_cache", "block_table", "attn_mask?"},
+		Attrs:   []AttrSpec{{Name: "scale", Type: AttrFloat, Optional: true}},
+		Promote: PromoteCommon, PromoteArgs: []int{0, 1, 2}, DTypes: SetFloats,
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			q, k, v, t := in[0], in[1], in[2], in[3]
+			if len(q.Shape) != 4 || len(k.Shape) != 4 || len(v.Shape) != 4 {
+				return nil, fmt.Errorf("paged_attention: query [B, H, T, E], key_cache [N, P, Hkv, E] and value_cache [N, P, Hkv, Ev] must have 4 dims, got %v, %v, %v", q.Shape, k.Shape, v.Shape)
+			}
+			if !slices.Equal(k.Shape[:3], v.Shape[:3]) || k.Shape[3] != q.Shape[3] {
+				return nil, fmt.Errorf("paged_attention: shapes query %v, key_cache %v, value_cache %v do not fit [B, H, T, E], [N, P, Hkv, E], [N, P, Hkv, Ev]", q.Shape, k.Shape, v.Shape)
+			}
+			if hkv := k.Shape[2]; hkv == 0 || q.Shape[1]%hkv != 0 {
+				return nil, fmt.Errorf("paged_attention: the cache's %d key/value heads must divide the query's %d heads", k.Shape[2], q.Shape[1])
+			}
+			if !t.DType.IsInt() || len(t.Shape) != 2 || t.Shape[0] != q.Shape[0] {
+				return nil, fmt.Errorf("paged_attention: block_table must be an integer [B, M] tensor with B = %d, got %s %v", q.Shape[0], t.DType, t.Shape)
+			}
+			s := t.Shape[1] * k.Shape[1]
+			if m := in[4]; m.DType != dtype.Invalid {
+				if m.DType != dtype.Bool && !m.DType.IsFloat() {
+					return nil, fmt.Errorf("paged_attention: attn_mask must be bool or float, got %s", m.DType)
+				}
+				if _, err := BroadcastShapes("paged_attention", m.Shape, []int{q.Shape[0], q.Shape[1], q.Shape[2], s}); err != nil {
+					return nil, err
+				}
+			}
+			return []Meta{{Shape: []int{q.Shape[0], q.Shape[1], q.Shape[2], v.Shape[3]}, DType: q.DType}}, nil
+		},
+		Decompose: func(b Builder, in []Value, a Attrs) []Value {
+			q, kc, vc, t, mask := in[0], in[1], in[2], in[3], in[4]
+			qm, km, tm := b.Meta(q), b.Meta(kc), b.Meta(t)
+			nb, m := tm.Shape[0], tm.Shape[1]
+			idx := nnReshape(b, t, []int{nb * m})
+			gather := func(c Value) Value {
+				cm := b.Meta(c)
+				x := nnCall(b, "index_select", Attrs{"dim": 0}, c, idx) // [B·M, P, Hkv, E]
+				x = nnReshape(b, x, []int{nb, m * cm.Shape[1], cm.Shape[2], cm.Shape[3]})
+				return nnCall(b, "transpose", Attrs{"dim0": 1, "dim1": 2}, x) // [B, Hkv, M·P, E]
+			}
+			sa := Attrs{"enable_gqa": km.Shape[2] != qm.Shape[1]}
+			if a.Has("scale") {
+				sa["scale"] = a.Float("scale")
+			}
+			return b.Call("scaled_dot_product_attention", []Value{q, gather(kc), gather(vc), mask}, sa)
 		},
 	})
 }

@@ -188,6 +188,29 @@ type SDPAOpts struct {
 	Generator *Generator // for dropout; nil: the default generator
 }
 
+// PagedAttentionOpts are PagedAttention's options. Scale 0 means
+// 1/sqrt(E). Mask is bool (true attends) or float (added), broadcast to
+// [B, H, T, M·P], or nil.
+type PagedAttentionOpts struct {
+	Mask  *Tensor
+	Scale float64
+}
+
+// PagedAttention is attention of q [B, H, T, E] over keys and values kept
+// in blocks (vLLM's PagedAttention): kCache [N, P, Hkv, E] and vCache [N,
+// P, Hkv, Ev] hold N blocks of P slots, and row b of blockTable [B, M]
+// (integer) names the blocks of sequence b in order. It equals
+// ScaledDotProductAttention of q over the gathered keys and values [B,
+// Hkv, M·P, E] with grouped-query heads, without gathering them on
+// backends with a direct kernel. It returns [B, H, T, Ev].
+func PagedAttention(q, kCache, vCache, blockTable *Tensor, o PagedAttentionOpts) *Tensor {
+	a := op.Attrs{}
+	if o.Scale != 0 {
+		a["scale"] = o.Scale
+	}
+	return Apply1("paged_attention", []*Tensor{q, kCache, vCache, blockTable, o.Mask}, a)
+}
+
 // ScaledDotProductAttention is softmax(q kᵀ * scale + mask) v
 // (F.scaled_dot_product_attention).
 func ScaledDotProductAttention(q, k, v *Tensor, o SDPAOpts) *Tensor {

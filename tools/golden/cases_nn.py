@@ -1,5 +1,5 @@
 """Cases for the nn functional group: layer_norm, rms_norm, group_norm,
-batch_norm, dropout, embedding, one_hot, losses, scaled_dot_product_attention
+batch_norm, dropout, embedding, one_hot, losses, scaled_dot_product_attention, paged_attention
 and interpolate. torch 1.13 lacks F.rms_norm and
 F.scaled_dot_product_attention: their references are written out here."""
 import math
@@ -200,6 +200,35 @@ case(G, "scaled_dot_product_attention", lambda q, k, v, *_: torch.zeros(2, 3, 6)
 case(G, "scaled_dot_product_attention", None, [T([2, 3, 4], "f32"), T([2, 5, 3], "f32"), T([2, 5, 6], "f32"), None], error="do not fit")
 case(G, "scaled_dot_product_attention", None, [T([1, 4, 3, 2], "f32"), T([1, 3, 5, 2], "f32"), T([1, 3, 5, 2], "f32"), None],
      {"enable_gqa": True}, error="must divide")
+
+# ---------------------------------------------------------------- paged_attention
+def paged(q, kc, vc, table, mask=None, scale=None):
+    """vLLM's paged attention written out: the blocks each sequence's table
+    names, gathered into [B, Hkv, M*P, E], then attention with GQA."""
+    b, m = table.shape
+    idx = table.reshape(-1).long()
+
+    def gather(c):
+        x = c.index_select(0, idx).reshape(b, m * c.shape[1], c.shape[2], c.shape[3])
+        return x.transpose(1, 2)
+    return sdpa(q, gather(kc), gather(vc), mask, scale=scale, gqa=True)
+
+
+PA_TABLE = [[0, 3], [4, 1]]
+PA_MASK = [[[[1, 1, 1, 0]]], [[[1, 1, 0, 0]]]]
+case(G, "paged_attention", lambda q, k, v, t, m: paged(q, k, v, t, m),
+     [T([2, 4, 3, 4], "f32"), T([5, 2, 2, 4], "f32"), T([5, 2, 2, 3], "f32"), T([2, 2], "i64", PA_TABLE), T([2, 1, 1, 4], "bool", PA_MASK)])
+case(G, "paged_attention", lambda q, k, v, t, *_: paged(q, k, v, t, scale=0.3),
+     [T([2, 2, 1, 3], "f64"), T([4, 3, 2, 3], "f64"), T([4, 3, 2, 2], "f64"), T([2, 3], "i32", [[2, 0, 2], [1, 3, 0]]), None], {"scale": 0.3})
+case(G, "paged_attention", lambda q, k, v, t, m: paged(q, k, v, t, m),
+     [T([1, 2, 5, 2], "f32", layout="strided"), T([3, 4, 1, 2], "f32"), T([3, 4, 1, 2], "f32", layout="transposed"), T([1, 2], "i64", [[2, 0]]),
+      T([5, 8], "f32")])
+case(G, "paged_attention", None, [T([2, 4, 3, 4], "f32"), T([5, 2, 3, 4], "f32"), T([5, 2, 3, 3], "f32"), T([2, 2], "i64", PA_TABLE), None],
+     error="must divide")
+case(G, "paged_attention", None, [T([2, 4, 3, 4], "f32"), T([5, 2, 2, 4], "f32"), T([5, 2, 2, 3], "f32"), T([2, 2], "f32"), None],
+     error="block_table must be an integer")
+case(G, "paged_attention", None, [T([2, 4, 3, 4], "f32"), T([5, 2, 2, 3], "f32"), T([5, 2, 2, 3], "f32"), T([2, 2], "i64", PA_TABLE), None],
+     error="do not fit")
 
 # ---------------------------------------------------------------- interpolate
 for dt in ["f32", "f64"]:

@@ -285,6 +285,7 @@ var handWritten = map[string]string{
 	"multinomial":                      "random ops draw from a Generator (randomOn)",
 	"dropout":                          "random ops draw from a Generator (randomOn)",
 	"scaled_dot_product_attention":     "takes an SDPAOpts struct and draws from a Generator when dropout_p > 0",
+	"paged_attention":                  "takes a PagedAttentionOpts struct (mask and scale), as ScaledDotProductAttention takes SDPAOpts",
 	"conv1d":                           "takes a ConvOpts struct whose zero values mean PyTorch's defaults",
 	"conv2d":                           "takes a ConvOpts struct whose zero values mean PyTorch's defaults",
 	"conv_transpose1d":                 "takes a ConvTransposeOpts struct whose zero values mean PyTorch's defaults",
