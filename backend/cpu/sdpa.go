@@ -118,6 +118,12 @@ type sdpaPlan struct {
 	vsS, vsE     int
 	kOffs, vOffs []int // per key (value) batch entry
 
+	// Paged keys and values (paged_attention): key j of key entry i sits
+	// at kOffs[i] + kPages[i][j/page] + (j%page)*ksS, values likewise;
+	// page 0 means dense (kOffs[i] + j*ksS).
+	page           int
+	kPages, vPages [][]int
+
 	kPack, vPack [][]float32 // per key (value) batch entry of its own
 	vld          int         // row stride of the value packs (or of V in place)
 	vBad         []bool      // the value entry holds a NaN or Inf (noted under is_causal only)
@@ -248,16 +254,8 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	if a.Has("dropout_p") {
 		p.dropP = a.Float("dropout_p")
 	}
-	p.evp = roundUp(max(p.ev, 1), 16)
 	ob := o.Shape[:ro-2]
-	p.nb = op.Numel(ob)
-	p.bq, p.bk = min(sdpaBlockQ, roundUp(p.l, 6)), sdpaBlockK
-	for p.bq > 24 && p.nb*ceilDiv(p.l, p.bq) < 2*runtime.GOMAXPROCS(0) {
-		p.bq = roundUp(p.bq/2, 6)
-	}
-	p.nqb, p.nkb = ceilDiv(p.l, p.bq), ceilDiv(p.s, p.bk)
-	p.exact = sdpaFlashOff || p.dropP > 0 || p.nkb == 1
-	p.out, p.outBatch = out, p.l*p.ev
+	p.geometry(out, ob)
 
 	if len(q.Shape)-2 > len(ob) || rk-2 > len(ob) || rv-2 > len(ob) {
 		return nil, fmt.Errorf("%w: batch dims of q %v, k %v, v %v exceed the output's %v", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
@@ -307,13 +305,66 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	}
 	p.kb, p.vb, p.kOffs, p.vOffs = as[float32](c.InB[1]), as[float32](c.InB[2]), kOffs, vOffs
 	p.ksS, p.ksE, p.vsS, p.vsE = k.Strides[rk-2], k.Strides[rk-1], v.Strides[rv-2], v.Strides[rv-1]
+	p.prepare()
+	return p, nil
+}
+
+// prepare chooses the row path or packs K and V, once the operands are
+// recorded.
+func (p *sdpaPlan) prepare() {
 	if p.rowPath() {
 		p.rows, p.exact = true, true
 		sdpaRowRuns.Add(1)
-		return p, nil
+		return
 	}
-	p.pack(p.kb, k, kOffs, p.vb, v, vOffs)
-	return p, nil
+	p.pack()
+}
+
+// kRow and vRow return the offset of key (value) row j of key (value)
+// entry i.
+func (p *sdpaPlan) kRow(i, j int) int {
+	if p.page == 0 {
+		return p.kOffs[i] + j*p.ksS
+	}
+	return p.kOffs[i] + p.kPages[i][j/p.page] + j%p.page*p.ksS
+}
+
+func (p *sdpaPlan) vRow(i, j int) int {
+	if p.page == 0 {
+		return p.vOffs[i] + j*p.vsS
+	}
+	return p.vOffs[i] + p.vPages[i][j/p.page] + j%p.page*p.vsS
+}
+
+// kSpan returns the offset of key row j of key entry i and how many of
+// the n rows from j follow it at stride ksS (all of them when dense, to
+// the end of j's block when paged). vSpan is the same for values.
+func (p *sdpaPlan) kSpan(i, j, n int) (off, m int) {
+	if p.page == 0 {
+		return p.kOffs[i] + j*p.ksS, n
+	}
+	return p.kRow(i, j), min(n, p.page-j%p.page)
+}
+
+func (p *sdpaPlan) vSpan(i, j, n int) (off, m int) {
+	if p.page == 0 {
+		return p.vOffs[i] + j*p.vsS, n
+	}
+	return p.vRow(i, j), min(n, p.page-j%p.page)
+}
+
+// geometry sets the block sizes and counts for output out of batch
+// shape ob (l, s, e, ev and dropP already set).
+func (p *sdpaPlan) geometry(out []float32, ob []int) {
+	p.evp = roundUp(max(p.ev, 1), 16)
+	p.nb = op.Numel(ob)
+	p.bq, p.bk = min(sdpaBlockQ, roundUp(p.l, 6)), sdpaBlockK
+	for p.bq > 24 && p.nb*ceilDiv(p.l, p.bq) < 2*runtime.GOMAXPROCS(0) {
+		p.bq = roundUp(p.bq/2, 6)
+	}
+	p.nqb, p.nkb = ceilDiv(p.l, p.bq), ceilDiv(p.s, p.bk)
+	p.exact = sdpaFlashOff || p.dropP > 0 || p.nkb == 1
+	p.out, p.outBatch = out, p.l*p.ev
 }
 
 // sdpaRowMaxL is the largest L the row path takes. Measured at S = 2048,
@@ -328,6 +379,9 @@ var sdpaRowMaxL = 6
 func (p *sdpaPlan) rowPath() bool {
 	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
 		return false
+	}
+	if p.page > 0 { // blocks are runs of rows: the row path reads rows
+		return p.ksE == 1 && p.vsE == 1
 	}
 	return (p.ksE == 1 || p.ksS == 1) && (p.vsE == 1 || p.vsS == 1)
 }
@@ -375,12 +429,12 @@ func (p *sdpaPlan) setMask(m device.Operand, b []byte, ob []int) error {
 // that is not already row-major with Ev a multiple of 16 into an S×evp
 // row-major array (zero padded); the others are read in place. Under
 // is_causal it notes the value entries that hold a NaN or Inf. The packs
-// come from the GEMM's scratch pool (release returns them).
-func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float32, v device.Operand, vOffs []int) {
-	rk, rv := len(k.Shape), len(v.Shape)
-	ksS, ksE := k.Strides[rk-2], k.Strides[rk-1]
-	vsS, vsE := v.Strides[rv-2], v.Strides[rv-1]
-	inPlace := vsE == 1 && p.ev%16 == 0 && vsS >= 0
+// come from the GEMM's scratch pool (release returns them). Paged values
+// are always packed.
+func (p *sdpaPlan) pack() {
+	kb, kOffs, vb, vOffs := p.kb, p.kOffs, p.vb, p.vOffs
+	ksE, vsS, vsE := p.ksE, p.vsS, p.vsE
+	inPlace := p.page == 0 && vsE == 1 && p.ev%16 == 0 && vsS >= 0
 	p.vld = p.evp
 	if inPlace {
 		p.vld = vsS
@@ -394,7 +448,6 @@ func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float3
 	p.kPack, p.vPack, p.vBad = make([][]float32, len(kOffs)), make([][]float32, len(vOffs)), make([]bool, len(vOffs))
 	packK := func(i int) {
 		kt := all[i*kSize : (i+1)*kSize]
-		base := kOffs[i]
 		// 16 keys at a time: their rows are copied whole (a sequential read
 		// the prefetcher follows), then transposed from L1 into the
 		// chunk's E×16 panel (a sequential write).
@@ -402,7 +455,7 @@ func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float3
 		for j0 := 0; j0 < p.s && p.e > 0; j0 += 16 {
 			n := min(16, p.s-j0)
 			for jj := 0; jj < n; jj++ {
-				src := base + (j0+jj)*ksS
+				src := p.kRow(i, j0+jj)
 				if ksE == 1 {
 					copy(rows[jj*p.e:(jj+1)*p.e], kb[src:src+p.e])
 				} else {
@@ -423,14 +476,13 @@ func (p *sdpaPlan) pack(kb []float32, k device.Operand, kOffs []int, vb []float3
 		p.kPack[i] = kt
 	}
 	packV := func(i int) {
-		base := vOffs[i]
 		if inPlace {
-			p.vPack[i] = vb[base:]
+			p.vPack[i] = vb[vOffs[i]:]
 		} else {
 			vp := all[len(kOffs)*kSize+i*vSize : len(kOffs)*kSize+(i+1)*vSize]
 			for j := 0; j < p.s && p.ev > 0; j++ {
 				row := vp[j*p.evp : (j+1)*p.evp]
-				src := base + j*vsS
+				src := p.vRow(i, j)
 				if vsE == 1 {
 					copy(row, vb[src:src+p.ev])
 				} else {
@@ -894,11 +946,15 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 	p.queryRow(qr, b, i)
 	x := w.s[:p.s]
 	n := p.rowKeys(b, i)
-	kbase := p.kOffs[p.kIdx[b]]
+	ki := p.kIdx[b]
 	if p.ksE == 1 {
-		sdpaDots(kr, p.kb, kbase, p.ksS, n, e, qr, x, pad)
-	} else {
-		sdpaAxpy(kr, p.kb, kbase, p.ksE, e, qr, x, n)
+		for j, m := 0, 0; j < n; j += m {
+			var off int
+			off, m = p.kSpan(ki, j, n-j)
+			sdpaDots(kr, p.kb, off, p.ksS, m, e, qr, x[j:], pad)
+		}
+	} else { // dense (rowPath)
+		sdpaAxpy(kr, p.kb, p.kOffs[ki], p.ksE, e, qr, x, n, 0)
 	}
 	p.rowFinish(w, b, i, x, n)
 }
@@ -943,10 +999,16 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 		p.dropout(x, p.pIdx[b], i)
 	}
 	dst := p.out[b*p.outBatch+i*p.ev:][:p.ev]
-	vbase := p.vOffs[p.vIdx[b]]
+	vi := p.vIdx[b]
 	if p.vsE == 1 {
-		sdpaAxpy(kr, p.vb, vbase, p.vsS, n, x, dst, p.ev)
-	} else {
+		// One chain over the keys in order, continued from block to block.
+		for j, m := 0, 0; j < n; j += m {
+			var off int
+			off, m = p.vSpan(vi, j, n-j)
+			sdpaAxpy(kr, p.vb, off, p.vsS, m, x[j:], dst, p.ev, min(j, 1))
+		}
+	} else { // dense (rowPath)
+		vbase := p.vOffs[vi]
 		sdpaDots(kr, p.vb, vbase, p.vsE, p.ev, p.s, x, w.o[:p.ev], w.tmp[:0])
 		copy(dst, w.o[:p.ev])
 	}
@@ -1008,15 +1070,19 @@ func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
 		// A missing third query repeats the last one into a spare row.
 		p.queryRow(w.q3[h*e:(h+1)*e], b, i)
 	}
-	kbase := p.kOffs[p.kIdx[u0%p.nb]]
-	r := 0
-	for ; r+16 <= most; r += 16 {
-		_ = p.kb[kbase+(r+15)*p.ksS+e-1]
-		sdpaDot3(e, &p.kb[kbase+r*p.ksS], p.ksS, &w.q3[0], e, &w.s[r], width)
-	}
-	if r < most {
-		for h := range n {
-			sdpaDots(gemvAsmF32, p.kb, kbase+r*p.ksS, p.ksS, most-r, e, w.q3[h*e:(h+1)*e], w.s[h*width+r:], w.q[e:])
+	ki := p.kIdx[u0%p.nb]
+	for j, m := 0, 0; j < most; j += m {
+		var kbase int
+		kbase, m = p.kSpan(ki, j, most-j)
+		r := 0
+		for ; r+16 <= m; r += 16 {
+			_ = p.kb[kbase+(r+15)*p.ksS+e-1]
+			sdpaDot3(e, &p.kb[kbase+r*p.ksS], p.ksS, &w.q3[0], e, &w.s[j+r], width)
+		}
+		if r < m {
+			for h := range n {
+				sdpaDots(gemvAsmF32, p.kb, kbase+r*p.ksS, p.ksS, m-r, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])
+			}
 		}
 	}
 	for h := range n {
@@ -1059,11 +1125,11 @@ func sdpaDots(kr *gemvKernelsF32, m []float32, base, ld, n, k int, x, y, pad []f
 }
 
 // sdpaAxpy sets y[j] (j < n) to the FMA chain over p < k of
-// x[p]*m[base+p*ld+j] (the gemv axpy form), gemvKB rows at a time.
-func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, n int) {
+// x[p]*m[base+p*ld+j] (the gemv axpy form), gemvKB rows at a time; with
+// load 1 the chain continues from y's values.
+func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, n, load int) {
 	_ = m[base+(k-1)*ld+n-1]
 	for kb := 0; kb < k; kb += gemvKB {
-		load := 0
 		if kb > 0 {
 			load = 1
 		}
