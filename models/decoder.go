@@ -391,6 +391,24 @@ func (b *block) attend(q, kc, vc, mask *tensor.Tensor) *tensor.Tensor {
 	return tensor.ScaledDotProductAttention(q.ToDType(kc.DType()), kc, vc, tensor.SDPAOpts{Mask: mask, Scale: b.a.attnScale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
 }
 
+// attendPaged is attend over keys and values kept in blocks kb, vb
+// [blocks, BlockSize, kvHeads, hd], sequence i's blocks listed in row i
+// of table [B, M]: paged_attention, which reads the blocks in place where
+// the backend has a kernel for it. Gemma 2's soft-capped attention has no
+// fused form: it gathers the blocks and runs attend.
+func (b *block) attendPaged(q, kb, vb, table, mask *tensor.Tensor) *tensor.Tensor {
+	if b.a.attnSoftcap > 0 {
+		n, m := table.Size(0), table.Size(1)
+		idx := table.Reshape(-1)
+		gather := func(c *tensor.Tensor) *tensor.Tensor {
+			return c.IndexSelect(0, idx).Reshape(n, m*c.Size(1), b.kvHeads, b.hd).Transpose(1, 2)
+		}
+		return b.attend(q, gather(kb), gather(vb), mask)
+	}
+	dt := q.DType()
+	return tensor.PagedAttention(q.ToDType(kb.DType()), kb, vb, table, tensor.PagedAttentionOpts{Mask: mask, Scale: b.a.attnScale}).ToDType(dt)
+}
+
 func (b *block) mlp(x *tensor.Tensor) *tensor.Tensor {
 	if b.a.gated {
 		return b.down.Forward(activation(b.a.act, b.gate.Forward(x)).Mul(b.up.Forward(x)))

@@ -100,9 +100,10 @@ type PagedSeq struct {
 }
 
 // PagedGroup is a set of sequences run with one padded shape: Batch rows
-// of Tokens tokens attending over Context keys. Zero sizes take the exact
-// ones; a caller that wants few compiled programs rounds them up to
-// buckets (each distinct shape is one program).
+// of Tokens tokens attending over Context keys (rounded up to whole
+// blocks). Zero sizes take the exact ones; a caller that wants few
+// compiled programs rounds them up to buckets (each distinct shape is one
+// program).
 type PagedGroup struct {
 	Seqs                   []PagedSeq
 	Batch, Tokens, Context int
@@ -129,10 +130,10 @@ var maxPagedPrograms = 256
 // own positions with its own block table: decode tokens and prefill
 // chunks go in one step as separate groups. The tokens of all groups are
 // flattened into one row for the projections and the MLP; attention runs
-// per group over the group's keys gathered from the pool through the
-// block tables ([B, kvHeads, Context, hd]) with a causal (and sliding
-// window) mask from the positions. Keys and values of the new tokens are
-// written into their slots first.
+// per group as paged_attention, reading each sequence's keys from the
+// pool through its block table ([B, Context/BlockSize] blocks), with a
+// causal (and sliding window) mask from the positions. Keys and values of
+// the new tokens are written into their slots first.
 //
 // It returns, per sequence in group order, the f32 logits of its last
 // token (vocab long), or with all of every token (len(Tokens)·vocab).
@@ -163,10 +164,12 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 		if len(g.Seqs) == 0 {
 			return nil, fmt.Errorf("%w: paged group %d is empty", ErrModel, gi)
 		}
+		nblk := (l + kv.BlockSize - 1) / kv.BlockSize
+		l = nblk * kv.BlockSize
 		ids := make([]int64, b*t)
 		pos := make([]int64, b*t)
 		write := make([]int64, b*t)
-		gather := make([]int64, b*l)
+		table := make([]int64, b*nblk)
 		iota := make([]int64, l)
 		for j := range iota {
 			iota[j] = int64(j)
@@ -174,8 +177,8 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 		for i := range write {
 			write[i] = pad
 		}
-		for i := range gather {
-			gather[i] = pad
+		for i := range table {
+			table[i] = int64(kv.NumBlocks) // the padding block
 		}
 		for r, s := range g.Seqs {
 			n := s.Start + len(s.Tokens)
@@ -189,15 +192,16 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 				return nil, fmt.Errorf("%w: %d tokens exceed the model's %d positions", ErrModel, n, m.Config.MaxPositions)
 			}
 			seqLen = max(seqLen, n)
-			for p := 0; p < n; p++ {
-				blk := s.Blocks[p/kv.BlockSize]
+			for j := 0; j*kv.BlockSize < n; j++ {
+				blk := s.Blocks[j]
 				if blk < 0 || blk >= kv.NumBlocks {
 					return nil, fmt.Errorf("%w: paged sequence %d of group %d names block %d outside [0, %d)", ErrModel, r, gi, blk, kv.NumBlocks)
 				}
-				gather[r*l+p] = int64(blk*kv.BlockSize + p%kv.BlockSize)
+				table[r*nblk+j] = int64(blk)
 			}
+			slotOf := func(p int) int { return s.Blocks[p/kv.BlockSize]*kv.BlockSize + p%kv.BlockSize }
 			for j := range s.Tokens {
-				slot := int(gather[r*l+s.Start+j])
+				slot := slotOf(s.Start + j)
 				if k := len(runs) - 1; j > 0 && k >= 0 && runs[k].slot+runs[k].n == slot && runs[k].at+runs[k].n == off+r*t+j {
 					runs[k].n++
 				} else {
@@ -210,7 +214,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 				}
 				ids[r*t+j] = int64(id)
 				pos[r*t+j] = int64(s.Start + j)
-				write[r*t+j] = gather[r*l+s.Start+j]
+				write[r*t+j] = int64(slotOf(s.Start + j))
 			}
 			if all {
 				for j := range s.Tokens {
@@ -227,7 +231,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 			tensor.FromSlice(dev, ids, b, t),
 			tensor.FromSlice(dev, pos, b, t),
 			tensor.FromSlice(dev, write, b*t),
-			tensor.FromSlice(dev, gather, b, l),
+			tensor.FromSlice(dev, table, b, nblk),
 			tensor.FromSlice(dev, iota, l))
 	}
 	if len(groups) == 0 {
@@ -299,7 +303,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 type writeRun struct{ slot, at, n int }
 
 // pagedLogits is the paged step over its inputs: per group ids, positions
-// [B, T], write slots [B·T], gather slots [B, L] and iota [L]; then the
+// [B, T], write slots [B·T], block table [B, L/BlockSize] and iota [L]; then the
 // output rows, the ropes' inverse frequencies and the pools (K and V per
 // layer). It returns the f32 logits of the output rows [R, vocab].
 //
@@ -311,14 +315,14 @@ type writeRun struct{ slot, at, n int }
 func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *tensor.Tensor {
 	a := &m.a
 	type group struct {
-		b, t, l           int
-		pos, gather, iota *tensor.Tensor
+		b, t, l          int
+		pos, table, iota *tensor.Tensor
 	}
 	gs := make([]group, ng)
 	var ids, pos, write []*tensor.Tensor
 	for i := range gs {
 		g := in[5*i : 5*i+5]
-		gs[i] = group{b: g[0].Size(0), t: g[0].Size(1), l: g[3].Size(1), pos: g[1], gather: g[3].Reshape(-1), iota: g[4]}
+		gs[i] = group{b: g[0].Size(0), t: g[0].Size(1), l: g[4].Size(0), pos: g[1], table: g[3], iota: g[4]}
 		ids = append(ids, g[0].Reshape(1, -1))
 		pos = append(pos, g[1].Reshape(1, -1))
 		write = append(write, g[2])
@@ -384,6 +388,9 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 			c, sn = cos[a.ropeOf[li]], sin[a.ropeOf[li]]
 		}
 		kp, vp := pools[2*li], pools[2*li+1]
+		// The pools seen as blocks, [blocks, BlockSize, kvHeads, hd].
+		bs := gs[0].l / gs[0].table.Size(1)
+		kb, vb := kp.Reshape(-1, bs, b.kvHeads, b.hd), vp.Reshape(-1, bs, b.kvHeads, b.hd)
 		w := a.window[li]
 		x = b.forwardWith(x, func(h *tensor.Tensor) *tensor.Tensor {
 			n := h.Size(1)
@@ -403,10 +410,8 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 			for gi, g := range gs {
 				bt := g.b * g.t
 				gq := q.Squeeze(0).Narrow(1, o, bt).Reshape(b.heads, g.b, g.t, b.hd).Transpose(0, 1) // [B, heads, T, hd]
-				kk := kp.IndexSelect(0, g.gather).Reshape(g.b, g.l, b.kvHeads, b.hd).Transpose(1, 2)
-				vv := vp.IndexSelect(0, g.gather).Reshape(g.b, g.l, b.kvHeads, b.hd).Transpose(1, 2)
-				ctx := b.attend(gq, kk, vv, maskOf(gi, w))                         // [B, heads, T, hd]
-				ctxs = append(ctxs, ctx.Transpose(1, 2).Reshape(bt, b.heads*b.hd)) // [B·T, heads·hd]
+				ctx := b.attendPaged(gq, kb, vb, g.table, maskOf(gi, w))                             // [B, heads, T, hd]
+				ctxs = append(ctxs, ctx.Transpose(1, 2).Reshape(bt, b.heads*b.hd))                   // [B·T, heads·hd]
 				o += bt
 			}
 			return b.o.Forward(cat(ctxs, 0).Reshape(1, n, b.heads*b.hd))
