@@ -845,10 +845,17 @@ type modelRefServer struct {
 }
 
 func startModelRef(ctx context.Context, py, script string, f *modelBenchFlags, dt string) (*modelRefServer, error) {
-	argv := []string{script, "--serve", "--model", f.mf.path, "--dtype", dt, "--threads", strconv.Itoa(f.threads),
-		"--prompt-len", strconv.Itoa(f.promptLen), "--new-tokens", strconv.Itoa(f.newTok), "--method", f.refMethod}
+	return startRefServer(ctx, py, script, f.mf.path, dt, f.threads, f.promptLen, f.newTok, f.refMethod)
+}
+
+// startRefServer starts `bench_ref.py --serve` on model (dtype dt, the
+// given threads, prompt length and new tokens, timing method) and waits
+// for it to be ready.
+func startRefServer(ctx context.Context, py, script, model, dt string, threads, promptLen, newTok int, method string) (*modelRefServer, error) {
+	argv := []string{script, "--serve", "--model", model, "--dtype", dt, "--threads", strconv.Itoa(threads),
+		"--prompt-len", strconv.Itoa(promptLen), "--new-tokens", strconv.Itoa(newTok), "--method", method}
 	cmd := exec.CommandContext(ctx, py, argv...)
-	cmd.Env = append(kernels.Env(f.threads), "TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1")
+	cmd.Env = append(kernels.Env(threads), "TRANSFORMERS_VERBOSITY=error", "HF_HUB_OFFLINE=1")
 	s := &modelRefServer{cmd: cmd, stderr: &kernels.LockedBuffer{}}
 	cmd.Stderr = s.stderr
 	var err error
@@ -905,6 +912,38 @@ func (s *modelRefServer) run(context.Context) (modelRun, error) {
 	}
 	if r.Error != "" {
 		return modelRun{}, errors.New(r.Error)
+	}
+	return r, nil
+}
+
+// refBatch is the reply to "batch N": generate over N prompts at once.
+type refBatch struct {
+	Batch     int       `json:"batch"`
+	PrefillS  float64   `json:"prefill_s"`
+	DecodeS   float64   `json:"decode_s"`
+	StepS     []float64 `json:"step_s"`
+	NewTokens int       `json:"new_tokens"`
+	Error     string    `json:"error"`
+}
+
+// batch runs transformers' generate on n prompts at once.
+func (s *modelRefServer) batch(n int) (refBatch, error) {
+	if _, err := fmt.Fprintf(s.stdin, "batch %d\n", n); err != nil {
+		return refBatch{}, fmt.Errorf("%w: %s", err, s.stderr.LastLine())
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		return refBatch{}, fmt.Errorf("reference process ended: %w: %s", err, s.stderr.LastLine())
+	}
+	var r refBatch
+	if err := json.Unmarshal(line, &r); err != nil {
+		return refBatch{}, fmt.Errorf("bad reply %q: %w", strings.TrimSpace(string(line)), err)
+	}
+	if r.Error != "" {
+		return refBatch{}, errors.New(r.Error)
+	}
+	if r.Batch != n || r.PrefillS <= 0 || r.DecodeS < 0 || r.NewTokens <= 0 {
+		return refBatch{}, fmt.Errorf("bad reply %q", strings.TrimSpace(string(line)))
 	}
 	return r, nil
 }

@@ -51,6 +51,16 @@ over the streams); itl_p50_s and itl_p99_s, the inter-token latencies. The
 ratios are gotpu/llama-server: above 1 gotpu is faster for the speeds,
 below 1 gotpu is faster for ttft.
 
+With --reference, transformers + PyTorch 2.x (tools/modelref/bench_ref.py
+in the venv of tools/modelref/venv.sh, as gotpu bench model uses) runs
+the same model in f32 (a GGUF file dequantized by transformers) as a third
+implementation, interleaved round by round: model.generate, greedy, on a
+batch of N prompts of --prompt ids at once (how a transformers user serves
+N requests), torch.set_num_threads(--threads). Its tokens_per_s is N ×
+--tokens over generate's wall time, ttft_s the time to the batch's first
+tokens, decode_tokens_per_s (--tokens - 1) over the rest, and the ITLs the
+intervals between consecutive tokens' logits.
+
 With --load it runs the load test instead: --requests requests, at most
 --concurrency at a time, within --time-limit, against gotpu serve alone;
 every response must be complete (one finish_reason "length", usage counting
@@ -64,11 +74,12 @@ shutdown; the CPU backend's long-lived workers do not count). It fails (after pr
 prompt_tokens, new_tokens, reps, dtype, gotpu_mode, cpu_level, llama_server
 (the binary, "" when skipped), load_avg {start, end} (/proc/loadavg's 1, 5
 and 15 minute averages; ratios measured at load above 1 are not to be
-quoted), results [{impl ("gotpu" or "llama-server"),
+quoted), results [{impl ("gotpu", "llama-server" or "transformers"),
 streams, tokens_per_s, decode_tokens_per_s, ttft_s, itl_p50_s, itl_p99_s,
 rounds_tokens_per_s [per round], failed (requests that failed the
 checks)}], ratios [{streams, tokens_per_s, decode_tokens_per_s, ttft}]
-(gotpu/llama-server), skipped [{impl, reason}], notes [string].
+(gotpu/llama-server), ratios_transformers [the same keys, gotpu/transformers;
+empty without --reference], skipped [{impl, reason}], notes [string].
 Load (--load): mode ("load"), model, threads, dtype, gotpu_mode, cpu_level,
 load_avg {start, end}, load {requests, concurrency, completed, failed, errors, wall_s,
 prompt_tokens, completion_tokens, requests_per_s, tokens_per_s,
@@ -89,6 +100,8 @@ type benchServeFlags struct {
 	maxBatch, kvBlocks    int
 	prefillChunk          int
 	cpuprofile            string
+	reference             bool
+	python, refScript     string
 	asJSON                bool
 }
 
@@ -131,6 +144,7 @@ type benchServeReport struct {
 	LoadAvg      loadAvg            `json:"load_avg"`
 	Results      []benchServeResult `json:"results"`
 	Ratios       []benchServeRatio  `json:"ratios"`
+	RatiosTF     []benchServeRatio  `json:"ratios_transformers"`
 	Skipped      []benchSkipped     `json:"skipped"`
 	Notes        []string           `json:"notes"`
 }
@@ -224,6 +238,9 @@ func newBenchServeCmd() *cobra.Command {
 	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "gotpu engine's --kv-blocks (0: the engine's default)")
 	fs.IntVar(&f.prefillChunk, "prefill-chunk", 0, "gotpu engine's --prefill-chunk (0: the engine's default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both servers' client side, gotpu's engine) to this file")
+	fs.BoolVar(&f.reference, "reference", false, "also run transformers + PyTorch 2.x generate on the f32 model, batched (tools/modelref/bench_ref.py)")
+	fs.StringVar(&f.python, "python", "", "the reference's Python (default: $GOTPU_MODELREF_PYTHON, else the venv of tools/modelref/venv.sh)")
+	fs.StringVar(&f.refScript, "ref-script", "", "path of "+modelRefScriptPath+" (default: found above the working directory)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the JSON report (keys documented above)")
 	return cmd
 }
@@ -508,7 +525,7 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 	}
 	rep := benchServeReport{Mode: "compare", Model: f.mf.path, Threads: f.threads, PromptTokens: f.prompt, NewTokens: f.tokens,
 		Reps: f.reps, DType: f.mf.dtype, GotpuMode: f.mf.mode, CPULevel: cpu.CPULevel(), LlamaServer: f.llamaServer,
-		Results: []benchServeResult{}, Ratios: []benchServeRatio{}, Skipped: []benchSkipped{}, Notes: []string{},
+		Results: []benchServeResult{}, Ratios: []benchServeRatio{}, RatiosTF: []benchServeRatio{}, Skipped: []benchSkipped{}, Notes: []string{},
 		LoadAvg: loadAvg{Start: readLoadAvg()}}
 	if f.prefillChunk > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("gotpu engine --prefill-chunk %d", f.prefillChunk))
@@ -523,6 +540,19 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 		} else if _, err := os.Stat(f.llamaServer); err != nil {
 			rep.Skipped = append(rep.Skipped, benchSkipped{Impl: "llama-server", Reason: fmt.Sprintf("%v (tools/llamacpp/build.sh builds it)", err)})
 			useLlama, rep.LlamaServer = false, ""
+		}
+	}
+	var ref *modelRefServer
+	if f.reference {
+		py, script, err := modelRefCommand(f.python, f.refScript)
+		if err == nil {
+			ref, err = startRefServer(ctx, py, script, f.mf.path, "f32", f.threads, f.prompt, f.tokens, "generate")
+		}
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, benchSkipped{Impl: "transformers", Reason: err.Error()})
+		} else {
+			defer ref.close()
+			rep.Notes = append(rep.Notes, "transformers: generate on the f32 model, one batch of N prompts per round")
 		}
 	}
 	g, err := startInprocServe(m, ec)
@@ -540,6 +570,8 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 		}
 		gr := benchServeResult{Impl: "gotpu", Streams: n}
 		lr := benchServeResult{Impl: "llama-server", Streams: n}
+		tr := benchServeResult{Impl: "transformers", Streams: n}
+		refOK := ref != nil
 		for round := 0; round <= f.reps; round++ { // round 0 warms up
 			seed := uint64(n)<<32 | uint64(round)
 			for _, side := range []struct {
@@ -563,6 +595,15 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 					side.r.add(res)
 				}
 			}
+			if refOK {
+				rb, err := ref.batch(n)
+				if err != nil {
+					rep.Skipped = append(rep.Skipped, benchSkipped{Impl: fmt.Sprintf("transformers@%d", n), Reason: err.Error()})
+					refOK = false
+				} else if round > 0 {
+					tr.addBatch(rb, n, f.tokens)
+				}
+			}
 			if round == 0 {
 				waitIdle(g.gen, 5*time.Second)
 			}
@@ -577,6 +618,12 @@ func benchServeCompare(cmd *cobra.Command, f *benchServeFlags, m *models.Model) 
 			rep.Results = append(rep.Results, lr)
 			rep.Ratios = append(rep.Ratios, benchServeRatio{Streams: n, TokensPerS: ratio(gr.TokensPerS, lr.TokensPerS),
 				DecodeTokensPerS: ratio(gr.DecodeTokensPerS, lr.DecodeTokensPerS), TTFT: ratio(gr.TTFTS, lr.TTFTS)})
+		}
+		if refOK {
+			tr.finish()
+			rep.Results = append(rep.Results, tr)
+			rep.RatiosTF = append(rep.RatiosTF, benchServeRatio{Streams: n, TokensPerS: ratio(gr.TokensPerS, tr.TokensPerS),
+				DecodeTokensPerS: ratio(gr.DecodeTokensPerS, tr.DecodeTokensPerS), TTFT: ratio(gr.TTFTS, tr.TTFTS)})
 		}
 	}
 	rep.LoadAvg.End = readLoadAvg()
@@ -612,6 +659,28 @@ func (r *benchServeResult) add(l *serve.LoadReport) {
 	r.Failed += l.Failed
 }
 
+// addBatch records one round of the transformers reference: generate
+// over n prompts of tokens new tokens each.
+func (r *benchServeResult) addBatch(b refBatch, n, tokens int) {
+	r.RoundsTokensPerS = append(r.RoundsTokensPerS, float64(n*tokens)/(b.PrefillS+b.DecodeS))
+	r.ttfts = append(r.ttfts, b.PrefillS)
+	dec := 0.0
+	if b.DecodeS > 0 && tokens > 1 {
+		dec = float64(tokens-1) / b.DecodeS
+	}
+	r.decs = append(r.decs, dec)
+	steps := slices.Clone(b.StepS)
+	slices.Sort(steps)
+	q := func(p float64) float64 {
+		if len(steps) == 0 {
+			return 0
+		}
+		return steps[min(len(steps)-1, int(p*float64(len(steps))))]
+	}
+	r.p50s = append(r.p50s, q(0.5))
+	r.p99s = append(r.p99s, q(0.99))
+}
+
 func (r *benchServeResult) finish() {
 	r.TokensPerS, r.TTFTS, r.DecodeTokensPerS = medianOf(r.RoundsTokensPerS), medianOf(r.ttfts), medianOf(r.decs)
 	r.ITLP50S, r.ITLP99S = medianOf(r.p50s), medianOf(r.p99s)
@@ -645,6 +714,10 @@ func writeBenchServe(w io.Writer, r *benchServeReport, asJSON bool) error {
 	}
 	for _, x := range r.Ratios {
 		fmt.Fprintf(w, "gotpu/llama-server at %d streams: tokens/s %.2fx, one stream's decode %.2fx, TTFT %.2fx (below 1: gotpu faster)\n",
+			x.Streams, x.TokensPerS, x.DecodeTokensPerS, x.TTFT)
+	}
+	for _, x := range r.RatiosTF {
+		fmt.Fprintf(w, "gotpu/transformers at %d streams: tokens/s %.2fx, one stream's decode %.2fx, TTFT %.2fx (below 1: gotpu faster)\n",
 			x.Streams, x.TokensPerS, x.DecodeTokensPerS, x.TTFT)
 	}
 	for _, s := range r.Skipped {

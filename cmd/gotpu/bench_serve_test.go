@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gotpu/gotpu/internal/testreq"
 )
 
 // TestBenchServeLoad runs gotpu bench serve --load against the tiny Llama
@@ -75,5 +81,85 @@ func TestBenchServeCompareJSON(t *testing.T) {
 		if r["impl"] != "gotpu" || r["failed"] != 0.0 || r["tokens_per_s"].(float64) <= 0 || r["streams"] != []float64{1, 3}[i] {
 			t.Errorf("result %v", r)
 		}
+	}
+}
+
+// fakeServeRef is a stand-in for tools/modelref/bench_ref.py --serve that
+// answers "batch N" with fixed timings (0.5 s to the first tokens, then
+// 0.1 s a token), or an error for N = 3: it checks bench serve's side of
+// the protocol and its arithmetic, not transformers.
+const fakeServeRef = `import json, sys
+args = sys.argv[1:]
+new = int(args[args.index("--new-tokens") + 1])
+assert args[args.index("--dtype") + 1] == "f32"
+print(json.dumps({"ready": True, "versions": {"torch": "fake"}, "load": {}}), flush=True)
+for line in sys.stdin:
+    w = line.split()
+    if w[1] == "3":
+        print(json.dumps({"error": "out of memory"}), flush=True)
+        continue
+    print(json.dumps({"batch": int(w[1]), "prefill_s": 0.5, "decode_s": 0.1 * (new - 1),
+                      "step_s": [0.1] * (new - 1), "new_tokens": new}), flush=True)
+`
+
+// TestBenchServeReference runs the comparison with --reference against
+// fakeServeRef: the transformers rows and ratios_transformers follow from
+// its timings, a failed batch is reported skipped for that stream count,
+// and a missing Python skips the reference with the reason.
+func TestBenchServeReference(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		testreq.Missing(t, "python3: %v", err)
+	}
+	dir := chatModelDir(t)
+	script := filepath.Join(t.TempDir(), "ref.py")
+	if err := os.WriteFile(script, []byte(fakeServeRef), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runBench(t, "serve", "--model", dir, "--mode", "strict", "--streams", "2,3", "--reps", "2", "--prompt", "8", "--tokens", "5",
+		"--reference", "--python", py, "--ref-script", script, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var rep struct {
+		Results  []benchServeResult `json:"results"`
+		RatiosTF []benchServeRatio  `json:"ratios_transformers"`
+		Skipped  []benchSkipped     `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var tf *benchServeResult
+	for i, r := range rep.Results {
+		if r.Impl == "transformers" {
+			if tf != nil {
+				t.Fatalf("two transformers rows: %s", out)
+			}
+			tf = &rep.Results[i]
+		}
+	}
+	// 2 streams x 5 tokens over 0.5 + 0.4 s; 4 decode steps in 0.4 s.
+	if tf == nil || tf.Streams != 2 || math.Abs(tf.TokensPerS-10/0.9) > 1e-9 || math.Abs(tf.DecodeTokensPerS-10) > 1e-9 ||
+		tf.TTFTS != 0.5 || tf.ITLP50S != 0.1 || tf.ITLP99S != 0.1 || len(tf.RoundsTokensPerS) != 2 {
+		t.Fatalf("transformers row %+v\n%s", tf, out)
+	}
+	if len(rep.RatiosTF) != 1 || rep.RatiosTF[0].Streams != 2 || rep.RatiosTF[0].TTFT <= 0 {
+		t.Errorf("ratios_transformers %+v", rep.RatiosTF)
+	}
+	found := false
+	for _, s := range rep.Skipped {
+		found = found || s.Impl == "transformers@3" && strings.Contains(s.Reason, "out of memory")
+	}
+	if !found {
+		t.Errorf("skipped %+v: want transformers@3 (out of memory)", rep.Skipped)
+	}
+
+	out, err = runBench(t, "serve", "--model", dir, "--mode", "strict", "--streams", "1", "--reps", "1", "--prompt", "8", "--tokens", "3",
+		"--reference", "--python", filepath.Join(t.TempDir(), "no-python"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, `"impl":"transformers"`) && !strings.Contains(out, `"impl": "transformers"`) {
+		t.Errorf("a missing Python is not reported skipped: %s", out)
 	}
 }

@@ -39,7 +39,13 @@ Output without --serve: one JSON object on stdout,
 --serve (what `gotpu bench model` uses, to interleave rep by rep): after
 loading, print {"ready": true, "versions", "load": {...}, "dtype", "method"},
 then answer every stdin line "run" with one result object as above, or
-{"error": "..."}, until end of input.
+{"error": "..."}, until end of input. A line "batch N" (what `gotpu bench
+serve --reference` sends) runs generate on a batch of N different prompts
+of --prompt-len ids (row r: (17 + 7919*i + 104729*r) mod vocab_size, no
+padding) and answers {"batch": N, "prefill_s" (call to the first tokens'
+logits, the whole batch's time to first token), "decode_s" (from then to
+the end), "step_s" [the N-1 intervals between consecutive tokens' logits],
+"new_tokens"}.
 "load" holds rss_before_bytes and rss_after_bytes (VmRSS of this process
 around from_pretrained, after gc), weight_bytes (parameter bytes in the
 dtype) and load_s.
@@ -107,6 +113,7 @@ class Bench:
             "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
         }
         vocab = self.model.config.get_text_config().vocab_size
+        self.vocab, self.prompt_len = vocab, a.prompt_len
         self.ids = torch.tensor([prompt_ids(a.prompt_len, vocab)], dtype=torch.long)
         self.new = a.new_tokens
         self.method = a.method
@@ -141,6 +148,31 @@ class Bench:
             raise RuntimeError(f"generate returned {len(toks)} tokens, want {self.new}")
         (t1, c1) = marks[0]
         return self._result(t1 - t0, t2 - t1, c1 - c0, c2 - c1, toks)
+
+    def batch(self, n):
+        """generate over n prompts at once: the serving reference."""
+        torch = self.torch
+        marks = []
+
+        class Mark(self.transformers.LogitsProcessor):
+            def __call__(self, input_ids, scores):
+                marks.append(time.perf_counter())
+                return scores
+
+        ids = torch.tensor([[(17 + 7919 * i + 104729 * r) % self.vocab for i in range(self.prompt_len)] for r in range(n)],
+                           dtype=torch.long)
+        with torch.inference_mode():
+            t0 = time.perf_counter()
+            out = self.model.generate(
+                ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                max_new_tokens=self.new, min_new_tokens=0, eos_token_id=None,
+                pad_token_id=0, logits_processor=[Mark()], num_beams=1,
+            )
+            t2 = time.perf_counter()
+        if out.shape[1] - ids.shape[1] != self.new:
+            raise RuntimeError(f"generate returned {out.shape[1] - ids.shape[1]} tokens, want {self.new}")
+        return {"batch": n, "prefill_s": marks[0] - t0, "decode_s": t2 - marks[0],
+                "step_s": [b - a for a, b in zip(marks, marks[1:])], "new_tokens": self.new}
 
     def _loop(self):
         torch = self.torch
@@ -193,11 +225,12 @@ def main():
             cmd = line.strip()
             if not cmd:
                 continue
-            if cmd != "run":
+            words = cmd.split()
+            if cmd != "run" and not (len(words) == 2 and words[0] == "batch" and words[1].isdigit() and int(words[1]) > 0):
                 print(json.dumps({"error": f"unknown command {cmd!r}"}), flush=True)
                 continue
             try:
-                r = b.run()
+                r = b.run() if cmd == "run" else b.batch(int(words[1]))
             except Exception as e:
                 r = {"error": f"{type(e).__name__}: {e}"}
             print(json.dumps(r), flush=True)
