@@ -1567,10 +1567,10 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	outID := g.outs[0].val
 	l.Out = []device.Operand{r.operand(outID, p.vals[outID].layout)}
 	c := &Call{Launch: l, InB: [][]byte{r.mem(ops[0]), r.mem(ops[1])}, OutB: [][]byte{r.mem(outID)}}
-	if _, nb, m, _, _, err := dotSizes(c); err == nil && nb == 1 && m == 1 && gemvTakes(m) && l.In[0].DType == dtype.F32 {
-		// A batch-1 product (a decode step) is memory-bound: the plain
-		// kernel reads the matrix once on the gemv kernels; the group then
-		// runs over its single output row.
+	if _, nb, m, _, _, err := dotSizes(c); err == nil && nb == 1 && gemvTakes(m) && l.In[0].DType == dtype.F32 {
+		// A product of one or a few activation rows (a decode step) is
+		// memory-bound: the plain kernel reads the matrix once on the gemv
+		// kernels; the group then runs over its few output rows.
 		if err := dotGeneralKernel(c); err != nil {
 			return err
 		}

@@ -151,10 +151,20 @@ func dotStreams(c *Call) bool {
 
 // gemvTakes reports whether an x·Wᵀ product with m activation rows runs
 // better on the gemv kernels than on the swapped or streaming paths: a
-// batch-1 product (a decode step) is memory-bound, and the gemv kernels
-// read W once, in place, without packing it or computing rows of padding.
-// Its epilogue then runs after the product, on an output of one row.
-func gemvTakes(m int) bool { return m == 1 && gemvAsmF32 != nil && atLeast(LevelAVX2) }
+// decode step of one or a few sequences is memory-bound, and the gemv
+// kernels read W once, in place, without packing it or computing rows of
+// padding (the streaming path's 6x16 tiles pad m to 16 columns: half
+// their arithmetic is padding at m = 8). Its epilogue then runs after the
+// product, on an output of m rows.
+func gemvTakes(m int) bool {
+	return m >= 1 && m <= gemvRowsMax && gemvAsmF32 != nil && atLeast(LevelAVX2)
+}
+
+// gemvRowsMax is the most activation rows an f32 x·Wᵀ takes on the
+// dot-form kernels (gemvMultiF32), a variable for benchmarks. Measured on
+// SmolLM2-135M's shapes (BenchmarkGEMVRows, Zen 4, 2 threads, weights
+// cycled through 48 MiB): see gemvMultiF32.
+var gemvRowsMax = 8
 
 // dotF32StreamCols runs the f32 dot_general of c on the streaming x·Wᵀ
 // path (gemm_stream.go) with col as its column epilogue, when c is such a
@@ -201,16 +211,76 @@ func dotTilesWide(c *Call) bool {
 // false, having done nothing, for any other problem.
 func dotF32GEMV(c *Call) bool {
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || m != 1 || !gemvTakes(m) {
+	if !ok || !gemvTakes(m) {
 		return false
 	}
 	dk := gemvDotF32()
 	if dk == nil {
 		return false
 	}
-	gemvRowsF32(dk, x, w, ldw, out, n, k)
+	if m == 1 {
+		gemvRowsF32(dk, x, w, ldw, out, n, k)
+	} else {
+		gemvMultiF32(dk, x, m, w, ldw, out, n, k)
+	}
 	gemvHits.Add(1)
 	return true
+}
+
+// gemvMultiBlock is the bytes of W rows gemvMultiF32 takes at a time.
+var gemvMultiBlock = 16 << 10
+
+// gemvMultiF32 sets out[i*n+r] (i < m, r < n) to row r of w (rows ldw
+// apart, k long) dotted with row i of x (rows k apart) on dk: every row of
+// the product is the one gemvRowsF32 gives for that row of x alone, bit
+// for bit, so a decode step's rows do not depend on which other sequences
+// share the batch (up to gemvRowsMax of them). W is walked in blocks of
+// rows (gemvMultiBlock bytes, at most 16 rows) that stay in L1 while every
+// row of x passes over them: W is read from memory once, x from cache.
+// The blocks are shared between the pool's threads from gemvParallelMACs
+// multiply-adds on.
+func gemvMultiF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x []float32, m int, w []float32, ldw int, out []float32, n, k int) {
+	tail := gemvTailMask(k)
+	step := min(16, max(1, gemvMultiBlock/(4*max(k, 1))))
+	total := ceilDiv(n, step)
+	_ = x[m*k-1]
+	_ = out[m*n-1]
+	_ = w[(n-1)*ldw+k-1]
+	// Four rows of x at a time where the four-vector kernel runs (the
+	// same bits as dk).
+	x4 := gemvDotF32x4Z
+	if x4 == nil || !atLeast(LevelAVX512) {
+		x4 = nil
+	}
+	run := func(u0, u1 int) {
+		for u := u0; u < u1; u++ {
+			r0 := u * step
+			cnt := min(step, n-r0)
+			i := 0
+			for ; x4 != nil && i+4 <= m; i += 4 {
+				x4(k, &w[r0*ldw], ldw, &x[i*k], k, &out[i*n+r0], n, cnt, tail)
+			}
+			for ; i < m; i++ {
+				dk(k, &w[r0*ldw], ldw, &x[i*k], &out[i*n+r0], cnt, tail)
+			}
+		}
+	}
+	if m*n*k < gemvParallelMACs {
+		run(0, total)
+		return
+	}
+	nw := runtime.GOMAXPROCS(0)
+	chunk := max(1, total/(nw*4))
+	var next atomic.Int64
+	gemmParallelShare(nw, func(_, _ int) {
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= total {
+				return
+			}
+			run(u0, min(u0+chunk, total))
+		}
+	})
 }
 
 // gemvRowsF32 sets y[r] (r < n) to row r of w (rows ldw apart, k long)

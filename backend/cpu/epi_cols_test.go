@@ -66,8 +66,9 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 	}
 	shapes := []shape{
 		{[]int{1}, 6, 16, false, false}, // m = 1: the gemv kernels, the group after
-		{[]int{2}, 6, 16, false, true},
-		{[]int{7}, 13, 17, false, true},
+		{[]int{2}, 6, 16, false, false}, // m ≤ gemvRowsMax: the same
+		{[]int{7}, 13, 17, false, false},
+		{[]int{9}, 13, 17, false, true},
 		{[]int{16}, 48, 33, false, true},
 		{[]int{64}, 70, 100, false, true},
 		{[]int{64}, 50, 100, false, false}, // n < m: not swapped

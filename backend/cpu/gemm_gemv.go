@@ -45,11 +45,16 @@ import (
 // bits) — so a dot-form product is bitwise reproducible from run to run
 // and thread count to thread count, and within the usual k·ε·Σ|w·x| of
 // the exact dot product; but a batch-1 product no longer equals a row of
-// the batched GEMM (m > 1) bit for bit, nor does SDPA's row path (which
+// the batched GEMM bit for bit, nor does SDPA's row path (which
 // runs the in-order chain) equal its decomposition at one query row. The
 // bf16-vector case takes the same f32 path (the vector widened exactly);
 // the dot form has no VDPBF16PS kernel (the axpy form has one at level
 // avx512bf16, with the in-order chain's arithmetic: bf16_gemv.go).
+// An f32 x·Wᵀ with up to gemvRowsMax activation rows takes the dot form
+// too (gemvMultiF32): each of its rows is the batch-1 product of that row,
+// bit for bit, whatever the other rows — a decode step's sequences get
+// the bits they would get alone, up to that batch size — and past it the
+// in-order chain of the streaming or blocked paths.
 // The generic level does not take this path (the GEMM's in-order chain).
 // The rows (dot form) or column strips (axpy form) are shared between the
 // pool's threads.
@@ -69,7 +74,10 @@ var gemvAsmF32 *gemvKernelsF32
 // by the amd64 init (nil elsewhere): y[r] for r < rows is row r of a (rows
 // lda apart) dotted with x, both of length k; tail is gemvTailMask(k).
 var (
-	gemvDotF32Z, gemvDotF32Y   func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+	gemvDotF32Z, gemvDotF32Y func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+	// gemvDotF32x4Z runs four vectors at once (x rows ldx apart, y rows
+	// ldy apart), each with gemvDotF32Z's bits.
+	gemvDotF32x4Z              func(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
 	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 )
 

@@ -54,8 +54,18 @@ func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *i
 //go:noescape
 func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
 
+// gemvDotF32x4AVX512 sets y[i*ldy+r] (i < 4, r < rows) to row r of a
+// (rows lda apart) dotted with row i of x (rows ldx apart), all of length
+// k, each with gemvDotF32AVX512's lane arithmetic and so its bits: W is
+// read once for four rows of x (two W rows at a time, sixteen
+// accumulators). tail is gemvTailMask(k). AVX-512 F/DQ.
+//
+//go:noescape
+func gemvDotF32x4AVX512(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
+
 func init() {
 	gemvDotF32Z, gemvDotF32Y = gemvDotF32AVX512, gemvDotF32AVX2
+	gemvDotF32x4Z = gemvDotF32x4AVX512
 	gemvAxpyF32Z = gemvAxpyF32AVX512
 	gemvRowWalk = gemvWalk(os.Getenv("GOTPU_GEMV_WALK"), cpulevel.AMD())
 }

@@ -714,3 +714,170 @@ axpyZzloop:
 	JMP axpyZzloop
 axpyZzdone:
 	RET
+
+// GEMVX4ROW2(XOFF, ACC0, ACC1, ACC2, ACC3): one 32-value chunk of x row
+// XOFF (a register) against the two W rows in Z24|Z25 and Z26|Z27.
+#define GEMVX4ROW2(XR, A0, A1, B0, B1) \
+	VMOVUPS (XR)(AX*1), Z16; \
+	VMOVUPS 64(XR)(AX*1), Z17; \
+	VFMADD231PS Z24, Z16, A0; \
+	VFMADD231PS Z25, Z17, A1; \
+	VFMADD231PS Z26, Z16, B0; \
+	VFMADD231PS Z27, Z17, B1
+
+// GEMVX4TAIL2: the masked tail of x row XR against W rows SI and R12.
+#define GEMVX4TAIL2(XR, A0, A1, B0, B1) \
+	VMOVUPS.Z (XR)(AX*1), K1, Z16; \
+	VMOVUPS.Z 64(XR)(AX*1), K2, Z17; \
+	VFMADD231PS (SI)(AX*1), Z16, K1, A0; \
+	VFMADD231PS 64(SI)(AX*1), Z17, K2, A1; \
+	VFMADD231PS (R12)(AX*1), Z16, K1, B0; \
+	VFMADD231PS 64(R12)(AX*1), Z17, K2, B1
+
+// GEMVX4ROW1 and GEMVX4TAIL1: the same against the one W row Z24|Z25
+// (SI).
+#define GEMVX4ROW1(XR, A0, A1) \
+	VMOVUPS (XR)(AX*1), Z16; \
+	VMOVUPS 64(XR)(AX*1), Z17; \
+	VFMADD231PS Z24, Z16, A0; \
+	VFMADD231PS Z25, Z17, A1
+
+#define GEMVX4TAIL1(XR, A0, A1) \
+	VMOVUPS.Z (XR)(AX*1), K1, Z16; \
+	VMOVUPS.Z 64(XR)(AX*1), K2, Z17; \
+	VFMADD231PS (SI)(AX*1), Z16, K1, A0; \
+	VFMADD231PS 64(SI)(AX*1), Z17, K2, A1
+
+// func gemvDotF32x4AVX512(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
+// y[i*ldy+r] (i < 4, r < rows) = row r of a dotted with row i of x (rows
+// ldx apart), each in gemvDotF32AVX512's lane order and so with its bits:
+// two W rows at a time against the four x rows (sixteen accumulators, W
+// loaded once for all four), the last odd row alone; or, where
+// gemvRowWalk says so, one W row at a time (eight accumulators: a single
+// stream through W, which Zen 4's prefetchers follow better).
+TEXT ·gemvDotF32x4AVX512(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	MOVQ x+24(FP), DI
+	MOVQ ldx+32(FP), R10
+	SHLQ $2, R10
+	MOVQ y+40(FP), DX
+	MOVQ ldy+48(FP), R11
+	SHLQ $2, R11
+	MOVQ rows+56(FP), BX
+	MOVQ tail+64(FP), R9
+	VMOVDQU32 (R9), Z30
+	VMOVDQU32 64(R9), Z31
+	VPMOVD2M Z30, K1
+	VPMOVD2M Z31, K2
+	MOVQ CX, R9
+	ANDQ $31, R9
+	ANDQ $-32, CX
+	SHLQ $2, CX
+	LEAQ (DI)(R10*1), R13
+	LEAQ (DI)(R10*2), R14
+	LEAQ (R13)(R10*2), R15
+	LEAQ (R11)(R11*2), R10 // 3*ldy bytes
+	// One W row at a time where gemvRowWalk says so (the same bits).
+	CMPB ·gemvRowWalk(SB), $0
+	JNE gemvDotX4Z1
+gemvDotX4Z2:
+	CMPQ BX, $2
+	JLT gemvDotX4Z1
+	LEAQ (SI)(R8*1), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE gemvDotX4Z2tail
+gemvDotX4Z2loop:
+	VMOVUPS (SI)(AX*1), Z24
+	VMOVUPS 64(SI)(AX*1), Z25
+	VMOVUPS (R12)(AX*1), Z26
+	VMOVUPS 64(R12)(AX*1), Z27
+	GEMVX4ROW2(DI, Z0, Z1, Z8, Z9)
+	GEMVX4ROW2(R13, Z2, Z3, Z10, Z11)
+	GEMVX4ROW2(R14, Z4, Z5, Z12, Z13)
+	GEMVX4ROW2(R15, Z6, Z7, Z14, Z15)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JLT gemvDotX4Z2loop
+gemvDotX4Z2tail:
+	TESTQ R9, R9
+	JEQ gemvDotX4Z2red
+	GEMVX4TAIL2(DI, Z0, Z1, Z8, Z9)
+	GEMVX4TAIL2(R13, Z2, Z3, Z10, Z11)
+	GEMVX4TAIL2(R14, Z4, Z5, Z12, Z13)
+	GEMVX4TAIL2(R15, Z6, Z7, Z14, Z15)
+gemvDotX4Z2red:
+	GEMVREDZ(Z0, Z1, Y0, Y1, X0, X1, 0(DX))
+	GEMVREDZ(Z2, Z3, Y2, Y3, X2, X3, 0(DX)(R11*1))
+	GEMVREDZ(Z4, Z5, Y4, Y5, X4, X5, 0(DX)(R11*2))
+	GEMVREDZ(Z6, Z7, Y6, Y7, X6, X7, 0(DX)(R10*1))
+	GEMVREDZ(Z8, Z9, Y8, Y9, X8, X9, 4(DX))
+	GEMVREDZ(Z10, Z11, Y10, Y11, X10, X11, 4(DX)(R11*1))
+	GEMVREDZ(Z12, Z13, Y12, Y13, X12, X13, 4(DX)(R11*2))
+	GEMVREDZ(Z14, Z15, Y14, Y15, X14, X15, 4(DX)(R10*1))
+	LEAQ (SI)(R8*2), SI
+	ADDQ $8, DX
+	SUBQ $2, BX
+	JMP gemvDotX4Z2
+gemvDotX4Z1:
+	TESTQ BX, BX
+	JEQ gemvDotX4Zdone
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE gemvDotX4Z1tail
+gemvDotX4Z1loop:
+	VMOVUPS (SI)(AX*1), Z24
+	VMOVUPS 64(SI)(AX*1), Z25
+	GEMVX4ROW1(DI, Z0, Z1)
+	GEMVX4ROW1(R13, Z2, Z3)
+	GEMVX4ROW1(R14, Z4, Z5)
+	GEMVX4ROW1(R15, Z6, Z7)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JLT gemvDotX4Z1loop
+gemvDotX4Z1tail:
+	TESTQ R9, R9
+	JEQ gemvDotX4Z1red
+	GEMVX4TAIL1(DI, Z0, Z1)
+	GEMVX4TAIL1(R13, Z2, Z3)
+	GEMVX4TAIL1(R14, Z4, Z5)
+	GEMVX4TAIL1(R15, Z6, Z7)
+gemvDotX4Z1red:
+	GEMVREDZ(Z0, Z1, Y0, Y1, X0, X1, 0(DX))
+	GEMVREDZ(Z2, Z3, Y2, Y3, X2, X3, 0(DX)(R11*1))
+	GEMVREDZ(Z4, Z5, Y4, Y5, X4, X5, 0(DX)(R11*2))
+	GEMVREDZ(Z6, Z7, Y6, Y7, X6, X7, 0(DX)(R10*1))
+	ADDQ R8, SI
+	ADDQ $4, DX
+	DECQ BX
+	JMP gemvDotX4Z1
+gemvDotX4Zdone:
+	VZEROUPPER
+	RET

@@ -587,3 +587,174 @@ func TestGEMVWalk(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGEMVRows runs f32 x·Wᵀ with m activation rows on the decode
+// shapes (the weights cycled through 48 MiB of copies) on the dot-form
+// kernels (gemvMultiF32, path=gemv) and on the path it replaces up to
+// gemvRowsMax rows (the streaming x·Wᵀ, path=stream): the data for
+// gemvRowsMax and gemvMultiBlock. GOMAXPROCS threads.
+func BenchmarkGEMVRows(b *testing.B) {
+	defer func(v int) { gemvRowsMax = v }(gemvRowsMax)
+	for _, sh := range gemvDecodeShapes {
+		in, out := sh[0], sh[1]
+		wbytes := in * out * 4
+		copies := max(1, (48<<20)/wbytes)
+		r := rand.New(rand.NewPCG(1, 1))
+		ws := make([]float32, copies*in*out)
+		for i := range ws {
+			ws[i] = float32(r.NormFloat64())
+		}
+		for _, m := range []int{1, 2, 4, 8, 12, 16} {
+			xs := make([]float32, m*in)
+			for i := range xs {
+				xs[i] = float32(r.NormFloat64())
+			}
+			y := make([]float32, m*out)
+			for _, path := range []string{"gemv", "stream"} {
+				b.Run(fmt.Sprintf("%dto%d/m%d/%s", in, out, m, path), func(b *testing.B) {
+					gemvRowsMax = 16
+					if path == "stream" {
+						gemvRowsMax = 0
+					}
+					b.SetBytes(int64(wbytes))
+					for i := 0; i < b.N; i++ {
+						c := i % copies
+						call := &Call{
+							Launch: &device.Launch{
+								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+								In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, in})}, {DType: dtype.F32, Layout: op.Contiguous([]int{out, in})}},
+								Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, out})}},
+							},
+							InB: [][]byte{bytesOf(xs), bytesOf(ws[c*in*out : (c+1)*in*out])}, OutB: [][]byte{bytesOf(y)},
+						}
+						if err := dotGeneralKernel(call); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestGEMVDotF32x4 checks the four-vector AVX-512 dot kernel against the
+// dot order's model (gemvOrderF32) bit for bit: every k tail, odd and even
+// row counts, row strides past k for W, x and y, non-finite and tiny
+// values; and that it writes nothing outside its outputs.
+func TestGEMVDotF32x4(t *testing.T) {
+	sup := SupportedLevels()
+	if gemvDotF32x4Z == nil || levelRank(sup[len(sup)-1]) < levelRank(LevelAVX512) {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 0, float32(math.Copysign(0, -1))}
+	for _, k := range []int{1, 7, 16, 31, 32, 33, 63, 64, 65, 100, 576, 1031} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 16} {
+			for trial := 0; trial < 3; trial++ {
+				lda, ldx, ldy := k+trial*3, k+trial, rows+2*trial
+				a := make([]float32, (rows-1)*lda+k)
+				x := make([]float32, 3*ldx+k)
+				for i := range a {
+					a[i] = float32(r.NormFloat64())
+				}
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				if trial == 2 {
+					for n := 0; n < 1+k/8; n++ {
+						a[r.IntN(len(a))] = specials[r.IntN(len(specials))]
+						x[r.IntN(len(x))] = specials[r.IntN(len(specials))]
+					}
+				}
+				y := make([]float32, 3*ldy+rows+1)
+				for i := range y {
+					y[i] = 42
+				}
+				gemvDotF32x4Z(k, &a[0], lda, &x[0], ldx, &y[0], ldy, rows, gemvTailMask(k))
+				for i := 0; i < 4; i++ {
+					for rr := 0; rr < rows; rr++ {
+						want := gemvOrderF32(k, func(p int) float32 { return a[rr*lda+p] }, func(p int) float32 { return x[i*ldx+p] })
+						if got := y[i*ldy+rr]; !sameF32(got, want) {
+							t.Fatalf("k=%d rows=%d trial %d: y[%d][%d] = %v, want %v", k, rows, trial, i, rr, got, want)
+						}
+					}
+					for rr := rows; rr < ldy && i*ldy+rr < len(y); rr++ {
+						if y[i*ldy+rr] != 42 {
+							t.Fatalf("k=%d rows=%d trial %d: wrote y[%d][%d]", k, rows, trial, i, rr)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMVRowsBatchInvariant checks that an f32 x·Wᵀ of m ≤ gemvRowsMax
+// activation rows runs on the dot-form kernels and gives every row the
+// bits of that row's batch-1 product, at every level with the gemv
+// kernels, on one thread and shared; one row more takes another path.
+func TestGEMVRowsBatchInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(81, 82))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer func(v int) { gemvParallelMACs = v }(gemvParallelMACs)
+	dot := func(m, n, k int, x, w []float32) []float32 {
+		out := make([]float32, m*n)
+		c := &Call{
+			Launch: &device.Launch{
+				Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+				In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, k})}, {DType: dtype.F32, Layout: op.Contiguous([]int{n, k})}},
+				Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, n})}},
+			},
+			InB: [][]byte{bytesOf(x), bytesOf(w)}, OutB: [][]byte{bytesOf(out)},
+		}
+		if err := dotGeneralKernel(c); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, sh := range [][2]int{{40, 33}, {100, 64}, {300, 576}, {1536, 97}} {
+		n, k := sh[0], sh[1]
+		w := make([]float32, n*k)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		for _, level := range levels() {
+			if level == LevelGeneric {
+				continue
+			}
+			for _, procs := range []int{1, 2} {
+				runtime.GOMAXPROCS(procs)
+				for _, macs := range []int{1 << 40, 0} {
+					gemvParallelMACs = macs
+					withLevel(level, func() {
+						for m := 2; m <= gemvRowsMax+1; m++ {
+							if m >= n {
+								break
+							}
+							x := make([]float32, m*k)
+							for i := range x {
+								x[i] = float32(r.NormFloat64())
+							}
+							hits := gemvHits.Load()
+							got := dot(m, n, k, x, w)
+							if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
+								t.Fatalf("%s n=%d k=%d m=%d: gemv path taken %v", level, n, k, m, took)
+							}
+							if m > gemvRowsMax {
+								continue
+							}
+							for i := 0; i < m; i++ {
+								one := dot(1, n, k, x[i*k:(i+1)*k], w)
+								for j := range one {
+									if !sameF32(got[i*n+j], one[j]) {
+										t.Fatalf("%s procs=%d macs=%d n=%d k=%d m=%d: row %d col %d = %v, batch-1 %v", level, procs, macs, n, k, m, i, j, got[i*n+j], one[j])
+									}
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
