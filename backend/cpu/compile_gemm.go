@@ -310,17 +310,20 @@ func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, ta
 	})
 }
 
-// dotBF16GEMV is dotF32GEMV for bf16 tensors: a batch-1 x·Wᵀ of bf16 x
-// and W (bf16 output) runs on the bf16 dot-form kernel with the vector
-// widened and deinterleaved once, as gemvBF16 does it (same kernel,
-// order and final rounding, so the same bits).
+// dotBF16GEMV is dotF32GEMV for bf16 tensors: an x·Wᵀ of bf16 x (up to
+// gemvRowsMax rows) and W (bf16 output) runs on the bf16 dot-form kernel
+// with each vector widened and deinterleaved once, as gemvBF16 does it
+// (same kernel, order and final rounding, so a row gets the bits of its
+// batch-1 product). With several rows, W is walked in blocks of rows
+// (gemvMultiBlock bytes, at most 16) that every vector passes over while
+// they are in L1, so W is read from memory once.
 func dotBF16GEMV(c *Call) bool {
 	l, r, o := c.In[0], c.In[1], c.Out[0]
 	if l.DType != dtype.BF16 || r.DType != dtype.BF16 || o.DType != dtype.BF16 || gemvAsmBF16 == nil || !atLeast(LevelAVX2) {
 		return false
 	}
 	m, n, k, ldw, ok := xwtShape(c)
-	if !ok || m != 1 {
+	if !ok || m > gemvRowsMax {
 		return false
 	}
 	dk, dkAVX2 := gemvDotBF16()
@@ -328,43 +331,51 @@ func dotBF16GEMV(c *Call) bool {
 		return false
 	}
 	w := as[dtype.BFloat16](c.InB[1])[r.Offset:]
-	out := as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+n]
+	out := as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+m*n]
 	kp, k16 := roundUp(k, 32), roundUp(k, 16)
-	// Scratch (f32 units): the vector widened, then deinterleaved (kp
-	// long), then per thread 16 outputs and a zero-padded 16-row block for
-	// the AVX2 kernel's reads past the matrix's end.
-	const step = 16
-	tsz := step + 8*k16
+	// Scratch (f32 units): the vectors widened, then deinterleaved (kp
+	// long each), then per thread 16 outputs and a zero-padded 16-row
+	// block for the AVX2 kernel's reads past the matrix's end.
+	step := 16
+	if m > 1 {
+		step = min(16, max(1, gemvMultiBlock/(2*max(k, 1))))
+	}
+	tsz := 16 + 8*k16
 	nw := 1
-	if n*k >= gemvParallelMACs {
+	if m*n*k >= gemvParallelMACs {
 		nw = runtime.GOMAXPROCS(0)
 	}
-	buf := getScratch((k + kp + nw*tsz) * 4)
+	buf := getScratch((k + m*kp + nw*tsz) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
-	nat, xs := all[:k], all[k:k+kp]
-	bf16Widen(nat, as[dtype.BFloat16](c.InB[0])[l.Offset:][:k])
-	gemvDeinterleave(xs, nat)
+	nat, xs := all[:k], all[k:k+m*kp]
+	xin := as[dtype.BFloat16](c.InB[0])[l.Offset:][:m*k]
+	for i := 0; i < m; i++ {
+		bf16Widen(nat, xin[i*k:(i+1)*k])
+		gemvDeinterleave(xs[i*kp:(i+1)*kp], nat)
+	}
 	tail := gemvTailMask16(k)
 	end := len(w)
 	rows := func(tid, r0, r1 int) {
-		tb := all[k+kp+tid*tsz : k+kp+(tid+1)*tsz]
-		y := tb[:step]
+		tb := all[k+m*kp+tid*tsz : k+m*kp+(tid+1)*tsz]
+		y := tb[:16]
 		for ; r0 < r1; r0 += step {
 			nr := min(step, r1-r0)
 			a, lda := w[r0*ldw:], ldw
 			if dkAVX2 && k%16 != 0 && (r0+nr-1)*ldw+k16 > end {
 				// The AVX2 kernel reads each row to k rounded up to 16:
 				// past the end of the matrix here, so read a copy.
-				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k16)
+				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[16])), 16*k16)
 				clear(pad)
 				for i := 0; i < nr; i++ {
 					copy(pad[i*k16:i*k16+k], w[(r0+i)*ldw:(r0+i)*ldw+k])
 				}
 				a, lda = pad, k16
 			}
-			dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[0], &y[0], nr, tail)
-			bf16Narrow(out[r0:r0+nr], y[:nr])
+			for i := 0; i < m; i++ {
+				dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], &y[0], nr, tail)
+				bf16Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
+			}
 		}
 	}
 	if nw == 1 {

@@ -689,71 +689,129 @@ func TestGEMVDotF32x4(t *testing.T) {
 	}
 }
 
-// TestGEMVRowsBatchInvariant checks that an f32 x·Wᵀ of m ≤ gemvRowsMax
-// activation rows runs on the dot-form kernels and gives every row the
-// bits of that row's batch-1 product, at every level with the gemv
-// kernels, on one thread and shared; one row more takes another path.
+// TestGEMVRowsBatchInvariant checks that an f32 or bf16 x·Wᵀ of m ≤
+// gemvRowsMax activation rows runs on the dot-form kernels and gives
+// every row the bits of that row's batch-1 product, at every level with
+// the gemv kernels, on one thread and shared; one row more takes another
+// path.
 func TestGEMVRowsBatchInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(81, 82))
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func(v int) { gemvParallelMACs = v }(gemvParallelMACs)
-	dot := func(m, n, k int, x, w []float32) []float32 {
-		out := make([]float32, m*n)
+	enc := func(dt dtype.DType, v []float32) []byte {
+		b := make([]byte, len(v)*dt.Size())
+		for i, x := range v {
+			dtype.PutFloat64(dt, b, i, float64(x))
+		}
+		return b
+	}
+	dot := func(dt dtype.DType, m, n, k int, x, w []byte) []byte {
+		out := make([]byte, m*n*dt.Size())
 		c := &Call{
 			Launch: &device.Launch{
 				Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-				In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, k})}, {DType: dtype.F32, Layout: op.Contiguous([]int{n, k})}},
-				Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, n})}},
+				In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, k})}, {DType: dt, Layout: op.Contiguous([]int{n, k})}},
+				Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, n})}},
 			},
-			InB: [][]byte{bytesOf(x), bytesOf(w)}, OutB: [][]byte{bytesOf(out)},
+			InB: [][]byte{x, w}, OutB: [][]byte{out},
 		}
 		if err := dotGeneralKernel(c); err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	for _, sh := range [][2]int{{40, 33}, {100, 64}, {300, 576}, {1536, 97}} {
-		n, k := sh[0], sh[1]
-		w := make([]float32, n*k)
-		for i := range w {
-			w[i] = float32(r.NormFloat64())
-		}
-		for _, level := range levels() {
-			if level == LevelGeneric {
-				continue
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+		for _, sh := range [][2]int{{40, 33}, {100, 64}, {300, 576}, {1536, 97}} {
+			n, k := sh[0], sh[1]
+			wv := make([]float32, n*k)
+			for i := range wv {
+				wv[i] = float32(r.NormFloat64())
 			}
-			for _, procs := range []int{1, 2} {
-				runtime.GOMAXPROCS(procs)
-				for _, macs := range []int{1 << 40, 0} {
-					gemvParallelMACs = macs
-					withLevel(level, func() {
-						for m := 2; m <= gemvRowsMax+1; m++ {
-							if m >= n {
-								break
-							}
-							x := make([]float32, m*k)
-							for i := range x {
-								x[i] = float32(r.NormFloat64())
-							}
-							hits := gemvHits.Load()
-							got := dot(m, n, k, x, w)
-							if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
-								t.Fatalf("%s n=%d k=%d m=%d: gemv path taken %v", level, n, k, m, took)
-							}
-							if m > gemvRowsMax {
-								continue
-							}
-							for i := 0; i < m; i++ {
-								one := dot(1, n, k, x[i*k:(i+1)*k], w)
-								for j := range one {
-									if !sameF32(got[i*n+j], one[j]) {
-										t.Fatalf("%s procs=%d macs=%d n=%d k=%d m=%d: row %d col %d = %v, batch-1 %v", level, procs, macs, n, k, m, i, j, got[i*n+j], one[j])
+			w := enc(dt, wv)
+			for _, level := range levels() {
+				if level == LevelGeneric {
+					continue
+				}
+				for _, procs := range []int{1, 2} {
+					runtime.GOMAXPROCS(procs)
+					for _, macs := range []int{1 << 40, 0} {
+						gemvParallelMACs = macs
+						withLevel(level, func() {
+							for m := 2; m <= gemvRowsMax+1; m++ {
+								if m >= n {
+									break
+								}
+								xv := make([]float32, m*k)
+								for i := range xv {
+									xv[i] = float32(r.NormFloat64())
+								}
+								x := enc(dt, xv)
+								hits := gemvHits.Load()
+								got := dot(dt, m, n, k, x, w)
+								if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
+									t.Fatalf("%s %s n=%d k=%d m=%d: gemv path taken %v", dt, level, n, k, m, took)
+								}
+								if m > gemvRowsMax {
+									continue
+								}
+								es := dt.Size()
+								for i := 0; i < m; i++ {
+									one := dot(dt, 1, n, k, x[i*k*es:(i+1)*k*es], w)
+									if !bytes.Equal(got[i*n*es:(i+1)*n*es], one) {
+										t.Fatalf("%s %s procs=%d macs=%d n=%d k=%d m=%d: row %d differs from its batch-1 product", dt, level, procs, macs, n, k, m, i)
 									}
 								}
 							}
-						}
-					})
+						})
+					}
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkGEMVRowsBF16 is BenchmarkGEMVRows for bf16 x, W and output:
+// the dot-form kernels (dotBF16GEMV, path=gemv) against the general
+// driver's path (the VDPBF16PS or f32 GEMM, path=gemm).
+func BenchmarkGEMVRowsBF16(b *testing.B) {
+	defer func(v int) { gemvRowsMax = v }(gemvRowsMax)
+	for _, sh := range gemvDecodeShapes {
+		in, out := sh[0], sh[1]
+		wbytes := in * out * 2
+		copies := max(1, (48<<20)/wbytes)
+		r := rand.New(rand.NewPCG(1, 1))
+		ws := make([]byte, copies*wbytes)
+		for i := 0; i < len(ws)/2; i++ {
+			dtype.PutFloat64(dtype.BF16, ws, i, r.NormFloat64())
+		}
+		for _, m := range []int{1, 2, 4, 8} {
+			xs := make([]byte, m*in*2)
+			for i := 0; i < m*in; i++ {
+				dtype.PutFloat64(dtype.BF16, xs, i, r.NormFloat64())
+			}
+			y := make([]byte, m*out*2)
+			for _, path := range []string{"gemv", "gemm"} {
+				b.Run(fmt.Sprintf("%dto%d/m%d/%s", in, out, m, path), func(b *testing.B) {
+					gemvRowsMax = 16
+					if path == "gemm" {
+						gemvRowsMax = 0
+					}
+					b.SetBytes(int64(wbytes))
+					for i := 0; i < b.N; i++ {
+						c := i % copies
+						call := &Call{
+							Launch: &device.Launch{
+								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+								In:    []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{m, in})}, {DType: dtype.BF16, Layout: op.Contiguous([]int{out, in})}},
+								Out:   []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{m, out})}},
+							},
+							InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
+						}
+						if err := dotGeneralKernel(call); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
 		}
 	}
