@@ -36,8 +36,18 @@ func gemvAxpyBF16AVX512(k int, x *float32, b *uint16, ldb int, y *float32, n int
 //go:noescape
 func gemvAxpyBF16DP(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)
 
+// gemvDotBF16x4AVX512 sets y[i*ldy+r] (i < 4, r < rows) to row r of a
+// (bf16, rows lda apart) dotted with deinterleaved vector i (x + i*ldx,
+// gemvDeinterleave's layout), each with gemvDotBF16AVX512's lane
+// arithmetic and so its bits: each W chunk loaded and split once for the
+// four vectors. tail is gemvTailMask16(k). AVX-512 F/BW.
+//
+//go:noescape
+func gemvDotBF16x4AVX512(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int16)
+
 func init() {
 	gemvDotBF16Z, gemvDotBF16Y = gemvDotBF16AVX512, gemvDotBF16AVX2
+	gemvDotBF16x4Z = gemvDotBF16x4AVX512
 	gemvAxpyBF16Z = gemvAxpyBF16AVX512
 	if haveAVX512BF16() {
 		gemvAxpyBF16DPZ = gemvAxpyBF16DP

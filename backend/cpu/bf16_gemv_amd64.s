@@ -472,3 +472,92 @@ axpyBZstore8:
 axpyBZdone:
 	VZEROUPPER
 	RET
+
+// BF16X4(XR, E, O): x row XR's chunk at byte offset AX (its 16 even
+// values, then its 16 odd ones) against the split W chunk in Z19 (even)
+// and Z18 (odd), into E and O.
+#define BF16X4(XR, E, O) \
+	VMOVUPS (XR)(AX*1), Z8; \
+	VMOVUPS 64(XR)(AX*1), Z9; \
+	VFMADD231PS Z19, Z8, E; \
+	VFMADD231PS Z18, Z9, O
+
+// func gemvDotBF16x4AVX512(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int16)
+// y[i*ldy+r] (i < 4, r < rows) = row r of a dotted with deinterleaved
+// vector i (x + i*ldx), each with gemvDotBF16AVX512's lane arithmetic and
+// so its bits: one W row at a time, each 32-value chunk loaded and split
+// once for the four vectors (eight accumulators).
+TEXT ·gemvDotBF16x4AVX512(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $1, R8
+	MOVQ x+24(FP), DI
+	MOVQ ldx+32(FP), R10
+	SHLQ $2, R10
+	MOVQ y+40(FP), DX
+	MOVQ ldy+48(FP), R11
+	SHLQ $2, R11
+	MOVQ rows+56(FP), BX
+	MOVQ tail+64(FP), R9
+	VMOVDQU16 (R9), Z30
+	VPMOVW2M Z30, K1
+	MOVL $0xFFFF0000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ CX, R9
+	ANDQ $31, R9
+	SHRQ $5, CX
+	SHLQ $7, CX // full chunks as bytes of x (128 a chunk)
+	LEAQ (DI)(R10*1), R13
+	LEAQ (DI)(R10*2), R14
+	LEAQ (R13)(R10*2), R15
+	LEAQ (R11)(R11*2), R10 // 3*ldy bytes
+gemvDotBF16X4row:
+	TESTQ BX, BX
+	JEQ gemvDotBF16X4done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ SI, R12
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE gemvDotBF16X4tail
+gemvDotBF16X4loop:
+	VMOVDQU16 (R12), Z18
+	VPSLLD $16, Z18, Z19
+	VPANDD Z31, Z18, Z18
+	BF16X4(DI, Z0, Z1)
+	BF16X4(R13, Z2, Z3)
+	BF16X4(R14, Z4, Z5)
+	BF16X4(R15, Z6, Z7)
+	ADDQ $64, R12
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JLT gemvDotBF16X4loop
+gemvDotBF16X4tail:
+	TESTQ R9, R9
+	JEQ gemvDotBF16X4red
+	VMOVDQU16.Z (R12), K1, Z18
+	VPSLLD $16, Z18, Z19
+	VPANDD Z31, Z18, Z18
+	BF16X4(DI, Z0, Z1)
+	BF16X4(R13, Z2, Z3)
+	BF16X4(R14, Z4, Z5)
+	BF16X4(R15, Z6, Z7)
+gemvDotBF16X4red:
+	BF16REDZ(Z0, Z1, Y0, Y1, X0, X1, 0(DX))
+	BF16REDZ(Z2, Z3, Y2, Y3, X2, X3, 0(DX)(R11*1))
+	BF16REDZ(Z4, Z5, Y4, Y5, X4, X5, 0(DX)(R11*2))
+	BF16REDZ(Z6, Z7, Y6, Y7, X6, X7, 0(DX)(R10*1))
+	ADDQ R8, SI
+	ADDQ $4, DX
+	DECQ BX
+	JMP gemvDotBF16X4row
+gemvDotBF16X4done:
+	VZEROUPPER
+	RET

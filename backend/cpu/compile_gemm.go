@@ -340,7 +340,7 @@ func dotBF16GEMV(c *Call) bool {
 	if m > 1 {
 		step = min(16, max(1, gemvMultiBlock/(2*max(k, 1))))
 	}
-	tsz := 16 + 8*k16
+	tsz := 64 + 8*k16
 	nw := 1
 	if m*n*k >= gemvParallelMACs {
 		nw = runtime.GOMAXPROCS(0)
@@ -356,23 +356,36 @@ func dotBF16GEMV(c *Call) bool {
 	}
 	tail := gemvTailMask16(k)
 	end := len(w)
+	// Four vectors at a time where the four-vector kernel runs (the same
+	// bits as dk).
+	x4 := gemvDotBF16x4Z
+	if x4 == nil || dkAVX2 || !atLeast(LevelAVX512) {
+		x4 = nil
+	}
 	rows := func(tid, r0, r1 int) {
 		tb := all[k+m*kp+tid*tsz : k+m*kp+(tid+1)*tsz]
-		y := tb[:16]
+		y := tb[:64]
 		for ; r0 < r1; r0 += step {
 			nr := min(step, r1-r0)
 			a, lda := w[r0*ldw:], ldw
 			if dkAVX2 && k%16 != 0 && (r0+nr-1)*ldw+k16 > end {
 				// The AVX2 kernel reads each row to k rounded up to 16:
 				// past the end of the matrix here, so read a copy.
-				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[16])), 16*k16)
+				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[64])), 16*k16)
 				clear(pad)
 				for i := 0; i < nr; i++ {
 					copy(pad[i*k16:i*k16+k], w[(r0+i)*ldw:(r0+i)*ldw+k])
 				}
 				a, lda = pad, k16
 			}
-			for i := 0; i < m; i++ {
+			i := 0
+			for ; x4 != nil && i+4 <= m; i += 4 {
+				x4(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], kp, &y[0], 16, nr, tail)
+				for j := 0; j < 4; j++ {
+					bf16Narrow(out[(i+j)*n+r0:(i+j)*n+r0+nr], y[j*16:j*16+nr])
+				}
+			}
+			for ; i < m; i++ {
 				dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], &y[0], nr, tail)
 				bf16Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
 			}

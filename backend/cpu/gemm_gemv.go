@@ -79,6 +79,9 @@ var (
 	// ldy apart), each with gemvDotF32Z's bits.
 	gemvDotF32x4Z              func(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
 	gemvDotBF16Z, gemvDotBF16Y func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
+	// gemvDotBF16x4Z runs four deinterleaved vectors at once, each with
+	// gemvDotBF16Z's bits.
+	gemvDotBF16x4Z func(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int16)
 )
 
 // The axpy-form kernels on AVX-512, set by the amd64 init (nil elsewhere):

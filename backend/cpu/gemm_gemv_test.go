@@ -816,3 +816,66 @@ func BenchmarkGEMVRowsBF16(b *testing.B) {
 		}
 	}
 }
+
+// TestGEMVDotBF16x4 is TestGEMVDotF32x4 for the four-vector bf16 kernel
+// against the bf16 dot order's model (gemvOrderBF16), the vectors
+// deinterleaved as dotBF16GEMV passes them.
+func TestGEMVDotBF16x4(t *testing.T) {
+	sup := SupportedLevels()
+	if gemvDotBF16x4Z == nil || levelRank(sup[len(sup)-1]) < levelRank(LevelAVX512) {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(73, 74))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 0, float32(math.Copysign(0, -1))}
+	for _, k := range []int{1, 7, 16, 31, 32, 33, 63, 64, 65, 100, 576, 1031} {
+		kp := roundUp(k, 32)
+		for _, rows := range []int{1, 2, 3, 5, 16} {
+			for trial := 0; trial < 3; trial++ {
+				lda, ldx, ldy := k+trial*3, kp+32*trial, rows+2*trial
+				a := make([]float32, (rows-1)*lda+k)
+				for i := range a {
+					a[i] = dtype.RoundBF16(float32(r.NormFloat64()))
+				}
+				xn := make([][]float32, 4)
+				for i := range xn {
+					xn[i] = make([]float32, k)
+					for p := range xn[i] {
+						xn[i][p] = float32(r.NormFloat64())
+					}
+				}
+				if trial == 2 {
+					for n := 0; n < 1+k/8; n++ {
+						a[r.IntN(len(a))] = dtype.RoundBF16(specials[r.IntN(len(specials))])
+						xn[r.IntN(4)][r.IntN(k)] = specials[r.IntN(len(specials))]
+					}
+				}
+				ab := make([]dtype.BFloat16, len(a))
+				for i, v := range a {
+					ab[i] = dtype.BF16FromF32(v)
+				}
+				xd := make([]float32, 3*ldx+kp)
+				for i := range xn {
+					gemvDeinterleave(xd[i*ldx:i*ldx+kp], xn[i])
+				}
+				y := make([]float32, 3*ldy+rows+1)
+				for i := range y {
+					y[i] = 42
+				}
+				gemvDotBF16x4Z(k, (*uint16)(&ab[0]), lda, &xd[0], ldx, &y[0], ldy, rows, gemvTailMask16(k))
+				for i := 0; i < 4; i++ {
+					for rr := 0; rr < rows; rr++ {
+						want := gemvOrderBF16(k, func(p int) float32 { return a[rr*lda+p] }, func(p int) float32 { return xn[i][p] })
+						if got := y[i*ldy+rr]; !sameF32(got, want) {
+							t.Fatalf("k=%d rows=%d trial %d: y[%d][%d] = %v, want %v", k, rows, trial, i, rr, got, want)
+						}
+					}
+					for rr := rows; rr < ldy && i*ldy+rr < len(y); rr++ {
+						if y[i*ldy+rr] != 42 {
+							t.Fatalf("k=%d rows=%d trial %d: wrote y[%d][%d]", k, rows, trial, i, rr)
+						}
+					}
+				}
+			}
+		}
+	}
+}
