@@ -269,6 +269,12 @@ func gemvMultiF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, t
 		run(0, total)
 		return
 	}
+	gemvShare(total, run)
+}
+
+// gemvShare runs units [0, total) as run(u0, u1) calls on the pool's
+// GOMAXPROCS threads, in chunks taken dynamically (about four a thread).
+func gemvShare(total int, run func(u0, u1 int)) {
 	nw := runtime.GOMAXPROCS(0)
 	chunk := max(1, total/(nw*4))
 	var next atomic.Int64
@@ -293,20 +299,10 @@ func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, ta
 		dk(k, &w[0], ldw, &x[0], &y[0], n, tail)
 		return
 	}
-	nw := runtime.GOMAXPROCS(0)
 	const step = 16
-	total := ceilDiv(n, step)
-	chunk := max(1, total/(nw*4))
-	var next atomic.Int64
-	gemmParallelShare(nw, func(_, _ int) {
-		for {
-			u0 := int(next.Add(int64(chunk))) - chunk
-			if u0 >= total {
-				return
-			}
-			r0, r1 := u0*step, min((u0+chunk)*step, n)
-			dk(k, &w[r0*ldw], ldw, &x[0], &y[r0], r1-r0, tail)
-		}
+	gemvShare(ceilDiv(n, step), func(u0, u1 int) {
+		r0, r1 := u0*step, min(u1*step, n)
+		dk(k, &w[r0*ldw], ldw, &x[0], &y[r0], r1-r0, tail)
 	})
 }
 

@@ -899,21 +899,30 @@ func startRefServer(ctx context.Context, py, script, model, dt string, threads, 
 }
 
 func (s *modelRefServer) run(context.Context) (modelRun, error) {
-	if _, err := io.WriteString(s.stdin, "run\n"); err != nil {
-		return modelRun{}, fmt.Errorf("%w: %s", err, s.stderr.LastLine())
-	}
-	line, err := s.out.ReadBytes('\n')
-	if err != nil {
-		return modelRun{}, fmt.Errorf("reference process ended: %w: %s", err, s.stderr.LastLine())
-	}
 	var r modelRun
-	if err := json.Unmarshal(line, &r); err != nil {
-		return modelRun{}, fmt.Errorf("bad reply %q: %w", strings.TrimSpace(string(line)), err)
+	if err := s.ask("run", &r); err != nil {
+		return modelRun{}, err
 	}
 	if r.Error != "" {
 		return modelRun{}, errors.New(r.Error)
 	}
 	return r, nil
+}
+
+// ask sends one command line to the reference and decodes its one-line
+// JSON reply into v.
+func (s *modelRefServer) ask(cmd string, v any) error {
+	if _, err := io.WriteString(s.stdin, cmd+"\n"); err != nil {
+		return fmt.Errorf("%w: %s", err, s.stderr.LastLine())
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("reference process ended: %w: %s", err, s.stderr.LastLine())
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("bad reply %q: %w", strings.TrimSpace(string(line)), err)
+	}
+	return nil
 }
 
 // refBatch is the reply to "batch N": generate over N prompts at once.
@@ -928,22 +937,15 @@ type refBatch struct {
 
 // batch runs transformers' generate on n prompts at once.
 func (s *modelRefServer) batch(n int) (refBatch, error) {
-	if _, err := fmt.Fprintf(s.stdin, "batch %d\n", n); err != nil {
-		return refBatch{}, fmt.Errorf("%w: %s", err, s.stderr.LastLine())
-	}
-	line, err := s.out.ReadBytes('\n')
-	if err != nil {
-		return refBatch{}, fmt.Errorf("reference process ended: %w: %s", err, s.stderr.LastLine())
-	}
 	var r refBatch
-	if err := json.Unmarshal(line, &r); err != nil {
-		return refBatch{}, fmt.Errorf("bad reply %q: %w", strings.TrimSpace(string(line)), err)
+	if err := s.ask(fmt.Sprintf("batch %d", n), &r); err != nil {
+		return refBatch{}, err
 	}
 	if r.Error != "" {
 		return refBatch{}, errors.New(r.Error)
 	}
 	if r.Batch != n || r.PrefillS <= 0 || r.DecodeS < 0 || r.NewTokens <= 0 {
-		return refBatch{}, fmt.Errorf("bad reply %q", strings.TrimSpace(string(line)))
+		return refBatch{}, fmt.Errorf("bad reply to batch %d: %+v", n, r)
 	}
 	return r, nil
 }
