@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -751,6 +753,29 @@ func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled boo
 	base := p.mOff[b] + i*p.msL + j0*p.msS
 	switch p.maskKind {
 	case sdpaMaskBool:
+		if p.msS == 1 {
+			// Masks are runs (a causal or padding mask is one): find
+			// each masked run with IndexByte's vector scan.
+			m := p.mb[base : base+len(x)]
+			for c := 0; c < len(m); {
+				z := bytes.IndexByte(m[c:], 0)
+				if z < 0 {
+					break
+				}
+				c += z
+				for c+8 <= len(m) && binary.LittleEndian.Uint64(m[c:]) == 0 {
+					xs := x[c : c+8]
+					for j := range xs {
+						xs[j] = ninf
+					}
+					c += 8
+				}
+				for ; c < len(m) && m[c] == 0; c++ {
+					x[c] = ninf
+				}
+			}
+			break
+		}
 		for c := range x {
 			if p.mb[base+c*p.msS] == 0 {
 				x[c] = ninf
