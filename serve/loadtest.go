@@ -173,8 +173,8 @@ feed:
 		rep.RequestsPerS = float64(rep.Completed) / wall
 		rep.TokensPerS = float64(rep.CompletionTokens) / wall
 	}
-	rep.TTFT, rep.ITL, rep.Latency = percentiles(ttft), percentiles(itl), percentiles(lat)
-	rep.DecodeTokensPerS = percentiles(dec).P50
+	rep.TTFT, rep.ITL, rep.Latency = Summarize(ttft), Summarize(itl), Summarize(lat)
+	rep.DecodeTokensPerS = Summarize(dec).P50
 	if err := ctx.Err(); err != nil && rep.Completed == 0 {
 		return rep, fmt.Errorf("serve: load run: %w", err)
 	}
@@ -316,8 +316,9 @@ func loadOne(ctx context.Context, client *http.Client, o LoadOptions, i int) (re
 	return res
 }
 
-// percentiles summarizes v (nearest rank).
-func percentiles(v []float64) Percentiles {
+// Summarize summarizes latencies v in seconds (nearest-rank percentiles),
+// as LoadReport's ttft, itl and latency are.
+func Summarize(v []float64) Percentiles {
 	if len(v) == 0 {
 		return Percentiles{}
 	}

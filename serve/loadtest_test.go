@@ -75,16 +75,16 @@ func TestPercentiles(t *testing.T) {
 		{in: []float64{4, 1, 3, 2}, p50: 2, p99: 4, max: 4},
 	}
 	for _, tc := range tests {
-		p := percentiles(tc.in)
+		p := Summarize(tc.in)
 		if p.P50 != tc.p50 || p.P99 != tc.p99 || p.Max != tc.max || p.N != len(tc.in) {
-			t.Errorf("percentiles(%v) = %+v", tc.in, p)
+			t.Errorf("Summarize(%v) = %+v", tc.in, p)
 		}
 	}
 	v := make([]float64, 100)
 	for i := range v {
 		v[i] = float64(100 - i)
 	}
-	if p := percentiles(v); p.P50 != 50 || p.P99 != 99 || p.Mean != 50.5 {
+	if p := Summarize(v); p.P50 != 50 || p.P99 != 99 || p.Mean != 50.5 {
 		t.Errorf("1..100: %+v", p)
 	}
 }

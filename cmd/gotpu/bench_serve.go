@@ -669,16 +669,10 @@ func (r *benchServeResult) addBatch(b refBatch, n, tokens int) {
 		dec = float64(tokens-1) / b.DecodeS
 	}
 	r.decs = append(r.decs, dec)
-	steps := slices.Clone(b.StepS)
-	slices.Sort(steps)
-	q := func(p float64) float64 {
-		if len(steps) == 0 {
-			return 0
-		}
-		return steps[min(len(steps)-1, int(p*float64(len(steps))))]
-	}
-	r.p50s = append(r.p50s, q(0.5))
-	r.p99s = append(r.p99s, q(0.99))
+	// The intervals summarized as RunLoad summarizes the servers' ITLs.
+	itl := serve.Summarize(b.StepS)
+	r.p50s = append(r.p50s, itl.P50)
+	r.p99s = append(r.p99s, itl.P99)
 }
 
 func (r *benchServeResult) finish() {
