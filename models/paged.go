@@ -382,6 +382,7 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 		masks[gi][w] = mk
 		return mk
 	}
+	bs := gs[0].l / gs[0].table.Size(1) // slots a block (every group's context is whole blocks)
 	for li, b := range m.layers {
 		var c, sn *tensor.Tensor
 		if nr > 0 {
@@ -389,7 +390,6 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 		}
 		kp, vp := pools[2*li], pools[2*li+1]
 		// The pools seen as blocks, [blocks, BlockSize, kvHeads, hd].
-		bs := gs[0].l / gs[0].table.Size(1)
 		kb, vb := kp.Reshape(-1, bs, b.kvHeads, b.hd), vp.Reshape(-1, bs, b.kvHeads, b.hd)
 		w := a.window[li]
 		x = b.forwardWith(x, func(h *tensor.Tensor) *tensor.Tensor {
