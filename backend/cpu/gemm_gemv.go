@@ -51,7 +51,7 @@ import (
 // the dot form has no VDPBF16PS kernel (the axpy form has one at level
 // avx512bf16, with the in-order chain's arithmetic: bf16_gemv.go).
 // An f32 x·Wᵀ with up to gemvRowsMax activation rows takes the dot form
-// too (gemvMultiF32): each of its rows is the batch-1 product of that row,
+// too (gemvRunF32): each of its rows is the batch-1 product of that row,
 // bit for bit, whatever the other rows — a decode step's sequences get
 // the bits they would get alone, up to that batch size — and past it the
 // in-order chain of the streaming or blocked paths.
@@ -117,12 +117,33 @@ func gemvTailMask16(k int) *int16 { return &gemvTailLanes16[32-k%32] }
 // 32) in the bf16 dot kernels' order: per 32-value chunk its 16
 // even-indexed values, then its 16 odd-indexed ones, zero past k.
 func gemvDeinterleave(dst, x []float32) {
-	clear(dst[len(x)&^31:])
-	for c := 0; c < len(x); c += 32 {
-		ch := x[c:min(c+32, len(x))]
-		for i, v := range ch {
-			dst[c+i/2+16*(i&1)] = v
+	n := len(x) &^ 31
+	for c := 0; c < n; c += 32 {
+		s, d := (*[32]float32)(x[c:c+32]), (*[32]float32)(dst[c:c+32])
+		for j := range 16 {
+			d[j], d[16+j] = s[2*j], s[2*j+1]
 		}
+	}
+	clear(dst[n:])
+	for i, v := range x[n:] {
+		dst[n+i/2+16*(i&1)] = v
+	}
+}
+
+// gemvWidenDeinterleave is gemvDeinterleave of x widened to f32 (the
+// bf16 dot kernels' activation), in one pass: a decode step prepares
+// one such vector per product.
+func gemvWidenDeinterleave(dst []float32, x []dtype.BFloat16) {
+	n := len(x) &^ 31
+	for c := 0; c < n; c += 32 {
+		s, d := (*[32]dtype.BFloat16)(x[c:c+32]), (*[32]uint32)(unsafe.Pointer(&dst[c : c+32][0]))
+		for j := range 16 {
+			d[j], d[16+j] = uint32(s[2*j])<<16, uint32(s[2*j+1])<<16
+		}
+	}
+	clear(dst[n:])
+	for i, v := range x[n:] {
+		dst[n+i/2+16*(i&1)] = v.F32()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/gotpu/gotpu/device"
@@ -590,7 +591,7 @@ func TestGEMVWalk(t *testing.T) {
 
 // BenchmarkGEMVRows runs f32 x·Wᵀ with m activation rows on the decode
 // shapes (the weights cycled through 48 MiB of copies) on the dot-form
-// kernels (gemvMultiF32, path=gemv) and on the path it replaces up to
+// kernels (gemvRunF32, path=gemv) and on the path it replaces up to
 // gemvRowsMax rows (the streaming x·Wᵀ, path=stream): the data for
 // gemvRowsMax and gemvMultiBlock. GOMAXPROCS threads.
 func BenchmarkGEMVRows(b *testing.B) {
@@ -876,6 +877,34 @@ func TestGEMVDotBF16x4(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestGEMVDeinterleave checks the dot kernels' activation order (and
+// its fused bf16 widening) against its definition, at every length
+// through three 32-value chunks, with dirty destinations.
+func TestGEMVDeinterleave(t *testing.T) {
+	for k := range 100 {
+		x := make([]float32, k)
+		xb := make([]dtype.BFloat16, k)
+		for i := range x {
+			xb[i] = dtype.BF16FromF32(float32(i+1) * 0.75)
+			x[i] = xb[i].F32()
+		}
+		kp := roundUp(k, 32)
+		want := make([]float32, kp)
+		for i, v := range x {
+			want[i/32*32+i%32/2+16*(i%2)] = v
+		}
+		got, gotB := make([]float32, kp), make([]float32, kp)
+		for i := range got {
+			got[i], gotB[i] = -1, -1
+		}
+		gemvDeinterleave(got, x)
+		gemvWidenDeinterleave(gotB, xb)
+		if !slices.Equal(got, want) || !slices.Equal(gotB, want) {
+			t.Fatalf("k=%d:\n got  %v\n bf16 %v\n want %v", k, got, gotB, want)
 		}
 	}
 }
