@@ -411,7 +411,10 @@ func (b *block) attendPaged(q, kb, vb, table, mask *tensor.Tensor) *tensor.Tenso
 
 func (b *block) mlp(x *tensor.Tensor) *tensor.Tensor {
 	if b.a.gated {
-		return b.down.Forward(activation(b.a.act, b.gate.Forward(x)).Mul(b.up.Forward(x)))
+		// Both products before the activation: adjacent, a compiled step
+		// runs them as one (the sibling runs of backend/cpu).
+		g, u := b.gate.Forward(x), b.up.Forward(x)
+		return b.down.Forward(activation(b.a.act, g).Mul(u))
 	}
 	return b.down.Forward(activation(b.a.act, b.fc.Forward(x)))
 }

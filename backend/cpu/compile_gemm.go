@@ -209,67 +209,89 @@ func dotTilesWide(c *Call) bool {
 // building that driver's offset tables, closures and scratch on every
 // call — a decode step makes a few hundred of these calls. It reports
 // false, having done nothing, for any other problem.
-func dotF32GEMV(c *Call) bool {
-	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || !gemvTakes(m) {
-		return false
-	}
-	dk := gemvDotF32()
-	if dk == nil {
-		return false
-	}
-	if m == 1 {
-		gemvRowsF32(dk, x, w, ldw, out, n, k)
-	} else {
-		gemvMultiF32(dk, x, m, w, ldw, out, n, k)
-	}
-	gemvHits.Add(1)
-	return true
-}
+func dotF32GEMV(c *Call) bool { return gemvSiblings([]*Call{c}) }
 
-// gemvMultiBlock is the bytes of W rows gemvMultiF32 takes at a time.
+// gemvMultiBlock is the bytes of W rows a GEMV of several activation rows
+// takes at a time.
 var gemvMultiBlock = 16 << 10
 
-// gemvMultiF32 sets out[i*n+r] (i < m, r < n) to row r of w (rows ldw
-// apart, k long) dotted with row i of x (rows k apart) on dk: every row of
-// the product is the one gemvRowsF32 gives for that row of x alone, bit
-// for bit, so a decode step's rows do not depend on which other sequences
-// share the batch (up to gemvRowsMax of them). W is walked in blocks of
-// rows (gemvMultiBlock bytes, at most 16 rows) that stay in L1 while every
-// row of x passes over them: W is read from memory once, x from cache.
-// The blocks are shared between the pool's threads from gemvParallelMACs
-// multiply-adds on.
-func gemvMultiF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x []float32, m int, w []float32, ldw int, out []float32, n, k int) {
+// gemvJob is one x·Wᵀ of a GEMV run (gemvRunF32, gemvRunBF16): out[i*n+r]
+// (i < m, r < n) is row r of w (rows ldw apart) dotted with row i of the
+// run's activations.
+type gemvJob[T float32 | dtype.BFloat16] struct {
+	w      []T
+	ldw, n int
+	out    []T
+}
+
+// gemvUnits returns the first unit of each job (and the total last) when
+// job j is cut into ceil(n_j/step) units of step rows.
+func gemvUnits[T float32 | dtype.BFloat16](jobs []gemvJob[T], step int) []int {
+	first := make([]int, len(jobs)+1)
+	for j, jb := range jobs {
+		first[j+1] = first[j] + ceilDiv(jb.n, step)
+	}
+	return first
+}
+
+// gemvUnit returns the job and first row of unit u (first from gemvUnits).
+func gemvUnit(first []int, u, step int) (job, r0 int) {
+	for first[job+1] <= u {
+		job++
+	}
+	return job, (u - first[job]) * step
+}
+
+// gemvRunF32 runs f32 x·Wᵀ products that share their activations x (m
+// rows k long, m ≤ gemvRowsMax) on the dot-form kernel dk: every row of
+// every output is the one the kernel gives for that row of x and that
+// row of W alone, bit for bit, so a decode step's rows do not depend on
+// which other sequences share the batch, nor on which products run
+// together. W is walked in units of rows (16 for one activation row;
+// for several, gemvMultiBlock bytes, at most 16 rows, which stay in L1
+// while every row of x passes over them, so W is read from memory once),
+// the units of all the products shared between the pool's threads from
+// gemvParallelMACs multiply-adds on: a decoder layer's query, key and
+// value products are one hand-off instead of three.
+func gemvRunF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x []float32, m, k int, jobs []gemvJob[float32]) {
 	tail := gemvTailMask(k)
-	step := min(16, max(1, gemvMultiBlock/(4*max(k, 1))))
-	total := ceilDiv(n, step)
+	step := 16
+	if m > 1 {
+		step = min(16, max(1, gemvMultiBlock/(4*max(k, 1))))
+	}
 	_ = x[m*k-1]
-	_ = out[m*n-1]
-	_ = w[(n-1)*ldw+k-1]
+	macs := 0
+	for _, jb := range jobs {
+		_ = jb.out[m*jb.n-1]
+		_ = jb.w[(jb.n-1)*jb.ldw+k-1]
+		macs += m * jb.n * k
+	}
 	// Four rows of x at a time where the four-vector kernel runs (the
 	// same bits as dk).
 	x4 := gemvDotF32x4Z
 	if x4 == nil || !atLeast(LevelAVX512) {
 		x4 = nil
 	}
+	first := gemvUnits(jobs, step)
 	run := func(u0, u1 int) {
 		for u := u0; u < u1; u++ {
-			r0 := u * step
-			cnt := min(step, n-r0)
+			j, r0 := gemvUnit(first, u, step)
+			jb := &jobs[j]
+			cnt := min(step, jb.n-r0)
 			i := 0
 			for ; x4 != nil && i+4 <= m; i += 4 {
-				x4(k, &w[r0*ldw], ldw, &x[i*k], k, &out[i*n+r0], n, cnt, tail)
+				x4(k, &jb.w[r0*jb.ldw], jb.ldw, &x[i*k], k, &jb.out[i*jb.n+r0], jb.n, cnt, tail)
 			}
 			for ; i < m; i++ {
-				dk(k, &w[r0*ldw], ldw, &x[i*k], &out[i*n+r0], cnt, tail)
+				dk(k, &jb.w[r0*jb.ldw], jb.ldw, &x[i*k], &jb.out[i*jb.n+r0], cnt, tail)
 			}
 		}
 	}
-	if m*n*k < gemvParallelMACs {
-		run(0, total)
+	if macs < gemvParallelMACs {
+		run(0, first[len(jobs)])
 		return
 	}
-	gemvShare(total, run)
+	gemvShare(first[len(jobs)], run)
 }
 
 // gemvShare runs units [0, total) as run(u0, u1) calls on the pool's
@@ -289,82 +311,63 @@ func gemvShare(total int, run func(u0, u1 int)) {
 	})
 }
 
-// gemvRowsF32 sets y[r] (r < n) to row r of w (rows ldw apart, k long)
-// dotted with x on dk, the rows shared between the pool's threads in
-// 16-row units from gemvParallelMACs multiply-adds on.
-func gemvRowsF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x, w []float32, ldw int, y []float32, n, k int) {
-	tail := gemvTailMask(k)
-	cost := n * k
-	if cost < gemvParallelMACs {
-		dk(k, &w[0], ldw, &x[0], &y[0], n, tail)
-		return
-	}
-	const step = 16
-	gemvShare(ceilDiv(n, step), func(u0, u1 int) {
-		r0, r1 := u0*step, min(u1*step, n)
-		dk(k, &w[r0*ldw], ldw, &x[0], &y[r0], r1-r0, tail)
-	})
-}
-
 // dotBF16GEMV is dotF32GEMV for bf16 tensors: an x·Wᵀ of bf16 x (up to
 // gemvRowsMax rows) and W (bf16 output) runs on the bf16 dot-form kernel
-// with each vector widened and deinterleaved once, as gemvBF16 does it
-// (same kernel, order and final rounding, so a row gets the bits of its
-// batch-1 product). With several rows, W is walked in blocks of rows
-// (gemvMultiBlock bytes, at most 16) that every vector passes over while
-// they are in L1, so W is read from memory once.
-func dotBF16GEMV(c *Call) bool {
-	l, r, o := c.In[0], c.In[1], c.Out[0]
-	if l.DType != dtype.BF16 || r.DType != dtype.BF16 || o.DType != dtype.BF16 || gemvAsmBF16 == nil || !atLeast(LevelAVX2) {
-		return false
-	}
-	m, n, k, ldw, ok := xwtShape(c)
-	if !ok || m > gemvRowsMax {
-		return false
-	}
+// (gemvRunBF16). It reports false, having done nothing, for any other
+// problem.
+func dotBF16GEMV(c *Call) bool { return gemvSiblings([]*Call{c}) }
+
+// gemvRunBF16 is gemvRunF32 for bf16 activations, weights and outputs,
+// on the bf16 dot-form kernel with each row of x widened and
+// deinterleaved once, as gemvBF16 does it (same kernel, order and final
+// rounding, so a row gets the bits of its batch-1 product).
+func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16]) bool {
 	dk, dkAVX2 := gemvDotBF16()
 	if dk == nil {
 		return false
 	}
-	w := as[dtype.BFloat16](c.InB[1])[r.Offset:]
-	out := as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+m*n]
 	kp, k16 := roundUp(k, 32), roundUp(k, 16)
-	// Scratch (f32 units): the vectors widened, then deinterleaved (kp
+	// Scratch (f32 units): the vectors widened and deinterleaved (kp
 	// long each), then per thread 16 outputs and a zero-padded 16-row
 	// block for the AVX2 kernel's reads past the matrix's end.
 	step := 16
 	if m > 1 {
 		step = min(16, max(1, gemvMultiBlock/(2*max(k, 1))))
 	}
+	macs := 0
+	for _, jb := range jobs {
+		macs += m * jb.n * k
+	}
 	tsz := 64 + 8*k16
 	nw := 1
-	if m*n*k >= gemvParallelMACs {
+	if macs >= gemvParallelMACs {
 		nw = runtime.GOMAXPROCS(0)
 	}
-	buf := getScratch((k + m*kp + nw*tsz) * 4)
+	buf := getScratch((m*kp + nw*tsz) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
-	nat, xs := all[:k], all[k:k+m*kp]
-	xin := as[dtype.BFloat16](c.InB[0])[l.Offset:][:m*k]
+	xs := all[:m*kp]
 	for i := 0; i < m; i++ {
-		bf16Widen(nat, xin[i*k:(i+1)*k])
-		gemvDeinterleave(xs[i*kp:(i+1)*kp], nat)
+		gemvWidenDeinterleave(xs[i*kp:(i+1)*kp], xin[i*k:(i+1)*k])
 	}
 	tail := gemvTailMask16(k)
-	end := len(w)
 	// Four vectors at a time where the four-vector kernel runs (the same
 	// bits as dk).
 	x4 := gemvDotBF16x4Z
 	if x4 == nil || dkAVX2 || !atLeast(LevelAVX512) {
 		x4 = nil
 	}
-	rows := func(tid, r0, r1 int) {
-		tb := all[k+m*kp+tid*tsz : k+m*kp+(tid+1)*tsz]
+	first := gemvUnits(jobs, step)
+	run := func(tid, u0, u1 int) {
+		tb := all[m*kp+tid*tsz : m*kp+(tid+1)*tsz]
 		y := tb[:64]
-		for ; r0 < r1; r0 += step {
-			nr := min(step, r1-r0)
+		for u := u0; u < u1; u++ {
+			j, r0 := gemvUnit(first, u, step)
+			jb := &jobs[j]
+			n, w, ldw, out := jb.n, jb.w, jb.ldw, jb.out
+			nr := min(step, n-r0)
 			a, lda := w[r0*ldw:], ldw
-			if dkAVX2 && k%16 != 0 && (r0+nr-1)*ldw+k16 > end {
+			if dkAVX2 && k%16 != 0 && (r0+nr-1)*ldw+k16 > len(w) {
 				// The AVX2 kernel reads each row to k rounded up to 16:
 				// past the end of the matrix here, so read a copy.
 				pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[64])), 16*k16)
@@ -387,22 +390,82 @@ func dotBF16GEMV(c *Call) bool {
 			}
 		}
 	}
+	total := first[len(jobs)]
 	if nw == 1 {
-		rows(0, 0, n)
-	} else {
-		total := ceilDiv(n, step)
-		chunk := max(1, total/(nw*4))
-		var next atomic.Int64
-		gemmParallel(nw, nil, func(tid, _ int) {
-			for {
-				u0 := int(next.Add(int64(chunk))) - chunk
-				if u0 >= total {
-					return
-				}
-				rows(tid, u0*step, min((u0+chunk)*step, n))
-			}
-		})
+		run(0, 0, total)
+		return true
 	}
-	gemvHits.Add(1)
+	chunk := max(1, total/(nw*4))
+	var next atomic.Int64
+	gemmParallel(nw, nil, func(tid, _ int) {
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= total {
+				return
+			}
+			run(tid, u0, min(u0+chunk, total))
+		}
+	})
+	return true
+}
+
+// gemvSiblings runs dot_general calls that multiply the same activations
+// by different weights (a compiled program's run of sibling products, or
+// one call) as one GEMV run when every one is an x·Wᵀ the dot-form
+// kernels take: f32 at precision highest (swappedOperands, gemvTakes) or
+// bf16, one dtype, the same activation rows. Each output gets the bits
+// its own call gives it. It reports false, having done nothing,
+// otherwise.
+func gemvSiblings(cs []*Call) bool {
+	c0 := cs[0]
+	m, _, k, _, ok := xwtShape(c0)
+	if !ok || m > gemvRowsMax {
+		return false
+	}
+	dt := c0.In[0].DType
+	for _, c := range cs {
+		mi, _, ki, _, ok := xwtShape(c)
+		if !ok || mi != m || ki != k || c.In[0].DType != dt || c.In[1].DType != dt || c.Out[0].DType != dt ||
+			unsafe.SliceData(c.InB[0]) != unsafe.SliceData(c0.InB[0]) || c.In[0].Offset != c0.In[0].Offset {
+			return false
+		}
+	}
+	switch dt {
+	case dtype.F32:
+		if !gemvTakes(m) {
+			return false
+		}
+		dk := gemvDotF32()
+		if dk == nil {
+			return false
+		}
+		jobs := make([]gemvJob[float32], len(cs))
+		var x []float32
+		for i, c := range cs {
+			xi, w, out, _, n, _, ldw, ok := swappedOperands(c)
+			if !ok {
+				return false
+			}
+			x, jobs[i] = xi, gemvJob[float32]{w: w, ldw: ldw, n: n, out: out}
+		}
+		gemvRunF32(dk, x, m, k, jobs)
+	case dtype.BF16:
+		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) {
+			return false
+		}
+		jobs := make([]gemvJob[dtype.BFloat16], len(cs))
+		for i, c := range cs {
+			_, n, _, ldw, _ := xwtShape(c)
+			r, o := c.In[1], c.Out[0]
+			jobs[i] = gemvJob[dtype.BFloat16]{w: as[dtype.BFloat16](c.InB[1])[r.Offset:], ldw: ldw, n: n,
+				out: as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+m*n]}
+		}
+		if !gemvRunBF16(as[dtype.BFloat16](c0.InB[0])[c0.In[0].Offset:][:m*k], m, k, jobs) {
+			return false
+		}
+	default:
+		return false
+	}
+	gemvHits.Add(int64(len(cs)))
 	return true
 }

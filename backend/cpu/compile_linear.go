@@ -18,28 +18,35 @@ import (
 // at all. A compiled program runs such a run of steps as one product
 // (quant.Kernels.MatMulMulti): the activations quantized once and the
 // row groups of every weight shared out in one call. Each output gets the
-// bits its own step gives it.
+// bits its own step gives it. Dense weights (f32 or bf16 dot_general
+// steps reading the same activations) get the same treatment on the GEMV
+// kernels (gemvSiblings): in a bf16 decode step the key and value
+// products, 16 µs each alone, ride along with the query's.
 
-// linearGGUFMultiRuns counts the runs of sibling products done as one
-// (tests check that the path ran).
-var linearGGUFMultiRuns atomic.Int64
+// linearGGUFMultiRuns and denseGEMVMultiRuns count the runs of sibling
+// products done as one (tests check that the path ran).
+var linearGGUFMultiRuns, denseGEMVMultiRuns atomic.Int64
 
 // linearRun returns how many steps from si on form a run of sibling
-// quantized products: stKernel linear_gguf steps with the same f32
-// activations, weights of the same block type and row length, and f32
-// outputs, none of them skipped. 1 when step si starts no run.
+// products: stKernel linear_gguf steps with the same f32 activations,
+// weights of the same block type and row length, and f32 outputs, or
+// dot_general steps with the same activations, of one float dtype; none
+// of them skipped. 1 when step si starts no run.
 func (r *crun) linearRun(si int) int {
 	p := r.c.pl
 	first := &p.steps[si]
 	if !r.linearStep(si) {
 		return 1
 	}
-	a0 := p.g.Nodes[first.node].Attrs
+	n0 := p.g.Nodes[first.node]
 	n := 1
 	for j := si + 1; j < len(p.steps) && r.linearStep(j); j++ {
 		s := &p.steps[j]
-		a := p.g.Nodes[s.node].Attrs
-		if s.in[0] != first.in[0] || a.String("type") != a0.String("type") || a.Int("k") != a0.Int("k") {
+		nj := p.g.Nodes[s.node]
+		if s.in[0] != first.in[0] || nj.Op != n0.Op || p.vals[s.out[0]].dt != p.vals[first.out[0]].dt {
+			break
+		}
+		if nj.Op == op.LinearGguf && (nj.Attrs.String("type") != n0.Attrs.String("type") || nj.Attrs.Int("k") != n0.Attrs.Int("k")) {
 			break
 		}
 		n++
@@ -47,18 +54,28 @@ func (r *crun) linearRun(si int) int {
 	return n
 }
 
-// linearStep reports whether step si is a linear_gguf kernel step of f32
-// activations into one f32 output, without dynamic attributes, that runs.
+// linearStep reports whether step si is a kernel step that can join a
+// run of sibling products: a linear_gguf of f32 activations into one f32
+// output, or a dot_general of f32 or bf16 operands and output, without
+// dynamic attributes, that runs.
 func (r *crun) linearStep(si int) bool {
 	p := r.c.pl
 	s := &p.steps[si]
-	if s.kind != stKernel || p.g.Nodes[s.node].Op != op.LinearGguf || s.dyn >= 0 || s.nOut != 1 || len(s.in) < 2 || s.in[0] < 0 {
+	if s.kind != stKernel || s.dyn >= 0 || s.nOut != 1 || len(s.in) < 2 || s.in[0] < 0 || s.in[1] < 0 {
+		return false
+	}
+	d := p.g.Nodes[s.node].Op
+	if d != op.LinearGguf && d != op.DotGeneral {
 		return false
 	}
 	if r.skip != nil && r.skip[si] {
 		return false
 	}
-	return p.vals[s.in[0]].dt == dtype.F32 && p.vals[s.out[0]].dt == dtype.F32
+	dt := p.vals[s.in[0]].dt
+	if d == op.DotGeneral {
+		return (dt == dtype.F32 || dt == dtype.BF16) && p.vals[s.in[1]].dt == dt && p.vals[s.out[0]].dt == dt
+	}
+	return dt == dtype.F32 && p.vals[s.out[0]].dt == dtype.F32
 }
 
 // linearSteps runs a run of sibling quantized products (linearRun), each
@@ -80,6 +97,19 @@ func (r *crun) linearSteps(ss []pstep) error {
 			return err
 		}
 		calls[i] = c
+	}
+	if r.c.pl.g.Nodes[ss[0].node].Op == op.DotGeneral {
+		if gemvSiblings(calls) {
+			denseGEMVMultiRuns.Add(1)
+			return nil
+		}
+		k, _ := kernelOf(op.DotGeneral)
+		for _, c := range calls {
+			if err := k.Run(c); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return linearGGUFMulti(calls, quantKernels)
 }
