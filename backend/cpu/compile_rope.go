@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/ir"
@@ -23,7 +24,9 @@ import (
 // and runs it as one stRope step with the same arithmetic: out[j] =
 // x[j]*cos[j] + r[j]*sin[j], each product rounded to f32 before the sum, r
 // = -x[j+h] below h and x[j-h] from h, which gives the bits of the
-// unfused ops (negation is exact, and rounding is symmetric in sign).
+// unfused ops (negation is exact, and rounding is symmetric in sign). A
+// bf16 model's rope (every value bf16) is taken too, each product and the
+// sum rounded to bf16 as its ops round them (ropeRowBF16).
 
 // ropeMatch is one recognized rope: the add node computing it from x, cos
 // and sin.
@@ -43,16 +46,21 @@ func (pl *planner) findRopes(users map[*ir.Value][]*ir.Node) map[*ir.Node]*ropeM
 		}
 		return users[v][0]
 	}
-	f32 := func(vs ...*ir.Value) bool {
-		for _, v := range vs {
-			if v == nil || v.Meta.DType != dtype.F32 {
-				return false
-			}
-		}
-		return true
-	}
 	for _, c := range pl.g.Nodes {
-		if !pl.live[c] || c.Op != op.Cat || len(c.In) != 2 || len(c.Out) != 1 || !f32(c.In[0], c.In[1], c.Out[0]) {
+		if !pl.live[c] || c.Op != op.Cat || len(c.In) != 2 || len(c.Out) != 1 {
+			continue
+		}
+		// Every value of the pattern f32, or every one bf16.
+		dt := c.Out[0].Meta.DType
+		f32 := func(vs ...*ir.Value) bool {
+			for _, v := range vs {
+				if v == nil || v.Meta.DType != dt {
+					return false
+				}
+			}
+			return dt == dtype.F32 || dt == dtype.BF16
+		}
+		if !f32(c.In[0], c.In[1], c.Out[0]) {
 			continue
 		}
 		shape := c.Out[0].Meta.Shape
@@ -216,9 +224,21 @@ var ropeSteps atomic.Uint64
 
 // rope runs an stRope step.
 func (r *crun) rope(s *pstep) error {
+	if r.c.pl.vals[s.out[0]].dt == dtype.BF16 {
+		ropeRows(r, s, as[dtype.BFloat16], ropeRowBF16)
+	} else {
+		ropeRows(r, s, as[float32], ropeRow)
+	}
+	ropeSteps.Add(1)
+	return nil
+}
+
+// ropeRows runs an stRope step's rows through row, its operands viewed by
+// as.
+func ropeRows[T float32 | dtype.BFloat16](r *crun, s *pstep, as func([]byte) []T, row func(dst, xr, cr, sr []T, h int)) {
 	p := r.c.pl
-	out := as[float32](r.mem(s.out[0]))
-	x, c, sn := as[float32](r.mem(s.in[0])), as[float32](r.mem(s.in[1])), as[float32](r.mem(s.in[2]))
+	out := as(r.mem(s.out[0]))
+	x, c, sn := as(r.mem(s.in[0])), as(r.mem(s.in[1])), as(r.mem(s.in[2]))
 	lx, lc, ls := s.inL[0], s.inL[1], s.inL[2]
 	shape := p.vals[s.out[0]].layout.Shape
 	rank := len(shape)
@@ -226,7 +246,7 @@ func (r *crun) rope(s *pstep) error {
 	h := w / 2
 	rows := op.Numel(shape) / max(w, 1)
 	// Rows are shared out; each range starts from its first row's index.
-	parallelFor(rows, rows*w*4, func(lo, hi int) {
+	parallelFor(rows, rows*w*int(unsafe.Sizeof(T(0))), func(lo, hi int) {
 		var idx [maxPlanRank]int
 		ox, oc, os := lx.Offset, lc.Offset, ls.Offset
 		for d, r := rank-2, lo; d >= 0; d-- {
@@ -234,8 +254,8 @@ func (r *crun) rope(s *pstep) error {
 			r /= shape[d]
 			ox, oc, os = ox+idx[d]*lx.Strides[d], oc+idx[d]*lc.Strides[d], os+idx[d]*ls.Strides[d]
 		}
-		for row := lo; row < hi; row++ {
-			ropeRow(out[row*w:(row+1)*w], x[ox:ox+w], c[oc:oc+w], sn[os:os+w], h)
+		for i := lo; i < hi; i++ {
+			row(out[i*w:(i+1)*w], x[ox:ox+w], c[oc:oc+w], sn[os:os+w], h)
 			// Next row: advance the leading dimensions' index.
 			for d := rank - 2; d >= 0; d-- {
 				idx[d]++
@@ -248,8 +268,6 @@ func (r *crun) rope(s *pstep) error {
 			}
 		}
 	})
-	ropeSteps.Add(1)
-	return nil
 }
 
 // ropeRow writes one rotate-half row: dst[j] = x[j]·c[j] - x[j+h]·s[j] and
@@ -259,5 +277,19 @@ func ropeRow(dst, xr, cr, sr []float32, h int) {
 	for j := vecRopeAsm(dst, xr, cr, sr, h); j < h; j++ {
 		dst[j] = float32(xr[j]*cr[j]) + float32(-xr[j+h]*sr[j])
 		dst[j+h] = float32(xr[j+h]*cr[j+h]) + float32(xr[j]*sr[j+h])
+	}
+}
+
+// ropeRowBF16 is ropeRow for bf16 rows with the arithmetic of the unfused
+// bf16 ops: each product and the sum computed in float32 from the
+// widened operands and rounded to bf16 (a product of two bf16 values is
+// exact in float32, so only those roundings happen).
+func ropeRowBF16(dst, xr, cr, sr []dtype.BFloat16, h int) {
+	dst, xr, cr, sr = dst[:2*h], xr[:2*h], cr[:2*h], sr[:2*h]
+	round := func(v float32) float32 { return dtype.BF16FromF32(v).F32() }
+	for j := 0; j < h; j++ {
+		lo, hi := xr[j].F32(), xr[j+h].F32()
+		dst[j] = dtype.BF16FromF32(round(float32(lo*cr[j].F32())) + round(float32(-hi*sr[j].F32())))
+		dst[j+h] = dtype.BF16FromF32(round(float32(hi*cr[j+h].F32())) + round(float32(lo*sr[j+h].F32())))
 	}
 }

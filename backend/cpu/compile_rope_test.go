@@ -17,7 +17,8 @@ import (
 // stRope step with the bits of the op-by-op program: x a transposed view
 // (the models' [B, heads, T, hd] of a projection), cos and sin broadcast
 // over the heads or full-size, either operand order of the muls and the
-// add, and inputs that include NaN and Inf. A
+// add, and inputs that include NaN and Inf; in f32 and in bf16 (whose
+// ops round every product and sum to bf16). A
 // pattern whose intermediate is read elsewhere, or whose cat is not the
 // rotation, is left to the ops.
 func TestCompileRope(t *testing.T) {
@@ -31,79 +32,81 @@ func TestCompileRope(t *testing.T) {
 		want      int  // rope steps
 	}
 	const b, tt, heads, hd = 2, 3, 4, 16
-	for _, v := range []variant{
-		{name: "broadcast", csShape: []int{b, 1, tt, hd}, want: 1},
-		{name: "full", csShape: []int{b, heads, tt, hd}, want: 1},
-		{name: "swapped", csShape: []int{1, 1, tt, hd}, swap: true, want: 1},
-		{name: "leak", csShape: []int{b, 1, tt, hd}, leak: true},
-		{name: "not a rotation", csShape: []int{b, 1, tt, hd}, wrongHalf: true},
-	} {
-		t.Run(v.name, func(t *testing.T) {
-			params := []op.Meta{fm(b, tt, heads*hd), fm(v.csShape...), fm(v.csShape...)}
-			g, err := ir.Trace(params, func(bb op.Builder, p []op.Value) []op.Value {
-				// Each use of x is a view node of its own, as in a traced
-				// eager model.
-				view := func() op.Value {
-					x := op.Call1(bb, "reshape", op.Attrs{"shape": []int{b, tt, heads, hd}}, p[0])
-					return op.Call1(bb, "transpose", op.Attrs{"dim0": 1, "dim1": 2}, x)
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+		for _, v := range []variant{
+			{name: "broadcast", csShape: []int{b, 1, tt, hd}, want: 1},
+			{name: "full", csShape: []int{b, heads, tt, hd}, want: 1},
+			{name: "swapped", csShape: []int{1, 1, tt, hd}, swap: true, want: 1},
+			{name: "leak", csShape: []int{b, 1, tt, hd}, leak: true},
+			{name: "not a rotation", csShape: []int{b, 1, tt, hd}, wrongHalf: true},
+		} {
+			t.Run(dt.String()+"/"+v.name, func(t *testing.T) {
+				params := []op.Meta{{Shape: []int{b, tt, heads * hd}, DType: dt}, {Shape: v.csShape, DType: dt}, {Shape: v.csShape, DType: dt}}
+				g, err := ir.Trace(params, func(bb op.Builder, p []op.Value) []op.Value {
+					// Each use of x is a view node of its own, as in a traced
+					// eager model.
+					view := func() op.Value {
+						x := op.Call1(bb, "reshape", op.Attrs{"shape": []int{b, tt, heads, hd}}, p[0])
+						return op.Call1(bb, "transpose", op.Attrs{"dim0": 1, "dim1": 2}, x)
+					}
+					x := view()
+					hi := op.Call1(bb, "narrow", op.Attrs{"dim": -1, "start": hd / 2, "length": hd / 2}, view())
+					lo := op.Call1(bb, "narrow", op.Attrs{"dim": 3, "start": 0, "length": hd / 2}, view())
+					if v.wrongHalf {
+						lo = hi
+					}
+					rot := op.Call1(bb, "cat", op.Attrs{"dim": -1}, op.Call1(bb, "neg", nil, hi), lo)
+					xc, rs := op.Call1(bb, "mul", nil, x, p[1]), op.Call1(bb, "mul", nil, rot, p[2])
+					out := op.Call1(bb, "add", nil, xc, rs)
+					if v.swap {
+						xc, rs = op.Call1(bb, "mul", nil, p[1], x), op.Call1(bb, "mul", nil, p[2], rot)
+						out = op.Call1(bb, "add", nil, rs, xc)
+					}
+					outs := []op.Value{out}
+					if v.leak {
+						outs = append(outs, rot)
+					}
+					return outs
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
-				x := view()
-				hi := op.Call1(bb, "narrow", op.Attrs{"dim": -1, "start": hd / 2, "length": hd / 2}, view())
-				lo := op.Call1(bb, "narrow", op.Attrs{"dim": 3, "start": 0, "length": hd / 2}, view())
-				if v.wrongHalf {
-					lo = hi
+				ins := inputsFor(params, 5, 0)
+				for i, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0} {
+					dtype.PutFloat64(dt, ins[0], 7*i+1, x)
 				}
-				rot := op.Call1(bb, "cat", op.Attrs{"dim": -1}, op.Call1(bb, "neg", nil, hi), lo)
-				xc, rs := op.Call1(bb, "mul", nil, x, p[1]), op.Call1(bb, "mul", nil, rot, p[2])
-				out := op.Call1(bb, "add", nil, xc, rs)
-				if v.swap {
-					xc, rs = op.Call1(bb, "mul", nil, p[1], x), op.Call1(bb, "mul", nil, p[2], rot)
-					out = op.Call1(bb, "add", nil, rs, xc)
+				dtype.PutFloat64(dt, ins[2], 3, math.Inf(1))
+				ip, p := interpAndCompiled(t, be, g)
+				want := runProg(t, be, ip, g, ins, device.RunOptions{})
+				before := ropeSteps.Load()
+				got := runProg(t, be, p, g, ins, device.RunOptions{})
+				if n := int(ropeSteps.Load() - before); n != v.want {
+					t.Errorf("%d rope steps ran, want %d; plan:\n%s", n, v.want, p.(*cprogram).pl.summary())
 				}
-				outs := []op.Value{out}
-				if v.leak {
-					outs = append(outs, rot)
+				if v.want > 0 && strings.Contains(p.(*cprogram).pl.summary(), ": cat") {
+					t.Errorf("the rope's cat is still a step:\n%s", p.(*cprogram).pl.summary())
 				}
-				return outs
+				for i := range want {
+					if !bytes.Equal(got[i], want[i]) {
+						t.Fatalf("output %d differs from the op-by-op program", i)
+					}
+				}
+				// The plan survives serialization.
+				data, err := p.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				lp, err := be.LoadProgram(0, data)
+				if err != nil {
+					t.Fatal(fmt.Errorf("reload: %w", err))
+				}
+				again := runProg(t, be, lp, g, ins, device.RunOptions{})
+				for i := range want {
+					if !bytes.Equal(again[i], want[i]) {
+						t.Fatalf("reloaded plan: output %d differs", i)
+					}
+				}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ins := inputsFor(params, 5, 0)
-			for i, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0} {
-				dtype.PutFloat64(dtype.F32, ins[0], 7*i+1, x)
-			}
-			dtype.PutFloat64(dtype.F32, ins[2], 3, math.Inf(1))
-			ip, p := interpAndCompiled(t, be, g)
-			want := runProg(t, be, ip, g, ins, device.RunOptions{})
-			before := ropeSteps.Load()
-			got := runProg(t, be, p, g, ins, device.RunOptions{})
-			if n := int(ropeSteps.Load() - before); n != v.want {
-				t.Errorf("%d rope steps ran, want %d; plan:\n%s", n, v.want, p.(*cprogram).pl.summary())
-			}
-			if v.want > 0 && strings.Contains(p.(*cprogram).pl.summary(), ": cat") {
-				t.Errorf("the rope's cat is still a step:\n%s", p.(*cprogram).pl.summary())
-			}
-			for i := range want {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("output %d differs from the op-by-op program", i)
-				}
-			}
-			// The plan survives serialization.
-			data, err := p.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			lp, err := be.LoadProgram(0, data)
-			if err != nil {
-				t.Fatal(fmt.Errorf("reload: %w", err))
-			}
-			again := runProg(t, be, lp, g, ins, device.RunOptions{})
-			for i := range want {
-				if !bytes.Equal(again[i], want[i]) {
-					t.Fatalf("reloaded plan: output %d differs", i)
-				}
-			}
-		})
+		}
 	}
 }

@@ -550,20 +550,20 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 	return nil
 }
 
-// validateRope checks an stRope step: x, cos and sin, f32 and laid out
-// over the output's shape with unit stride along its even last
-// dimension, and the output's own contiguous f32 buffer.
+// validateRope checks an stRope step: x, cos and sin, of the output's
+// dtype (f32 or bf16) and laid out over its shape with unit stride along
+// its even last dimension, and the output's own contiguous buffer.
 func (p *plan) validateRope(s pstep, stored, owned func(int) bool) error {
 	if len(s.in) != 3 || len(s.inL) != 3 || len(s.out) != 1 || s.nOut != 1 || !owned(s.out[0]) {
 		return fmt.Errorf("%w: rope arity", errPlan)
 	}
 	ov := p.vals[s.out[0]]
 	shape := ov.layout.Shape
-	if ov.dt != dtype.F32 || len(shape) == 0 || shape[len(shape)-1]%2 != 0 || !planIsContig(ov.layout) {
+	if (ov.dt != dtype.F32 && ov.dt != dtype.BF16) || len(shape) == 0 || shape[len(shape)-1]%2 != 0 || !planIsContig(ov.layout) {
 		return fmt.Errorf("%w: rope output", errPlan)
 	}
 	for i, id := range s.in {
-		if id < 0 || !stored(id) || p.vals[id].dt != dtype.F32 {
+		if id < 0 || !stored(id) || p.vals[id].dt != ov.dt {
 			return fmt.Errorf("%w: rope input %d", errPlan, i)
 		}
 		v, l := p.vals[id], s.inL[i]
