@@ -251,7 +251,7 @@ func (c *lazyCtx) boundedRecord(path string, d *op.Def, vals []*ir.Value, a op.A
 		panic(&Error{Op: path, Msg: fmt.Sprintf("%v: %s (%s); the padded positions would change the result", ErrBoundedDim, d.Name, why), Err: ErrBoundedDim})
 	}
 	switch {
-	case d.Name == "reduce":
+	case d == op.Reduce:
 		x := vals[0]
 		rank := len(x.Meta.Shape)
 		red := reducedMask(a.Ints("dims"), rank)
@@ -260,7 +260,7 @@ func (c *lazyCtx) boundedRecord(path string, d *op.Def, vals []*ir.Value, a op.A
 		}
 		vals[0] = x
 		res[0] = keepMask(masks[0], red, rank, a.Bool("keepdim"))
-	case d.Name == "dot_general":
+	case d == op.DotGeneral:
 		lb, rb, lc, rc := a.Ints("lhs_batch"), a.Ints("rhs_batch"), a.Ints("lhs_contract"), a.Ints("rhs_contract")
 		for k := range lc {
 			if masks[0]&(1<<lc[k]) != 0 || masks[1]&(1<<rc[k]) != 0 {
@@ -307,7 +307,7 @@ func (c *lazyCtx) boundedRecord(path string, d *op.Def, vals []*ir.Value, a op.A
 			}
 			res[i] = m
 		}
-	case d.Name == "copy" || d.Name == "convert" || d.Name == "copy_":
+	case d == op.Copy || d == op.Convert || d == op.CopyInPlace:
 		for i := range outs {
 			res[i] = masks[0] | masks[len(masks)-1]
 		}

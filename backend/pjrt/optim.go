@@ -325,14 +325,14 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 		}
 		return b.conv(v, ct)
 	}
-	if d.Name == "adam_step" {
+	if d == op.AdamStep {
 		b.one = scalar(adamOne)
 	} else {
 		b.one = scalar(sgdOne)
 	}
 	var outs []*ir.Value
-	switch d.Name {
-	case "adam_step":
+	switch d {
+	case op.AdamStep:
 		decoupled, ams := a.Bool("decoupled"), a.Bool("amsgrad")
 		wd := a.Float("weight_decay")
 		decay, negss, bc2s := scalar(adamDecay), scalar(adamNegSS), scalar(adamBC2S)
@@ -364,7 +364,7 @@ func optimGraph(g *ir.Graph, d *op.Def, a op.Attrs, in []*ir.Value, sv *ir.Value
 			}
 			outs = append(outs, b.store(mx))
 		}
-	case "sgd_step":
+	case op.SgdStep:
 		wd, mom := a.Float("weight_decay"), a.Float("momentum")
 		neglr := scalar(sgdNegLR)
 		p, dv := b.load(in[0]), b.load(in[1])
