@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
@@ -1246,6 +1247,8 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 	r.applyDonations(in, opts)
 	r.dynamic, r.drawn = opts.Dynamic, make([]any, len(p.dyn))
 	r.threads = planThreads(p.opts.Threads)
+	timed := stepProfOn.Load()
+	var t0 time.Time
 	for si := 0; si < len(p.steps); si++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
@@ -1253,15 +1256,24 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 		if r.skip != nil && r.skip[si] {
 			continue
 		}
+		if timed {
+			t0 = time.Now()
+		}
 		if n := r.linearRun(si); n > 1 {
 			if err := r.linearSteps(p.steps[si : si+n]); err != nil {
 				return nil, fmt.Errorf("cpu: run: steps %d-%d: %w", si, si+n-1, err)
+			}
+			if timed {
+				addStepTime(p, p.steps[si:si+n], t0)
 			}
 			si += n - 1
 			continue
 		}
 		if err := r.step(&p.steps[si]); err != nil {
 			return nil, fmt.Errorf("cpu: run: step %d: %w", si, err)
+		}
+		if timed && p.steps[si].kind != stConst {
+			addStepTime(p, p.steps[si:si+1], t0)
 		}
 	}
 	out = make([]device.Buffer, len(p.outputs))

@@ -64,7 +64,9 @@ type modelBenchReport struct {
 	Skipped  []benchSkipped     `json:"skipped"`
 	Notes    []string           `json:"notes"`
 	Profiles []string           `json:"profiles"`
-	Versions map[string]any     `json:"versions"`
+	// StepProfile: --step-profile's tables.
+	StepProfile []stepProfilePhase `json:"step_profile,omitempty"`
+	Versions    map[string]any     `json:"versions"`
 }
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minute averages at the start and
@@ -164,6 +166,7 @@ type modelBenchFlags struct {
 	python, refScript string
 	cpuProfile        string
 	profileReps       int
+	stepProfile       bool
 	asJSON            bool
 }
 
@@ -200,6 +203,12 @@ per dtype and mode, prefill and decode apart:
 DIR/<dtype>-<mode>-{prefill,decode}-<i>.pprof; merge them with
 go tool pprof -top DIR/f32-strict-decode-*.pprof.
 
+--step-profile times every step of the compiled mode's programs on the
+cpu device over --profile-reps extra untimed runs (backend/cpu's step
+timer: the wall time of each product, attention, fused group or kernel,
+parallel work included), prefill and decode apart, and prints each
+phase's steps by total time: what one generation spends where.
+
 With --json one object is printed, with these stable keys:
   model, family, params, device, threads, prompt_len, new_tokens, reps,
   warmup, ref_method
@@ -225,6 +234,10 @@ With --json one object is printed, with these stable keys:
   skipped    [{impl, reason}]: a reference that could not run
   notes      [string]
   profiles   [string]: the --cpuprofile files written
+  step_profile [{dtype, phase (prefill or decode), runs, steps: [{step,
+             calls, total_s, mean_us}]}]: with --step-profile, per step
+             kind (op, output dtype and shape; "sibling OP xN" a run of
+             sibling products) the calls and time summed over the runs
   versions   {gotpu, go, cpu, cpu_kernel_level, torch.*}
 bench/models/run.sh runs both benchmark checkpoints in both dtypes.`,
 		Args: cobra.NoArgs,
@@ -255,7 +268,8 @@ bench/models/run.sh runs both benchmark checkpoints in both dtypes.`,
 	fs.StringVar(&f.python, "python", "", "the reference's Python (default: $GOTPU_MODELREF_PYTHON, else the venv of tools/modelref/venv.sh)")
 	fs.StringVar(&f.refScript, "ref-script", "", "path of "+modelRefScriptPath+" (default: found above the working directory)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "directory for CPU profiles of gotpu's prefill and decode (extra untimed runs)")
-	fs.IntVar(&f.profileReps, "profile-reps", 3, "profiled runs per dtype and mode with --cpuprofile")
+	fs.IntVar(&f.profileReps, "profile-reps", 3, "profiled runs per dtype and mode with --cpuprofile or --step-profile")
+	fs.BoolVar(&f.stepProfile, "step-profile", false, "time every step of gotpu's compiled programs (cpu device) over --profile-reps extra untimed runs, prefill and decode apart")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (keys above)")
 	benchCmd.AddCommand(cmd)
 }
@@ -506,6 +520,21 @@ func runModelBench(ctx context.Context, f *modelBenchFlags, logw io.Writer) (*mo
 					filepath.Join(f.cpuProfile, dname+"-"+mode))
 				tensor.SetMode(old)
 				rep.Profiles = append(rep.Profiles, files...)
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		if f.stepProfile {
+			if !slices.Contains(modes, "compiled") || !strings.HasPrefix(f.mf.device, "cpu") {
+				rep.Notes = append(rep.Notes, "--step-profile times compiled programs on the cpu device: no table for "+dname)
+			} else {
+				tmode, compiled, _ := parseModelMode("compiled")
+				lm.Compiled = compiled
+				old := tensor.SetMode(tmode)
+				phases, err := stepProfileGenerate(ctx, lm, prompt, f.newTok, f.profileReps, dname)
+				tensor.SetMode(old)
+				rep.StepProfile = append(rep.StepProfile, phases...)
 				if err != nil {
 					return nil, err
 				}
@@ -1005,7 +1034,96 @@ func writeModelBench(w io.Writer, rep *modelBenchReport) error {
 	for _, p := range rep.Profiles {
 		fmt.Fprintf(w, "profile: %s\n", p)
 	}
+	for _, ph := range rep.StepProfile {
+		var total float64
+		for _, s := range ph.Steps {
+			total += s.TotalS
+		}
+		fmt.Fprintf(w, "steps of the compiled %s %s, per run (%d runs; %.2f ms a run):\n", ph.DType, ph.Phase, ph.Runs, 1e3*total/float64(max(ph.Runs, 1)))
+		for i, s := range ph.Steps {
+			if i == stepProfileLines {
+				fmt.Fprintf(w, "  ... %d more (--json has all)\n", len(ph.Steps)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %9.1f us %5.1f%% %7.1f calls %9.1f us/call  %s\n", 1e6*s.TotalS/float64(max(ph.Runs, 1)), 100*s.TotalS/max(total, 1e-12),
+				float64(s.Calls)/float64(max(ph.Runs, 1)), s.MeanUS, s.Step)
+		}
+	}
 	return nil
+}
+
+// stepProfileLines is how many steps per phase the text output lists.
+const stepProfileLines = 15
+
+// stepProfilePhase is one phase's step table (--step-profile).
+type stepProfilePhase struct {
+	DType string           `json:"dtype"`
+	Phase string           `json:"phase"`
+	Runs  int              `json:"runs"`
+	Steps []stepProfileRow `json:"steps"`
+}
+
+// stepProfileRow is one kind of step's calls and time over the runs.
+type stepProfileRow struct {
+	Step   string  `json:"step"`
+	Calls  int64   `json:"calls"`
+	TotalS float64 `json:"total_s"`
+	MeanUS float64 `json:"mean_us"`
+}
+
+// stepProfileGenerate runs reps compiled generations with the CPU
+// backend's step timer on, switched from the prefill's table to the
+// decode's when the first token is chosen, and returns both tables summed
+// over the runs.
+func stepProfileGenerate(ctx context.Context, lm *models.CausalLM, prompt []int, newTok, reps int, dname string) ([]stepProfilePhase, error) {
+	defer cpu.ProfileSteps(false)
+	sum := [2]map[string]*stepProfileRow{{}, {}}
+	add := func(ph int) {
+		for _, t := range cpu.StepTimes() {
+			r := sum[ph][t.Step]
+			if r == nil {
+				r = &stepProfileRow{Step: t.Step}
+				sum[ph][t.Step] = r
+			}
+			r.Calls += t.Calls
+			r.TotalS += t.Total.Seconds()
+		}
+	}
+	for i := 0; i < reps; i++ {
+		runtime.GC()
+		cpu.ProfileSteps(true)
+		n := 0
+		_, err := gotpuGenerate(ctx, lm, prompt, newTok, func(_, _ int) error {
+			if n++; n == 1 {
+				add(0)
+				cpu.ProfileSteps(true)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		add(1)
+	}
+	var out []stepProfilePhase
+	for ph, name := range []string{"prefill", "decode"} {
+		p := stepProfilePhase{DType: dname, Phase: name, Runs: reps}
+		for _, r := range sum[ph] {
+			r.MeanUS = 1e6 * r.TotalS / float64(max(r.Calls, 1))
+			p.Steps = append(p.Steps, *r)
+		}
+		slices.SortFunc(p.Steps, func(a, b stepProfileRow) int {
+			if a.TotalS != b.TotalS {
+				if a.TotalS > b.TotalS {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.Step, b.Step)
+		})
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // findAbove returns rel (a repository path such as a tools/ script) in

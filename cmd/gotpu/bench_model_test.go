@@ -267,3 +267,56 @@ func TestBenchModelReference(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchModelStepProfile: --step-profile reports, per dtype, a prefill
+// and a decode table of the compiled programs' steps, whose calls add up
+// to the generations run (the decode's products once per layer per step).
+func TestBenchModelStepProfile(t *testing.T) {
+	dir := writeTinyLlama(t)
+	rep := benchJSON(t, "model", "--model", dir, "--dtype", "f32", "--mode", "compiled",
+		"--reps", "1", "--warmup", "0", "--prompt-len", "8", "--new-tokens", "4", "--threads", "1",
+		"--step-profile", "--profile-reps", "2")
+	phases, _ := rep["step_profile"].([]any)
+	if len(phases) != 2 {
+		t.Fatalf("step_profile has %d phases, want prefill and decode: %v", len(phases), rep["step_profile"])
+	}
+	for i, want := range []string{"prefill", "decode"} {
+		ph := phases[i].(map[string]any)
+		if ph["phase"] != want || ph["dtype"] != "f32" || ph["runs"].(float64) != 2 {
+			t.Errorf("phase %d: %v", i, ph)
+		}
+		steps := ph["steps"].([]any)
+		if len(steps) == 0 {
+			t.Fatalf("%s: no steps", want)
+		}
+		var total float64
+		var products float64
+		for _, s := range steps {
+			m := s.(map[string]any)
+			total += m["total_s"].(float64)
+			if name := m["step"].(string); strings.Contains(name, "dot_general") || strings.Contains(name, "fused") {
+				products += m["calls"].(float64)
+			}
+		}
+		if total <= 0 || products == 0 {
+			t.Errorf("%s: total %v s, %v product steps", want, total, products)
+		}
+	}
+	// The tiny model has 2 layers; 3 decode steps a run, 2 runs: its
+	// output products (o and down) at least once per layer and step.
+	if n := stepCalls(phases[1], "dot_general"); n < 2*3*2 {
+		t.Errorf("decode: %v dot_general steps, want at least %d", n, 2*3*2)
+	}
+}
+
+// stepCalls sums the calls of a phase's steps whose name contains s.
+func stepCalls(phase any, s string) float64 {
+	var n float64
+	for _, st := range phase.(map[string]any)["steps"].([]any) {
+		m := st.(map[string]any)
+		if strings.Contains(m["step"].(string), s) {
+			n += m["calls"].(float64)
+		}
+	}
+	return n
+}
