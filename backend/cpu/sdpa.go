@@ -445,11 +445,15 @@ func (p *sdpaPlan) pack() {
 	if inPlace {
 		vSize = 0
 	}
-	p.scratch = getScratch(4 * (len(kOffs)*kSize + len(vOffs)*vSize))
+	// Entries that read the same rows as the one before them (the query
+	// heads of a key head, under grouped-query attention) share its pack.
+	kOf, nk := sdpaPackSlots(len(kOffs), func(i int) bool { return p.sameRows(kOffs, p.kPages, i) })
+	vOf, nv := sdpaPackSlots(len(vOffs), func(i int) bool { return p.sameRows(vOffs, p.vPages, i) })
+	p.scratch = getScratch(4 * (nk*kSize + nv*vSize))
 	all := as[float32](*p.scratch)
 	p.kPack, p.vPack, p.vBad = make([][]float32, len(kOffs)), make([][]float32, len(vOffs)), make([]bool, len(vOffs))
 	packK := func(i int) {
-		kt := all[i*kSize : (i+1)*kSize]
+		kt := all[kOf[i]*kSize : (kOf[i]+1)*kSize]
 		// 16 keys at a time: their rows are copied whole (a sequential read
 		// the prefetcher follows), then transposed from L1 into the
 		// chunk's E×16 panel (a sequential write).
@@ -481,7 +485,7 @@ func (p *sdpaPlan) pack() {
 		if inPlace {
 			p.vPack[i] = vb[vOffs[i]:]
 		} else {
-			vp := all[len(kOffs)*kSize+i*vSize : len(kOffs)*kSize+(i+1)*vSize]
+			vp := all[nk*kSize+vOf[i]*vSize : nk*kSize+(vOf[i]+1)*vSize]
 			for j := 0; j < p.s && p.ev > 0; j++ {
 				row := vp[j*p.evp : (j+1)*p.evp]
 				src := p.vRow(i, j)
@@ -514,16 +518,69 @@ func (p *sdpaPlan) pack() {
 			}
 		}
 	}
-	n := len(kOffs) + len(vOffs)
+	// The first entry of each slot packs it; the others take its pack.
+	var firsts []int
+	for i := range kOffs {
+		if i == 0 || kOf[i] != kOf[i-1] {
+			firsts = append(firsts, i)
+		}
+	}
+	nkf := len(firsts)
+	for i := range vOffs {
+		if i == 0 || vOf[i] != vOf[i-1] {
+			firsts = append(firsts, i)
+		}
+	}
+	n := len(firsts)
 	parallelFor(n, n*p.s*max(p.e, p.ev), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if i < len(kOffs) {
-				packK(i)
+		for f := lo; f < hi; f++ {
+			if f < nkf {
+				packK(firsts[f])
 			} else {
-				packV(i - len(kOffs))
+				packV(firsts[f])
 			}
 		}
 	})
+	for i := 1; i < len(kOffs); i++ {
+		if kOf[i] == kOf[i-1] {
+			p.kPack[i] = p.kPack[i-1]
+		}
+	}
+	for i := 1; i < len(vOffs); i++ {
+		if vOf[i] == vOf[i-1] {
+			p.vPack[i], p.vBad[i] = p.vPack[i-1], p.vBad[i-1]
+		}
+	}
+}
+
+// sameRows reports whether key (or value) entry i reads the rows entry
+// i-1 reads: the same offset and, when paged, the same block list.
+func (p *sdpaPlan) sameRows(offs []int, pages [][]int, i int) bool {
+	if offs[i] != offs[i-1] {
+		return false
+	}
+	if p.page == 0 {
+		return true
+	}
+	a, b := pages[i], pages[i-1]
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// sdpaPackSlots numbers n entries' packs: entry i shares entry i-1's
+// slot when same(i), else takes the next; it returns each entry's slot
+// and the slot count.
+func sdpaPackSlots(n int, same func(i int) bool) ([]int, int) {
+	of := make([]int, n)
+	slots := 0
+	for i := range of {
+		if i > 0 && same(i) {
+			of[i] = of[i-1]
+			continue
+		}
+		of[i] = slots
+		slots++
+	}
+	return of, slots
 }
 
 // release returns the packs to the scratch pool.
