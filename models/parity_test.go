@@ -311,3 +311,48 @@ func checkDecoder(t *testing.T, lm *CausalLM, ref *reference, recompute bool) {
 		seq = append(seq, res.Tokens[0][i])
 	}
 }
+
+// TestBF16CompiledMatchesStrict: a bf16 model's compiled forward (sibling
+// GEMV runs, one-step RoPE and RMSNorm, the planner's other rewrites)
+// gives the logits of its op-by-op forward bit for bit, and the same
+// greedy tokens, on every decoder variant.
+func TestBF16CompiledMatchesStrict(t *testing.T) {
+	for _, v := range decoderVariants(t) {
+		t.Run(v, func(t *testing.T) {
+			dir := filepath.Join(refDir, v)
+			ref := readReference(t, dir)
+			m, err := Load(dir, Options{DType: dtype.BF16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lm := m.LM
+			run := func(compiled bool) ([]float32, [][]int) {
+				lm.Compiled = compiled
+				logits, _, err := lm.ForwardLogits(ref.InputIDs, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := lm.Generate(context.Background(), ref.InputIDs, GenerateOptions{MaxNewTokens: 6})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return logits, res.Tokens
+			}
+			sl, st := run(false)
+			cl, ct := run(true)
+			if len(sl) != len(cl) {
+				t.Fatalf("%d compiled logits, %d strict", len(cl), len(sl))
+			}
+			for i := range sl {
+				if math.Float32bits(sl[i]) != math.Float32bits(cl[i]) {
+					t.Fatalf("logit %d: compiled %v, strict %v", i, cl[i], sl[i])
+				}
+			}
+			for i := range st {
+				if !slices.Equal(st[i], ct[i]) {
+					t.Errorf("row %d greedy: compiled %v, strict %v", i, ct[i], st[i])
+				}
+			}
+		})
+	}
+}

@@ -68,11 +68,12 @@ var _ device.Compiler = (*Backend)(nil)
 
 // Step kinds.
 const (
-	stConst  uint8 = iota + 1 // write a constant's bytes
-	stKernel                  // launch a graph node's kernel
-	stCopy                    // contiguous copy of a value
-	stFused                   // fused elementwise group (maybe with reduction or GEMM)
-	stRope                    // rotary position embedding (compile_rope.go)
+	stConst    uint8 = iota + 1 // write a constant's bytes
+	stKernel                    // launch a graph node's kernel
+	stCopy                      // contiguous copy of a value
+	stFused                     // fused elementwise group (maybe with reduction or GEMM)
+	stRope                      // rotary position embedding (compile_rope.go)
+	stNormBF16                  // a bf16 model's RMSNorm (compile_norm.go)
 )
 
 // pvalue is a value of the plan: a graph value or a copy the plan made.
@@ -143,6 +144,7 @@ type planner struct {
 	live    map[*ir.Node]bool // nodes some graph output depends on
 	dynOf   []int             // per graph node: its dynamic-attribute source index, or -1
 	ropes   map[*ir.Node]*ropeMatch
+	norms   map[*ir.Node]*normMatch
 }
 
 // gbuild is a fused group being formed.
@@ -364,7 +366,7 @@ func (pl *planner) formGroups() {
 		if !pl.live[n] {
 			continue
 		}
-		if _, ok := planFusable(n); !ok || pl.ropes[n] != nil {
+		if _, ok := planFusable(n); !ok || pl.ropes[n] != nil || pl.norms[n] != nil {
 			closeUsers(n, nil)
 			continue
 		}
@@ -503,6 +505,14 @@ func (pl *planner) build() error {
 			}
 			users = pl.countUses()
 		}
+		if pl.norms = pl.findNormsBF16(users); pl.norms != nil {
+			for _, m := range pl.norms {
+				for _, n := range m.nodes {
+					pl.live[n] = false
+				}
+			}
+			users = pl.countUses()
+		}
 	}
 	if pl.fuse {
 		pl.formGroups()
@@ -564,6 +574,10 @@ func (pl *planner) build() error {
 			p.steps = append(p.steps, pstep{kind: stConst, node: j, dyn: -1, out: []int{id}})
 		case pl.ropes[n] != nil:
 			if err := pl.emitRope(j, n, pl.ropes[n]); err != nil {
+				return err
+			}
+		case pl.norms[n] != nil:
+			if err := pl.emitNorm(j, n, pl.norms[n]); err != nil {
 				return err
 			}
 		case pl.groupOf[n] != nil:
@@ -642,6 +656,9 @@ func (pl *planner) countUses() map[*ir.Value][]*ir.Node {
 		in := n.In
 		if m := pl.ropes[n]; m != nil {
 			in = []*ir.Value{m.x, m.cos, m.sin}
+		}
+		if m := pl.norms[n]; m != nil {
+			in = []*ir.Value{m.x, m.w}
 		}
 		for _, v := range in {
 			if v != nil {
@@ -1408,6 +1425,8 @@ func (r *crun) step(s *pstep) error {
 		return r.fused(s)
 	case stRope:
 		return r.rope(s)
+	case stNormBF16:
+		return r.normBF16(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
 }
@@ -1653,6 +1672,8 @@ func (p *plan) summary() string {
 			fmt.Fprintf(&sb, "%d: %s\n", i, p.g.Nodes[s.node].Op.Name)
 		case stRope:
 			fmt.Fprintf(&sb, "%d: rope %v\n", i, p.vals[s.out[0]].layout.Shape)
+		case stNormBF16:
+			fmt.Fprintf(&sb, "%d: rms_norm bf16 %v\n", i, p.vals[s.out[0]].layout.Shape)
 		case stFused:
 			g := s.grp
 			fmt.Fprintf(&sb, "%d: fused %v: %d instructions, %d inputs, %d outputs", i, g.shape, len(g.code), len(g.inputs), len(g.outs))

@@ -105,6 +105,8 @@ func stepLabel(p *plan, ss []pstep) string {
 		return "fused" + out()
 	case stRope:
 		return "rope" + out()
+	case stNormBF16:
+		return "rms_norm (bf16 chain)" + out()
 	case stCopy:
 		return "copy" + out()
 	case stConst:

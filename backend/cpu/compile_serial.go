@@ -544,6 +544,8 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 		return p.validateGroup(s, stored, owned)
 	case stRope:
 		return p.validateRope(s, stored, owned)
+	case stNormBF16:
+		return p.validateNorm(s, stored, owned)
 	default:
 		return fmt.Errorf("%w: step kind %d", errPlan, s.kind)
 	}
