@@ -73,7 +73,8 @@ const (
 	stCopy                      // contiguous copy of a value
 	stFused                     // fused elementwise group (maybe with reduction or GEMM)
 	stRope                      // rotary position embedding (compile_rope.go)
-	stNormBF16                  // a bf16 model's RMSNorm (compile_norm.go)
+	stNormBF16                  // a bf16 model's RMSNorm (compile_bf16chain.go)
+	stGLUBF16                   // a bf16 model's act(gate)*up (compile_bf16chain.go)
 )
 
 // pvalue is a value of the plan: a graph value or a copy the plan made.
@@ -144,7 +145,7 @@ type planner struct {
 	live    map[*ir.Node]bool // nodes some graph output depends on
 	dynOf   []int             // per graph node: its dynamic-attribute source index, or -1
 	ropes   map[*ir.Node]*ropeMatch
-	norms   map[*ir.Node]*normMatch
+	chains  map[*ir.Node]*chainMatch
 }
 
 // gbuild is a fused group being formed.
@@ -366,7 +367,7 @@ func (pl *planner) formGroups() {
 		if !pl.live[n] {
 			continue
 		}
-		if _, ok := planFusable(n); !ok || pl.ropes[n] != nil || pl.norms[n] != nil {
+		if _, ok := planFusable(n); !ok || pl.ropes[n] != nil || pl.chains[n] != nil {
 			closeUsers(n, nil)
 			continue
 		}
@@ -505,8 +506,8 @@ func (pl *planner) build() error {
 			}
 			users = pl.countUses()
 		}
-		if pl.norms = pl.findNormsBF16(users); pl.norms != nil {
-			for _, m := range pl.norms {
+		if pl.chains = pl.findChainsBF16(users); pl.chains != nil {
+			for _, m := range pl.chains {
 				for _, n := range m.nodes {
 					pl.live[n] = false
 				}
@@ -576,8 +577,8 @@ func (pl *planner) build() error {
 			if err := pl.emitRope(j, n, pl.ropes[n]); err != nil {
 				return err
 			}
-		case pl.norms[n] != nil:
-			if err := pl.emitNorm(j, n, pl.norms[n]); err != nil {
+		case pl.chains[n] != nil:
+			if err := pl.emitChain(j, n, pl.chains[n]); err != nil {
 				return err
 			}
 		case pl.groupOf[n] != nil:
@@ -657,8 +658,8 @@ func (pl *planner) countUses() map[*ir.Value][]*ir.Node {
 		if m := pl.ropes[n]; m != nil {
 			in = []*ir.Value{m.x, m.cos, m.sin}
 		}
-		if m := pl.norms[n]; m != nil {
-			in = []*ir.Value{m.x, m.w}
+		if m := pl.chains[n]; m != nil {
+			in = m.in
 		}
 		for _, v := range in {
 			if v != nil {
@@ -1427,6 +1428,8 @@ func (r *crun) step(s *pstep) error {
 		return r.rope(s)
 	case stNormBF16:
 		return r.normBF16(s)
+	case stGLUBF16:
+		return r.gluBF16(s)
 	}
 	return fmt.Errorf("bad step kind %d", s.kind)
 }
@@ -1674,6 +1677,8 @@ func (p *plan) summary() string {
 			fmt.Fprintf(&sb, "%d: rope %v\n", i, p.vals[s.out[0]].layout.Shape)
 		case stNormBF16:
 			fmt.Fprintf(&sb, "%d: rms_norm bf16 %v\n", i, p.vals[s.out[0]].layout.Shape)
+		case stGLUBF16:
+			fmt.Fprintf(&sb, "%d: glu bf16 %v\n", i, p.vals[s.out[0]].layout.Shape)
 		case stFused:
 			g := s.grp
 			fmt.Fprintf(&sb, "%d: fused %v: %d instructions, %d inputs, %d outputs", i, g.shape, len(g.code), len(g.inputs), len(g.outs))

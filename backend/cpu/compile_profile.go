@@ -107,6 +107,8 @@ func stepLabel(p *plan, ss []pstep) string {
 		return "rope" + out()
 	case stNormBF16:
 		return "rms_norm (bf16 chain)" + out()
+	case stGLUBF16:
+		return "act*up (bf16 chain)" + out()
 	case stCopy:
 		return "copy" + out()
 	case stConst:

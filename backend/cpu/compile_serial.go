@@ -546,6 +546,8 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 		return p.validateRope(s, stored, owned)
 	case stNormBF16:
 		return p.validateNorm(s, stored, owned)
+	case stGLUBF16:
+		return p.validateGLU(s, stored, owned)
 	default:
 		return fmt.Errorf("%w: step kind %d", errPlan, s.kind)
 	}

@@ -114,3 +114,105 @@ func TestCompileNormBF16(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileGLUBF16 checks that a bf16 act(gate) * up runs as one
+// stGLUBF16 step with the bits of the op-by-op program: silu and both
+// gelus, either operand order, the gate a transposed view, NaN of both
+// signs (the operand order picks the payload), Inf; an activation read
+// elsewhere, or an up that broadcasts, is left to the ops.
+func TestCompileGLUBF16(t *testing.T) {
+	be := testBackend(t)
+	const b, tt, d = 2, 3, 40
+	type variant struct {
+		name   string
+		act    string
+		approx string
+		swap   bool // up * act(gate)
+		view   bool // gate a transposed view
+		leak   bool // act(gate) also an output
+		bcast  bool // up of shape [d]
+		want   int
+	}
+	for _, v := range []variant{
+		{name: "silu", act: "silu", want: 1},
+		{name: "silu swapped", act: "silu", swap: true, want: 1},
+		{name: "gelu tanh", act: "gelu", approx: "tanh", want: 1},
+		{name: "gelu", act: "gelu", approx: "none", swap: true, want: 1},
+		{name: "view", act: "silu", view: true, want: 1},
+		{name: "leak", act: "silu", leak: true},
+		{name: "broadcast up", act: "silu", bcast: true},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			params := []op.Meta{{Shape: []int{b, tt, d}, DType: dtype.BF16}, {Shape: []int{b, tt, d}, DType: dtype.BF16}}
+			if v.view {
+				params[0].Shape = []int{tt, b, d}
+			}
+			if v.bcast {
+				params[1].Shape = []int{d}
+			}
+			g, err := ir.Trace(params, func(bb op.Builder, p []op.Value) []op.Value {
+				x := p[0]
+				if v.view {
+					x = op.Call1(bb, "transpose", op.Attrs{"dim0": 0, "dim1": 1}, x)
+				}
+				var a op.Attrs
+				if v.act == "gelu" {
+					a = op.Attrs{"approximate": v.approx}
+				}
+				act := op.Call1(bb, v.act, a, x)
+				out := op.Call1(bb, "mul", nil, act, p[1])
+				if v.swap {
+					out = op.Call1(bb, "mul", nil, p[1], act)
+				}
+				outs := []op.Value{out}
+				if v.leak {
+					outs = append(outs, act)
+				}
+				return outs
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := inputsFor(params, 11, 0)
+			for i, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e-30, 0, 12} {
+				dtype.PutFloat64(dtype.BF16, ins[0], 7*i+1, x)
+			}
+			// NaN ups of both signs where the gate is NaN: whatever the
+			// activation's NaN, one of them differs from it, and the mul's
+			// operand order picks the payload.
+			dtype.PutFloat64(dtype.BF16, ins[0], 50, math.NaN())
+			dtype.PutFloat64(dtype.BF16, ins[1], 1, math.Copysign(math.NaN(), -1))
+			if !v.bcast {
+				dtype.PutFloat64(dtype.BF16, ins[1], 50, math.NaN())
+			}
+			dtype.PutFloat64(dtype.BF16, ins[1], 8, math.Inf(-1))
+			ip, p := interpAndCompiled(t, be, g)
+			want := runProg(t, be, ip, g, ins, device.RunOptions{})
+			before := gluSteps.Load()
+			got := runProg(t, be, p, g, ins, device.RunOptions{})
+			summary := p.(*cprogram).pl.summary()
+			if n := int(gluSteps.Load() - before); n != v.want {
+				t.Errorf("%d bf16 glu steps ran, want %d; plan:\n%s", n, v.want, summary)
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("output %d differs from the op-by-op program", i)
+				}
+			}
+			data, err := p.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, err := be.LoadProgram(0, data)
+			if err != nil {
+				t.Fatal(fmt.Errorf("reload: %w", err))
+			}
+			again := runProg(t, be, lp, g, ins, device.RunOptions{})
+			for i := range want {
+				if !bytes.Equal(again[i], want[i]) {
+					t.Fatalf("reloaded plan: output %d differs", i)
+				}
+			}
+		})
+	}
+}
