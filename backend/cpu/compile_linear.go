@@ -56,8 +56,8 @@ func (r *crun) linearRun(si int) int {
 
 // linearStep reports whether step si is a kernel step that can join a
 // run of sibling products: a linear_gguf of f32 activations into one f32
-// output, or a dot_general of f32 or bf16 operands and output, without
-// dynamic attributes, that runs.
+// output, or a dot_general of f32 or bf16 operands and output with at most
+// gemvRowsMax activation rows, without dynamic attributes, that runs.
 func (r *crun) linearStep(si int) bool {
 	p := r.c.pl
 	s := &p.steps[si]
@@ -73,6 +73,12 @@ func (r *crun) linearStep(si int) bool {
 	}
 	dt := p.vals[s.in[0]].dt
 	if d == op.DotGeneral {
+		// Only GEMV-shaped products (gemvSiblings takes no others): a
+		// prompt's products run step by step.
+		x := p.vals[s.in[0]].layout.Shape
+		if len(x) == 0 || op.Numel(x)/max(x[len(x)-1], 1) > gemvRowsMax {
+			return false
+		}
 		return (dt == dtype.F32 || dt == dtype.BF16) && p.vals[s.in[1]].dt == dt && p.vals[s.out[0]].dt == dt
 	}
 	return dt == dtype.F32 && p.vals[s.out[0]].dt == dtype.F32
