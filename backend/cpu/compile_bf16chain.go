@@ -244,14 +244,8 @@ func (p *plan) validateNorm(s pstep, stored, owned func(int) bool) error {
 		if id < 0 || !stored(id) || p.vals[id].dt != dtype.BF16 {
 			return fmt.Errorf("%w: rms_norm input %d", errPlan, i)
 		}
-		v, l := p.vals[id], s.inL[i]
-		limit := int64(0)
-		if v.param >= 0 {
-			limit = int64(p.g.Params[v.param].Meta.Numel())
-		} else {
-			limit = p.bufs[v.buf].size / int64(v.dt.Size())
-		}
-		if err := planCheckLayout(l, limit); err != nil {
+		l := s.inL[i]
+		if err := planCheckLayout(l, p.valueLimit(id)); err != nil {
 			return fmt.Errorf("rms_norm input %d: %w", i, err)
 		}
 		if !slices.Equal(l.Shape, shape) || (i == 0 && !slices.Equal(l.Strides, op.ContiguousStrides(shape))) || l.Strides[len(l.Strides)-1] != 1 {
@@ -373,14 +367,8 @@ func (p *plan) validateGLU(s pstep, stored, owned func(int) bool) error {
 		if id < 0 || !stored(id) || p.vals[id].dt != dtype.BF16 {
 			return fmt.Errorf("%w: glu input %d", errPlan, i)
 		}
-		v, l := p.vals[id], s.inL[i]
-		limit := int64(0)
-		if v.param >= 0 {
-			limit = int64(p.g.Params[v.param].Meta.Numel())
-		} else {
-			limit = p.bufs[v.buf].size / int64(v.dt.Size())
-		}
-		if err := planCheckLayout(l, limit); err != nil {
+		l := s.inL[i]
+		if err := planCheckLayout(l, p.valueLimit(id)); err != nil {
 			return fmt.Errorf("glu input %d: %w", i, err)
 		}
 		if !slices.Equal(l.Shape, shape) || !slices.Equal(l.Strides, op.ContiguousStrides(shape)) {

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"bytes"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -92,25 +90,7 @@ func TestCompileNormBF16(t *testing.T) {
 			if v.want > 0 && strings.Contains(summary, ": convert") {
 				t.Errorf("the norm's converts are still steps:\n%s", summary)
 			}
-			for i := range want {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("output %d differs from the op-by-op program", i)
-				}
-			}
-			data, err := p.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			lp, err := be.LoadProgram(0, data)
-			if err != nil {
-				t.Fatal(fmt.Errorf("reload: %w", err))
-			}
-			again := runProg(t, be, lp, g, ins, device.RunOptions{})
-			for i := range want {
-				if !bytes.Equal(again[i], want[i]) {
-					t.Fatalf("reloaded plan: output %d differs", i)
-				}
-			}
+			sameAsOpByOp(t, be, p, g, ins, want, got)
 		})
 	}
 }
@@ -194,25 +174,7 @@ func TestCompileGLUBF16(t *testing.T) {
 			if n := int(gluSteps.Load() - before); n != v.want {
 				t.Errorf("%d bf16 glu steps ran, want %d; plan:\n%s", n, v.want, summary)
 			}
-			for i := range want {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("output %d differs from the op-by-op program", i)
-				}
-			}
-			data, err := p.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			lp, err := be.LoadProgram(0, data)
-			if err != nil {
-				t.Fatal(fmt.Errorf("reload: %w", err))
-			}
-			again := runProg(t, be, lp, g, ins, device.RunOptions{})
-			for i := range want {
-				if !bytes.Equal(again[i], want[i]) {
-					t.Fatalf("reloaded plan: output %d differs", i)
-				}
-			}
+			sameAsOpByOp(t, be, p, g, ins, want, got)
 		})
 	}
 }

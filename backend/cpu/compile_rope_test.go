@@ -86,27 +86,34 @@ func TestCompileRope(t *testing.T) {
 				if v.want > 0 && strings.Contains(p.(*cprogram).pl.summary(), ": cat") {
 					t.Errorf("the rope's cat is still a step:\n%s", p.(*cprogram).pl.summary())
 				}
-				for i := range want {
-					if !bytes.Equal(got[i], want[i]) {
-						t.Fatalf("output %d differs from the op-by-op program", i)
-					}
-				}
-				// The plan survives serialization.
-				data, err := p.Marshal()
-				if err != nil {
-					t.Fatal(err)
-				}
-				lp, err := be.LoadProgram(0, data)
-				if err != nil {
-					t.Fatal(fmt.Errorf("reload: %w", err))
-				}
-				again := runProg(t, be, lp, g, ins, device.RunOptions{})
-				for i := range want {
-					if !bytes.Equal(again[i], want[i]) {
-						t.Fatalf("reloaded plan: output %d differs", i)
-					}
-				}
+				sameAsOpByOp(t, be, p, g, ins, want, got)
 			})
+		}
+	}
+}
+
+// sameAsOpByOp fails t unless the outputs got of compiled program p equal
+// want (the op-by-op program's) bit for bit, and p, marshaled and loaded
+// again, gives them too.
+func sameAsOpByOp(t *testing.T, be *Backend, p device.Program, g *ir.Graph, ins, want, got [][]byte) {
+	t.Helper()
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("output %d differs from the op-by-op program", i)
+		}
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := be.LoadProgram(0, data)
+	if err != nil {
+		t.Fatal(fmt.Errorf("reload: %w", err))
+	}
+	again := runProg(t, be, lp, g, ins, device.RunOptions{})
+	for i := range want {
+		if !bytes.Equal(again[i], want[i]) {
+			t.Fatalf("reloaded plan: output %d differs", i)
 		}
 	}
 }

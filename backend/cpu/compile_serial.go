@@ -511,14 +511,7 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 			if !stored(id) || p.vals[id].dt != n.In[i].Meta.DType {
 				return fmt.Errorf("%w: kernel input %d", errPlan, i)
 			}
-			v := p.vals[id]
-			limit := int64(0)
-			if v.param >= 0 {
-				limit = int64(g.Params[v.param].Meta.Numel())
-			} else {
-				limit = p.bufs[v.buf].size / int64(v.dt.Size())
-			}
-			if err := planCheckLayout(s.inL[i], limit); err != nil {
+			if err := planCheckLayout(s.inL[i], p.valueLimit(id)); err != nil {
 				return fmt.Errorf("kernel input %d: %w", i, err)
 			}
 			want := n.In[i].Meta.Shape
@@ -554,6 +547,16 @@ func (p *plan) validateStep(s pstep, stored, owned func(int) bool) error {
 	return nil
 }
 
+// valueLimit is the number of elements value id's storage holds (its
+// parameter's, or its buffer's), the bound of its layouts.
+func (p *plan) valueLimit(id int) int64 {
+	v := p.vals[id]
+	if v.param >= 0 {
+		return int64(p.g.Params[v.param].Meta.Numel())
+	}
+	return p.bufs[v.buf].size / int64(v.dt.Size())
+}
+
 // validateRope checks an stRope step: x, cos and sin, of the output's
 // dtype (f32 or bf16) and laid out over its shape with unit stride along
 // its even last dimension, and the output's own contiguous buffer.
@@ -570,14 +573,8 @@ func (p *plan) validateRope(s pstep, stored, owned func(int) bool) error {
 		if id < 0 || !stored(id) || p.vals[id].dt != ov.dt {
 			return fmt.Errorf("%w: rope input %d", errPlan, i)
 		}
-		v, l := p.vals[id], s.inL[i]
-		limit := int64(0)
-		if v.param >= 0 {
-			limit = int64(p.g.Params[v.param].Meta.Numel())
-		} else {
-			limit = p.bufs[v.buf].size / int64(v.dt.Size())
-		}
-		if err := planCheckLayout(l, limit); err != nil {
+		l := s.inL[i]
+		if err := planCheckLayout(l, p.valueLimit(id)); err != nil {
 			return fmt.Errorf("rope input %d: %w", i, err)
 		}
 		if !slices.Equal(l.Shape, shape) || l.Strides[len(l.Strides)-1] != 1 {
