@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -47,6 +48,15 @@ func (r *crun) linearRun(si int) int {
 			break
 		}
 		if nj.Op == op.LinearGguf && (nj.Attrs.String("type") != n0.Attrs.String("type") || nj.Attrs.Int("k") != n0.Attrs.Int("k")) {
+			break
+		}
+		// A product of the run reading another's output (which runs at
+		// the same time) ends it.
+		reads := false
+		for _, q := range p.steps[si:j] {
+			reads = reads || slices.Contains(s.in, q.out[0])
+		}
+		if reads {
 			break
 		}
 		n++
