@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -32,8 +31,8 @@ var errNormLayout = errors.New("cpu: rms_norm output is not a dense f32 array")
 var fusedNN = true
 
 // fusedRows runs fn on rows [lo, hi) of a rows x d problem, split over
-// goroutines (one per thread, the first on the caller) when each gets at
-// least vecChunk elements.
+// the threads (runParts; one part per thread) when each gets at least
+// vecChunk elements.
 func fusedRows(rows, d int, fn func(lo, hi int)) {
 	w := min(runtime.GOMAXPROCS(0), rows*d/vecChunk, rows)
 	if w <= 1 {
@@ -41,16 +40,7 @@ func fusedRows(rows, d int, fn func(lo, hi int)) {
 		return
 	}
 	per := (rows + w - 1) / w
-	var wg sync.WaitGroup
-	for lo := per; lo < rows; lo += per {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+per, rows))
-	}
-	fn(0, min(per, rows))
-	wg.Wait()
+	runParts(ceilDiv(rows, per), func(i int) { fn(i*per, min((i+1)*per, rows)) })
 }
 
 // softmaxRowF32 sets y to softmax(x) as PyTorch's vectorized last-dim

@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -322,12 +321,13 @@ func vecMaxF32(a []float32) float32 {
 // the output's shape (kernels see inputs already broadcast to it), or,
 // for the second operand of add/sub/mul, a broadcast scalar.
 
-// vecChunk is the smallest number of elements a goroutine of vecParallel
+// vecChunk is the smallest number of elements a thread of vecParallel
 // gets: below 2*vecChunk an op runs on the calling goroutine.
 const vecChunk = 1 << 16
 
 // vecParallel runs fn over [0, n) in chunks of at least vecChunk elements
-// (multiples of 32), one per available thread, the first on the caller.
+// (multiples of 32), one per available thread (runParts), the first on the
+// caller.
 func vecParallel(n int, fn func(lo, hi int)) {
 	w := min(runtime.GOMAXPROCS(0), n/vecChunk)
 	if w <= 1 {
@@ -335,16 +335,21 @@ func vecParallel(n int, fn func(lo, hi int)) {
 		return
 	}
 	chunk := (n/w + 31) &^ 31
-	var wg sync.WaitGroup
-	for lo := chunk; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	fn(0, min(chunk, n))
-	wg.Wait()
+	parts := ceilDiv(n, chunk)
+	runParts(parts, func(i int) { fn(i*chunk, min((i+1)*chunk, n)) })
+}
+
+// runParts runs part(i) for i < n on the pool's threads, part i on thread
+// i mod threads (all on the caller when the pool is busy). The pool's
+// helpers poll for work between products, so a part starts at once where
+// a new goroutine waited for the scheduler (a helper still polling holds
+// the other P for up to tens of microseconds).
+func runParts(n int, part func(i int)) {
+	gemmParallel(min(n, runtime.GOMAXPROCS(0)), nil, func(tid, nw int) {
+		for i := tid; i < n; i += nw {
+			part(i)
+		}
+	})
 }
 
 // vecOperand returns operand o's n elements as a slice when it is a dense
