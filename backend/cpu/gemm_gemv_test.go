@@ -464,14 +464,7 @@ func BenchmarkGEMVThreads(b *testing.B) {
 					cpu0 := cpuSeconds()
 					for i := 0; i < b.N; i++ {
 						c := i % copies
-						call := &Call{
-							Launch: &device.Launch{
-								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-								In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous([]int{out, in})}},
-								Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
-							},
-							InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
-						}
+						call := xwtCall(dt, 1, out, in, xs, ws[c*wbytes:(c+1)*wbytes], y)
 						if err := dotGeneralKernel(call); err != nil {
 							b.Fatal(err)
 						}
@@ -595,46 +588,59 @@ func TestGEMVWalk(t *testing.T) {
 // gemvRowsMax rows (the streaming x·Wᵀ, path=stream): the data for
 // gemvRowsMax and gemvMultiBlock. GOMAXPROCS threads.
 func BenchmarkGEMVRows(b *testing.B) {
+	benchGEMVRows(b, dtype.F32, []int{1, 2, 4, 8, 12, 16}, "stream")
+}
+
+// benchGEMVRows times x·Wᵀ of dtype dt for each activation row count in
+// ms on SmolLM2's decode shapes, W cycled through 48 MiB of copies, on the
+// GEMV kernels ("gemv", gemvRowsMax 16) and on the path they replace (alt,
+// gemvRowsMax 0).
+func benchGEMVRows(b *testing.B, dt dtype.DType, ms []int, alt string) {
 	defer func(v int) { gemvRowsMax = v }(gemvRowsMax)
 	for _, sh := range gemvDecodeShapes {
 		in, out := sh[0], sh[1]
-		wbytes := in * out * 4
+		wbytes := in * out * dt.Size()
 		copies := max(1, (48<<20)/wbytes)
 		r := rand.New(rand.NewPCG(1, 1))
-		ws := make([]float32, copies*in*out)
-		for i := range ws {
-			ws[i] = float32(r.NormFloat64())
+		ws := make([]byte, copies*wbytes)
+		for i := 0; i < copies*in*out; i++ {
+			dtype.PutFloat64(dt, ws, i, r.NormFloat64())
 		}
-		for _, m := range []int{1, 2, 4, 8, 12, 16} {
-			xs := make([]float32, m*in)
-			for i := range xs {
-				xs[i] = float32(r.NormFloat64())
+		for _, m := range ms {
+			xs := make([]byte, m*in*dt.Size())
+			for i := 0; i < m*in; i++ {
+				dtype.PutFloat64(dt, xs, i, r.NormFloat64())
 			}
-			y := make([]float32, m*out)
-			for _, path := range []string{"gemv", "stream"} {
+			y := make([]byte, m*out*dt.Size())
+			for _, path := range []string{"gemv", alt} {
 				b.Run(fmt.Sprintf("%dto%d/m%d/%s", in, out, m, path), func(b *testing.B) {
 					gemvRowsMax = 16
-					if path == "stream" {
+					if path == alt {
 						gemvRowsMax = 0
 					}
 					b.SetBytes(int64(wbytes))
 					for i := 0; i < b.N; i++ {
 						c := i % copies
-						call := &Call{
-							Launch: &device.Launch{
-								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-								In:    []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, in})}, {DType: dtype.F32, Layout: op.Contiguous([]int{out, in})}},
-								Out:   []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{m, out})}},
-							},
-							InB: [][]byte{bytesOf(xs), bytesOf(ws[c*in*out : (c+1)*in*out])}, OutB: [][]byte{bytesOf(y)},
-						}
-						if err := dotGeneralKernel(call); err != nil {
+						if err := dotGeneralKernel(xwtCall(dt, m, out, in, xs, ws[c*wbytes:(c+1)*wbytes], y)); err != nil {
 							b.Fatal(err)
 						}
 					}
 				})
 			}
 		}
+	}
+}
+
+// xwtCall is the dot_general call of x [m, k] times the transpose of w
+// [n, k] into y [m, n], contiguous operands of dtype dt.
+func xwtCall(dt dtype.DType, m, n, k int, x, w, y []byte) *Call {
+	return &Call{
+		Launch: &device.Launch{
+			Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
+			In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, k})}, {DType: dt, Layout: op.Contiguous([]int{n, k})}},
+			Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, n})}},
+		},
+		InB: [][]byte{x, w}, OutB: [][]byte{y},
 	}
 }
 
@@ -708,14 +714,7 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 	}
 	dot := func(dt dtype.DType, m, n, k int, x, w []byte) []byte {
 		out := make([]byte, m*n*dt.Size())
-		c := &Call{
-			Launch: &device.Launch{
-				Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-				In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, k})}, {DType: dt, Layout: op.Contiguous([]int{n, k})}},
-				Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{m, n})}},
-			},
-			InB: [][]byte{x, w}, OutB: [][]byte{out},
-		}
+		c := xwtCall(dt, m, n, k, x, w, out)
 		if err := dotGeneralKernel(c); err != nil {
 			t.Fatal(err)
 		}
@@ -774,49 +773,7 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 // BenchmarkGEMVRowsBF16 is BenchmarkGEMVRows for bf16 x, W and output:
 // the dot-form kernels (dotBF16GEMV, path=gemv) against the general
 // driver's path (the VDPBF16PS or f32 GEMM, path=gemm).
-func BenchmarkGEMVRowsBF16(b *testing.B) {
-	defer func(v int) { gemvRowsMax = v }(gemvRowsMax)
-	for _, sh := range gemvDecodeShapes {
-		in, out := sh[0], sh[1]
-		wbytes := in * out * 2
-		copies := max(1, (48<<20)/wbytes)
-		r := rand.New(rand.NewPCG(1, 1))
-		ws := make([]byte, copies*wbytes)
-		for i := 0; i < len(ws)/2; i++ {
-			dtype.PutFloat64(dtype.BF16, ws, i, r.NormFloat64())
-		}
-		for _, m := range []int{1, 2, 4, 8} {
-			xs := make([]byte, m*in*2)
-			for i := 0; i < m*in; i++ {
-				dtype.PutFloat64(dtype.BF16, xs, i, r.NormFloat64())
-			}
-			y := make([]byte, m*out*2)
-			for _, path := range []string{"gemv", "gemm"} {
-				b.Run(fmt.Sprintf("%dto%d/m%d/%s", in, out, m, path), func(b *testing.B) {
-					gemvRowsMax = 16
-					if path == "gemm" {
-						gemvRowsMax = 0
-					}
-					b.SetBytes(int64(wbytes))
-					for i := 0; i < b.N; i++ {
-						c := i % copies
-						call := &Call{
-							Launch: &device.Launch{
-								Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""},
-								In:    []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{m, in})}, {DType: dtype.BF16, Layout: op.Contiguous([]int{out, in})}},
-								Out:   []device.Operand{{DType: dtype.BF16, Layout: op.Contiguous([]int{m, out})}},
-							},
-							InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
-						}
-						if err := dotGeneralKernel(call); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-			}
-		}
-	}
-}
+func BenchmarkGEMVRowsBF16(b *testing.B) { benchGEMVRows(b, dtype.BF16, []int{1, 2, 4, 8}, "gemm") }
 
 // TestGEMVDotBF16x4 is TestGEMVDotF32x4 for the four-vector bf16 kernel
 // against the bf16 dot order's model (gemvOrderBF16), the vectors
