@@ -21,6 +21,7 @@ import (
 
 	"github.com/gotpu/gotpu/dist"
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/internal/mpiraw"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -44,6 +45,11 @@ type allreduceReport struct {
 	// reference's (gloo; mpi4py with --engine mpi; above 1: gotpu is
 	// faster); empty with --no-reference.
 	Ratios map[string]float64 `json:"ratios"`
+	// RawRatios (--engine mpi) maps a size in bytes to the mpi engine's
+	// bus bandwidth over raw MPI_Allreduce's timed in the same ranks, the
+	// loops of both alternating ("mpi-raw" results): the comparison least
+	// moved by a busy machine.
+	RawRatios map[string]float64 `json:"raw_ratios,omitempty"`
 	// Reference describes the reference run ("torch-gloo <version>",
 	// "mpi4py <version> (<MPI library>)") or why there is none.
 	Reference string `json:"reference"`
@@ -109,24 +115,55 @@ func allreduceWorker(ctx context.Context, out io.Writer, engine string, sizes []
 				return err
 			}
 		}
-		var times []float64
-		for range reps {
-			if err := g.Barrier(ctx); err != nil {
-				return err
+		// With the mpi engine, raw MPI_Allreduce runs in the same ranks
+		// too, its loops alternating with the engine's.
+		raw := engine == "mpi" && mpiraw.Built
+		var rbuf []float32
+		if raw {
+			rbuf = make([]float32, size/4)
+			for i := range rbuf {
+				rbuf[i] = 1
 			}
-			t0 := time.Now()
-			for range iters {
-				if err := g.AllReduce(ctx, x, dist.Sum); err != nil {
+			for range 3 {
+				if err := mpiraw.AllReduceSumF32(rbuf); err != nil {
 					return err
 				}
 			}
-			if err := g.Barrier(ctx); err != nil {
-				return err
+		}
+		var times, rtimes []float64
+		for rep := range reps {
+			for side := range 2 {
+				if (side == 0) != (rep%2 == 0) {
+					if raw {
+						t, err := timeRawAllReduce(rbuf, iters)
+						if err != nil {
+							return err
+						}
+						rtimes = append(rtimes, t)
+					}
+					continue
+				}
+				if err := g.Barrier(ctx); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				for range iters {
+					if err := g.AllReduce(ctx, x, dist.Sum); err != nil {
+						return err
+					}
+				}
+				if err := g.Barrier(ctx); err != nil {
+					return err
+				}
+				times = append(times, time.Since(t0).Seconds()/float64(iters)*1e6)
 			}
-			times = append(times, time.Since(t0).Seconds()/float64(iters)*1e6)
 		}
 		sort.Float64s(times)
 		res = append(res, allreduceResult{Impl: "gotpu-" + engine, SizeBytes: size, Iters: iters, MedianUS: times[len(times)/2]})
+		if raw {
+			sort.Float64s(rtimes)
+			res = append(res, allreduceResult{Impl: "mpi-raw", SizeBytes: size, Iters: iters, MedianUS: rtimes[len(rtimes)/2]})
+		}
 	}
 	if g.Rank() == 0 {
 		b, _ := json.Marshal(res)
@@ -145,6 +182,24 @@ func mpirunArgs(nproc int) []string {
 		a = append(a, "--oversubscribe")
 	}
 	return append(a, "-np", strconv.Itoa(nproc))
+}
+
+// timeRawAllReduce times iters raw MPI_Allreduce calls on buf between
+// barriers (µs per call).
+func timeRawAllReduce(buf []float32, iters int) (float64, error) {
+	if err := mpiraw.Barrier(); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	for range iters {
+		if err := mpiraw.AllReduceSumF32(buf); err != nil {
+			return 0, err
+		}
+	}
+	if err := mpiraw.Barrier(); err != nil {
+		return 0, err
+	}
+	return time.Since(t0).Seconds() / float64(iters) * 1e6, nil
 }
 
 // lastJSONLine returns the last line of b that starts with '[' or '{'
@@ -253,19 +308,32 @@ func runAllreduceBench(ctx context.Context, engine string, nproc, reps int, size
 			rep.Results = append(rep.Results, r)
 		}
 	}
+	fillRatios(rep, refImpl, sizes)
+	return rep, nil
+}
+
+// fillRatios sets the results' bus bandwidths and the report's ratios:
+// gotpu's over refImpl's and, where the ranks timed raw MPI too, over
+// mpi-raw's.
+func fillRatios(rep *allreduceReport, refImpl string, sizes []int) {
 	byKey := map[string]float64{}
 	for i := range rep.Results {
 		r := &rep.Results[i]
-		r.BusBWGBps = busBW(r.SizeBytes, r.MedianUS, nproc)
+		r.BusBWGBps = busBW(r.SizeBytes, r.MedianUS, rep.NProc)
 		byKey[r.Impl+"/"+strconv.Itoa(r.SizeBytes)] = r.BusBWGBps
 	}
 	for _, s := range sizes {
 		k := strconv.Itoa(s)
 		if g, ok := byKey[refImpl+"/"+k]; ok && g > 0 {
-			rep.Ratios[k] = byKey["gotpu-"+engine+"/"+k] / g
+			rep.Ratios[k] = byKey["gotpu-"+rep.Engine+"/"+k] / g
+		}
+		if g, ok := byKey["mpi-raw/"+k]; ok && g > 0 {
+			if rep.RawRatios == nil {
+				rep.RawRatios = map[string]float64{}
+			}
+			rep.RawRatios[k] = byKey["gotpu-"+rep.Engine+"/"+k] / g
 		}
 	}
-	return rep, nil
 }
 
 // mpiRefCommand finds a Python with mpi4py (--python, else
@@ -329,13 +397,17 @@ size/time × 2(n-1)/n (nccl-tests' convention).
 installs Open MPI and mpi4py) times the mpi engine instead, both sides
 started by mpirun with the same options: gotpu's ranks, then raw
 MPI_Allreduce through mpi4py (tools/mpi/allreduce_mpi4py.py, in a python3
-that imports mpi4py, or --python) with the same loops.
+that imports mpi4py, or --python) with the same loops. gotpu's ranks also
+time raw MPI_Allreduce themselves (cgo, MPI_COMM_WORLD, no checks), its
+loops alternating with the engine's: on a busy machine that pairing moves
+far less than two separate jobs do.
 
 --json keys: nproc, engine ("shm", "mpi"), reps, results [{impl
-("gotpu-shm", "torch-gloo", "gotpu-mpi", "mpi4py"), size_bytes, iters,
-median_us, busbw_gbps}], ratios {size_bytes: gotpu's bus bandwidth over the
-reference's}, reference ("torch-gloo <version>", "mpi4py <version> (<MPI
-library>)" or why none).`,
+("gotpu-shm", "torch-gloo", "gotpu-mpi", "mpi4py", "mpi-raw"), size_bytes,
+iters, median_us, busbw_gbps}], ratios {size_bytes: gotpu's bus bandwidth
+over the reference's}, raw_ratios (--engine mpi: {size_bytes: the engine's
+bus bandwidth over mpi-raw's}), reference ("torch-gloo <version>", "mpi4py
+<version> (<MPI library>)" or why none).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizes, err := parseSizes(sizesFlag)
@@ -367,6 +439,9 @@ library>)" or why none).`,
 				ratio := ""
 				if v, ok := rep.Ratios[strconv.Itoa(r.SizeBytes)]; ok && strings.HasPrefix(r.Impl, "gotpu-") {
 					ratio = fmt.Sprintf("%.2fx", v)
+				}
+				if v, ok := rep.RawRatios[strconv.Itoa(r.SizeBytes)]; ok && strings.HasPrefix(r.Impl, "gotpu-") {
+					ratio += fmt.Sprintf(" (%.2fx mpi-raw)", v)
 				}
 				fmt.Fprintf(w, "%d\t%s\t%.1f\t%.3f\t%s\n", r.SizeBytes, r.Impl, r.MedianUS, r.BusBWGBps, ratio)
 			}
