@@ -35,11 +35,11 @@ func cmpF32(c *Call, kind int) bool {
 		d := dst[o : o+n]
 		switch {
 		case sa == 1 && sb == 1:
-			cmpVV(kind, d, xs[a:a+n], ys[b:b+n])
+			vecParallel(n, func(lo, hi int) { cmpVV(kind, d[lo:hi], xs[a+lo:a+hi], ys[b+lo:b+hi]) })
 		case sa == 1 && sb == 0:
-			cmpVS(kind, d, xs[a:a+n], ys[b], false)
+			vecParallel(n, func(lo, hi int) { cmpVS(kind, d[lo:hi], xs[a+lo:a+hi], ys[b], false) })
 		case sa == 0 && sb == 1:
-			cmpVS(kind, d, ys[b:b+n], xs[a], true)
+			vecParallel(n, func(lo, hi int) { cmpVS(kind, d[lo:hi], ys[b+lo:b+hi], xs[a], true) })
 		default:
 			for i := range d {
 				d[i] = cmpOne(kind, xs[a+i*sa], ys[b+i*sb])
@@ -65,9 +65,12 @@ func cmpOne(kind int, a, b float32) bool {
 	return a >= b
 }
 
-// cmpVV compares two vectors element by element.
+// cmpVV compares two vectors element by element (the AVX2 kernel takes
+// the longest multiple-of-32 prefix).
 func cmpVV(kind int, d []bool, x, y []float32) {
 	x, y = x[:len(d)], y[:len(d)]
+	i := cmpAsm(kind, d, x, y, false)
+	d, x, y = d[i:], x[i:], y[i:]
 	switch kind {
 	case cmpEq:
 		for i := range d {
@@ -113,6 +116,9 @@ func cmpVS(kind int, d []bool, x []float32, s float32, swapped bool) {
 		}
 	}
 	x = x[:len(d)]
+	sv := [1]float32{s}
+	i := cmpAsm(kind, d, x, sv[:], true)
+	d, x = d[i:], x[i:]
 	switch kind {
 	case cmpEq:
 		for i := range d {

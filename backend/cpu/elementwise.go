@@ -336,31 +336,15 @@ func whereLoop32(c *Call) {
 		o, a, b, cc := offs[0], offs[1], offs[2], offs[3]
 		sa, sb, sc := inner[1], inner[2], inner[3]
 		d := dst[o : o+n]
+		cr := cs[a:]
 		switch {
 		case sa == 1 && sb == 1 && sc == 1:
-			cr, xr, yr := cs[a:a+n], xs[b:b+n], ys[cc:cc+n]
-			for i := range d {
-				m := uint32(cr[i])
-				m = -((m | -m) >> 31)
-				d[i] = yr[i] ^ ((xr[i] ^ yr[i]) & m)
-			}
-		case sa == 1 && (sb == 0 && sc == 1 || sb == 1 && sc == 0):
-			// One value broadcast (a ReLU gradient's zero): out = k ^
-			// ((v ^ k) & mv), mv the mask of the dense value's side.
-			cr := cs[a : a+n]
-			var k uint32
-			var vr []uint32
-			inv := uint32(0) // the dense value is y: chosen where the condition is false
-			if sb == 0 {
-				k, vr, inv = xs[b], ys[cc:cc+n], ^uint32(0)
-			} else {
-				k, vr = ys[cc], xs[b:b+n]
-			}
-			for i := range d {
-				m := uint32(cr[i])
-				m = -((m | -m) >> 31) ^ inv
-				d[i] = k ^ ((vr[i] ^ k) & m)
-			}
+			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
+		case sa == 1 && sb == 1 && sc == 0:
+			// One value broadcast (a ReLU gradient's zero).
+			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
+		case sa == 1 && sb == 0 && sc == 1:
+			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
 		default:
 			for i := range d {
 				m := uint32(cs[a+i*sa])
@@ -370,6 +354,25 @@ func whereLoop32(c *Call) {
 			}
 		}
 	})
+}
+
+// whereRun sets d[i] = cond[i] ? x[i] : y[i] (cond holds bools: true
+// where its byte is not zero); mode 1: y[0] for every i, mode 2: x[0]. The AVX2
+// kernel takes the longest multiple-of-32 prefix.
+func whereRun(d []uint32, cond []byte, x, y []uint32, mode int) {
+	i := whereAsm(d, cond, x, y, mode)
+	for ; i < len(d); i++ {
+		m := uint32(cond[i])
+		m = -((m | -m) >> 31)
+		xv, yv := x[0], y[0]
+		if mode != 2 {
+			xv = x[i]
+		}
+		if mode != 1 {
+			yv = y[i]
+		}
+		d[i] = yv ^ ((xv ^ yv) & m)
+	}
 }
 
 func pick[T any](c bool, x, y T) T {
