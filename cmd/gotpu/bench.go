@@ -124,6 +124,9 @@ type benchCase struct {
 	// Refs are the references --ref all runs; --ref may name only these and
 	// the known references (a known one the case lacks is reported skipped).
 	Refs []string
+	// DefaultWarmup and DefaultReps, when not 0, replace the --warmup
+	// (1) and --reps (5) defaults.
+	DefaultWarmup, DefaultReps int
 	// Flags, when set, adds the case's own flags.
 	Flags func(fs *pflag.FlagSet)
 	// Run measures the case into run.
@@ -510,8 +513,15 @@ func registerBenchCase(c benchCase) {
 		" (medium: f32 tensors, one bf16 matmul pass)")
 	fs.IntVar(&f.size, "size", c.DefaultSize, sizeHelp)
 	fs.IntVar(&f.threads, "threads", 0, "threads for gotpu (GOMAXPROCS) and the references (0: GOMAXPROCS)")
-	fs.IntVar(&f.reps, "reps", 5, "timed repetitions per implementation (the median is reported)")
-	fs.IntVar(&f.warmup, "warmup", 1, "untimed warm-up runs per implementation")
+	reps, warmup := 5, 1
+	if c.DefaultReps > 0 {
+		reps = c.DefaultReps
+	}
+	if c.DefaultWarmup > 0 {
+		warmup = c.DefaultWarmup
+	}
+	fs.IntVar(&f.reps, "reps", reps, "timed repetitions per implementation (the median is reported)")
+	fs.IntVar(&f.warmup, "warmup", warmup, "untimed warm-up runs per implementation")
 	refs := append([]string{"none"}, c.Refs...)
 	fs.StringVar(&f.ref, "ref", "all", "references, comma-separated: "+strings.Join(append(refs, "all"), "|"))
 	fs.StringVar(&f.python, "python", kernels.DefaultPython, "Python interpreter for the numpy/torch references")

@@ -30,6 +30,13 @@ func init() {
 		DefaultSize: 64,
 		SizeHelp:    "batch size",
 		Refs:        []string{"torch"},
+		// A training step reaches its steady state only after some steps
+		// (the caching allocators filled, the garbage collector's pace
+		// set, on both sides): with one warm-up step the median of five
+		// measured start-up (gotpu 8-16 ms a step against 4.3-5 at steady
+		// state, 2-core Zen 4).
+		DefaultWarmup: 20,
+		DefaultReps:   30,
 		Run: func(ctx context.Context, cfg *benchConfig, run *benchRun) error {
 			b := cfg.Size
 			run.Shape = fmt.Sprintf("x [%d,1,28,28], conv 1->6 5x5 pad 2, conv 6->16 5x5, fc 400-120-84-10", b)

@@ -389,3 +389,28 @@ func TestBenchSummary(t *testing.T) {
 		t.Fatalf("summary --json: %d reports, %v\n%s", len(reps), err, out)
 	}
 }
+
+// TestBenchCaseDefaults: a case's own --warmup and --reps defaults (the
+// CNN training step measures its steady state), the common ones
+// elsewhere.
+func TestBenchCaseDefaults(t *testing.T) {
+	want := map[string][2]string{"cnn": {"20", "30"}, "gemm": {"1", "5"}}
+	for name, w := range want {
+		var found bool
+		for _, c := range benchCmd.Commands() {
+			if c.Name() != name {
+				continue
+			}
+			found = true
+			if got := c.Flags().Lookup("warmup").DefValue; got != w[0] {
+				t.Errorf("bench %s --warmup default %s, want %s", name, got, w[0])
+			}
+			if got := c.Flags().Lookup("reps").DefValue; got != w[1] {
+				t.Errorf("bench %s --reps default %s, want %s", name, got, w[1])
+			}
+		}
+		if !found {
+			t.Errorf("no bench %s", name)
+		}
+	}
+}
