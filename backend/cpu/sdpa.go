@@ -128,7 +128,7 @@ type sdpaPlan struct {
 
 	kPack, vPack [][]float32 // per key (value) batch entry of its own
 	vld          int         // row stride of the value packs (or of V in place)
-	vBad         []bool      // the value entry holds a NaN or Inf (noted under is_causal only)
+	vBad         []bool      // the value entry holds a NaN or Inf (noted under is_causal or a bool mask only)
 	scratch      *[]byte     // the packs' memory, from getScratch
 	kIdx, vIdx   []int       // per output batch entry
 
@@ -500,7 +500,7 @@ func (p *sdpaPlan) pack() {
 			}
 			p.vPack[i] = vp
 		}
-		if !p.causal || p.ev == 0 {
+		if !(p.causal || p.maskKind == sdpaMaskBool) || p.ev == 0 {
 			return
 		}
 		// A NaN or Inf makes the sum NaN or Inf (as does an overflow of
@@ -883,9 +883,19 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 		// Blocks past the last row's diagonal are masked out entirely.
 		nkb = min(nkb, (i0+nr-1)/p.bk+1)
 	}
+	// Under a boolean mask the keys after the last one any row attends
+	// weigh exact zeros: stop there (cutKeys).
+	lim := p.s
+	if p.maskKind == sdpaMaskBool && p.cutKeys(b) {
+		lim = 0
+		for r := 0; r < nr; r++ {
+			lim = max(lim, p.allowed(b, i0+r))
+		}
+		nkb = min(nkb, ceilDiv(lim, p.bk))
+	}
 	for kb := 0; kb < nkb; kb++ {
 		j0 := kb * p.bk
-		nc := min(p.bk, p.s-j0)
+		nc := min(p.bk, lim-j0)
 		if skip && j0+nc-1 > i0 {
 			// The block crosses the diagonal: each 6-row group computes only
 			// the keys its last row attends, and each row's softmax and P·V
@@ -984,7 +994,11 @@ func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp 
 
 // exactUnit computes query block qb of batch entry b with the
 // decomposition's arithmetic: all S scores of each row, softmaxRowF32,
-// dropout, then one P·V chain over all keys.
+// dropout, then one P·V chain over all keys. Each group of six rows
+// stops after the last key any of its rows may attend (is_causal, a
+// boolean mask: cutKeys): the keys after it weigh exact zeros, which
+// leave the softmax's sum and the chain's bits as they are when V is
+// finite there.
 func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	i0 := qb * p.bq
 	nr := min(p.bq, p.l-i0)
@@ -992,27 +1006,48 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	p.packQ(w, b, i0, nr, nrp, false)
 	kt, vp := p.kPack[p.kIdx[b]], p.vPack[p.vIdx[b]]
 	lds := roundUp(p.s, 16)
-	p.scores(w, kt, 0, 0, nrp, lds, lds)
-	for r := 0; r < nr; r++ {
-		x := w.s[r*lds : r*lds+p.s]
-		p.maskRow(w, x, b, i0+r, 0, false)
-		t := w.tmp[:p.s]
-		copy(t, x)
-		softmaxRowF32(x, t)
-		if p.dropP > 0 {
-			p.dropout(x, p.pIdx[b], i0+r)
-		}
-	}
-	for r := nr; r < nrp; r++ {
-		clear(w.s[r*lds : r*lds+p.s])
-	}
+	cut := p.cutKeys(b)
+	ninf := float32(math.Inf(-1))
 	o := w.o[:nrp*p.evp]
 	for r := 0; r < nrp; r += 6 {
-		sdpaTiles(p.s, w.s[r*lds:], lds, vp, p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 0)
+		ng := p.s
+		if cut {
+			ng = 0
+			for rr := r; rr < min(r+6, nr); rr++ {
+				ng = max(ng, p.allowed(b, i0+rr))
+			}
+		}
+		p.scores(w, kt, 0, r, r+6, roundUp(ng, 16), lds)
+		for rr := r; rr < r+6; rr++ {
+			x := w.s[rr*lds : rr*lds+p.s]
+			if rr >= nr {
+				clear(x)
+				continue
+			}
+			for c := ng; c < len(x); c++ {
+				x[c] = ninf // what the mask makes of the keys not scored
+			}
+			p.maskRow(w, x[:ng], b, i0+rr, 0, false)
+			t := w.tmp[:p.s]
+			copy(t, x)
+			softmaxPrefixF32(x, t, ng)
+			if p.dropP > 0 {
+				p.dropout(x, p.pIdx[b], i0+rr)
+			}
+		}
+		sdpaTiles(ng, w.s[r*lds:], lds, vp, p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 0)
 	}
 	for r := 0; r < nr; r++ {
 		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
 	}
+}
+
+// cutKeys reports whether exactUnit (each row group) and flashUnit (each
+// query block) may stop after the last key their rows may attend, for
+// batch entry b: is_causal or a boolean mask, no dropout, and V finite (a
+// weight of zero times an Inf or NaN is NaN in the full chain).
+func (p *sdpaPlan) cutKeys(b int) bool {
+	return sdpaCut && p.dropP == 0 && (p.causal || p.maskKind == sdpaMaskBool) && !p.vBad[p.vIdx[b]]
 }
 
 // rowUnit computes query row i of batch entry b on the row path, with

@@ -258,15 +258,27 @@ func TestSDPANonFinite(t *testing.T) {
 		{"v -Inf late", q, k, set(v, 149*ev, -inf)},
 		{"vᵀ NaN late", q, k, set(v, 140*ev+3, nan).Transpose(0, 1).Contiguous().Transpose(0, 1)},
 	}
+	// A KV cache's mask: row i attends keys j <= i+60, so keys past 100
+	// weigh zero in every row (a late NaN or Inf in V must still reach
+	// the output, as 0*NaN does in the decomposition).
+	mb := make([]bool, l*s)
+	for i := range l {
+		for j := 0; j <= i+60; j++ {
+			mb[i*s+j] = true
+		}
+	}
+	prefix := tensor.FromSlice(sdpaCPU(), mb, l, s)
 	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
 			for _, c := range cases {
 				for _, causal := range []bool{false, true} {
-					a := op.Attrs{"is_causal": causal}
-					in := []*tensor.Tensor{c.q, c.k, c.v, nil}
-					got := sdpaDirect(t, in, a)
-					want := sdpaDecomposed(t, in, a)
-					sdpaClose(t, fmt.Sprintf("%s/causal=%v/blocks%v", c.name, causal, blocks), got, want, false, 2e-6, 2e-6)
+					for _, mask := range []*tensor.Tensor{nil, prefix} {
+						a := op.Attrs{"is_causal": causal}
+						in := []*tensor.Tensor{c.q, c.k, c.v, mask}
+						got := sdpaDirect(t, in, a)
+						want := sdpaDecomposed(t, in, a)
+						sdpaClose(t, fmt.Sprintf("%s/causal=%v/mask=%v/blocks%v", c.name, causal, mask != nil, blocks), got, want, false, 2e-6, 2e-6)
+					}
 				}
 			}
 		})
@@ -655,5 +667,52 @@ func TestSDPAGroupedRows(t *testing.T) {
 	}
 	if sdpaGroupRuns.Load() == ran {
 		t.Fatal("no row group ran")
+	}
+}
+
+// TestSDPABlockCut: the tiled paths (exact: one key block; flash: several)
+// stop each row group or query block after the last key its rows attend
+// under a boolean mask (a KV cache's, with holes) or is_causal, with the
+// bits of computing every key; a NaN in V past the cut still reaches the
+// output as the full chain gives it.
+func TestSDPABlockCut(t *testing.T) {
+	r := rand.New(rand.NewSource(14))
+	const l, s = 50, 90
+	mb := make([]bool, l*s)
+	for i := range l {
+		for j := 0; j <= i+20; j++ {
+			mb[i*s+j] = r.Intn(6) > 0 || j == 0
+		}
+	}
+	cacheMask := tensor.FromSlice(sdpaCPU(), mb, l, s)
+	v := sdpaRand(r, 2, s, 24)
+	vd := v.Float32s()
+	vd[s*24-5] = float32(math.NaN()) // key s-1 of head 1: masked in every row
+	vNaN := tensor.FromSlice(sdpaCPU(), vd, 2, s, 24)
+	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
+		withSDPABlocks(blocks[0], blocks[1], func() {
+			for _, c := range []struct {
+				name string
+				v    *tensor.Tensor
+				mask *tensor.Tensor
+				a    op.Attrs
+			}{
+				{"cache mask", v, cacheMask, op.Attrs{}},
+				{"cache mask, causal", v, cacheMask, op.Attrs{"is_causal": true}},
+				{"causal", v, nil, op.Attrs{"is_causal": true}},
+				{"cache mask, NaN in V past the cut", vNaN, cacheMask, op.Attrs{}},
+			} {
+				in := []*tensor.Tensor{sdpaRand(r, 2, l, 16), sdpaRand(r, 2, s, 16), c.v, c.mask}
+				got := sdpaDirect(t, in, c.a).Float32s()
+				sdpaCut = false
+				want := sdpaDirect(t, in, c.a).Float32s()
+				sdpaCut = true
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("blocks %v %s: out[%d] = %g, every key gives %g", blocks, c.name, i, got[i], want[i])
+					}
+				}
+			}
+		})
 	}
 }
