@@ -283,9 +283,15 @@ func ropeRow(dst, xr, cr, sr []float32, h int) {
 // ropeRowBF16 is ropeRow for bf16 rows with the arithmetic of the unfused
 // bf16 ops: each product and the sum computed in float32 from the
 // widened operands and rounded to bf16 (a product of two bf16 values is
-// exact in float32, so only those roundings happen).
+// exact in float32, so only those roundings happen). On AVX2 the vector
+// kernel takes the row (ropeBF16Asm); its products and sums take the x
+// side's NaN when both operands are NaN, as the op-by-op vector kernels
+// do (the Go loop leaves that order to the compiler).
 func ropeRowBF16(dst, xr, cr, sr []dtype.BFloat16, h int) {
 	dst, xr, cr, sr = dst[:2*h], xr[:2*h], cr[:2*h], sr[:2*h]
+	if ropeBF16Asm(dst, xr, cr, sr, h) {
+		return
+	}
 	round := func(v float32) float32 { return dtype.BF16FromF32(v).F32() }
 	for j := 0; j < h; j++ {
 		lo, hi := xr[j].F32(), xr[j+h].F32()
