@@ -1080,6 +1080,11 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 				return err
 			}
 			if err := e.peers(c, true); err != nil {
+				// The peer may have published its descriptor after the
+				// probe above and then closed the group or exited.
+				if perr := e.probeDesc(c); perr != nil {
+					return perr
+				}
 				return err
 			}
 			if time.Now().After(failUntil) {
@@ -1121,6 +1126,12 @@ func (e *mpiEngine) wait(c *call, reqs []C.MPI_Request, early func([]C.MPI_Reque
 			}
 		}
 		if err := e.peers(c, slow); err != nil {
+			// A peer that saw its call differ from this one published
+			// its descriptor before it failed, closed the group or
+			// exited: name the mismatch, not what followed it.
+			if perr := e.probeDesc(c); perr != nil {
+				return perr
+			}
 			return err
 		}
 		if slow {
