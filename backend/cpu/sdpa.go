@@ -83,6 +83,10 @@ var sdpaFlashOff = false
 // path (tests check which ran).
 var sdpaRuns, sdpaRowRuns atomic.Int64
 
+// sdpaCuts counts the row groups (exact path) and query blocks (flash
+// path) that stopped before the last key (tests check the cut ran).
+var sdpaCuts atomic.Int64
+
 // errSDPAOperand reports operands the kernel cannot read (the runtime
 // promotes query, key and value to f32 and allocates a dense output, so
 // this is a runtime bug).
@@ -892,6 +896,9 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 			lim = max(lim, p.allowed(b, i0+r))
 		}
 		nkb = min(nkb, ceilDiv(lim, p.bk))
+		if lim < p.s {
+			sdpaCuts.Add(1)
+		}
 	}
 	for kb := 0; kb < nkb; kb++ {
 		j0 := kb * p.bk
@@ -1015,6 +1022,9 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 			ng = 0
 			for rr := r; rr < min(r+6, nr); rr++ {
 				ng = max(ng, p.allowed(b, i0+rr))
+			}
+			if ng < p.s {
+				sdpaCuts.Add(1)
 			}
 		}
 		p.scores(w, kt, 0, r, r+6, roundUp(ng, 16), lds)

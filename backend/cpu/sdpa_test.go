@@ -687,7 +687,8 @@ func TestSDPABlockCut(t *testing.T) {
 	cacheMask := tensor.FromSlice(sdpaCPU(), mb, l, s)
 	v := sdpaRand(r, 2, s, 24)
 	vd := v.Float32s()
-	vd[s*24-5] = float32(math.NaN()) // key s-1 of head 1: masked in every row
+	vd[s*24-5] = float32(math.NaN())   // key s-1 of head 0: masked in every row
+	vd[2*s*24-5] = float32(math.NaN()) // and of head 1
 	vNaN := tensor.FromSlice(sdpaCPU(), vd, 2, s, 24)
 	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
@@ -703,7 +704,16 @@ func TestSDPABlockCut(t *testing.T) {
 				{"cache mask, NaN in V past the cut", vNaN, cacheMask, op.Attrs{}},
 			} {
 				in := []*tensor.Tensor{sdpaRand(r, 2, l, 16), sdpaRand(r, 2, s, 16), c.v, c.mask}
+				cuts := sdpaCuts.Load()
 				got := sdpaDirect(t, in, c.a).Float32s()
+				// The cache mask's rows end at key i+20 < S, and is_causal's
+				// at i: a group (exact path) or a block under the mask
+				// (flash; is_causal alone skips whole blocks there) stops
+				// early unless V is not finite past the cut.
+				wantCut := c.v == v && (c.mask != nil || blocks[1] == 256)
+				if cut := sdpaCuts.Load() > cuts; cut != wantCut {
+					t.Errorf("blocks %v %s: cut ran %v, want %v", blocks, c.name, cut, wantCut)
+				}
 				sdpaCut = false
 				want := sdpaDirect(t, in, c.a).Float32s()
 				sdpaCut = true
