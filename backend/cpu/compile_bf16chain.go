@@ -130,25 +130,33 @@ func normRowWeight(s []int, d int) bool {
 	return true
 }
 
-// emitChain plans the chain ending at mul node j as one step of its kind:
-// its inputs broadcast to the output's shape (copied where they must be
-// contiguous and are not, or are not contiguous along the last dimension).
+// emitChain plans the chain ending at mul node j as one step of its kind
+// (emitRowStep).
 func (pl *planner) emitChain(j int, n *ir.Node, m *chainMatch) error {
+	return pl.emitRowStep(j, n, m.kind, "bf16 chain", m.in, m.contig)
+}
+
+// emitRowStep plans node j (output n.Out[0]) as one step of kind that
+// reads ins row by row: each input broadcast to the output's shape,
+// copied where contig says it must be contiguous and is not, or where it
+// is not contiguous along the last dimension (contig nil: that alone).
+// what names the step in errors.
+func (pl *planner) emitRowStep(j int, n *ir.Node, kind uint8, what string, ins []*ir.Value, contig []bool) error {
 	p := pl.p
 	shape := n.Out[0].Meta.Shape
-	s := pstep{kind: m.kind, node: j, dyn: -1, nOut: 1}
-	for i, v := range m.in {
+	s := pstep{kind: kind, node: j, dyn: -1, nOut: 1}
+	for i, v := range ins {
 		id, ok := pl.vid[v]
 		if !ok {
-			return fmt.Errorf("cpu: compile: node %d (bf16 chain): an input is not defined", j)
+			return fmt.Errorf("cpu: compile: node %d (%s): an input is not defined", j, what)
 		}
-		if l := p.vals[id].layout; m.contig[i] && !slices.Equal(l.Strides, op.ContiguousStrides(l.Shape)) ||
+		if l := p.vals[id].layout; contig != nil && contig[i] && !slices.Equal(l.Strides, op.ContiguousStrides(l.Shape)) ||
 			len(l.Strides) == 0 || l.Strides[len(l.Strides)-1] != 1 {
 			id = pl.copyOf(id)
 		}
 		l, ok := planCloneLayout(p.vals[id].layout).BroadcastTo(shape)
 		if !ok {
-			return fmt.Errorf("cpu: compile: node %d (bf16 chain): input of shape %v does not broadcast to %v", j, p.vals[id].layout.Shape, shape)
+			return fmt.Errorf("cpu: compile: node %d (%s): input of shape %v does not broadcast to %v", j, what, p.vals[id].layout.Shape, shape)
 		}
 		s.in = append(s.in, id)
 		s.inL = append(s.inL, l)

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"sync/atomic"
@@ -191,32 +190,9 @@ func ropeBroadcasts(v *ir.Value, shape []int) bool {
 	return true
 }
 
-// emitRope plans the rope ending at add node j.
+// emitRope plans the rope ending at add node j (emitRowStep).
 func (pl *planner) emitRope(j int, n *ir.Node, m *ropeMatch) error {
-	p := pl.p
-	shape := n.Out[0].Meta.Shape
-	s := pstep{kind: stRope, node: j, dyn: -1, nOut: 1}
-	for _, v := range []*ir.Value{m.x, m.cos, m.sin} {
-		id, ok := pl.vid[v]
-		if !ok {
-			return fmt.Errorf("cpu: compile: node %d (rope): an input is not defined", j)
-		}
-		if l := p.vals[id].layout; len(l.Strides) == 0 || l.Strides[len(l.Strides)-1] != 1 {
-			id = pl.copyOf(id)
-		}
-		l, ok := planCloneLayout(p.vals[id].layout).BroadcastTo(shape)
-		if !ok {
-			return fmt.Errorf("cpu: compile: node %d (rope): input of shape %v does not broadcast to %v", j, p.vals[id].layout.Shape, shape)
-		}
-		s.in = append(s.in, id)
-		s.inL = append(s.inL, l)
-	}
-	id := pl.newValue(n.Out[0].Meta, -1)
-	pl.allocBuf(id, pl.outSet[n.Out[0]])
-	pl.vid[n.Out[0]] = id
-	s.out = []int{id}
-	p.steps = append(p.steps, s)
-	return nil
+	return pl.emitRowStep(j, n, stRope, "rope", []*ir.Value{m.x, m.cos, m.sin}, nil)
 }
 
 // ropeSteps counts stRope steps run (tests check the pattern was taken).
