@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "bf16round_amd64.h"
 
 // func ropeBF16AVX2(dst, x, c, s *uint16, h, n int)
 // The rotate-half RoPE of one bf16 row (ropeRowBF16) for j < n, n a
@@ -10,25 +11,12 @@
 // dtype.BF16FromF32), each product and sum computed in float32 from the
 // widened values with the left operand first, as the Go loop writes them.
 //
-// Y8-Y13 hold roundBF16AVX2's constants; Y14 the sign bit.
+// Y8-Y13 hold BF16ROUNDCONST's constants; Y14 the sign bit.
 
 // WIDEN loads 8 bf16 values at ADDR into f32 lanes of Y.
 #define WIDEN(ADDR, Y) \
 	VPMOVZXWD ADDR, Y; \
 	VPSLLD $16, Y, Y
-
-// ROUND rounds the f32 lanes of Y to bfloat16 in place (Y2-Y4 scratch).
-#define ROUND(Y) \
-	VPAND Y8, Y, Y2; \
-	VPCMPGTD Y9, Y2, Y2; \
-	VPSRLD $16, Y, Y3; \
-	VPAND Y10, Y3, Y3; \
-	VPOR Y13, Y, Y4; \
-	VPADDD Y11, Y, Y; \
-	VPADDD Y3, Y, Y; \
-	VPAND Y12, Y, Y; \
-	VPAND Y12, Y4, Y4; \
-	VBLENDVPS Y2, Y4, Y, Y
 
 // STORE narrows the rounded f32 lanes of Y to 8 bf16 values at ADDR.
 #define STORE(Y, X, ADDR) \
@@ -47,24 +35,7 @@ TEXT ·ropeBF16AVX2(SB), NOSPLIT, $0-48
 	SHLQ $1, BX // bytes to the second half
 	SHRQ $3, CX
 	JZ ropedone
-	MOVL $0x7fffffff, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8
-	MOVL $0x7f800000, AX
-	VMOVD AX, X9
-	VPBROADCASTD X9, Y9
-	MOVL $1, AX
-	VMOVD AX, X10
-	VPBROADCASTD X10, Y10
-	MOVL $0x7fff, AX
-	VMOVD AX, X11
-	VPBROADCASTD X11, Y11
-	MOVL $0xffff0000, AX
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
-	MOVL $0x00400000, AX
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
+	BF16ROUNDCONST
 	MOVL $0x80000000, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
@@ -75,23 +46,23 @@ roploop:
 	// dst[j] = R(R(lo·c) + R(-hi·s))
 	WIDEN((R8), Y5)
 	VMULPS Y5, Y0, Y5
-	ROUND(Y5)
+	BF16ROUND(Y5, Y5, Y2, Y3, Y4)
 	VPXOR Y14, Y1, Y6
 	WIDEN((R9), Y7)
 	VMULPS Y7, Y6, Y6
-	ROUND(Y6)
+	BF16ROUND(Y6, Y6, Y2, Y3, Y4)
 	VADDPS Y6, Y5, Y5
-	ROUND(Y5)
+	BF16ROUND(Y5, Y5, Y2, Y3, Y4)
 	STORE(Y5, X5, (DI))
 	// dst[j+h] = R(R(hi·c[j+h]) + R(lo·s[j+h]))
 	WIDEN((R8)(BX*1), Y5)
 	VMULPS Y5, Y1, Y5
-	ROUND(Y5)
+	BF16ROUND(Y5, Y5, Y2, Y3, Y4)
 	WIDEN((R9)(BX*1), Y6)
 	VMULPS Y6, Y0, Y6
-	ROUND(Y6)
+	BF16ROUND(Y6, Y6, Y2, Y3, Y4)
 	VADDPS Y6, Y5, Y5
-	ROUND(Y5)
+	BF16ROUND(Y5, Y5, Y2, Y3, Y4)
 	STORE(Y5, X5, (DI)(BX*1))
 	ADDQ $16, SI
 	ADDQ $16, DI
