@@ -347,10 +347,7 @@ func whereLoop32(c *Call) {
 			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
 		default:
 			for i := range d {
-				m := uint32(cs[a+i*sa])
-				m = -((m | -m) >> 31)
-				xv, yv := xs[b+i*sb], ys[cc+i*sc]
-				d[i] = yv ^ ((xv ^ yv) & m)
+				d[i] = selectBits(cs[a+i*sa], xs[b+i*sb], ys[cc+i*sc])
 			}
 		}
 	})
@@ -362,8 +359,6 @@ func whereLoop32(c *Call) {
 func whereRun(d []uint32, cond []byte, x, y []uint32, mode int) {
 	i := whereAsm(d, cond, x, y, mode)
 	for ; i < len(d); i++ {
-		m := uint32(cond[i])
-		m = -((m | -m) >> 31)
 		xv, yv := x[0], y[0]
 		if mode != 2 {
 			xv = x[i]
@@ -371,8 +366,16 @@ func whereRun(d []uint32, cond []byte, x, y []uint32, mode int) {
 		if mode != 1 {
 			yv = y[i]
 		}
-		d[i] = yv ^ ((xv ^ yv) & m)
+		d[i] = selectBits(cond[i], xv, yv)
 	}
+}
+
+// selectBits returns x where the bool byte c is not zero, else y, without
+// a branch (a ReLU mask is a coin toss for the branch predictor).
+func selectBits(c byte, x, y uint32) uint32 {
+	m := uint32(c)
+	m = -((m | -m) >> 31)
+	return y ^ ((x ^ y) & m)
 }
 
 func pick[T any](c bool, x, y T) T {

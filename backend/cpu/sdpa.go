@@ -891,14 +891,8 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 	// weigh exact zeros: stop there (cutKeys).
 	lim := p.s
 	if p.maskKind == sdpaMaskBool && p.cutKeys(b) {
-		lim = 0
-		for r := 0; r < nr; r++ {
-			lim = max(lim, p.allowed(b, i0+r))
-		}
+		lim = p.keysOfRows(b, i0, i0+nr)
 		nkb = min(nkb, ceilDiv(lim, p.bk))
-		if lim < p.s {
-			sdpaCuts.Add(1)
-		}
 	}
 	for kb := 0; kb < nkb; kb++ {
 		j0 := kb * p.bk
@@ -1019,13 +1013,7 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	for r := 0; r < nrp; r += 6 {
 		ng := p.s
 		if cut {
-			ng = 0
-			for rr := r; rr < min(r+6, nr); rr++ {
-				ng = max(ng, p.allowed(b, i0+rr))
-			}
-			if ng < p.s {
-				sdpaCuts.Add(1)
-			}
+			ng = p.keysOfRows(b, i0+r, i0+min(r+6, nr))
 		}
 		p.scores(w, kt, 0, r, r+6, roundUp(ng, 16), lds)
 		for rr := r; rr < r+6; rr++ {
@@ -1050,6 +1038,20 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 	for r := 0; r < nr; r++ {
 		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
 	}
+}
+
+// keysOfRows returns how many keys from the start cover every key query
+// rows i0..i1-1 of batch entry b attend (the largest allowed), counting
+// the cuts it makes.
+func (p *sdpaPlan) keysOfRows(b, i0, i1 int) int {
+	n := 0
+	for i := i0; i < i1; i++ {
+		n = max(n, p.allowed(b, i))
+	}
+	if n < p.s {
+		sdpaCuts.Add(1)
+	}
+	return n
 }
 
 // cutKeys reports whether exactUnit (each row group) and flashUnit (each
