@@ -130,39 +130,26 @@ func allreduceWorker(ctx context.Context, out io.Writer, engine string, sizes []
 				}
 			}
 		}
-		var times, rtimes []float64
+		sides := []*allreduceSide{{impl: "gotpu-" + engine,
+			barrier: func() error { return g.Barrier(ctx) },
+			op:      func() error { return g.AllReduce(ctx, x, dist.Sum) }}}
+		if raw {
+			sides = append(sides, &allreduceSide{impl: "mpi-raw", barrier: mpiraw.Barrier,
+				op: func() error { return mpiraw.AllReduceSumF32(rbuf) }})
+		}
 		for rep := range reps {
-			for side := range 2 {
-				if (side == 0) != (rep%2 == 0) {
-					if raw {
-						t, err := timeRawAllReduce(rbuf, iters)
-						if err != nil {
-							return err
-						}
-						rtimes = append(rtimes, t)
-					}
-					continue
-				}
-				if err := g.Barrier(ctx); err != nil {
+			for k := range sides {
+				sd := sides[(rep+k)%len(sides)] // each side first in turn
+				t, err := timeAllReduceLoop(sd.barrier, sd.op, iters)
+				if err != nil {
 					return err
 				}
-				t0 := time.Now()
-				for range iters {
-					if err := g.AllReduce(ctx, x, dist.Sum); err != nil {
-						return err
-					}
-				}
-				if err := g.Barrier(ctx); err != nil {
-					return err
-				}
-				times = append(times, time.Since(t0).Seconds()/float64(iters)*1e6)
+				sd.times = append(sd.times, t)
 			}
 		}
-		sort.Float64s(times)
-		res = append(res, allreduceResult{Impl: "gotpu-" + engine, SizeBytes: size, Iters: iters, MedianUS: times[len(times)/2]})
-		if raw {
-			sort.Float64s(rtimes)
-			res = append(res, allreduceResult{Impl: "mpi-raw", SizeBytes: size, Iters: iters, MedianUS: rtimes[len(rtimes)/2]})
+		for _, sd := range sides {
+			sort.Float64s(sd.times)
+			res = append(res, allreduceResult{Impl: sd.impl, SizeBytes: size, Iters: iters, MedianUS: sd.times[len(sd.times)/2]})
 		}
 	}
 	if g.Rank() == 0 {
@@ -184,19 +171,27 @@ func mpirunArgs(nproc int) []string {
 	return append(a, "-np", strconv.Itoa(nproc))
 }
 
-// timeRawAllReduce times iters raw MPI_Allreduce calls on buf between
-// barriers (µs per call).
-func timeRawAllReduce(buf []float32, iters int) (float64, error) {
-	if err := mpiraw.Barrier(); err != nil {
+// allreduceSide is one implementation the worker times: its barrier, one
+// all-reduce, and the time per all-reduce of each timed loop.
+type allreduceSide struct {
+	impl        string
+	barrier, op func() error
+	times       []float64
+}
+
+// timeAllReduceLoop times iters calls of op between barriers (µs per
+// call).
+func timeAllReduceLoop(barrier, op func() error, iters int) (float64, error) {
+	if err := barrier(); err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
 	for range iters {
-		if err := mpiraw.AllReduceSumF32(buf); err != nil {
+		if err := op(); err != nil {
 			return 0, err
 		}
 	}
-	if err := mpiraw.Barrier(); err != nil {
+	if err := barrier(); err != nil {
 		return 0, err
 	}
 	return time.Since(t0).Seconds() / float64(iters) * 1e6, nil
