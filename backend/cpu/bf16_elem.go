@@ -128,13 +128,13 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = vecAddF32
+		f = vk().Add
 	case vecOpSub:
-		f = vecSubF32
+		f = vk().Sub
 	case vecOpMul:
-		f = vecMulF32
+		f = vk().Mul
 	case vecOpDiv:
-		f = vecDivF32
+		f = vk().Div
 	default:
 		return false
 	}
@@ -181,12 +181,12 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 				bf16Widen(b[:m], y[i:i+m])
 				f(a[:m], a[:m], b[:m])
 			case k == vecOpAdd:
-				vecAddScalarF32(a[:m], a[:m], s)
+				vk().AddScalar(a[:m], a[:m], s)
 			case k == vecOpSub:
 				// x - s == x + (-s) exactly, signed zeros included.
-				vecAddScalarF32(a[:m], a[:m], -s)
+				vk().AddScalar(a[:m], a[:m], -s)
 			case k == vecOpMul:
-				vecMulScalarF32(a[:m], a[:m], s)
+				vk().MulScalar(a[:m], a[:m], s)
 			default:
 				f(a[:m], a[:m], b[:m])
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -158,12 +159,12 @@ func TestBF16Unary(t *testing.T) {
 	kernels := []struct {
 		name  string
 		attrs op.Attrs
-		f     func(dst, a []float32)
+		f     func(k *vec.Kernels, dst, a []float32)
 	}{
-		{"exp", nil, vecExpF32}, {"log", nil, vecLogF32}, {"tanh", nil, vecTanhF32},
-		{"erf", nil, vecErfF32}, {"sigmoid", nil, vecSigmoidF32}, {"silu", nil, vecSiluF32},
-		{"gelu", nil, vecGeluF32}, {"gelu", op.Attrs{"approximate": "tanh"}, vecGeluTanhF32},
-		{"relu", nil, vecReluF32},
+		{"exp", nil, (*vec.Kernels).Exp}, {"log", nil, (*vec.Kernels).Log}, {"tanh", nil, (*vec.Kernels).Tanh},
+		{"erf", nil, (*vec.Kernels).Erf}, {"sigmoid", nil, (*vec.Kernels).Sigmoid}, {"silu", nil, (*vec.Kernels).Silu},
+		{"gelu", nil, (*vec.Kernels).Gelu}, {"gelu", op.Attrs{"approximate": "tanh"}, (*vec.Kernels).GeluTanh},
+		{"relu", nil, (*vec.Kernels).Relu},
 	}
 	for _, n := range bf16TestSizes {
 		x := bf16RandF32(r, n)
@@ -180,7 +181,7 @@ func TestBF16Unary(t *testing.T) {
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var one [1]float32
 					for i := 0; i < n; i++ {
-						atBF16Level(level, func() { k.f(one[:], []float32{xb[i].F32()}) })
+						atBF16Level(level, func() { k.f(vk(), one[:], []float32{xb[i].F32()}) })
 						want := dtype.BF16FromF32(one[0])
 						if got[i] != want {
 							t.Fatalf("%s n=%d %s%v in-place=%v: [%d] f(%g) = %#04x, want %#04x", level, n, k.name, k.attrs, inPlace, i, xb[i].F32(), uint16(got[i]), uint16(want))
@@ -319,7 +320,7 @@ func TestBF16Routes(t *testing.T) {
 		if tc.binary {
 			got = bf16RunBinary(c, vecOpMul)
 		} else {
-			got = bf16RunUnary(c, vecExpF32)
+			got = bf16RunUnary(c, vk().Exp)
 		}
 		if got != tc.want {
 			t.Errorf("%s: ran %v, want %v", tc.name, got, tc.want)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/dtype"
 )
 
@@ -16,7 +17,7 @@ import (
 // every output as one f32 FMA chain over k in order from zero — the
 // arithmetic of the blocked GEMM's bf16 path, whose packing widens to f32
 // — so it equals the corresponding row of a batched product bit for bit;
-// its Go loop for the last columns uses fmaF32 (optim.go), an exactly
+// its Go loop for the last columns uses vec.FMA (internal/vec), an exactly
 // rounded float32 FMA (a product of two bf16 values is exact in float32
 // unless it overflows or underflows, and there only the FMA gives the
 // kernels' bits). The dot form runs the bf16 dot order of gemm_gemv.go
@@ -200,7 +201,7 @@ func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb
 	for j := n8; j < n; j++ {
 		var acc float32
 		for p, xv := range x {
-			acc = fmaF32(xv, b[p*ldb+j].F32(), acc)
+			acc = vec.FMA(xv, b[p*ldb+j].F32(), acc)
 		}
 		y[j] = acc
 	}

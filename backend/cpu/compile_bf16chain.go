@@ -222,9 +222,9 @@ func (r *crun) normBF16(s *pstep) error {
 			bf16Narrow(ob, y)
 			bf16Widen(y, ob)
 			if weightFirst { // the mul's operand order (NaN payloads)
-				vecMulF32(y, w, y)
+				vk().Mul(y, w, y)
 			} else {
-				vecMulF32(y, y, w)
+				vk().Mul(y, y, w)
 			}
 			bf16Narrow(out[i*d:(i+1)*d], y)
 		}
@@ -271,17 +271,18 @@ func (p *plan) validateNorm(s pstep, stored, owned func(int) bool) error {
 }
 
 // gluAct returns the vec kernel of activation node a (silu, or gelu
-// exact or tanh) as its bf16 kernel runs it, or nil.
+// exact or tanh) as its bf16 kernel runs it, or nil; the kernel is the
+// CPU level's when the step runs.
 func gluAct(a *ir.Node) func(dst, x []float32) {
 	switch {
 	case a == nil || a.IsConst():
 		return nil
 	case a.Op == op.Silu:
-		return vecSiluF32
+		return func(d, x []float32) { vk().Silu(d, x) }
 	case a.Op == op.Gelu && a.Attrs.String("approximate") == "tanh":
-		return vecGeluTanhF32
+		return func(d, x []float32) { vk().GeluTanh(d, x) }
 	case a.Op == op.Gelu && (a.Attrs.String("approximate") == "" || a.Attrs.String("approximate") == "none"):
-		return vecGeluF32
+		return func(d, x []float32) { vk().Gelu(d, x) }
 	}
 	return nil
 }
@@ -347,9 +348,9 @@ func (r *crun) gluBF16(s *pstep) error {
 			bf16Widen(a[:k], ab[:k])
 			bf16Widen(b[:k], u[i:i+k])
 			if actFirst {
-				vecMulF32(a[:k], a[:k], b[:k])
+				vk().Mul(a[:k], a[:k], b[:k])
 			} else {
-				vecMulF32(a[:k], b[:k], a[:k])
+				vk().Mul(a[:k], b[:k], a[:k])
 			}
 			bf16Narrow(out[i:i+k], a[:k])
 		}

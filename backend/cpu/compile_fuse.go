@@ -8,7 +8,7 @@ import (
 )
 
 // Fused elementwise groups: a DAG of f32 elementwise ops evaluated block by
-// block over its output shape with the slice kernels of vec.go. Registers
+// block over its output shape with the slice kernels of internal/vec. Registers
 // are blocks of float32: an input register is a direct slice of its
 // operand when the operand is contiguous over the group's shape, otherwise
 // it is gathered (broadcast dimensions have stride 0); a computed register
@@ -224,23 +224,23 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = -a[i]
 		}
 	case fExp:
-		vecExpF32(d, a)
+		vk().Exp(d, a)
 	case fLog:
-		vecLogF32(d, a)
+		vk().Log(d, a)
 	case fTanh:
-		vecTanhF32(d, a)
+		vk().Tanh(d, a)
 	case fErf:
-		vecErfF32(d, a)
+		vk().Erf(d, a)
 	case fSigmoid:
-		vecSigmoidF32(d, a)
+		vk().Sigmoid(d, a)
 	case fRelu:
-		vecReluF32(d, a)
+		vk().Relu(d, a)
 	case fGelu:
-		vecGeluF32(d, a)
+		vk().Gelu(d, a)
 	case fGeluTanh:
-		vecGeluTanhF32(d, a)
+		vk().GeluTanh(d, a)
 	case fSilu:
-		vecSiluF32(d, a)
+		vk().Silu(d, a)
 	case fSqrt:
 		a = a[:len(d)]
 		for i := range d {
@@ -257,22 +257,22 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = float32(math.Abs(float64(a[i])))
 		}
 	case fAdd:
-		vecAddF32(d, a, b)
+		vk().Add(d, a, b)
 	case fSub:
-		vecSubF32(d, a, b)
+		vk().Sub(d, a, b)
 	case fMul:
-		vecMulF32(d, a, b)
+		vk().Mul(d, a, b)
 	case fDiv:
-		vecDivF32(d, a, b)
+		vk().Div(d, a, b)
 	case fMax:
-		vecMaximumF32(d, a, b)
+		vk().Maximum(d, a, b)
 	case fMin:
 		a, b = a[:len(d)], b[:len(d)]
 		for i := range d {
 			d[i] = fuseMinF32(a[i], b[i])
 		}
 	case fAddS:
-		vecAddScalarF32(d, a, s)
+		vk().AddScalar(d, a, s)
 	case fSubS:
 		a = a[:len(d)]
 		for i := range d {
@@ -284,7 +284,7 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = s - a[i]
 		}
 	case fMulS:
-		vecMulScalarF32(d, a, s)
+		vk().MulScalar(d, a, s)
 	case fDivS:
 		a = a[:len(d)]
 		for i := range d {
@@ -477,7 +477,7 @@ func (e *fexec) reduceRows(lo, hi int, r []float32) {
 			}
 			e.red[row] = float32(acc)
 		} else {
-			e.red[row] = vecMaxF32(s)
+			e.red[row] = vk().Max(s)
 		}
 	}
 }

@@ -203,7 +203,7 @@ func (r *crun) rope(s *pstep) error {
 	if r.c.pl.vals[s.out[0]].dt == dtype.BF16 {
 		ropeRows(r, s, as[dtype.BFloat16], ropeRowBF16)
 	} else {
-		ropeRows(r, s, as[float32], ropeRow)
+		ropeRows(r, s, as[float32], func(d, x, c, s []float32, h int) { vk().Rope(d, x, c, s, h) })
 	}
 	ropeSteps.Add(1)
 	return nil
@@ -246,17 +246,7 @@ func ropeRows[T float32 | dtype.BFloat16](r *crun, s *pstep, as func([]byte) []T
 	})
 }
 
-// ropeRow writes one rotate-half row: dst[j] = x[j]·c[j] - x[j+h]·s[j] and
-// dst[j+h] = x[j+h]·c[j+h] + x[j]·s[j+h] for j < h, each product rounded
-// to float32 before the sum (the vector kernel gives the same bits).
-func ropeRow(dst, xr, cr, sr []float32, h int) {
-	for j := vecRopeAsm(dst, xr, cr, sr, h); j < h; j++ {
-		dst[j] = float32(xr[j]*cr[j]) + float32(-xr[j+h]*sr[j])
-		dst[j+h] = float32(xr[j+h]*cr[j+h]) + float32(xr[j]*sr[j+h])
-	}
-}
-
-// ropeRowBF16 is ropeRow for bf16 rows with the arithmetic of the unfused
+// ropeRowBF16 is vec.Kernels.Rope for bf16 rows with the arithmetic of the unfused
 // bf16 ops: each product and the sum computed in float32 from the
 // widened operands and rounded to bf16 (a product of two bf16 values is
 // exact in float32, so only those roundings happen). On AVX2 the vector

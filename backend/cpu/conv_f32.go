@@ -349,7 +349,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 						copy(dst, src)
 						continue
 					}
-					vecAddScalarF32(dst, src, bv)
+					vk().AddScalar(dst, src, bv)
 				}
 			}
 		}

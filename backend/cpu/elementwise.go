@@ -623,7 +623,7 @@ func registerCompositeKernels() {
 	})
 	reg(op.Gelu, op.SetFloats, func(c *Call) error {
 		if c.Attrs.String("approximate") == "tanh" {
-			if vecRunUnary(c, vecGeluTanhF32) {
+			if vecRunUnary(c, vk().GeluTanh) {
 				return nil
 			}
 			k := math.Sqrt(2 / math.Pi)
@@ -632,7 +632,7 @@ func registerCompositeKernels() {
 			})
 			return nil
 		}
-		if vecRunUnary(c, vecGeluF32) {
+		if vecRunUnary(c, vk().Gelu) {
 			return nil
 		}
 		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })
@@ -653,12 +653,12 @@ func registerCompositeKernels() {
 		return nil
 	})
 	reg(op.Relu, op.SetNumeric, func(c *Call) error {
-		if bf16RunUnary(c, vecReluF32) { // dense bf16: bf16_elem.go
+		if bf16RunUnary(c, vk().Relu) { // dense bf16: bf16_elem.go
 			return nil
 		}
 		switch c.In[0].DType {
 		case dtype.F32:
-			if vecRunUnary(c, vecReluF32) {
+			if vecRunUnary(c, vk().Relu) {
 				return nil
 			}
 			unaryLoop(c, func(x float32) float32 {

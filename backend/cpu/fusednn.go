@@ -45,19 +45,19 @@ func fusedRows(rows, d int, fn func(lo, hi int)) {
 
 // softmaxRowF32 sets y to softmax(x) as PyTorch's vectorized last-dim
 // kernel: m = max(x), e = exp(x - m), y = e * (1/sum(e)), sum pairwise
-// (vecSumF32). y must not alias x. A NaN anywhere gives a NaN row.
+// (vec.Kernels.Sum). y must not alias x. A NaN anywhere gives a NaN row.
 func softmaxRowF32(y, x []float32) {
-	m := vecMaxF32(x)
-	vecAddScalarF32(y, x, -m)
-	vecExpF32(y, y)
-	s := vecSumF32(y)
-	vecMulScalarF32(y, y, 1/s)
+	m := vk().Max(x)
+	vk().AddScalar(y, x, -m)
+	vk().Exp(y, y)
+	s := vk().Sum(y)
+	vk().MulScalar(y, y, 1/s)
 }
 
 // softmaxPrefixF32 is softmaxRowF32(y, x) for a row whose elements from n
 // on are -Inf, without computing their exponentials: each is exp(-Inf - m)
 // = +0 for a finite max m, so they are written as zeros, which leaves every
-// lane of vecSumF32's sum, and so every bit of the result, as the whole
+// lane of vec.Kernels.Sum's sum, and so every bit of the result, as the whole
 // row gives. (The exponential of a large negative argument underflows
 // through subnormal intermediates, which Intel cores run as microcode
 // assists: a decode step's attention row over a KV cache mostly unwritten
@@ -68,28 +68,28 @@ func softmaxPrefixF32(y, x []float32, n int) {
 		softmaxRowF32(y, x)
 		return
 	}
-	m := vecMaxF32(x[:n])
+	m := vk().Max(x[:n])
 	if m-m != 0 {
 		softmaxRowF32(y, x)
 		return
 	}
 	yn := y[:n]
-	vecAddScalarF32(yn, x[:n], -m)
-	vecExpF32(yn, yn)
+	vk().AddScalar(yn, x[:n], -m)
+	vk().Exp(yn, yn)
 	clear(y[n:])
-	s := vecSumF32(y)
-	vecMulScalarF32(yn, yn, 1/s)
+	s := vk().Sum(y)
+	vk().MulScalar(yn, yn, 1/s)
 }
 
 // logSoftmaxRowF32 sets y to log_softmax(x) as PyTorch's vectorized
 // kernel: (x - m) - log(sum(exp(x - m))). y must not alias x.
 func logSoftmaxRowF32(y, x []float32) {
-	m := vecMaxF32(x)
-	vecAddScalarF32(y, x, -m)
-	vecExpF32(y, y)
-	ls := float32(math.Log(float64(vecSumF32(y))))
-	vecAddScalarF32(y, x, -m)
-	vecAddScalarF32(y, y, -ls)
+	m := vk().Max(x)
+	vk().AddScalar(y, x, -m)
+	vk().Exp(y, y)
+	ls := float32(math.Log(float64(vk().Sum(y))))
+	vk().AddScalar(y, x, -m)
+	vk().AddScalar(y, y, -ls)
 }
 
 // layerNormRowF32 sets y to (x - mean)*rstd*w + b (w, b nil when absent),
@@ -98,19 +98,19 @@ func logSoftmaxRowF32(y, x []float32) {
 // per element. y must not alias x; tmp is scratch of len(x).
 func layerNormRowF32(y, x, w, b, tmp []float32, eps float64) {
 	n := float32(len(x))
-	mean := vecSumF32(x) / n
-	vecAddScalarF32(y, x, -mean)
-	vecMulF32(tmp, y, y)
-	v := vecSumF32(tmp) / n
+	mean := vk().Sum(x) / n
+	vk().AddScalar(y, x, -mean)
+	vk().Mul(tmp, y, y)
+	v := vk().Sum(tmp) / n
 	rstd := float32(1 / math.Sqrt(float64(v)+eps))
-	vecMulScalarF32(y, y, rstd)
+	vk().MulScalar(y, y, rstd)
 	switch {
 	case w != nil && b != nil:
-		vecFmaF32(y, y, w, b)
+		vk().Fma(y, y, w, b)
 	case w != nil:
-		vecMulF32(y, y, w)
+		vk().Mul(y, y, w)
 	case b != nil:
-		vecAddF32(y, y, b)
+		vk().Add(y, y, b)
 	}
 }
 
@@ -118,12 +118,12 @@ func layerNormRowF32(y, x, w, b, tmp []float32, eps float64) {
 // absent), the mean a float32 pairwise sum. tmp is scratch of len(x); y may
 // alias x.
 func rmsNormRowF32(y, x, w, tmp []float32, eps float64) {
-	vecMulF32(tmp, x, x)
-	ms := vecSumF32(tmp) / float32(len(x))
+	vk().Mul(tmp, x, x)
+	ms := vk().Sum(tmp) / float32(len(x))
 	r := float32(1 / math.Sqrt(float64(ms+float32(eps))))
-	vecMulScalarF32(y, x, r)
+	vk().MulScalar(y, x, r)
 	if w != nil {
-		vecMulF32(y, y, w)
+		vk().Mul(y, y, w)
 	}
 }
 

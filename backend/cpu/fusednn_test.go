@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -436,7 +437,7 @@ func TestVecRoutingBF16(t *testing.T) {
 				for i := range got {
 					want := dtype.BF16FromF32(float32(f(float64(x[i].F32()))))
 					g, w := got[i].F32(), want.F32()
-					if g != w && !(g != g && w != w) && ulpDist(g, w) > 1<<16 {
+					if g != w && !(g != g && w != w) && vec.ULPDist(g, w) > 1<<16 {
 						t.Fatalf("%s bf16 %s(%g) = %g, want %g", level, name, x[i].F32(), g, w)
 					}
 				}

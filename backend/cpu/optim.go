@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -41,61 +42,6 @@ import (
 func init() {
 	RegisterKernel(op.AdamStep, Kernel{DTypes: op.SetFloats, Run: adamKernel})
 	RegisterKernel(op.SgdStep, Kernel{DTypes: op.SetFloats, Run: sgdKernel})
-}
-
-// fmaF32 returns a*b + c rounded once to float32, as the FMA instruction
-// PyTorch's vectorized f32 kernels use.
-func fmaF32(a, b, c float32) float32 {
-	if r, tie := fmaF32Fast(a, b, c); !tie {
-		return r
-	}
-	p := float64(a) * float64(b)
-	return fmaF32Tie(p, float64(c), p+float64(c))
-}
-
-// fmaF32Fast returns a*b + c rounded to float32 through float64 (the
-// product is exact in float64, the sum rounds once there) and whether that
-// result may be wrong by double rounding: when the float64 sum lies exactly
-// halfway between two float32s (its low 29 significand bits are 1000...0)
-// without being the exact sum, or is a non-zero float32 subnormal. Callers
-// then redo the step with fmaF32. Sums of two float32s of similar magnitude
-// (alpha = 1) are often exact midpoints, which round correctly as they are,
-// so the check for exactness matters. It has no calls, so loops inline it.
-func fmaF32Fast(a, b, c float32) (float32, bool) {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	bits := math.Float64bits(s)
-	if bits&(1<<29-1) == 1<<28 {
-		bb := s - p
-		if (p-(s-bb))+(float64(c)-bb) != 0 { // TwoSum's error: s is inexact
-			return 0, true
-		}
-	}
-	return float32(s), bits&(0x7ff<<52) < 0x381<<52 && bits<<1 != 0
-}
-
-// fmaF32Tie is fmaF32's rare path: it rounds the exact p + c (s is its float64
-// rounding) to float32 correctly, including subnormal results.
-func fmaF32Tie(p, c, s float64) float32 {
-	bb := s - p
-	e := (p - (s - bb)) + (c - bb) // TwoSum: p + c == s + e exactly
-	r := float32(s)
-	if e == 0 || math.IsInf(s, 0) || math.IsNaN(s) || float64(r) == s {
-		return r
-	}
-	lo, hi := r, r
-	if float64(r) < s {
-		hi = math.Nextafter32(r, float32(math.Inf(1)))
-	} else {
-		lo = math.Nextafter32(r, float32(math.Inf(-1)))
-	}
-	if (float64(lo)+float64(hi))/2 != s {
-		return r // not a tie: s's rounding is the exact sum's
-	}
-	if e > 0 {
-		return hi
-	}
-	return lo
 }
 
 // adamScalars are adam_step's hyper-parameters as the kernel uses them.
@@ -167,10 +113,10 @@ func adamF32(p, g, m, v, mx []float32, s *adamScalars[float32]) {
 		if s.decoupled {
 			pi = float32(pi * s.decay)
 		} else if s.l2 {
-			gi, t1 = fmaF32Fast(pi, s.wd, gi)
+			gi, t1 = vec.FMAFast(pi, s.wd, gi)
 		}
-		mi, t2 := fmaF32Fast(gi, s.omb1, float32(m[i]*s.b1))
-		vi, t3 := fmaF32Fast(float32(s.omb2*gi), gi, float32(v[i]*s.b2))
+		mi, t2 := vec.FMAFast(gi, s.omb1, float32(m[i]*s.b1))
+		vi, t3 := vec.FMAFast(float32(s.omb2*gi), gi, float32(v[i]*s.b2))
 		if t1 || t2 || t3 {
 			pi, mi, vi = adamMomentsF32(p[i], g[i], m[i], v[i], s)
 		}
@@ -187,14 +133,14 @@ func adamF32(p, g, m, v, mx []float32, s *adamScalars[float32]) {
 }
 
 // adamMomentsF32 is adamF32's first steps with every FMA exactly rounded:
-// the rare path for elements where fmaF32Fast may double-round.
+// the rare path for elements where vec.FMAFast may double-round.
 func adamMomentsF32(p, g, m, v float32, s *adamScalars[float32]) (float32, float32, float32) {
 	if s.decoupled {
 		p = float32(p * s.decay)
 	} else if s.l2 {
-		g = fmaF32(p, s.wd, g)
+		g = vec.FMA(p, s.wd, g)
 	}
-	return p, fmaF32(g, s.omb1, float32(m*s.b1)), fmaF32(float32(s.omb2*g), g, float32(v*s.b2))
+	return p, vec.FMA(g, s.omb1, float32(m*s.b1)), vec.FMA(float32(s.omb2*g), g, float32(v*s.b2))
 }
 
 // adamF64 is adamF32 for f64.
@@ -243,7 +189,7 @@ func narrowOf(dt dtype.DType) narrow {
 // axpy is PyTorch's add(y, x, alpha=a) for a 16-bit dtype: y + a*x.
 func (n narrow) axpy(x, a, y float32) float32 {
 	if n.fusedAlpha {
-		return n.round(fmaF32(x, a, y))
+		return n.round(vec.FMA(x, a, y))
 	}
 	return n.round(y + n.round(float32(a*x)))
 }
@@ -260,7 +206,7 @@ func adamNarrow[T any](x [][]T, load func(T) float32, store func(float32) T, n n
 			gi = n.axpy(pi, s.wd, gi)
 		}
 		mi := n.axpy(gi, s.omb1, r(float32(load(m[i])*s.b1)))
-		vi := r(fmaF32(float32(s.omb2*gi), gi, r(float32(load(v[i])*s.b2))))
+		vi := r(vec.FMA(float32(s.omb2*gi), gi, r(float32(load(v[i])*s.b2))))
 		m[i], v[i] = store(mi), store(vi)
 		if mx != nil {
 			if mv := load(mx[i]); vi > mv || vi != vi {
@@ -330,21 +276,21 @@ func sgdF32(p, g, buf []float32, s *sgdScalars[float32]) {
 		pi, d := p[i], g[i]
 		var t1, t2, t3 bool
 		if s.l2 {
-			d, t1 = fmaF32Fast(pi, s.wd, d)
+			d, t1 = vec.FMAFast(pi, s.wd, d)
 		}
 		var b float32
 		if s.momentum {
 			b = d
 			if !s.first {
-				b, t2 = fmaF32Fast(d, s.omd, float32(buf[i]*s.mom))
+				b, t2 = vec.FMAFast(d, s.omd, float32(buf[i]*s.mom))
 			}
 			if s.nesterov {
-				d, t3 = fmaF32Fast(b, s.mom, d)
+				d, t3 = vec.FMAFast(b, s.mom, d)
 			} else {
 				d = b
 			}
 		}
-		pn, t4 := fmaF32Fast(d, s.neglr, pi)
+		pn, t4 := vec.FMAFast(d, s.neglr, pi)
 		if t1 || t2 || t3 || t4 {
 			var bi float32
 			if s.momentum {
@@ -360,26 +306,26 @@ func sgdF32(p, g, buf []float32, s *sgdScalars[float32]) {
 }
 
 // sgdElemF32 is sgdF32's step for one element with every FMA exactly
-// rounded: the rare path for elements where fmaF32Fast may double-round.
+// rounded: the rare path for elements where vec.FMAFast may double-round.
 // It returns the new parameter and momentum buffer values.
 func sgdElemF32(p, g, buf float32, s *sgdScalars[float32]) (float32, float32) {
 	d := g
 	if s.l2 {
-		d = fmaF32(p, s.wd, d)
+		d = vec.FMA(p, s.wd, d)
 	}
 	if s.momentum {
 		if !s.first {
-			buf = fmaF32(d, s.omd, float32(buf*s.mom))
+			buf = vec.FMA(d, s.omd, float32(buf*s.mom))
 		} else {
 			buf = d
 		}
 		if s.nesterov {
-			d = fmaF32(buf, s.mom, d)
+			d = vec.FMA(buf, s.mom, d)
 		} else {
 			d = buf
 		}
 	}
-	return fmaF32(d, s.neglr, p), buf
+	return vec.FMA(d, s.neglr, p), buf
 }
 
 // sgdF64 is sgdF32 for f64.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -20,8 +21,8 @@ func TestFMAF32(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	check := func(a, b, c float32) {
 		t.Helper()
-		if got, want := fmaF32(a, b, c), fma32(a, b, c); !sameF32(got, want) {
-			t.Fatalf("fmaF32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		if got, want := vec.FMA(a, b, c), fma32(a, b, c); !sameF32(got, want) {
+			t.Fatalf("vec.FMA(%g, %g, %g) = %g, want %g", a, b, c, got, want)
 		}
 	}
 	for i := 0; i < 200000; i++ {
@@ -116,7 +117,7 @@ func TestOptimParallelChunks(t *testing.T) {
 }
 
 // TestOptimF32RarePaths checks the per-element exact paths (taken where
-// fmaF32Fast may double-round) against the loops on random data: both
+// vec.FMAFast may double-round) against the loops on random data: both
 // must give the same bits wherever the loop did not need them.
 func TestOptimF32RarePaths(t *testing.T) {
 	r := rand.New(rand.NewSource(3))

@@ -23,7 +23,7 @@ import (
 // streams over blocks of sdpaBlockK keys: the score block (Q·scale)·Kᵀ
 // (the GEMM micro-kernel on Kᵀ packed in 16-key panels), masked (is_causal, bool or
 // float attn_mask broadcast to [..., L, S]), then the online softmax — a
-// running row max m, a running sum l of exp(s - m) (vecExpF32) and an
+// running row max m, a running sum l of exp(s - m) (vec.Kernels.Exp) and an
 // output accumulator O rescaled by exp(m_old - m_new) — and O += P·V (the
 // micro-kernel again, accumulating into O; V is read in place when it is
 // row-major and Ev a multiple of 16, else packed). At the end O is divided
@@ -511,12 +511,12 @@ func (p *sdpaPlan) pack() {
 		// finite values, which only costs the block skipping).
 		vp, ld := p.vPack[i], p.vld
 		if ld == p.ev {
-			sum := vecSumF32(vp[:p.s*p.ev])
+			sum := vk().Sum(vp[:p.s*p.ev])
 			p.vBad[i] = sum-sum != 0
 			return
 		}
 		for j := 0; j < p.s; j++ {
-			if sum := vecSumF32(vp[j*ld : j*ld+p.ev]); sum-sum != 0 {
+			if sum := vk().Sum(vp[j*ld : j*ld+p.ev]); sum-sum != 0 {
 				p.vBad[i] = true
 				return
 			}
@@ -733,7 +733,7 @@ func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int, prescale bool) {
 			}
 		}
 		if prescale {
-			vecMulScalarF32(dst, dst, p.scale)
+			vk().MulScalar(dst, dst, p.scale)
 		}
 	}
 	clear(w.q[nr*e : nrp*e])
@@ -800,7 +800,7 @@ func (p *sdpaPlan) allowed(b, i int) int {
 // (bool) or + mask (float).
 func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled bool) {
 	if !scaled {
-		vecMulScalarF32(x, x, p.scale)
+		vk().MulScalar(x, x, p.scale)
 	}
 	ninf := float32(math.Inf(-1))
 	if p.causal {
@@ -845,22 +845,22 @@ func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled boo
 	case sdpaMaskF32:
 		switch p.msS {
 		case 1:
-			vecAddF32(x, x, p.mf[base:base+len(x)])
+			vk().Add(x, x, p.mf[base:base+len(x)])
 		case 0:
-			vecAddScalarF32(x, x, p.mf[base])
+			vk().AddScalar(x, x, p.mf[base])
 		default:
 			t := w.tmp[:len(x)]
 			for c := range t {
 				t[c] = p.mf[base+c*p.msS]
 			}
-			vecAddF32(x, x, t)
+			vk().Add(x, x, t)
 		}
 	default:
 		t := w.tmp[:len(x)]
 		for c := range t {
 			t[c] = float32(dtype.Float64At(p.mdt, p.mb, base+c*p.msS))
 		}
-		vecAddF32(x, x, t)
+		vk().Add(x, x, t)
 	}
 }
 
@@ -908,7 +908,7 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 		for r := 0; r < nr; r++ {
 			x := w.s[r*p.bk : r*p.bk+nc]
 			p.maskRow(w, x, b, i0+r, j0, scaled)
-			w.l[r] += expSubSum(x, p.rescale(w, o, r, vecMaxF32(x)))
+			w.l[r] += vk().ExpSubSum(x, p.rescale(w, o, r, vk().Max(x)))
 		}
 		// Rows nr..nrp hold raw scores of the zero query rows; their
 		// outputs are dropped.
@@ -925,26 +925,8 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 			}
 			continue
 		}
-		vecMulScalarF32(dst, o[r*p.evp:r*p.evp+p.ev], 1/w.l[r])
+		vk().MulScalar(dst, o[r*p.evp:r*p.evp+p.ev], 1/w.l[r])
 	}
-}
-
-// expSubSumZ is expSubSumF32Z where the CPU has AVX-512, else nil.
-var expSubSumZ func(x *float32, n int, m float32) float32
-
-// expSubSum sets x[i] = exp(x[i] - m) and returns their sum: one pass on
-// AVX-512 (the same exp bits as vecExpF32, the sum in 16 lanes), three
-// below.
-func expSubSum(x []float32, m float32) float32 {
-	if len(x) == 0 {
-		return 0
-	}
-	if expSubSumZ != nil && atLeast(LevelAVX512) {
-		return expSubSumZ(&x[0], len(x), m)
-	}
-	vecAddScalarF32(x, x, -m)
-	vecExpF32(x, x)
-	return vecSumF32(x)
 }
 
 // rescale folds a score row's block maximum bmax into row r's running
@@ -963,7 +945,7 @@ func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32) flo
 	if mOld != sub {
 		alpha = float32(math.Exp(float64(mOld - sub)))
 		orow := o[r*p.evp : (r+1)*p.evp]
-		vecMulScalarF32(orow, orow, alpha)
+		vk().MulScalar(orow, orow, alpha)
 	}
 	w.l[r] *= alpha
 	w.m[r] = mNew
@@ -985,7 +967,7 @@ func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp 
 			x := row[:na]
 			if na > 0 {
 				p.maskRow(w, x, b, i0+rr, j0, scaled)
-				w.l[rr] += expSubSum(x, p.rescale(w, o, rr, vecMaxF32(x)))
+				w.l[rr] += vk().ExpSubSum(x, p.rescale(w, o, rr, vk().Max(x)))
 			}
 			clear(row[na:])
 		}
@@ -1271,7 +1253,7 @@ func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, 
 // period Ev) & (2^53-1) * 2^-53 < 1-p.
 func (p *sdpaPlan) dropout(x []float32, pb, i int) {
 	if p.dropP >= 1 {
-		vecMulScalarF32(x, x, 0)
+		vk().MulScalar(x, x, 0)
 		return
 	}
 	row := uint64((pb*p.l + i) * p.period)

@@ -531,57 +531,6 @@ func BenchmarkSDPA(b *testing.B) {
 	}
 }
 
-// TestExpSubSum checks expSubSum at every level: the exp values equal the
-// avx2 level's vecExpF32 of x - m bit for bit (the AVX-512 kernel runs the
-// same Cephes operations), and the sum is within float rounding of the f64
-// sum, over lengths around the 16-lane tail and special values.
-func TestExpSubSum(t *testing.T) {
-	r := rand.New(rand.NewSource(21))
-	ninf, inf, nan := float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN())
-	for _, lv := range levels() {
-		withLevel(lv, func() {
-			for _, n := range []int{1, 2, 7, 15, 16, 17, 31, 33, 64, 255, 256, 1000} {
-				x := make([]float32, n)
-				for i := range x {
-					x[i] = float32(r.NormFloat64() * 8)
-					switch r.Intn(20) {
-					case 0:
-						x[i] = ninf
-					case 1:
-						x[i] = -200
-					}
-				}
-				m := float32(r.NormFloat64())
-				want := make([]float32, n)
-				for i := range want {
-					want[i] = x[i] - m
-				}
-				withLevel(SupportedLevels()[min(1, len(SupportedLevels())-1)], func() { vecExpF32(want, want) })
-				got := append([]float32(nil), x...)
-				sum := expSubSum(got, m)
-				var ref float64
-				for i := range got {
-					if lv != LevelGeneric && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s n=%d: exp(x[%d]-m) = %v, want %v", lv, n, i, got[i], want[i])
-					}
-					if lv == LevelGeneric && math.Abs(float64(got[i]-want[i])) > 2e-7*float64(want[i]) {
-						t.Fatalf("%s n=%d: exp(x[%d]-m) = %v, want %v", lv, n, i, got[i], want[i])
-					}
-					ref += float64(got[i])
-				}
-				if math.Abs(float64(sum)-ref) > 1e-6*ref {
-					t.Fatalf("%s n=%d: sum %v, want %v", lv, n, sum, ref)
-				}
-			}
-			x := []float32{0, inf, nan, 1}
-			sum := expSubSum(x, 0)
-			if x[0] != 1 || !math.IsInf(float64(x[1]), 1) || x[2] == x[2] || sum == sum {
-				t.Fatalf("%s: special values gave %v, sum %v", lv, x, sum)
-			}
-		})
-	}
-}
-
 // TestSDPARowCut: a decode step's row (keys past the written cache slots
 // masked off, or is_causal) skips those keys, with the bits of the full row.
 func TestSDPARowCut(t *testing.T) {

@@ -17,7 +17,7 @@ func TestExpUnderflow(t *testing.T) {
 	for _, lv := range levels() {
 		withLevel(lv, func() {
 			got := make([]float32, len(in))
-			vecExpF32(got, in)
+			vk().Exp(got, in)
 			for i, x := range in {
 				switch {
 				case x != x:
@@ -35,11 +35,11 @@ func TestExpUnderflow(t *testing.T) {
 					}
 				}
 			}
-			// expSubSum: the same after subtracting m.
+			// ExpSubSum: the same after subtracting m.
 			x := []float32{0, -150, ninf, -104, -3}
-			s := expSubSum(x, 2)
+			s := vk().ExpSubSum(x, 2)
 			if x[1] != 0 || x[2] != 0 || math.Float32bits(x[1]) != 0 || math.Abs(float64(s)-math.Exp(-2)-math.Exp(-5)-math.Exp(-106)) > 1e-6 {
-				t.Errorf("%s: expSubSum gave %v, sum %v", lv, x, s)
+				t.Errorf("%s: ExpSubSum gave %v, sum %v", lv, x, s)
 			}
 		})
 	}
@@ -47,7 +47,7 @@ func TestExpUnderflow(t *testing.T) {
 
 // TestSoftmaxPrefix: softmaxPrefixF32 gives softmaxRowF32's bits for rows
 // whose tail from n is -Inf, including rows with NaN, +Inf, all -Inf, and
-// lengths on both sides of vecSumF32's block.
+// lengths on both sides of vec.Kernels.Sum's block.
 func TestSoftmaxPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	ninf := float32(math.Inf(-1))

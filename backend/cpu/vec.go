@@ -1,31 +1,28 @@
 package cpu
 
 import (
-	"math"
 	"runtime"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
 
-// Slice-level float32 kernels. Every function works on len(dst) elements
-// (the inputs must be at least that long), handles any length including 0,
-// allocates nothing, and allows dst to alias any input exactly (dst[i] is
-// written only after a[i], b[i], c[i] were read). They are the building
-// blocks of the contiguous f32 fast paths of the elementwise kernels and
-// of the fused-program compiler, which calls them on cache-sized blocks.
-//
-// At CPU level avx2 and above (atLeast) the AVX2+FMA loops of vec_amd64.s do the
-// work; at level generic, and on other architectures, the Go loops here.
-// The exactly rounded kernels (arithmetic, fma, maximum, relu) and the sum
-// give bit-identical results at both levels (but for the payload of a NaN
-// that maximum produces from a NaN second operand); the transcendentals
-// use different algorithms (float32 polynomials in assembly, float64 math
-// in Go, which reproduces the generic elementwise kernels exactly) within
-// the documented error of each.
+// The float32 slice kernels live in internal/vec, one table per CPU level;
+// vk returns the active level's. This file routes the elementwise kernels'
+// contiguous f32 cases to them.
 
-// vecOp names a kernel for the assembly dispatchers.
+// vk returns the vec kernels of the active CPU level.
+func vk() *vec.Kernels { return vec.For(cpuLevel) }
+
+// vecAsm reports whether the vec kernels at the active level are assembly
+// loops (the avx2 level and above): the kernels of this package that
+// follow them (comparisons, where, bf16 RoPE) make the same choice.
+func vecAsm() bool { return vk().Asm }
+
+// vecOp names a binary kernel of vec.Kernels for the routing below and
+// bf16_elem.go.
 type vecOp uint8
 
 const (
@@ -34,287 +31,7 @@ const (
 	vecOpMul
 	vecOpDiv
 	vecOpMaximum
-	vecOpRelu
-	vecOpExp
-	vecOpLog
-	vecOpTanh
-	vecOpErf
-	vecOpSigmoid
-	vecOpSilu
-	vecOpGelu
-	vecOpGeluTanh
 )
-
-// vecAddF32 sets dst[i] = a[i] + b[i].
-func vecAddF32(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := vecBinaryAsm(vecOpAdd, dst, a, b); i < len(dst); i++ {
-		dst[i] = a[i] + b[i]
-	}
-}
-
-// vecSubF32 sets dst[i] = a[i] - b[i].
-func vecSubF32(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := vecBinaryAsm(vecOpSub, dst, a, b); i < len(dst); i++ {
-		dst[i] = a[i] - b[i]
-	}
-}
-
-// vecMulF32 sets dst[i] = a[i] * b[i].
-func vecMulF32(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := vecBinaryAsm(vecOpMul, dst, a, b); i < len(dst); i++ {
-		dst[i] = a[i] * b[i]
-	}
-}
-
-// vecDivF32 sets dst[i] = a[i] / b[i] (IEEE: x/0 is ±Inf, 0/0 NaN).
-func vecDivF32(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := vecBinaryAsm(vecOpDiv, dst, a, b); i < len(dst); i++ {
-		dst[i] = a[i] / b[i]
-	}
-}
-
-// vecFmaF32 sets dst[i] = a[i]*b[i] + c[i] rounded once (a fused
-// multiply-add).
-func vecFmaF32(dst, a, b, c []float32) {
-	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
-	for i := vecFmaAsm(dst, a, b, c); i < len(dst); i++ {
-		dst[i] = fmaF32(a[i], b[i], c[i])
-	}
-}
-
-// vecAddScalarF32 sets dst[i] = a[i] + s.
-func vecAddScalarF32(dst, a []float32, s float32) {
-	a = a[:len(dst)]
-	for i := vecScalarAsm(vecOpAdd, dst, a, s); i < len(dst); i++ {
-		dst[i] = a[i] + s
-	}
-}
-
-// vecMulScalarF32 sets dst[i] = a[i] * s.
-func vecMulScalarF32(dst, a []float32, s float32) {
-	a = a[:len(dst)]
-	for i := vecScalarAsm(vecOpMul, dst, a, s); i < len(dst); i++ {
-		dst[i] = a[i] * s
-	}
-}
-
-// vecMaximumF32 is torch.maximum: NaN if either operand is NaN, otherwise
-// the larger, a on ties (so maximum(-0, +0) is -0, as maxNaN).
-func vecMaximumF32(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := vecBinaryAsm(vecOpMaximum, dst, a, b); i < len(dst); i++ {
-		x, y := a[i], b[i]
-		switch {
-		case x != x:
-			dst[i] = x
-		case y != y || x < y:
-			dst[i] = y
-		default:
-			dst[i] = x
-		}
-	}
-}
-
-// vecReluF32 is torch.relu: x < 0 ? 0 : x, so NaN and -0 pass through.
-func vecReluF32(dst, a []float32) {
-	a = a[:len(dst)]
-	for i := vecScalarAsm(vecOpRelu, dst, a, 0); i < len(dst); i++ {
-		if x := a[i]; x < 0 {
-			dst[i] = 0
-		} else {
-			dst[i] = x
-		}
-	}
-}
-
-// The avx2 bounds below were confirmed over all 2^32 float32 inputs.
-
-// vecExpF32 sets dst[i] = exp(a[i]). Max error 1 ulp (avx2: Cephes expf
-// polynomial, subnormal results rounded once; generic: float64 math.Exp,
-// 0 ulp), +Inf above 88.7228, 0 below -103.97.
-func vecExpF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpExp, dst, a) {
-		return
-	}
-	for i := range dst {
-		dst[i] = float32(math.Exp(float64(a[i])))
-	}
-}
-
-// vecLogF32 sets dst[i] = log(a[i]) (-Inf at ±0, NaN below 0, subnormals
-// handled). Max error 1 ulp.
-func vecLogF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpLog, dst, a) {
-		return
-	}
-	for i := range dst {
-		dst[i] = float32(math.Log(float64(a[i])))
-	}
-}
-
-// vecTanhF32 sets dst[i] = tanh(a[i]). Max error 1 ulp.
-func vecTanhF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpTanh, dst, a) {
-		return
-	}
-	for i := range dst {
-		dst[i] = float32(math.Tanh(float64(a[i])))
-	}
-}
-
-// vecErfF32 sets dst[i] = erf(a[i]). Max error 2 ulp (avx2: x*P(x^2) below
-// |x| = 0.875, 1 - 2^L(|x|) above with L a polynomial approximating
-// log2(erfc(|x|)) on [0.875, 3.95], whose error costs erf only erfc(|x|)
-// times as much; polynomials fitted by tools/vecfit).
-func vecErfF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpErf, dst, a) {
-		return
-	}
-	for i := range dst {
-		dst[i] = float32(math.Erf(float64(a[i])))
-	}
-}
-
-// vecSigmoidF32 sets dst[i] = 1/(1+exp(-a[i])). Max error 1 ulp for
-// normal results (for x < 0 it is computed as e/(1+e), e = exp(x), without
-// cancellation); subnormal results within 1e-42.
-func vecSigmoidF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpSigmoid, dst, a) {
-		return
-	}
-	for i := range dst {
-		dst[i] = float32(1 / (1 + math.Exp(-float64(a[i]))))
-	}
-}
-
-// vecGeluF32 sets dst[i] = x*0.5*(1+erf(x/sqrt2)) for x = a[i]. Max error 2
-// ulp for normal results, subnormal ones within 1e-42 (avx2: x/2 + s G(s),
-// s = x^2/2, below |x| = 1/sqrt2, where 1+erf does not cancel much; beyond,
-// x - y for x > 0 and -y for x < 0 with y = exp(-x^2/2) N(|x|) = |x|
-// erfc(|x|/sqrt2)/2, N a polynomial in t = (|x|-1.5)/(|x|+1.5) and x^2/2
-// carried as a float32 pair into exp, so negative tails keep their relative
-// accuracy where PyTorch's 1+erf loses it entirely). gelu(-Inf) is NaN as in
-// PyTorch.
-func vecGeluF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpGelu, dst, a) {
-		return
-	}
-	for i := range dst {
-		x := float64(a[i])
-		dst[i] = float32(x * 0.5 * math.Erfc(-x/math.Sqrt2))
-	}
-}
-
-// vecGeluTanhF32 sets dst[i] = 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))
-// for x = a[i] (gelu's approximate="tanh"), computed as x*sigmoid(2u)
-// without cancellation. Max error 17 ulp where |result| >= 1e-3 (rounding
-// of 2u's own inputs, amplified by |2u| for x < 0; the worst near x = -3),
-// absolute error below 1e-8 elsewhere: well inside f32 tolerances, and
-// far better than 1+tanh in float32.
-func vecGeluTanhF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpGeluTanh, dst, a) {
-		return
-	}
-	const k = 0.7978845608028654 // sqrt(2/pi)
-	for i := range dst {
-		x := float64(a[i])
-		dst[i] = float32(0.5 * x * (1 + math.Tanh(k*(x+0.044715*x*x*x))))
-	}
-}
-
-// vecSiluF32 sets dst[i] = x/(1+exp(-x)) for x = a[i]. Max error 2 ulp for
-// normal results, subnormal ones within 1e-42; silu(-Inf) is NaN as in
-// PyTorch.
-func vecSiluF32(dst, a []float32) {
-	a = a[:len(dst)]
-	if vecUnaryAsm(vecOpSilu, dst, a) {
-		return
-	}
-	for i := range dst {
-		x := float64(a[i])
-		dst[i] = float32(x / (1 + math.Exp(-x)))
-	}
-}
-
-// vecSumLanes is the number of interleaved partial sums of vecSumF32's
-// blocks, and vecSumBlock the largest block summed that way.
-const (
-	vecSumLanes = 32
-	vecSumBlock = 4096
-)
-
-// vecSumF32 returns the float32 sum of a in a fixed order that does not
-// depend on the CPU level: a slice longer than vecSumBlock is split at
-// half its length rounded up to a multiple of 32, and the halves' sums
-// (recursively) are added; a block of at most vecSumBlock elements is
-// summed in 32 partial sums, partial j accumulating a[j], a[j+32], a[j+64],
-// ... in order from +0, which are then folded pairwise (j += j+16, j += j+8,
-// j += j+4, j += j+2, j += j+1). The error grows like log2(n) rather than n.
-// The empty sum is +0.
-func vecSumF32(a []float32) float32 {
-	if len(a) <= vecSumBlock {
-		return vecSumBlockF32(a)
-	}
-	m := (len(a)/2 + vecSumLanes - 1) &^ (vecSumLanes - 1)
-	return vecSumF32(a[:m]) + vecSumF32(a[m:])
-}
-
-// vecSumBlockF32 is vecSumF32's lane sum of one block.
-func vecSumBlockF32(a []float32) float32 {
-	var acc [vecSumLanes]float32
-	i := vecSumLanesAsm(a, &acc)
-	for ; i+vecSumLanes <= len(a); i += vecSumLanes {
-		s := a[i : i+vecSumLanes]
-		for j := range acc {
-			acc[j] += s[j]
-		}
-	}
-	for j, v := range a[i:] {
-		acc[j] += v
-	}
-	return vecFoldLanes(&acc)
-}
-
-// vecFoldLanes folds the 32 partial sums pairwise in vecSumF32's order.
-func vecFoldLanes(acc *[vecSumLanes]float32) float32 {
-	for w := vecSumLanes / 2; w > 0; w /= 2 {
-		for j := 0; j < w; j++ {
-			acc[j] += acc[j+w]
-		}
-	}
-	return acc[0]
-}
-
-// vecMaxF32 returns the largest element of a, NaN if any element is NaN,
-// -Inf for an empty slice. Between +0 and -0 either may be returned.
-func vecMaxF32(a []float32) float32 {
-	m, k := vecMaxAsm(a)
-	if k == 0 {
-		m = float32(math.Inf(-1))
-	} else if m != m {
-		return m
-	}
-	for _, v := range a[k:] {
-		if v != v {
-			return v
-		}
-		if v > m {
-			m = v
-		}
-	}
-	return m
-}
 
 // Routing of the elementwise kernels' contiguous f32 cases to the vec
 // kernels: an operand qualifies when it is a dense row-major f32 array of
@@ -508,12 +225,12 @@ func vecRunBinary(c *Call, k vecOp) bool {
 		s := b[0]
 		switch k {
 		case vecOpAdd:
-			vecParallel(n, func(lo, hi int) { vecAddScalarF32(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { vk().AddScalar(dst[lo:hi], a[lo:hi], s) })
 		case vecOpSub:
 			// x - s == x + (-s) exactly, signed zeros included.
-			vecParallel(n, func(lo, hi int) { vecAddScalarF32(dst[lo:hi], a[lo:hi], -s) })
+			vecParallel(n, func(lo, hi int) { vk().AddScalar(dst[lo:hi], a[lo:hi], -s) })
 		case vecOpMul:
-			vecParallel(n, func(lo, hi int) { vecMulScalarF32(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { vk().MulScalar(dst[lo:hi], a[lo:hi], s) })
 		default:
 			return false
 		}
@@ -522,15 +239,15 @@ func vecRunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = vecAddF32
+		f = vk().Add
 	case vecOpSub:
-		f = vecSubF32
+		f = vk().Sub
 	case vecOpMul:
-		f = vecMulF32
+		f = vk().Mul
 	case vecOpDiv:
-		f = vecDivF32
+		f = vk().Div
 	case vecOpMaximum:
-		f = vecMaximumF32
+		f = vk().Maximum
 	default:
 		return false
 	}
@@ -553,21 +270,23 @@ func vecRunArith(c *Call, opc byte) bool {
 	return false
 }
 
-// vecUnaryFor returns the vec kernel of the unary op d, or nil.
+// vecUnaryFor returns the vec kernel of the unary op d, or nil: a
+// function that runs the CPU level's kernel when it is called (the kernel
+// registrations hold it from init on).
 func vecUnaryFor(d *op.Def) func(dst, a []float32) {
 	switch d {
 	case op.Exp:
-		return vecExpF32
+		return func(d, a []float32) { vk().Exp(d, a) }
 	case op.Log:
-		return vecLogF32
+		return func(d, a []float32) { vk().Log(d, a) }
 	case op.Tanh:
-		return vecTanhF32
+		return func(d, a []float32) { vk().Tanh(d, a) }
 	case op.Erf:
-		return vecErfF32
+		return func(d, a []float32) { vk().Erf(d, a) }
 	case op.Sigmoid:
-		return vecSigmoidF32
+		return func(d, a []float32) { vk().Sigmoid(d, a) }
 	case op.Silu:
-		return vecSiluF32
+		return func(d, a []float32) { vk().Silu(d, a) }
 	}
 	return nil
 }

@@ -275,7 +275,7 @@ func (b *optimBuilder) axpy(x, a, y *ir.Value) *ir.Value {
 // fused multiply-add, so f32 computes it in f64: the product is exact there
 // and the sum rounds twice (f64, then f32), which differs from one rounding
 // only when the f64 sum lies exactly halfway between two f32s without
-// being exact (vanishingly rare; cpu's fmaF32 corrects that case). f64 has
+// being exact (vanishingly rare; cpu's vec.FMA corrects that case). f64 has
 // no wider type: its x*y + z is left to XLA:CPU's code generator, which
 // contracts it into an FMA (though when z is itself a product it may
 // contract that one instead).

@@ -1,4 +1,4 @@
-"""Fits the polynomial coefficients of backend/cpu/vec.go's float32 erf.
+"""Fits the polynomial coefficients of backend/cpu/internal/vec's float32 erf.
 
 Run with Debian's /usr/bin/python3 (numpy, mpmath). Lawson's iteratively
 reweighted least squares approximates the minimax fit of the relative
@@ -146,7 +146,7 @@ def fit_gmid(lo, hi, deg):
     return c[::-1], A, B, e
 
 
-# --- Fits of the avx2 gelu and erf kernels (vec_amd64.s). Run
+# --- Fits of the avx2 gelu and erf kernels (backend/cpu/internal/vec/vec_amd64.s). Run
 # `/usr/bin/python3 tools/vecfit/fit.py consts` to print their constants as
 # the VCONST lines there (the erf small-branch verfP* are main_coefs' erfP).
 

@@ -1,0 +1,225 @@
+//go:build amd64 && !purego
+
+package vec
+
+import "github.com/gotpu/gotpu/internal/cpulevel"
+
+// The AVX2+FMA loops of vec_amd64.s. Each takes n, a multiple of 8, and
+// works on the first n elements; the avx2 table runs them on the longest
+// such prefix and the Go loops on the rest, or (the transcendentals) the
+// last len%8 elements through an 8-element buffer, so that every element
+// sees the same arithmetic.
+
+//go:noescape
+func vecAddF32AVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func vecSubF32AVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func vecMulF32AVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func vecDivF32AVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func vecMaximumF32AVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func vecFmaF32AVX2(dst, a, b, c *float32, n int)
+
+//go:noescape
+func vecAddScalarF32AVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecMulScalarF32AVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecReluF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecExpF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecLogF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecTanhF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecErfF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecSigmoidF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecSiluF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecGeluF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecGeluTanhF32AVX2(dst, a *float32, n int)
+
+//go:noescape
+func vecSumLanesF32AVX2(a *float32, n int, acc *[SumLanes]float32)
+
+//go:noescape
+func vecMaxF32AVX2(a *float32, n int) float32
+
+//go:noescape
+func vecRopeF32AVX2(dst, x, c, s *float32, h, n int)
+
+// expSubSumF32Z sets x[i] = exp(x[i] - m) for i < n and returns their sum
+// (AVX-512; see vec_amd64.s).
+//
+//go:noescape
+func expSubSumF32Z(x *float32, n int, m float32) float32
+
+func init() {
+	if cpulevel.Has(cpulevel.AVX2) {
+		tables = append(tables, &Kernels{Level: cpulevel.AVX2, Asm: true})
+	}
+	if cpulevel.Has(cpulevel.AVX512) {
+		tables = append(tables, &Kernels{Level: cpulevel.AVX512, Asm: true, z: true})
+	}
+}
+
+// binaryAsm runs binary kernel o on the longest multiple-of-8 prefix of
+// dst (a and b at least as long) and returns its length, 0 without
+// assembly.
+func (k *Kernels) binaryAsm(o op, dst, a, b []float32) int {
+	n := len(dst) &^ 7
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	d, x, y := &dst[0], &a[0], &b[0]
+	switch o {
+	case opAdd:
+		vecAddF32AVX2(d, x, y, n)
+	case opSub:
+		vecSubF32AVX2(d, x, y, n)
+	case opMul:
+		vecMulF32AVX2(d, x, y, n)
+	case opDiv:
+		vecDivF32AVX2(d, x, y, n)
+	case opMaximum:
+		vecMaximumF32AVX2(d, x, y, n)
+	default:
+		return 0
+	}
+	return n
+}
+
+// fmaAsm is binaryAsm for Fma.
+func (k *Kernels) fmaAsm(dst, a, b, c []float32) int {
+	n := len(dst) &^ 7
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	vecFmaF32AVX2(&dst[0], &a[0], &b[0], &c[0], n)
+	return n
+}
+
+// scalarAsm is binaryAsm for the kernels with a scalar operand (opAdd,
+// opMul) and relu (s unused).
+func (k *Kernels) scalarAsm(o op, dst, a []float32, s float32) int {
+	n := len(dst) &^ 7
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	switch o {
+	case opAdd:
+		vecAddScalarF32AVX2(&dst[0], &a[0], n, s)
+	case opMul:
+		vecMulScalarF32AVX2(&dst[0], &a[0], n, s)
+	case opRelu:
+		vecReluF32AVX2(&dst[0], &a[0], n)
+	default:
+		return 0
+	}
+	return n
+}
+
+// unaryAsm runs transcendental kernel o on all of dst (the last len%8
+// elements through an 8-element buffer, so every element sees the same
+// arithmetic) and reports whether it did, false without assembly.
+func (k *Kernels) unaryAsm(o op, dst, a []float32) bool {
+	if !k.Asm {
+		return false
+	}
+	n := len(dst) &^ 7
+	if n > 0 {
+		unaryAVX2(o, &dst[0], &a[0], n)
+	}
+	if r := len(dst) - n; r > 0 {
+		var buf [8]float32
+		copy(buf[:], a[n:len(dst)])
+		unaryAVX2(o, &buf[0], &buf[0], 8)
+		copy(dst[n:], buf[:r])
+	}
+	return true
+}
+
+func unaryAVX2(o op, d, x *float32, n int) {
+	switch o {
+	case opExp:
+		vecExpF32AVX2(d, x, n)
+	case opLog:
+		vecLogF32AVX2(d, x, n)
+	case opTanh:
+		vecTanhF32AVX2(d, x, n)
+	case opErf:
+		vecErfF32AVX2(d, x, n)
+	case opSigmoid:
+		vecSigmoidF32AVX2(d, x, n)
+	case opSilu:
+		vecSiluF32AVX2(d, x, n)
+	case opGelu:
+		vecGeluF32AVX2(d, x, n)
+	case opGeluTanh:
+		vecGeluTanhF32AVX2(d, x, n)
+	}
+}
+
+// sumLanesAsm adds the longest multiple-of-32 prefix of a into acc's
+// lanes (sumBlock's order) and returns its length.
+func (k *Kernels) sumLanesAsm(a []float32, acc *[SumLanes]float32) int {
+	n := len(a) &^ (SumLanes - 1)
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	vecSumLanesF32AVX2(&a[0], n, acc)
+	return n
+}
+
+// maxAsm returns the maximum of the longest multiple-of-8 prefix of a
+// (NaN if it holds one) and its length.
+func (k *Kernels) maxAsm(a []float32) (float32, int) {
+	n := len(a) &^ 7
+	if n == 0 || !k.Asm {
+		return 0, 0
+	}
+	return vecMaxF32AVX2(&a[0], n), n
+}
+
+// expSubSumAsm is ExpSubSum's one AVX-512 pass over a non-empty x.
+func (k *Kernels) expSubSumAsm(x []float32, m float32) (float32, bool) {
+	if !k.z {
+		return 0, false
+	}
+	return expSubSumF32Z(&x[0], len(x), m), true
+}
+
+// ropeAsm runs Rope's vector kernel on the longest multiple-of-8 prefix
+// of each half of one rotate-half row (w = 2h elements of dst, x, c and
+// s) and returns its length, 0 without assembly.
+func (k *Kernels) ropeAsm(dst, x, c, s []float32, h int) int {
+	n := h &^ 7
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	_, _, _, _ = dst[2*h-1], x[2*h-1], c[2*h-1], s[2*h-1]
+	vecRopeF32AVX2(&dst[0], &x[0], &c[0], &s[0], h, n)
+	return n
+}
