@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/dtype"
 )
@@ -128,7 +129,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	dk, dkAVX2 := gemvDotBF16()
 	tail := gemvTailMask16(k)
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	pool.Run(nw, nil, func(tid, _ int) {
 		tb := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		y := tb[:step]
 		pad := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(&tb[step])), 16*k16)

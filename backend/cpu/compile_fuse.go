@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 )
 
 // Fused elementwise groups: a DAG of f32 elementwise ops evaluated block by
@@ -460,7 +462,7 @@ func (e *fexec) runGroup(threads int) {
 	// On the GEMM's worker pool: the caller works too, and a helper the
 	// OS has not started by the time the blocks are all taken is not
 	// waited for (the blocks are taken from next).
-	gemmParallelShare(nw, func(int, int) { work(&next) })
+	pool.RunShare(nw, func(int, int) { work(&next) })
 }
 
 // reduceRows reduces the whole rows in [lo, hi) of register r.

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -300,7 +301,7 @@ func gemvShare(total int, run func(u0, u1 int)) {
 	nw := runtime.GOMAXPROCS(0)
 	chunk := max(1, total/(nw*4))
 	var next atomic.Int64
-	gemmParallelShare(nw, func(_, _ int) {
+	pool.RunShare(nw, func(_, _ int) {
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
 			if u0 >= total {
@@ -397,7 +398,7 @@ func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16])
 	}
 	chunk := max(1, total/(nw*4))
 	var next atomic.Int64
-	gemmParallel(nw, nil, func(tid, _ int) {
+	pool.Run(nw, nil, func(tid, _ int) {
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk
 			if u0 >= total {

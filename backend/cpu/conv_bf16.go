@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -199,7 +200,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	mpad := roundUp(g.coutG, mr)
 	asz := g.groups * nkb * mpad * kpb // dwords
 	cost := g.n * g.cout * L * g.kdim
-	nw := gemmWorkers(cost)
+	nw := pool.Workers(cost)
 	npan := ceilDiv(ncols, nr)
 	ppu := min(8, max(1, ceilDiv(npan*g.groups, 4*nw)))
 	ncb := ppu * nr
@@ -248,7 +249,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 		packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
 	}
 	var next atomic.Int64
-	gemmParallelShare(nw, func(tid, _ int) {
+	pool.RunShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := asU32(alignF32(tall[off:], bsz))
 		cb := alignF32(tall[off+bsz+16:], csz)

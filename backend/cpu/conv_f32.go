@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/op"
 )
 
@@ -232,7 +233,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	// Columns per unit: up to 16 panels, fewer when that leaves the
 	// threads too few units.
 	cost := g.n * g.cout * L * g.kdim
-	nw := gemmWorkers(cost)
+	nw := pool.Workers(cost)
 	npan := ceilDiv(ncols, nr)
 	ppu := min(256/nr, max(1, ceilDiv(npan*g.groups, 4*nw)))
 	ncb := ppu * nr
@@ -277,7 +278,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
 	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
-	gemmParallelShare(nw, func(tid, _ int) {
+	pool.RunShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
@@ -816,7 +817,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 	t := asmTileF32
 	kp := g.kh * g.kw
 	K := g.cinG
-	nw := gemmWorkers(g.n * g.cin * g.lin * g.coutG * kp)
+	nw := pool.Workers(g.n * g.cin * g.lin * g.coutG * kp)
 	// Output-channel blocks per (image, group): enough units for the threads.
 	nsplit := 1
 	if ng := g.n * g.groups; ng < 2*nw {
@@ -845,7 +846,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 	defer putScratch(tbuf)
 	tall := as[float32](*tbuf)
 	var next atomic.Int64
-	gemmParallelShare(min(nw, units), func(tid, _ int) {
+	pool.RunShare(min(nw, units), func(tid, _ int) {
 		off := tid * per
 		ap := alignF32(tall[off:], asz)
 		bb := alignF32(tall[off+asz+16:], bsz)
@@ -980,7 +981,7 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 	kp := g.kh * g.kw
 	planes := g.n * g.cout
 	nwide := (g.oh-1)*rs + g.ow
-	nw := min(planes, gemmWorkers(planes*L*kp))
+	nw := min(planes, pool.Workers(planes*L*kp))
 	psz := 0
 	if pad {
 		psz = g.n * g.cin * ps
@@ -1015,7 +1016,7 @@ func convDepthwiseF32(x, w, bias, out []float32, g convGeom, flip, pad bool, hp,
 	tall := all[psz+wsz:]
 	kr := gemvAsmF32
 	var next atomic.Int64
-	gemmParallelShare(nw, func(tid, _ int) {
+	pool.RunShare(nw, func(tid, _ int) {
 		var tmp []float32
 		if tsz > 0 {
 			tmp = tall[tid*tsz : tid*tsz+nwide]

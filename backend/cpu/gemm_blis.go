@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 )
 
 // The BLIS-style blocked GEMM driver around the register-tiled assembly
@@ -139,7 +141,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	}
 	t := g.tile
 	cost := g.nb * g.m * g.n * max(g.k, 1)
-	nw := gemmWorkers(cost)
+	nw := pool.Workers(cost)
 	batchPar := nw > 1 && g.nb >= nw && (g.nb%nw == 0 || g.nb >= 4*nw || g.m*g.n*max(g.k, 1) < 1<<22)
 	kcap := min(max(g.k, 1), t.kc)
 	if t.amx {
@@ -202,7 +204,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	}
 	if batchPar {
 		var next atomic.Int64
-		gemmParallelShare(nw, func(tid, nw int) {
+		pool.RunShare(nw, func(tid, nw int) {
 			sh := &shared[tid]
 			var cur gemmCursor
 			for {
@@ -216,7 +218,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		return
 	}
 	sh := &shared[0]
-	gemmParallelShare(nw, func(tid, nw int) {
+	pool.RunShare(nw, func(tid, nw int) {
 		var cur gemmCursor
 		for b := 0; b < g.nb; b++ {
 			g.blocked(tid, nw, b, sh, &threads[tid], &cur)

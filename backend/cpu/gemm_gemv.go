@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 )
 
@@ -176,7 +177,7 @@ const gemvKB = 256
 
 // gemvParallelMACs is the matrix size (elements) from which a
 // matrix-vector product is shared between threads. With helpers that poll
-// an atomic mailbox (gemm_pool.go) a hand-off costs well under a
+// an atomic mailbox (internal/pool) a hand-off costs well under a
 // microsecond, and a decode step's per-layer products (a few hundred KB of
 // f32 each) stream faster on two cores than on one: on a SmolLM2-135M
 // f32 decode step (2-core Zen 3, AVX2) the gate/up products and their
@@ -377,7 +378,7 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 		chunk = 1
 	}
 	var next atomic.Int64
-	gemmParallelShare(nw, func(tid, _ int) {
+	pool.RunShare(nw, func(tid, _ int) {
 		var y [16]float32
 		for {
 			u0 := int(next.Add(int64(chunk))) - chunk

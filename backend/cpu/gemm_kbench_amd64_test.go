@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -121,7 +122,7 @@ func BenchmarkGEMVBandwidth(b *testing.B) {
 			{"axpy", func() { matmul(dtype.F32, op.PrecisionHighest, x, w) }},
 			{"dot", func() { matmul(dtype.F32, op.PrecisionHighest, x, wt) }},
 			{"copy", func() {
-				gemmParallel(nw, nil, func(tid, nw int) {
+				pool.Run(nw, nil, func(tid, nw int) {
 					lo, hi := len(dst)*tid/nw, len(dst)*(tid+1)/nw
 					copy(dst[lo:hi], w.data[lo:hi])
 				})

@@ -1,6 +1,10 @@
 package cpu
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
+)
 
 // The unpacked path for small and skinny f32 products. Packing costs about
 // one pass over A and B; the blocked path earns it back only when each
@@ -85,7 +89,7 @@ func smallF32(g *gemmProblem[float32, float32, float32]) bool {
 	const mr, nr = 6, 16
 	m, n, k := g.m, g.n, g.k
 	npan := ceilDiv(n, nr)
-	nw := gemmWorkers(g.nb * m * n * k)
+	nw := pool.Workers(g.nb * m * n * k)
 	rowPanels := ceilDiv(m, mr)
 	chunks := min(rowPanels, max(1, ceilDiv(2*nw, g.nb*npan)))
 	per := npan * chunks
@@ -103,7 +107,7 @@ func smallF32(g *gemmProblem[float32, float32, float32]) bool {
 		return true
 	}
 	next := new(atomic.Int64)
-	gemmParallelShare(nw, func(tid, _ int) {
+	pool.RunShare(nw, func(tid, _ int) {
 		smallWork(g, all, tsz, tid, units, per, chunks, rowPanels, rsa, csa, rsb, next)
 	})
 	return true

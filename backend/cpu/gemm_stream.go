@@ -1,6 +1,10 @@
 package cpu
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
+)
 
 // The streaming path for x·Wᵀ with few activation rows (a Linear layer at
 // a small batch). With m ≤ gemmStreamMaxM rows of x, each element of the
@@ -49,7 +53,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	wq := nq * nr // width of the tile row (all x panels)
 	xsz := wq * k
 	tsz := roundUp(mr*min(k, gemmStreamKB)+mr*wq, 16)
-	nw := gemmWorkers(m * n * k)
+	nw := pool.Workers(m * n * k)
 	buf := getScratch((xsz + nw*tsz) * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
@@ -113,7 +117,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 			}
 		}
 	}
-	gemmParallelShare(nw, job)
+	pool.RunShare(nw, job)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -653,7 +654,7 @@ func BenchmarkGEMV(b *testing.B) {
 			src := w.data
 			nw := runtime.GOMAXPROCS(0)
 			for i := 0; i < b.N; i++ {
-				gemmParallel(nw, nil, func(tid, nw int) {
+				pool.Run(nw, nil, func(tid, nw int) {
 					lo, hi := len(src)*tid/nw, len(src)*(tid+1)/nw
 					copy(dst[lo:hi], src[lo:hi])
 				})

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 )
 
 // as reinterprets host bytes as a slice of T.
@@ -26,7 +28,7 @@ var ParallelThreshold = 1 << 15
 // depend on which thread ran a chunk), and the threads are the caller and
 // the GEMM pool's helpers, which take chunks from a shared counter: no
 // goroutine is started per call, and a helper the OS has not run yet is
-// not waited for (gemmParallelShare). When the pool is busy (a nested or a
+// not waited for (pool.RunShare). When the pool is busy (a nested or a
 // concurrent call) the caller runs every chunk itself.
 func parallelFor(n, cost int, fn func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
@@ -38,7 +40,7 @@ func parallelFor(n, cost int, fn func(lo, hi int)) {
 	chunk := (n + workers - 1) / workers
 	chunks := (n + chunk - 1) / chunk
 	var next atomic.Int64
-	gemmParallelShare(workers, func(_, _ int) {
+	pool.RunShare(workers, func(_, _ int) {
 		for {
 			c := int(next.Add(1)) - 1
 			if c >= chunks {

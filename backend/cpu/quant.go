@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/internal/quant"
 	"github.com/gotpu/gotpu/op"
@@ -172,7 +173,7 @@ func quantPar(macs int) func(total int, fn func(lo, hi int)) {
 		}
 		chunk := max(1, total/(2*nw))
 		var next atomic.Int64
-		gemmParallelShare(nw, func(tid, nw int) {
+		pool.RunShare(nw, func(tid, nw int) {
 			for {
 				lo := int(next.Add(int64(chunk))) - chunk
 				if lo >= total {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -715,7 +716,7 @@ func (p *sdpaPlan) run() {
 		work(0)
 		return
 	}
-	gemmParallelShare(workers, func(tid, _ int) { work(tid) })
+	pool.RunShare(workers, func(tid, _ int) { work(tid) })
 }
 
 // packQ copies query rows i0..i0+nr of batch entry b into w.q (row length

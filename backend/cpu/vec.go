@@ -3,6 +3,7 @@ package cpu
 import (
 	"runtime"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -66,7 +67,7 @@ func vecParallel(n int, fn func(lo, hi int)) {
 // a new goroutine waited for the scheduler (a helper still polling holds
 // the other P for up to tens of microseconds).
 func runParts(n int, part func(i int)) {
-	gemmParallel(min(n, runtime.GOMAXPROCS(0)), nil, func(tid, nw int) {
+	pool.Run(min(n, runtime.GOMAXPROCS(0)), nil, func(tid, nw int) {
 		for i := tid; i < n; i += nw {
 			part(i)
 		}

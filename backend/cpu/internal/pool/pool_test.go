@@ -1,4 +1,4 @@
-package cpu
+package pool
 
 import (
 	"fmt"
@@ -8,31 +8,31 @@ import (
 	"time"
 )
 
-// TestGEMMParallelShare runs many short sharing jobs back to back (so
+// TestRunShare runs many short sharing jobs back to back (so
 // that helpers lag and get skipped) interleaved with statically
-// partitioned gemmParallel jobs, and checks that every unit of work is
+// partitioned Run jobs, and checks that every unit of work is
 // done exactly once and every static share runs.
-func TestGEMMParallelShare(t *testing.T) {
+func TestRunShare(t *testing.T) {
 	// Helpers that poll between calls (the default) and helpers that park
 	// at once, and calls that come after the helpers stopped polling.
-	for _, spin := range []time.Duration{time.Duration(gemmSpin.Load()), 0} {
-		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
-			defer gemmSpin.Store(gemmSpin.Load())
-			gemmSpin.Store(int64(spin))
-			testGEMMParallelShare(t)
-			time.Sleep(2 * spin)
-			testGEMMParallelShare(t)
+	for _, d := range []time.Duration{time.Duration(spin.Load()), 0} {
+		t.Run(fmt.Sprintf("spin=%v", d), func(t *testing.T) {
+			defer spin.Store(spin.Load())
+			spin.Store(int64(d))
+			testRunShare(t)
+			time.Sleep(2 * d)
+			testRunShare(t)
 		})
 	}
 }
 
-func testGEMMParallelShare(t *testing.T) {
+func testRunShare(t *testing.T) {
 	nw := max(2, runtime.GOMAXPROCS(0))
 	for _, units := range []int{1, 3, 64} {
 		for call := 0; call < 500; call++ {
 			done := make([]atomic.Int32, units)
 			var next atomic.Int64
-			gemmParallelShare(nw, func(tid, n int) {
+			RunShare(nw, func(tid, n int) {
 				if tid < 0 || tid >= n {
 					t.Errorf("tid %d of %d", tid, n)
 				}
@@ -53,12 +53,12 @@ func testGEMMParallelShare(t *testing.T) {
 				// A static partition: every thread's share must run.
 				var parts atomic.Int32
 				var used atomic.Int32
-				gemmParallel(nw, nil, func(tid, n int) {
+				Run(nw, nil, func(tid, n int) {
 					used.Store(int32(n))
 					parts.Add(1)
 				})
 				if parts.Load() != used.Load() {
-					t.Fatalf("gemmParallel ran %d of %d shares", parts.Load(), used.Load())
+					t.Fatalf("Run ran %d of %d shares", parts.Load(), used.Load())
 				}
 			}
 		}

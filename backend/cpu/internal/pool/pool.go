@@ -1,4 +1,7 @@
-package cpu
+// Package pool is the CPU backend's persistent worker pool: the threads
+// that every parallel kernel (GEMM, GEMV, convolution, attention, the
+// quantized products, elementwise splits) shares.
+package pool
 
 import (
 	"runtime"
@@ -7,37 +10,36 @@ import (
 	"time"
 )
 
-// The GEMM's persistent worker pool. A GEMM's threads are the calling
-// goroutine plus helpers that live for the life of the process, not
+// A parallel kernel's threads are the calling goroutine plus helpers that live for the life of the process, not
 // goroutines spawned per call. A call is handed over through one atomic
-// word per helper, which the helper polls for gemmSpin after its last
+// word per helper, which the helper polls for spin after its last
 // call before it parks on a channel (costing nothing); the caller waits
 // for the helpers by polling an atomic counter. Neither side sleeps in
 // the OS between a model's back-to-back products: waking a parked thread
 // costs tens of microseconds on a VM, as long as a decode step's whole
 // matrix-vector product. Threads take work dynamically and never wait for
 // one another to arrive, so a helper woken late only takes less of the
-// work. One GEMM uses the helpers at a time; a GEMM that finds them busy
-// (another goroutine's GEMM is running) runs on its caller alone, which
-// keeps concurrent callers from oversubscribing the cores.
+// work. One call uses the helpers at a time; a call that finds them busy
+// (another goroutine's is running) runs on its caller alone, which keeps
+// concurrent callers from oversubscribing the cores.
 
-// gemmParallelMACs is the multiply-add count below which a GEMM runs on
+// ParallelMACs is the multiply-add count below which a product runs on
 // its caller alone: sharing the work costs about a microsecond, about
 // what 2^19 multiply-adds take on one core.
-const gemmParallelMACs = 1 << 19
+const ParallelMACs = 1 << 19
 
-var gemmHelpers gemmPool
+var helpers helperSet
 
-// gemmPool is the set of helpers.
-type gemmPool struct {
+// helperSet is the set of helpers.
+type helperSet struct {
 	mu sync.Mutex // held by the GEMM that is using the helpers
-	hs []*gemmHelper
+	hs []*helper
 }
 
 // grow starts helpers until there are n; the caller holds mu.
-func (h *gemmPool) grow(n int) {
+func (h *helperSet) grow(n int) {
 	for len(h.hs) < n {
-		g := &gemmHelper{wake: make(chan struct{}, 1)}
+		g := &helper{wake: make(chan struct{}, 1)}
 		h.hs = append(h.hs, g)
 		go g.loop(len(h.hs))
 	}
@@ -49,25 +51,25 @@ func (h *gemmPool) grow(n int) {
 // goroutines around a piece of work (leak checks) does not see the pool
 // appear in the middle of it.
 func init() {
-	gemmHelpers.mu.Lock()
-	gemmHelpers.grow(runtime.GOMAXPROCS(0) - 1)
-	gemmHelpers.mu.Unlock()
+	helpers.mu.Lock()
+	helpers.grow(runtime.GOMAXPROCS(0) - 1)
+	helpers.mu.Unlock()
 }
 
-// gemmHelper is one pool thread's mailbox.
-type gemmHelper struct {
+// helper is one pool thread's mailbox.
+type helper struct {
 	// call is the call offered to this helper, nil when none. The helper
 	// takes it by swapping it for nil; a sharing caller that finds it
 	// still there when its own work is done takes it back the same way.
-	call atomic.Pointer[gemmCall]
+	call atomic.Pointer[task]
 	// parked is set by the helper before it blocks on wake, and cleared
 	// by whoever wakes it.
 	parked atomic.Bool
 	wake   chan struct{}
 }
 
-// gemmCall is one parallel run handed to the helpers.
-type gemmCall struct {
+// task is one parallel run handed to the helpers.
+type task struct {
 	job func(tid, nw int)
 	nw  int
 	// running counts the helpers that have neither finished the call nor
@@ -75,36 +77,36 @@ type gemmCall struct {
 	running atomic.Int32
 }
 
-// gemmWorkers returns how many threads a GEMM of cost multiply-adds
+// Workers returns how many threads a product of cost multiply-adds
 // should use.
-func gemmWorkers(cost int) int {
-	if cost < gemmParallelMACs {
+func Workers(cost int) int {
+	if cost < ParallelMACs {
 		return 1
 	}
 	return runtime.GOMAXPROCS(0)
 }
 
-// gemmParallel runs job(tid, nw) for tid in [0, nw) at the same time, on
+// Run runs job(tid, nw) for tid in [0, nw) at the same time, on
 // the caller (tid 0) and nw-1 pool helpers, and returns when all are done.
 // When the helpers are busy it runs job(0, 1) on the caller instead, so a
 // job must accept any nw >= 1. prepare, if not nil, is called with the
 // thread count actually used before any job starts.
-func gemmParallel(nw int, prepare func(nw int), job func(tid, nw int)) {
-	gemmRun(nw, prepare, job, false)
+func Run(nw int, prepare func(nw int), job func(tid, nw int)) {
+	run(nw, prepare, job, false)
 }
 
-// gemmParallelShare is gemmParallel for a job whose threads take all of
+// RunShare is Run for a job whose threads take all of
 // their work from a shared counter, so that whichever threads run, the
 // caller's job(0, nw) returns only when no work is left to take: a
 // helper that has not started by then (the OS has not run it yet, on a
 // loaded machine often for hundreds of microseconds) is skipped rather
 // than waited for. Helpers that did start are waited for.
-func gemmParallelShare(nw int, job func(tid, nw int)) {
-	gemmRun(nw, nil, job, true)
+func RunShare(nw int, job func(tid, nw int)) {
+	run(nw, nil, job, true)
 }
 
-func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
-	if nw <= 1 || !gemmHelpers.mu.TryLock() {
+func run(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
+	if nw <= 1 || !helpers.mu.TryLock() {
 		if prepare != nil {
 			prepare(1)
 		}
@@ -114,10 +116,10 @@ func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 	if prepare != nil {
 		prepare(nw)
 	}
-	defer gemmHelpers.mu.Unlock()
-	h := &gemmHelpers
+	defer helpers.mu.Unlock()
+	h := &helpers
 	h.grow(nw - 1)
-	c := &gemmCall{job: job, nw: nw}
+	c := &task{job: job, nw: nw}
 	c.running.Store(int32(nw - 1))
 	for _, g := range h.hs[:nw-1] {
 		g.call.Store(c)
@@ -139,25 +141,25 @@ func gemmRun(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 		}
 	}
 	for i := 1; c.running.Load() != 0; i++ {
-		if i%gemmYieldPolls == 0 {
+		if i%yieldPolls == 0 {
 			runtime.Gosched()
 		}
 	}
 }
 
 // Polling: an atomic load of an unchanged word costs a nanosecond or two.
-// A polling thread reads the clock every gemmClockPolls polls and gives its
-// P to other goroutines every gemmYieldPolls (a few tens of microseconds):
+// A polling thread reads the clock every clockPolls polls and gives its
+// P to other goroutines every yieldPolls (a few tens of microseconds):
 // often enough that spinning starves nobody, rarely enough that the
 // scheduler's locks stay out of the hot path.
 const (
-	gemmClockPolls = 1 << 10
-	gemmYieldPolls = 1 << 14
+	clockPolls = 1 << 10
+	yieldPolls = 1 << 14
 )
 
 // loop is a helper's life: poll for a call, run it, and park after
-// gemmSpin without one.
-func (g *gemmHelper) loop(tid int) {
+// spin without one.
+func (g *helper) loop(tid int) {
 	idle := time.Now()
 	for i := 1; ; i++ {
 		if c := g.call.Load(); c != nil {
@@ -168,11 +170,11 @@ func (g *gemmHelper) loop(tid int) {
 			idle, i = time.Now(), 1
 			continue
 		}
-		if i%gemmClockPolls != 0 {
+		if i%clockPolls != 0 {
 			continue
 		}
-		if time.Since(idle) <= time.Duration(gemmSpin.Load()) {
-			if i%gemmYieldPolls == 0 {
+		if time.Since(idle) <= time.Duration(spin.Load()) {
+			if i%yieldPolls == 0 {
 				runtime.Gosched()
 			}
 			continue
@@ -186,9 +188,9 @@ func (g *gemmHelper) loop(tid int) {
 	}
 }
 
-// gemmSpin is how long a helper that finished a call keeps polling for the
+// spin is how long a helper that finished a call keeps polling for the
 // next one before it parks: a model's products come microseconds apart,
 // and a helper that is still polling takes the next call at once.
-var gemmSpin atomic.Int64 // nanoseconds
+var spin atomic.Int64 // nanoseconds
 
-func init() { gemmSpin.Store(int64(200 * time.Microsecond)) }
+func init() { spin.Store(int64(200 * time.Microsecond)) }
