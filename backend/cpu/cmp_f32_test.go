@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"testing"
-	"unsafe"
 
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
@@ -70,52 +69,4 @@ func f32Bytes(s []float32) []byte {
 	b := make([]byte, 4*len(s))
 	copy(as[float32](b), s)
 	return b
-}
-
-// TestCmpAsm checks the AVX2 comparison kernel against the Go
-// comparisons, every kind, vector-vector and vector-scalar, bit for bit
-// (bools of 0 or 1), at every level and lengths around its 32-element
-// step, with NaN, signed zeros, infinities and subnormals on both sides.
-func TestCmpAsm(t *testing.T) {
-	vals := []float32{float32(math.NaN()), 0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)),
-		1e-45, -1e-45, 3.5, 2, 2, -7}
-	goCmp := func(kind int, a, b float32) bool { return cmpOne(kind, a, b) }
-	for _, lv := range levels() {
-		withLevel(lv, func() {
-			for _, n := range []int{0, 1, 31, 32, 33, 64, 95, 96, 200} {
-				x := make([]float32, n+1)
-				y := make([]float32, n+1)
-				for i := range x {
-					x[i], y[i] = vals[(i*7)%len(vals)], vals[(i*5+3)%len(vals)]
-				}
-				for kind := cmpEq; kind <= cmpGe; kind++ {
-					for _, s := range vals {
-						for _, swapped := range []bool{false, true} {
-							d := make([]bool, n)
-							for i := range d {
-								d[i] = i%3 == 0 // stale values the kernel must overwrite
-							}
-							cmpVS(kind, d, x[1:], s, swapped)
-							for i := range d {
-								want := goCmp(kind, x[1+i], s)
-								if swapped {
-									want = goCmp(kind, s, x[1+i])
-								}
-								if b := *(*byte)(unsafe.Pointer(&d[i])); d[i] != want || b > 1 {
-									t.Fatalf("%s n=%d kind %d: %v vs scalar %v (swapped %v) = byte %d, want %v", lv, n, kind, x[1+i], s, swapped, b, want)
-								}
-							}
-						}
-					}
-					d := make([]bool, n)
-					cmpVV(kind, d, x[1:], y[:n])
-					for i := range d {
-						if b := *(*byte)(unsafe.Pointer(&d[i])); d[i] != goCmp(kind, x[1+i], y[i]) || b > 1 {
-							t.Fatalf("%s n=%d kind %d: %v vs %v = byte %d", lv, n, kind, x[1+i], y[i], b)
-						}
-					}
-				}
-			}
-		})
-	}
 }

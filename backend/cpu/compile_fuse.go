@@ -310,7 +310,7 @@ func runInstr(ins finstr, regs [][]float32) {
 	case fFill:
 		epiFill(d, s)
 	case fWhere:
-		vecWhereF32(d, regs[ins.c], a, b)
+		vk().Where(d, regs[ins.c], a, b)
 	case fCopy:
 		copy(d, a)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -339,43 +340,18 @@ func whereLoop32(c *Call) {
 		cr := cs[a:]
 		switch {
 		case sa == 1 && sb == 1 && sc == 1:
-			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
+			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
 		case sa == 1 && sb == 1 && sc == 0:
 			// One value broadcast (a ReLU gradient's zero).
-			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
+			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
 		case sa == 1 && sb == 0 && sc == 1:
-			vecParallel(n, func(lo, hi int) { whereRun(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
+			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
 		default:
 			for i := range d {
-				d[i] = selectBits(cs[a+i*sa], xs[b+i*sb], ys[cc+i*sc])
+				d[i] = vec.SelectBits(cs[a+i*sa], xs[b+i*sb], ys[cc+i*sc])
 			}
 		}
 	})
-}
-
-// whereRun sets d[i] = cond[i] ? x[i] : y[i] (cond holds bools: true
-// where its byte is not zero); mode 1: y[0] for every i, mode 2: x[0]. The AVX2
-// kernel takes the longest multiple-of-32 prefix.
-func whereRun(d []uint32, cond []byte, x, y []uint32, mode int) {
-	i := whereAsm(d, cond, x, y, mode)
-	for ; i < len(d); i++ {
-		xv, yv := x[0], y[0]
-		if mode != 2 {
-			xv = x[i]
-		}
-		if mode != 1 {
-			yv = y[i]
-		}
-		d[i] = selectBits(cond[i], xv, yv)
-	}
-}
-
-// selectBits returns x where the bool byte c is not zero, else y, without
-// a branch (a ReLU mask is a coin toss for the branch predictor).
-func selectBits(c byte, x, y uint32) uint32 {
-	m := uint32(c)
-	m = -((m | -m) >> 31)
-	return y ^ ((x ^ y) & m)
 }
 
 func pick[T any](c bool, x, y T) T {

@@ -223,3 +223,63 @@ func (k *Kernels) ropeAsm(dst, x, c, s []float32, h int) int {
 	vecRopeF32AVX2(&dst[0], &x[0], &c[0], &s[0], h, n)
 	return n
 }
+
+// cmpF32AVX2 sets d[i] = x[i] op y[i] (op the comparison kind; y[0] for
+// every i when scalar) for i < n, n a multiple of 32.
+//
+//go:noescape
+func cmpF32AVX2(kind int, d *bool, x, y *float32, scalar bool, n int)
+
+// cmpAsm compares the longest multiple-of-32 prefix of d (x c y, or
+// x c y[0] when scalar) and returns its length, 0 without assembly.
+func (k *Kernels) cmpAsm(c Cmp, d []bool, x, y []float32, scalar bool) int {
+	n := len(d) &^ 31
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	_, _ = x[n-1], y[0]
+	if !scalar {
+		_ = y[n-1]
+	}
+	cmpF32AVX2(int(c), &d[0], &x[0], &y[0], scalar, n)
+	return n
+}
+
+// whereB32AVX2 is selectAsm's loop (n a multiple of 32).
+//
+//go:noescape
+func whereB32AVX2(c *byte, a, b, d *uint32, mode, n int)
+
+// selectAsm sets the longest multiple-of-32 prefix of d to c ? a : b
+// (Select32's modes) and returns its length, 0 without assembly.
+func (k *Kernels) selectAsm(d []uint32, c []byte, a, b []uint32, mode int) int {
+	n := len(d) &^ 31
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	_, _, _ = c[n-1], a[0], b[0]
+	if mode != 2 {
+		_ = a[n-1]
+	}
+	if mode != 1 {
+		_ = b[n-1]
+	}
+	whereB32AVX2(&c[0], &a[0], &b[0], &d[0], mode, n)
+	return n
+}
+
+// whereF32AVX2 is Where's vector loop (n a multiple of 8).
+//
+//go:noescape
+func whereF32AVX2(d, c, a, b *float32, n int)
+
+// whereAsm runs Where's vector loop on the longest multiple-of-8 prefix
+// and returns its length, 0 without assembly.
+func (k *Kernels) whereAsm(d, c, a, b []float32) int {
+	n := len(d) &^ 7
+	if n == 0 || !k.Asm {
+		return 0
+	}
+	whereF32AVX2(&d[0], &c[0], &a[0], &b[0], n)
+	return n
+}

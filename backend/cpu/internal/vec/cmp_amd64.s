@@ -62,7 +62,7 @@ NAME: \
 	JMP NAME
 
 // func cmpF32AVX2(kind int, d *bool, x, y *float32, scalar bool, n int)
-// kind: cmpEq..cmpGe; with scalar, y[0] is compared with every x[i];
+// kind: CmpEq..CmpGe (select.go); with scalar, y[0] is compared with every x[i];
 // n is a multiple of 32.
 TEXT ·cmpF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ kind+0(FP), BX
