@@ -13,19 +13,6 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// bf16Levels returns the CPU levels this machine can run.
-func bf16Levels() []string {
-	return SupportedLevels()
-}
-
-// atBF16Level runs fn with the kernels forced to level.
-func atBF16Level(level string, fn func()) {
-	prev := cpuLevel
-	cpuLevel = level
-	defer func() { cpuLevel = prev }()
-	fn()
-}
-
 // bf16TestSizes are the lengths the bf16 paths are tested on: empty, short,
 // around the 8-lane vectors and their unrolled blocks, several blocks.
 var bf16TestSizes = []int{0, 1, 7, 15, 16, 17, 31, 33, 63, 65, 1000, 2*bf16Block + 9}
@@ -61,10 +48,10 @@ func TestBF16Widen(t *testing.T) {
 	for i := range src {
 		src[i] = dtype.BFloat16(i)
 	}
-	for _, level := range bf16Levels() {
+	for _, level := range levels() {
 		for _, off := range []int{0, 1, 7} {
 			dst := make([]float32, 1<<16)
-			atBF16Level(level, func() { bf16Widen(dst, src[off:]) })
+			withLevel(level, func() { bf16Widen(dst, src[off:]) })
 			for i, v := range dst {
 				if want := math.Float32bits(src[off+i].F32()); math.Float32bits(v) != want {
 					t.Fatalf("%s off %d: widen(%#04x) = %#08x, want %#08x", level, off, uint16(src[off+i]), math.Float32bits(v), want)
@@ -87,7 +74,7 @@ func TestBF16Widen(t *testing.T) {
 // length and both levels, and that nothing past the length is written.
 func TestBF16Narrow(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, level := range bf16Levels() {
+	for _, level := range levels() {
 		for _, n := range append(bf16TestSizes, 1<<16) {
 			src := make([]float32, n)
 			for i := range src {
@@ -106,7 +93,7 @@ func TestBF16Narrow(t *testing.T) {
 			}
 			got := make([]dtype.BFloat16, n+1)
 			got[n] = 0x1234
-			atBF16Level(level, func() { bf16Narrow(got, src) })
+			withLevel(level, func() { bf16Narrow(got, src) })
 			if got[n] != 0x1234 {
 				t.Fatalf("%s n=%d: narrow wrote past its length", level, n)
 			}
@@ -169,7 +156,7 @@ func TestBF16Unary(t *testing.T) {
 	for _, n := range bf16TestSizes {
 		x := bf16RandF32(r, n)
 		for _, k := range kernels {
-			for _, level := range bf16Levels() {
+			for _, level := range levels() {
 				for _, inPlace := range []bool{false, true} {
 					in := bf16Operand(x, op.Contiguous([]int{n}))
 					xb := append([]dtype.BFloat16(nil), as[dtype.BFloat16](in.Buf.(*Buf).b)[:n]...)
@@ -177,11 +164,11 @@ func TestBF16Unary(t *testing.T) {
 					if inPlace {
 						l.Out[0].Buf = in.Buf
 					}
-					atBF16Level(level, func() { execBF16(t, l) })
+					withLevel(level, func() { execBF16(t, l) })
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var one [1]float32
 					for i := 0; i < n; i++ {
-						atBF16Level(level, func() { k.f(vk(), one[:], []float32{xb[i].F32()}) })
+						withLevel(level, func() { k.f(vk(), one[:], []float32{xb[i].F32()}) })
 						want := dtype.BF16FromF32(one[0])
 						if got[i] != want {
 							t.Fatalf("%s n=%d %s%v in-place=%v: [%d] f(%g) = %#04x, want %#04x", level, n, k.name, k.attrs, inPlace, i, xb[i].F32(), uint16(got[i]), uint16(want))
@@ -209,7 +196,7 @@ func TestBF16Binary(t *testing.T) {
 		x, y := bf16RandF32(r, n), bf16RandF32(r, n)
 		for _, o := range ops {
 			for _, scalar := range []int{0, 1, 2} { // none, second, first
-				for _, level := range bf16Levels() {
+				for _, level := range levels() {
 					xlay, ylay := op.Contiguous([]int{n}), op.Contiguous([]int{n})
 					switch scalar {
 					case 1:
@@ -219,7 +206,7 @@ func TestBF16Binary(t *testing.T) {
 					}
 					xo, yo := bf16Operand(x, xlay), bf16Operand(y, ylay)
 					l := bf16Launch(t, o.name, nil, []int{n}, dtype.BF16, xo, yo)
-					atBF16Level(level, func() { execBF16(t, l) })
+					withLevel(level, func() { execBF16(t, l) })
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](xo.Buf.(*Buf).b), as[dtype.BFloat16](yo.Buf.(*Buf).b)
 					for i := 0; i < n; i++ {
@@ -342,14 +329,14 @@ func TestBF16BinaryRowBroadcast(t *testing.T) {
 		rows, cols := sh[0], sh[1]
 		x, y := bf16RandF32(r, rows*cols), bf16RandF32(r, cols)
 		for name, f := range ops {
-			for _, level := range bf16Levels() {
+			for _, level := range levels() {
 				xo := bf16Operand(x, op.Contiguous([]int{rows, cols}))
 				yo := bf16Operand(y, op.Layout{Shape: []int{rows, cols}, Strides: []int{0, 1}})
 				l := bf16Launch(t, name, nil, []int{rows, cols}, dtype.BF16, xo, yo)
 				c := &Call{Launch: l, InB: [][]byte{xo.Buf.(*Buf).b, yo.Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
 				k := map[string]vecOp{"add": vecOpAdd, "sub": vecOpSub, "mul": vecOpMul, "div": vecOpDiv}[name]
 				var ran bool
-				atBF16Level(level, func() { ran = bf16RunBinary(c, k) })
+				withLevel(level, func() { ran = bf16RunBinary(c, k) })
 				if !ran {
 					t.Fatalf("%s %dx%d: the row-broadcast path did not run", name, rows, cols)
 				}
@@ -382,10 +369,10 @@ func TestBF16NarrowEveryExponent(t *testing.T) {
 	for i, v := range src {
 		want[i] = dtype.BF16FromF32(v)
 	}
-	for _, level := range bf16Levels() {
+	for _, level := range levels() {
 		buf := slices.Clone(src)
 		got := make([]dtype.BFloat16, len(src))
-		atBF16Level(level, func() { bf16Narrow(got, buf) })
+		withLevel(level, func() { bf16Narrow(got, buf) })
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: narrow(%#08x) = %#04x, want %#04x", level, math.Float32bits(src[i]), uint16(got[i]), uint16(want[i]))

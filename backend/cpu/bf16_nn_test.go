@@ -73,7 +73,7 @@ func TestBF16SoftmaxRows(t *testing.T) {
 		x := bf16RowInput(r, tc.rows, tc.d, 3)
 		for _, name := range []string{"softmax", "log_softmax"} {
 			for _, outDT := range []dtype.DType{dtype.BF16, dtype.F32} {
-				for _, level := range bf16Levels() {
+				for _, level := range levels() {
 					sh := []int{tc.rows, tc.d}
 					in := bf16Operand(x, op.Contiguous(sh))
 					xb := as[dtype.BFloat16](in.Buf.(*Buf).b)
@@ -82,7 +82,7 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					atBF16Level(level, func() { execBF16(t, l) })
+					withLevel(level, func() { execBF16(t, l) })
 					lg := bf16Launch(t, name, attrs, sh, outDT, in)
 					fusedNN = false
 					execBF16(t, lg)
@@ -96,7 +96,7 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						atBF16Level(level, func() { row(yr, xr) })
+						withLevel(level, func() { row(yr, xr) })
 						for j := range yr {
 							k := i*tc.d + j
 							what := fmt.Sprintf("%s %s %dx%d -> %s [%d,%d]", level, name, tc.rows, tc.d, outDT, i, j)
@@ -139,7 +139,7 @@ func TestBF16Norms(t *testing.T) {
 		w, b := bf16RowInput(r, 1, tc.d, 1), bf16RowInput(r, 1, tc.d, 1)
 		for _, name := range []string{"layer_norm", "rms_norm"} {
 			for _, affine := range []bool{false, true} {
-				for _, level := range bf16Levels() {
+				for _, level := range levels() {
 					sh := []int{tc.rows, tc.d}
 					in := bf16Operand(x, op.Contiguous(sh))
 					wo, bo := device.Operand{}, device.Operand{}
@@ -155,7 +155,7 @@ func TestBF16Norms(t *testing.T) {
 						eps = math.Ldexp(1, -7)
 					}
 					l := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
-					atBF16Level(level, func() { execBF16(t, l) })
+					withLevel(level, func() { execBF16(t, l) })
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var gen []dtype.BFloat16
 					if name == "layer_norm" {
@@ -179,7 +179,7 @@ func TestBF16Norms(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						atBF16Level(level, func() {
+						withLevel(level, func() {
 							if name == "rms_norm" {
 								rmsNormRowF32(yr, xr, wf, tmp, eps)
 							} else {
@@ -312,14 +312,14 @@ func TestBF16SoftmaxLayouts(t *testing.T) {
 	}
 	for _, name := range []string{"softmax", "log_softmax"} {
 		for _, outDT := range []dtype.DType{dtype.BF16, dtype.F32} {
-			for _, level := range bf16Levels() {
+			for _, level := range levels() {
 				run := func(dim int, sh []int, in device.Operand) *device.Launch {
 					attrs := op.Attrs{"dim": dim}
 					if outDT == dtype.F32 {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					atBF16Level(level, func() { execBF16(t, l) })
+					withLevel(level, func() { execBF16(t, l) })
 					return l
 				}
 				dense := run(-1, []int{rows, d}, bf16Operand(x, op.Contiguous([]int{rows, d})))

@@ -98,7 +98,7 @@ func TestFusedSoftmax(t *testing.T) {
 		{1e30, -1e30, 0, 88, 89, 1e-40},
 	}
 	shapes := [][2]int{{1, 1}, {3, 7}, {5, 33}, {2, 1000}, {140, 1000}}
-	for _, level := range vecLevels() {
+	for _, level := range levels() {
 		for _, logSM := range []bool{false, true} {
 			name := map[bool]string{false: "softmax", true: "log_softmax"}[logSM]
 			cases := [][]float32{}
@@ -115,7 +115,7 @@ func TestFusedSoftmax(t *testing.T) {
 				rows := rowsOf[ci]
 				d := len(x) / rows
 				var got []float32
-				withVecLevel(level, func() {
+				withLevel(level, func() {
 					got = runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
 				})
 				old := make([]float32, len(x))
@@ -141,7 +141,7 @@ func TestFusedSoftmax(t *testing.T) {
 // against a float64 reference, at both levels.
 func TestFusedNorms(t *testing.T) {
 	r := rand.New(rand.NewSource(6))
-	for _, level := range vecLevels() {
+	for _, level := range levels() {
 		for _, sh := range [][2]int{{1, 1}, {4, 7}, {3, 64}, {9, 100}, {70, 2048}} {
 			rows, d := sh[0], sh[1]
 			x := randF32(r, rows*d, 2)
@@ -156,7 +156,7 @@ func TestFusedNorms(t *testing.T) {
 				}
 				attrs := op.Attrs{"normalized_shape": []int{d}, "eps": 1e-5}
 				var got []float32
-				withVecLevel(level, func() { got = runF32(t, "layer_norm", attrs, []int{rows, d}, ins...) })
+				withLevel(level, func() { got = runF32(t, "layer_norm", attrs, []int{rows, d}, ins...) })
 				// The generic kernel, through an f64 launch of the same values.
 				want := layerNormF64(t, x, w, b, rows, d, affine)
 				for i := range got {
@@ -174,7 +174,7 @@ func TestFusedNorms(t *testing.T) {
 					}
 				}
 				tins := []device.Operand{f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}), ins[1]}
-				withVecLevel(level, func() {
+				withLevel(level, func() {
 					rgot = runF32(t, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, rins...)
 					tgot = runF32(t, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, tins...)
 				})
@@ -243,7 +243,7 @@ func TestVecRouting(t *testing.T) {
 		"mul": func(a, b float64) float64 { return a * b }, "div": func(a, b float64) float64 { return a / b },
 		"maximum": maxNaN,
 	}
-	for _, level := range vecLevels() {
+	for _, level := range levels() {
 		for _, shape := range [][]int{{5}, {3, 17}, {2, 70000}} {
 			n := op.Numel(shape)
 			x := randF32(r, n, 2)
@@ -272,7 +272,7 @@ func TestVecRouting(t *testing.T) {
 						arg = f32Operand(ax, in.Layout)
 					}
 					var got []float32
-					withVecLevel(level, func() { got = runF32(t, name, nil, shape, arg) })
+					withLevel(level, func() { got = runF32(t, name, nil, shape, arg) })
 					for i := range got {
 						if want := f(xAt(in.Layout, i)); !fusedClose(got[i], want, 1.3e-6, 1e-5) {
 							t.Fatalf("%s %s%v strides %v [%d] = %g, want %g", level, name, shape, in.Strides, i, got[i], want)
@@ -288,7 +288,7 @@ func TestVecRouting(t *testing.T) {
 				for kind, other := range others {
 					for _, in := range []device.Operand{dense, trans} {
 						var got []float32
-						withVecLevel(level, func() { got = runF32(t, name, nil, shape, in, other) })
+						withLevel(level, func() { got = runF32(t, name, nil, shape, in, other) })
 						for i := range got {
 							b := float64(s[0])
 							if kind == "dense" {
@@ -395,8 +395,8 @@ func BenchmarkVecOps(b *testing.B) {
 		{"tanh", launch("tanh", nil, x)},
 		{"add", launch("add", nil, x, y)},
 	} {
-		for _, level := range vecLevels() {
-			b.Run(tc.name+"/"+level, func(b *testing.B) { withVecLevel(level, func() { run(b, tc.l) }) })
+		for _, level := range levels() {
+			b.Run(tc.name+"/"+level, func(b *testing.B) { withLevel(level, func() { run(b, tc.l) }) })
 		}
 	}
 }
@@ -417,7 +417,7 @@ func TestVecRoutingBF16(t *testing.T) {
 		}
 		x[0] = dtype.BF16FromF32(float32(math.NaN()))
 		for name, f := range unary {
-			for _, level := range vecLevels() {
+			for _, level := range levels() {
 				b := make([]byte, 2*n)
 				copy(as[dtype.BFloat16](b), x)
 				d := op.MustLookup(name)
@@ -428,7 +428,7 @@ func TestVecRoutingBF16(t *testing.T) {
 				l := &device.Launch{Op: d, Attrs: a,
 					In:  []device.Operand{{Buf: &Buf{b: b}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}},
 					Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-				withVecLevel(level, func() {
+				withLevel(level, func() {
 					if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 						t.Fatal(err)
 					}
@@ -515,7 +515,7 @@ func TestVecRoutingBF16Binary(t *testing.T) {
 		}
 		for name, f := range ops {
 			for _, scalar := range []bool{false, true} {
-				for _, level := range vecLevels() {
+				for _, level := range levels() {
 					d := op.MustLookup(name)
 					a, err := d.Normalize(nil)
 					if err != nil {
@@ -530,7 +530,7 @@ func TestVecRoutingBF16Binary(t *testing.T) {
 							{Buf: &Buf{b: bf(x)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})},
 							{Buf: &Buf{b: bf(y)}, DType: dtype.BF16, Layout: ylay}},
 						Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-					withVecLevel(level, func() {
+					withLevel(level, func() {
 						if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 							t.Fatal(err)
 						}
@@ -597,8 +597,8 @@ func TestVecLayoutIndependent(t *testing.T) {
 			return l.Out[0].Buf.(*Buf).b
 		}
 		for _, name := range []string{"exp", "tanh", "erf", "sigmoid", "silu", "gelu"} {
-			for _, level := range vecLevels() {
-				withVecLevel(level, func() {
+			for _, level := range levels() {
+				withLevel(level, func() {
 					dense := run(name, operand(x, op.Contiguous(shape)))
 					trans := run(name, operand(xt, op.Layout{Shape: shape, Strides: []int{1, rows}}))
 					if string(dense) != string(trans) {
@@ -630,8 +630,8 @@ func TestFusedSoftmaxLayouts(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"softmax", "log_softmax"} {
-		for _, level := range vecLevels() {
-			withVecLevel(level, func() {
+		for _, level := range levels() {
+			withLevel(level, func() {
 				dense := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
 				view := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
 				dim0 := runF32(t, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
