@@ -387,7 +387,8 @@ func (b *block) attend(q, kc, vc, mask *tensor.Tensor) *tensor.Tensor {
 	}
 	// PyTorch's CPU attention kernels accumulate bf16/f16 inputs in f32
 	// and round the output once; so does this (the cache holds the narrow
-	// values widened to f32).
+	// values widened to f32, or bf16 ones that the kernel widens: see
+	// cacheDType).
 	return tensor.ScaledDotProductAttention(q.ToDType(kc.DType()), kc, vc, tensor.SDPAOpts{Mask: mask, Scale: b.a.attnScale, EnableGQA: b.kvHeads != b.heads}).ToDType(dt)
 }
 

@@ -3,6 +3,7 @@ package models
 import (
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
+	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -21,16 +22,30 @@ type KVCache struct {
 	iota  *tensor.Tensor // [Size] i64: 0 .. Size-1
 }
 
-// cacheDType is the dtype the cache holds: the model's, except that bf16
-// and f16 keys and values are kept widened to f32 (exactly: they are
-// values of the narrow type), because attention reads them in f32 — as
-// PyTorch's CPU kernels do — and widening the whole cache at every step
-// would cost more than the attention itself.
+// cacheDType is the dtype the cache holds: the model's, except that f16
+// keys and values — and bf16 ones on a device without bf16 attention
+// kernels — are kept widened to f32 (exactly: they are values of the
+// narrow type), because attention reads them in f32 — as PyTorch's CPU
+// kernels do — and widening the whole cache at every step would cost more
+// than the attention itself. Where the device's attention kernels take
+// bf16 operands (the CPU's widen them to f32 as they read them and round
+// the output once: the same bits as attention over the widened cache), a
+// bf16 cache reads half the bytes.
 func (m *CausalLM) cacheDType() dtype.DType {
-	if m.DType == dtype.BF16 || m.DType == dtype.F16 {
+	switch {
+	case m.DType == dtype.BF16 && m.bf16Attention():
+		return dtype.BF16
+	case m.DType == dtype.BF16 || m.DType == dtype.F16:
 		return dtype.F32
 	}
 	return m.DType
+}
+
+// bf16Attention reports whether the model's device has direct bf16
+// kernels for both attention ops (dense and paged).
+func (m *CausalLM) bf16Attention() bool {
+	_, be, err := device.Get(m.embed.Device().String())
+	return err == nil && be.Supports(op.ScaledDotProductAttention, dtype.BF16) && be.Supports(op.PagedAttention, dtype.BF16)
 }
 
 // NewCache returns an empty cache for batch sequences of up to size tokens.

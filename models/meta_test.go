@@ -58,8 +58,10 @@ func TestMeta(t *testing.T) {
 				t.Errorf("%s %s: weight bytes %d, want %d", v, dt, mem.WeightBytes, want)
 			}
 			c := m.Config
-			if want := int64(2 * c.NumLayers * 2 * c.NumKVHeads * 100 * c.HeadDim * 4); mem.KVCacheBytes != want { // f32 for bf16 models too
-				t.Errorf("%s: kv cache bytes %d, want %d", v, mem.KVCacheBytes, want)
+			// f32 for f32 models; bf16 for bf16 ones (the CPU's attention
+			// kernels read bf16 keys and values).
+			if want := int64(2*c.NumLayers*2*c.NumKVHeads*100*c.HeadDim) * int64(dt.Size()); mem.KVCacheBytes != want {
+				t.Errorf("%s %s: kv cache bytes %d, want %d", v, dt, mem.KVCacheBytes, want)
 			}
 		}
 	}

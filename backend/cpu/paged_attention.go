@@ -10,7 +10,7 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// The f32 kernel of paged_attention: scaled_dot_product_attention's
+// The f32 and bf16 kernel of paged_attention: scaled_dot_product_attention's
 // kernel (sdpa.go) reading keys and values where the block tables say
 // they are, instead of over the gathered [B, Hkv, M·P, E] tensors the
 // decomposition builds. A sdpaPlan with page > 0 addresses key j of a
@@ -21,7 +21,7 @@ import (
 // paths pack K and V from the blocks as they pack a dense operand.
 
 func init() {
-	RegisterKernel(op.PagedAttention, Kernel{DTypes: 1 << dtype.F32, Run: pagedAttentionKernel})
+	RegisterKernel(op.PagedAttention, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: pagedAttentionKernel})
 }
 
 // pagedRuns counts the kernel's calls (tests check that it ran).
@@ -37,7 +37,7 @@ func pagedAttentionKernel(c *Call) error {
 		return nil
 	}
 	p.run()
-	p.release()
+	p.finish()
 	return nil
 }
 
@@ -51,9 +51,13 @@ func newPagedPlan(c *Call) (*sdpaPlan, error) {
 	}
 	q, k, v, t, o := c.In[0], c.In[1], c.In[2], c.In[3], c.Out[0]
 	for i, x := range []device.Operand{q, k, v, o} {
-		if x.DType != dtype.F32 || len(x.Shape) != 4 {
-			return nil, fmt.Errorf("%w: operand %d is %s %v, want f32 with 4 dims", errSDPAOperand, i, x.DType, x.Shape)
+		if len(x.Shape) != 4 {
+			return nil, fmt.Errorf("%w: operand %d is %s %v, want 4 dims", errSDPAOperand, i, x.DType, x.Shape)
 		}
+	}
+	dt, err := sdpaOperandDType(q, k, v, o)
+	if err != nil {
+		return nil, err
 	}
 	nb, heads, page, hkv := q.Shape[0], q.Shape[1], k.Shape[1], k.Shape[2]
 	if len(t.Shape) != 2 || t.Shape[0] != nb || !t.DType.IsInt() || k.Shape[3] != q.Shape[3] ||
@@ -62,16 +66,18 @@ func newPagedPlan(c *Call) (*sdpaPlan, error) {
 		return nil, fmt.Errorf("%w: shapes query %v, key_cache %v, value_cache %v, block_table %s %v, out %v do not fit", errSDPAOperand, q.Shape, k.Shape, v.Shape, t.DType, t.Shape, o.Shape)
 	}
 	mb := t.Shape[1]
-	p := &sdpaPlan{l: q.Shape[2], e: q.Shape[3], s: mb * page, ev: v.Shape[3], page: page}
-	if op.Numel(o.Shape) == 0 {
+	p := &sdpaPlan{l: q.Shape[2], e: q.Shape[3], s: mb * page, ev: v.Shape[3], page: page, bf: dt == dtype.BF16}
+	n := op.Numel(o.Shape)
+	if n == 0 {
 		return nil, nil
 	}
-	out, _, ok := vecOut(c)
-	if !ok {
-		return nil, fmt.Errorf("%w: the output is not a dense f32 array", errSDPAOperand)
+	out, err := p.output(c, n)
+	if err != nil {
+		return nil, err
 	}
 	if p.s == 0 { // softmax over no keys, times an empty V: zeros
 		clear(out)
+		p.finish()
 		return nil, nil
 	}
 	scale := 1 / math.Sqrt(float64(p.e))
@@ -82,7 +88,7 @@ func newPagedPlan(c *Call) (*sdpaPlan, error) {
 	ob := []int{nb, heads}
 	p.geometry(out, ob)
 
-	p.q = as[float32](c.InB[0])
+	p.operands(c)
 	p.qsL, p.qsE = q.Strides[2], q.Strides[3]
 	_, p.qOff = sdpaBatchMap(ob, q.Shape[:2], q.Strides, q.Offset, 1, -1)
 
@@ -117,7 +123,6 @@ func newPagedPlan(c *Call) (*sdpaPlan, error) {
 			return nil, err
 		}
 	}
-	p.kb, p.vb = as[float32](c.InB[1]), as[float32](c.InB[2])
 	p.ksS, p.ksE, p.vsS, p.vsE = k.Strides[1], k.Strides[3], v.Strides[1], v.Strides[3]
 	p.prepare()
 	return p, nil

@@ -16,7 +16,7 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// The direct f32 kernel of scaled_dot_product_attention: a blocked,
+// The direct f32 (and bf16) kernel of scaled_dot_product_attention: a blocked,
 // flash-style loop that never materialises the L×S score matrix.
 //
 // Work is split into units of (output batch entry, block of sdpaBlockQ
@@ -58,9 +58,18 @@ import (
 // decomposition does. Matmul precision is always full f32 (the op has no
 // precision attribute; the decomposition's matmuls follow the process
 // setting).
+//
+// bf16 query, key and value (all three; the op promotes them to one
+// dtype) run the same f32 arithmetic on their values widened to f32 —
+// exactly, as they are read: the query rows as they are copied, keys and
+// values as they are packed, or on the row path each key and value
+// entry's attended rows once per call (sdpaWide) — and the f32 output is
+// rounded to bf16 once at the end, as PyTorch's CPU attention kernels
+// accumulate bf16 in f32: the bits of the f32 kernel over the widened
+// operands followed by a conversion (TestSDPABF16).
 
 func init() {
-	RegisterKernel(op.ScaledDotProductAttention, Kernel{DTypes: 1 << dtype.F32, Run: sdpaKernel})
+	RegisterKernel(op.ScaledDotProductAttention, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: sdpaKernel})
 }
 
 // sdpaBlockQ (query rows per unit, a multiple of 6, the micro-kernel's
@@ -117,6 +126,17 @@ type sdpaPlan struct {
 	qsL, qsE int
 	qOff     []int // per output batch entry
 
+	// bf16 operands (bf set): query, keys and values are read from q16,
+	// kb16 and vb16 and widened to f32 (exactly) where the f32 kernel
+	// reads q, kb and vb; the f32 output (out, in scratch) is rounded
+	// into out16 once at the end (finish).
+	bf              bool
+	q16, kb16, vb16 []dtype.BFloat16
+	out16           []dtype.BFloat16
+	outScratch      *[]byte
+	kw, vw          []sdpaWide // the row path's widened key and value entries (prepareWide)
+	wideRows        int
+
 	// The row path (few query rows: no packing; gemv kernels on K and V
 	// where they are).
 	rows         bool
@@ -153,7 +173,8 @@ type sdpaPlan struct {
 	outBatch int // output elements per batch entry (l*ev)
 }
 
-// sdpaKernel is the f32 kernel (see the comment at the top of the file).
+// sdpaKernel is the f32 and bf16 kernel (see the comment at the top of
+// the file).
 func sdpaKernel(c *Call) error {
 	sdpaRuns.Add(1)
 	p, err := newSDPAPlan(c)
@@ -164,8 +185,176 @@ func sdpaKernel(c *Call) error {
 		return nil
 	}
 	p.run()
-	p.release()
+	p.finish()
 	return nil
+}
+
+// finish rounds a bf16 call's output and returns the scratch.
+func (p *sdpaPlan) finish() {
+	if p.out16 != nil {
+		bf16Narrow(p.out16, p.out)
+	}
+	if p.outScratch != nil {
+		putScratch(p.outScratch)
+		p.outScratch = nil
+	}
+	p.release()
+}
+
+// sdpaOperandDType checks that query, key, value and output share one
+// dtype the kernel reads, f32 or bf16, and returns it.
+func sdpaOperandDType(ops ...device.Operand) (dtype.DType, error) {
+	dt := ops[0].DType
+	for i, x := range ops {
+		if (x.DType != dtype.F32 && x.DType != dtype.BF16) || x.DType != dt {
+			return 0, fmt.Errorf("%w: operand %d is %s, want f32 or bf16 like operand 0 (%s)", errSDPAOperand, i, x.DType, dt)
+		}
+	}
+	return dt, nil
+}
+
+// output returns the f32 array the kernel writes c's n-element output
+// to: the output itself (f32), or scratch that finish rounds into it
+// (bf16). Either must be dense.
+func (p *sdpaPlan) output(c *Call, n int) ([]float32, error) {
+	if !p.bf {
+		out, _, ok := vecOut(c)
+		if !ok {
+			return nil, fmt.Errorf("%w: the output is not a dense f32 array", errSDPAOperand)
+		}
+		return out, nil
+	}
+	o := c.Out[0]
+	all := as[dtype.BFloat16](c.OutB[0])
+	off, scalar, ok := vecDense(o, len(all), n)
+	if !ok || (scalar && n > 1) {
+		return nil, fmt.Errorf("%w: the output is not a dense bf16 array", errSDPAOperand)
+	}
+	p.out16 = all[off : off+n]
+	p.outScratch = getScratch(4 * n)
+	p.out = as[float32](*p.outScratch)[:n]
+	return p.out, nil
+}
+
+// operands records the query and the key and value buffers (of c's
+// inputs 0, 1 and 2) in the plan's dtype.
+func (p *sdpaPlan) operands(c *Call) {
+	if p.bf {
+		p.q16 = as[dtype.BFloat16](c.InB[0])
+		p.kb16, p.vb16 = as[dtype.BFloat16](c.InB[1]), as[dtype.BFloat16](c.InB[2])
+		return
+	}
+	p.q = as[float32](c.InB[0])
+	p.kb, p.vb = as[float32](c.InB[1]), as[float32](c.InB[2])
+}
+
+// qAt returns query element i of the operand's buffer as f32.
+func (p *sdpaPlan) qAt(i int) float32 {
+	if p.bf {
+		return p.q16[i].F32()
+	}
+	return p.q[i]
+}
+
+// qRow sets dst to the query's len(dst) values from src at stride st.
+func (p *sdpaPlan) qRow(dst []float32, src, st int) {
+	switch {
+	case st == 1 && p.bf:
+		bf16Widen(dst, p.q16[src:])
+	case st == 1:
+		copy(dst, p.q[src:src+len(dst)])
+	default:
+		for c := range dst {
+			dst[c] = p.qAt(src + c*st)
+		}
+	}
+}
+
+// keySpan returns where the row path reads key rows j.. of key entry i
+// (of n wanted): the buffer, the offset of row j in it, the row stride,
+// and how many of the n rows follow at that stride (kSpan's count); bf16
+// keys come widened, each entry's rows once per call (wide). valueSpan
+// is the same for values.
+func (p *sdpaPlan) keySpan(i, j, n int) (buf []float32, off, ld, m int) {
+	if p.bf {
+		return p.wide(&p.kw[i], p.kb16, i, p.e, p.ksS, p.kSpan), j * p.e, p.e, n
+	}
+	off, m = p.kSpan(i, j, n)
+	return p.kb, off, p.ksS, m
+}
+
+func (p *sdpaPlan) valueSpan(i, j, n int) (buf []float32, off, ld, m int) {
+	if p.bf {
+		return p.wide(&p.vw[i], p.vb16, i, p.ev, p.vsS, p.vSpan), j * p.ev, p.ev, n
+	}
+	off, m = p.vSpan(i, j, n)
+	return p.vb, off, p.vsS, m
+}
+
+// sdpaWide is one key or value entry's first wideRows rows widened from
+// bf16 (row j at j*width), filled by the first worker that reads them.
+type sdpaWide struct {
+	once sync.Once
+	rows []float32
+}
+
+// wide returns entry i's widened rows (x.rows), widening them on first
+// use: rows of width values, ld apart within the runs span gives.
+func (p *sdpaPlan) wide(x *sdpaWide, src []dtype.BFloat16, i, width, ld int, span func(i, j, n int) (int, int)) []float32 {
+	x.once.Do(func() {
+		for j, m := 0, 0; j < p.wideRows; j += m {
+			var off int
+			off, m = span(i, j, p.wideRows-j)
+			dst := x.rows[j*width : (j+m)*width]
+			if ld == width {
+				bf16Widen(dst, src[off:])
+				continue
+			}
+			for r := range m {
+				bf16Widen(dst[r*width:(r+1)*width], src[off+r*ld:])
+			}
+		}
+	})
+	return x.rows
+}
+
+// prepareWide sizes the row path's widened bf16 rows: every key and
+// value entry's rows up to the most any query row attends.
+func (p *sdpaPlan) prepareWide() {
+	for b := range p.nb {
+		for i := range p.l {
+			p.wideRows = max(p.wideRows, p.rowKeys(b, i))
+		}
+	}
+	nk, nv := len(p.kOffs), len(p.vOffs)
+	p.kw, p.vw = make([]sdpaWide, nk), make([]sdpaWide, nv)
+	p.scratch = getScratch(4 * p.wideRows * (nk*p.e + nv*p.ev))
+	all := as[float32](*p.scratch)
+	for i := range p.kw {
+		p.kw[i].rows, all = all[:p.wideRows*p.e], all[p.wideRows*p.e:]
+	}
+	for i := range p.vw {
+		p.vw[i].rows, all = all[:p.wideRows*p.ev], all[p.wideRows*p.ev:]
+	}
+}
+
+// readRow sets dst to the len(dst) values of a key (value) buffer from
+// src at stride st: kb or vb (f32), kb16 or vb16 (bf16).
+func readRow(dst []float32, f []float32, h []dtype.BFloat16, src, st int) {
+	switch {
+	case h != nil && st == 1:
+		bf16Widen(dst, h[src:])
+	case h != nil:
+		for c := range dst {
+			dst[c] = h[src+c*st].F32()
+		}
+	case st == 1:
+		copy(dst, f[src:src+len(dst)])
+	default:
+		for c := range dst {
+			dst[c] = f[src+c*st]
+		}
+	}
 }
 
 // sdpaBatchMap returns, for every entry of the output batch shape ob, the
@@ -230,12 +419,16 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	}
 	q, k, v, o := c.In[0], c.In[1], c.In[2], c.Out[0]
 	for i, x := range []device.Operand{q, k, v, o} {
-		if x.DType != dtype.F32 || len(x.Shape) < 2 {
-			return nil, fmt.Errorf("%w: operand %d is %s %v, want f32 with at least 2 dims", errSDPAOperand, i, x.DType, x.Shape)
+		if len(x.Shape) < 2 {
+			return nil, fmt.Errorf("%w: operand %d is %s %v, want at least 2 dims", errSDPAOperand, i, x.DType, x.Shape)
 		}
 	}
+	dt, err := sdpaOperandDType(q, k, v, o)
+	if err != nil {
+		return nil, err
+	}
 	rq, rk, rv, ro := len(q.Shape), len(k.Shape), len(v.Shape), len(o.Shape)
-	p := &sdpaPlan{l: q.Shape[rq-2], e: q.Shape[rq-1], s: k.Shape[rk-2], ev: v.Shape[rv-1]}
+	p := &sdpaPlan{l: q.Shape[rq-2], e: q.Shape[rq-1], s: k.Shape[rk-2], ev: v.Shape[rv-1], bf: dt == dtype.BF16}
 	if k.Shape[rk-1] != p.e || v.Shape[rv-2] != p.s || o.Shape[ro-2] != p.l || o.Shape[ro-1] != p.ev {
 		return nil, fmt.Errorf("%w: shapes q %v, k %v, v %v, out %v do not fit", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
 	}
@@ -243,12 +436,13 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	out, _, ok := vecOut(c)
-	if !ok {
-		return nil, fmt.Errorf("%w: the output is not a dense f32 array", errSDPAOperand)
+	out, err := p.output(c, n)
+	if err != nil {
+		return nil, err
 	}
 	if p.s == 0 { // softmax over no keys, times an empty V: zeros
 		clear(out)
+		p.finish()
 		return nil, nil
 	}
 	a := c.Attrs
@@ -267,7 +461,7 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 	if len(q.Shape)-2 > len(ob) || rk-2 > len(ob) || rv-2 > len(ob) {
 		return nil, fmt.Errorf("%w: batch dims of q %v, k %v, v %v exceed the output's %v", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
 	}
-	p.q = as[float32](c.InB[0])
+	p.operands(c)
 	p.qsL, p.qsE = q.Strides[rq-2], q.Strides[rq-1]
 	_, p.qOff = sdpaBatchMap(ob, q.Shape[:rq-2], q.Strides, q.Offset, 1, -1)
 
@@ -310,7 +504,7 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 		// keep / (1-p) as the decomposition's f32 division computes it.
 		p.keepMul = float32(1 / float64(float32(1-p.dropP)))
 	}
-	p.kb, p.vb, p.kOffs, p.vOffs = as[float32](c.InB[1]), as[float32](c.InB[2]), kOffs, vOffs
+	p.kOffs, p.vOffs = kOffs, vOffs
 	p.ksS, p.ksE, p.vsS, p.vsE = k.Strides[rk-2], k.Strides[rk-1], v.Strides[rv-2], v.Strides[rv-1]
 	p.prepare()
 	return p, nil
@@ -322,6 +516,9 @@ func (p *sdpaPlan) prepare() {
 	if p.rowPath() {
 		p.rows, p.exact = true, true
 		sdpaRowRuns.Add(1)
+		if p.bf {
+			p.prepareWide()
+		}
 		return
 	}
 	p.pack()
@@ -387,7 +584,7 @@ func (p *sdpaPlan) rowPath() bool {
 	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
 		return false
 	}
-	if p.page > 0 { // blocks are runs of rows: the row path reads rows
+	if p.page > 0 || p.bf { // blocks are runs of rows, bf16 rows are widened: the row path reads rows
 		return p.ksE == 1 && p.vsE == 1
 	}
 	return (p.ksE == 1 || p.ksS == 1) && (p.vsE == 1 || p.vsS == 1)
@@ -441,7 +638,7 @@ func (p *sdpaPlan) setMask(m device.Operand, b []byte, ob []int) error {
 func (p *sdpaPlan) pack() {
 	kb, kOffs, vb, vOffs := p.kb, p.kOffs, p.vb, p.vOffs
 	ksE, vsS, vsE := p.ksE, p.vsS, p.vsE
-	inPlace := p.page == 0 && vsE == 1 && p.ev%16 == 0 && vsS >= 0
+	inPlace := p.page == 0 && !p.bf && vsE == 1 && p.ev%16 == 0 && vsS >= 0
 	p.vld = p.evp
 	if inPlace {
 		p.vld = vsS
@@ -466,14 +663,7 @@ func (p *sdpaPlan) pack() {
 		for j0 := 0; j0 < p.s && p.e > 0; j0 += 16 {
 			n := min(16, p.s-j0)
 			for jj := 0; jj < n; jj++ {
-				src := p.kRow(i, j0+jj)
-				if ksE == 1 {
-					copy(rows[jj*p.e:(jj+1)*p.e], kb[src:src+p.e])
-				} else {
-					for e := range p.e {
-						rows[jj*p.e+e] = kb[src+e*ksE]
-					}
-				}
+				readRow(rows[jj*p.e:(jj+1)*p.e], kb, p.kb16, p.kRow(i, j0+jj), ksE)
 			}
 			panel := kt[j0*p.e : (j0+16)*p.e]
 			for e := 0; e < p.e; e++ {
@@ -493,14 +683,7 @@ func (p *sdpaPlan) pack() {
 			vp := all[nk*kSize+vOf[i]*vSize : nk*kSize+(vOf[i]+1)*vSize]
 			for j := 0; j < p.s && p.ev > 0; j++ {
 				row := vp[j*p.evp : (j+1)*p.evp]
-				src := p.vRow(i, j)
-				if vsE == 1 {
-					copy(row, vb[src:src+p.ev])
-				} else {
-					for c := range row[:p.ev] {
-						row[c] = vb[src+c*vsE]
-					}
-				}
+				readRow(row[:p.ev], vb, p.vb16, p.vRow(i, j), vsE)
 				clear(row[p.ev:])
 			}
 			p.vPack[i] = vp
@@ -725,14 +908,7 @@ func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int, prescale bool) {
 	e := p.e
 	for r := 0; r < nr && e > 0; r++ {
 		dst := w.q[r*e : (r+1)*e]
-		src := p.qOff[b] + (i0+r)*p.qsL
-		if p.qsE == 1 {
-			copy(dst, p.q[src:src+e])
-		} else {
-			for c := range dst {
-				dst[c] = p.q[src+c*p.qsE]
-			}
-		}
+		p.qRow(dst, p.qOff[b]+(i0+r)*p.qsL, p.qsE)
 		if prescale {
 			vk().MulScalar(dst, dst, p.scale)
 		}
@@ -1061,9 +1237,10 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 	ki := p.kIdx[b]
 	if p.ksE == 1 {
 		for j, m := 0, 0; j < n; j += m {
-			var off int
-			off, m = p.kSpan(ki, j, n-j)
-			sdpaDots(kr, p.kb, off, p.ksS, m, e, qr, x[j:], pad)
+			var kb []float32
+			var off, ld int
+			kb, off, ld, m = p.keySpan(ki, j, n-j)
+			sdpaDots(kr, kb, off, ld, m, e, qr, x[j:], pad)
 		}
 	} else { // dense (rowPath)
 		sdpaAxpy(kr, p.kb, p.kOffs[ki], p.ksE, e, qr, x, n, 0)
@@ -1073,10 +1250,7 @@ func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
 
 // queryRow copies query row i of batch entry b into qr.
 func (p *sdpaPlan) queryRow(qr []float32, b, i int) {
-	src := p.qOff[b] + i*p.qsL
-	for c := range qr {
-		qr[c] = p.q[src+c*p.qsE]
-	}
+	p.qRow(qr, p.qOff[b]+i*p.qsL, p.qsE)
 }
 
 // rowKeys returns how many keys row i of batch entry b scores.
@@ -1115,9 +1289,10 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 	if p.vsE == 1 {
 		// One chain over the keys in order, continued from block to block.
 		for j, m := 0, 0; j < n; j += m {
-			var off int
-			off, m = p.vSpan(vi, j, n-j)
-			sdpaAxpy(kr, p.vb, off, p.vsS, m, x[j:], dst, p.ev, min(j, 1))
+			var vb []float32
+			var off, ld int
+			vb, off, ld, m = p.valueSpan(vi, j, n-j)
+			sdpaAxpy(kr, vb, off, ld, m, x[j:], dst, p.ev, min(j, 1))
 		}
 	} else { // dense (rowPath)
 		vbase := p.vOffs[vi]
@@ -1184,16 +1359,17 @@ func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
 	}
 	ki := p.kIdx[u0%p.nb]
 	for j, m := 0, 0; j < most; j += m {
-		var kbase int
-		kbase, m = p.kSpan(ki, j, most-j)
+		var kb []float32
+		var kbase, ld int
+		kb, kbase, ld, m = p.keySpan(ki, j, most-j)
 		r := 0
 		for ; r+16 <= m; r += 16 {
-			_ = p.kb[kbase+(r+15)*p.ksS+e-1]
-			sdpaDot3(e, &p.kb[kbase+r*p.ksS], p.ksS, &w.q3[0], e, &w.s[j+r], width)
+			_ = kb[kbase+(r+15)*ld+e-1]
+			sdpaDot3(e, &kb[kbase+r*ld], ld, &w.q3[0], e, &w.s[j+r], width)
 		}
 		if r < m {
 			for h := range n {
-				sdpaDots(gemvAsmF32, p.kb, kbase+r*p.ksS, p.ksS, m-r, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])
+				sdpaDots(gemvAsmF32, kb, kbase+r*ld, ld, m-r, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])
 			}
 		}
 	}
