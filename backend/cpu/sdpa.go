@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/device"
@@ -63,10 +64,13 @@ import (
 // dtype) run the same f32 arithmetic on their values widened to f32 —
 // exactly, as they are read: the query rows as they are copied, keys and
 // values as they are packed, or on the row path each key and value
-// entry's attended rows once per call (sdpaWide) — and the f32 output is
-// rounded to bf16 once at the end, as PyTorch's CPU attention kernels
-// accumulate bf16 in f32: the bits of the f32 kernel over the widened
-// operands followed by a conversion (TestSDPABF16).
+// entry's attended rows once per call (sdpaWide); grouped heads' scores
+// (sdpaDot3BF16x16) and values with a width a multiple of 8
+// (sdpaAxpyBF16) by bf16 kernels that widen in registers with the f32
+// ones' chains — and the f32 output is rounded to bf16 once at the end,
+// as PyTorch's CPU attention kernels accumulate bf16 in f32: the bits of
+// the f32 kernel over the widened operands followed by a conversion
+// (TestSDPABF16).
 
 func init() {
 	RegisterKernel(op.ScaledDotProductAttention, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16, Run: sdpaKernel})
@@ -136,6 +140,7 @@ type sdpaPlan struct {
 	outScratch      *[]byte
 	kw, vw          []sdpaWide // the row path's widened key and value entries (prepareWide)
 	wideRows        int
+	vDirect         bool // the row path reads bf16 values in place (sdpaAxpyBF16)
 
 	// The row path (few query rows: no packing; gemv kernels on K and V
 	// where they are).
@@ -327,6 +332,11 @@ func (p *sdpaPlan) prepareWide() {
 		}
 	}
 	nk, nv := len(p.kOffs), len(p.vOffs)
+	// The values' products have a bf16 kernel with the f32 one's chains.
+	p.vDirect = gemvAsmBF16 != nil && p.vsE == 1 && p.ev%8 == 0
+	if p.vDirect {
+		nv = 0
+	}
 	p.kw, p.vw = make([]sdpaWide, nk), make([]sdpaWide, nv)
 	p.scratch = getScratch(4 * p.wideRows * (nk*p.e + nv*p.ev))
 	all := as[float32](*p.scratch)
@@ -787,6 +797,7 @@ type sdpaScratch struct {
 	o    []float32 // bq×evp output accumulator
 	m, l []float32 // running max and sum per row (flash)
 	q3   []float32 // the row path's grouped query rows (sdpaGroupMax×E)
+	kt   []float32 // the last (< 16) bf16 key rows of a grouped run, widened
 }
 
 // sdpaScratchPool keeps workers' scratch between calls: a decode step runs
@@ -1289,6 +1300,12 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 	if p.vsE == 1 {
 		// One chain over the keys in order, continued from block to block.
 		for j, m := 0, 0; j < n; j += m {
+			if p.vDirect {
+				var off int
+				off, m = p.vSpan(vi, j, n-j)
+				sdpaAxpyBF16(p.vb16, off, p.vsS, m, x[j:], dst, p.ev, min(j, 1))
+				continue
+			}
 			var vb []float32
 			var off, ld int
 			vb, off, ld, m = p.valueSpan(vi, j, n-j)
@@ -1313,6 +1330,9 @@ var sdpaGroupRuns atomic.Uint64
 
 // sdpaDot3 is sdpaDot3F32x16 where the CPU runs it (nil elsewhere).
 var sdpaDot3 func(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int)
+
+// sdpaDot3BF16 is sdpaDot3BF16x16 where the CPU runs it (nil elsewhere).
+var sdpaDot3BF16 func(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int)
 
 // groupRun returns how many row units from u in direction step (+1 or
 // -1), short of stop, rowGroup may score together: consecutive batch
@@ -1359,6 +1379,10 @@ func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
 	}
 	ki := p.kIdx[u0%p.nb]
 	for j, m := 0, 0; j < most; j += m {
+		if p.bf && sdpaDot3BF16 != nil {
+			m = p.groupScoresBF16(w, ki, j, most-j, n, width)
+			continue
+		}
 		var kb []float32
 		var kbase, ld int
 		kb, kbase, ld, m = p.keySpan(ki, j, most-j)
@@ -1377,6 +1401,33 @@ func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
 		u := u0 + h
 		p.rowFinish(w, u%p.nb, i, w.s[h*width:h*width+p.s], keys[h])
 	}
+}
+
+// groupScoresBF16 is rowGroup's scoring of one run of bf16 key rows
+// (from key j of entry ki, up to left of them; it returns how many):
+// sixteen rows at a time read in place by sdpaDot3BF16, the last rows
+// widened into w.kt for sdpaDots — the chains, and bits, of the f32 run.
+func (p *sdpaPlan) groupScoresBF16(w *sdpaScratch, ki, j, left, n, width int) int {
+	e := p.e
+	off, m := p.kSpan(ki, j, left)
+	r := 0
+	for ; r+16 <= m; r += 16 {
+		_ = p.kb16[off+(r+15)*p.ksS+e-1]
+		sdpaDot3BF16(e, (*uint16)(unsafe.Pointer(&p.kb16[off+r*p.ksS])), p.ksS, &w.q3[0], e, &w.s[j+r], width)
+	}
+	if t := m - r; t > 0 {
+		if cap(w.kt) < t*e {
+			w.kt = make([]float32, 16*e)
+		}
+		kt := w.kt[:t*e]
+		for rr := range t {
+			bf16Widen(kt[rr*e:(rr+1)*e], p.kb16[off+(r+rr)*p.ksS:])
+		}
+		for h := range n {
+			sdpaDots(gemvAsmF32, kt, 0, e, t, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])
+		}
+	}
+	return m
 }
 
 // sdpaDots sets y[r] (r < n) to the FMA chain over p < k of
@@ -1422,6 +1473,23 @@ func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, 
 			load = 1
 		}
 		kr.axpy(min(gemvKB, k-kb), &x[kb], &m[base+kb*ld], ld, &y[0], n, &gemvMask[8-n%8], load)
+	}
+}
+
+// sdpaAxpyBF16 is sdpaAxpy over bf16 rows m (n a multiple of 8): the
+// same FMA chains, in the same order, on the values widened in registers
+// (gemvAxpyBF16, or its AVX-512 form at avx512: the same bits).
+func sdpaAxpyBF16(m []dtype.BFloat16, base, ld, k int, x, y []float32, n, load int) {
+	_ = m[base+(k-1)*ld+n-1]
+	axpy := gemvAsmBF16.axpy
+	if gemvAxpyBF16Z != nil && atLeast(LevelAVX512) {
+		axpy = gemvAxpyBF16Z
+	}
+	for kb := 0; kb < k; kb += gemvKB {
+		if kb > 0 {
+			load = 1
+		}
+		axpy(min(gemvKB, k-kb), &x[kb], (*uint16)(unsafe.Pointer(&m[base+kb*ld])), ld, &y[0], n, load)
 	}
 }
 

@@ -2,8 +2,10 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -72,6 +74,8 @@ func TestSDPABF16(t *testing.T) {
 		{"decode gqa", sdpaRand(r, 1, 9, 1, 64), sdpaRand(r, 1, 3, 193, 64), sdpaRand(r, 1, 3, 193, 64), boolMask(1, 193, 160), op.Attrs{"enable_gqa": true}, true},
 		{"decode mha", sdpaRand(r, 1, 2, 1, 40), sdpaRand(r, 1, 2, 50, 40), sdpaRand(r, 1, 2, 50, 24), boolMask(1, 50, 37), op.Attrs{}, true},
 		{"decode rows", sdpaRand(r, 1, 4, 3, 64), sdpaRand(r, 1, 2, 70, 64), sdpaRand(r, 1, 2, 70, 64), boolMask(3, 70, 66), op.Attrs{"enable_gqa": true}, true},
+		{"decode long", sdpaRand(r, 1, 4, 1, 64), sdpaRand(r, 1, 2, 600, 64), sdpaRand(r, 1, 2, 600, 64), boolMask(1, 600, 550), op.Attrs{"enable_gqa": true}, true},
+		{"decode odd width", sdpaRand(r, 1, 2, 1, 16), sdpaRand(r, 1, 2, 40, 16), sdpaRand(r, 1, 2, 40, 20), boolMask(1, 40, 29), op.Attrs{}, true},
 		{"strided rows", sdpaRand(r, 1, 4, 2, 48), sdpaRand(r, 1, 2, 90, 64).Narrow(3, 8, 48), sdpaRand(r, 1, 2, 90, 40).Narrow(3, 0, 24), boolMask(2, 90, 81), op.Attrs{"enable_gqa": true}, true},
 		{"strided q", sdpaRand(r, 1, 1, 6, 32).Transpose(1, 2), sdpaRand(r, 1, 6, 33, 32), sdpaRand(r, 1, 6, 33, 32), nil, op.Attrs{"scale": 0.4}, true},
 		{"prefill causal", sdpaRand(r, 1, 9, 40, 64), sdpaRand(r, 1, 3, 40, 64), sdpaRand(r, 1, 3, 40, 64), nil, op.Attrs{"enable_gqa": true, "is_causal": true}, false},
@@ -116,6 +120,45 @@ func TestSDPABF16(t *testing.T) {
 		rows := sdpaBF16Matches(t, fmt.Sprintf("paged L%d", l), pagedDirect, []*tensor.Tensor{q, kc, vc, table, mask}, op.Attrs{})
 		if want := l <= sdpaRowMaxL && row; (rows > 0) != want {
 			t.Errorf("paged L%d: the row path ran %d times, want it to run: %v", l, rows, want)
+		}
+	}
+}
+
+// TestSDPADot3BF16 checks the grouped score kernel on bf16 key rows
+// against the f32 one on the widened rows, bit for bit: k around its
+// 16- and 8-step loops, rows further apart than k, NaN, infinities and
+// subnormals among the keys.
+func TestSDPADot3BF16(t *testing.T) {
+	if sdpaDot3BF16 == nil || sdpaDot3 == nil {
+		t.Skipf("no grouped score kernels at CPU level %s", CPULevel())
+	}
+	r := rand.New(rand.NewSource(33))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -0.0}
+	for _, k := range []int{8, 16, 24, 64, 136} {
+		for _, lda := range []int{k, k + 8} {
+			a16 := make([]dtype.BFloat16, 16*lda+16)
+			a32 := make([]float32, len(a16))
+			for i := range a16 {
+				v := float32(r.NormFloat64())
+				if r.Intn(50) == 0 {
+					v = specials[r.Intn(len(specials))]
+				}
+				a16[i] = dtype.BF16FromF32(v)
+				a32[i] = a16[i].F32()
+			}
+			x := make([]float32, 3*k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			const ldy = 20
+			got, want := make([]float32, 3*ldy), make([]float32, 3*ldy)
+			sdpaDot3BF16(k, (*uint16)(unsafe.Pointer(&a16[0])), lda, &x[0], k, &got[0], ldy)
+			sdpaDot3(k, &a32[0], lda, &x[0], k, &want[0], ldy)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("k %d lda %d: y[%d] = %v, the f32 kernel gives %v", k, lda, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }

@@ -11,8 +11,15 @@ package cpu
 //go:noescape
 func sdpaDot3F32x16(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int)
 
+// sdpaDot3BF16x16 is sdpaDot3F32x16 with bf16 rows in a, widened as they
+// are loaded: the bits of sdpaDot3F32x16 over the widened rows.
+//
+//go:noescape
+func sdpaDot3BF16x16(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int)
+
 func init() {
 	if atLeast(LevelAVX2) {
 		sdpaDot3 = sdpaDot3F32x16
+		sdpaDot3BF16 = sdpaDot3BF16x16
 	}
 }

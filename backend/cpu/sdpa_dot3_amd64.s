@@ -154,3 +154,127 @@ s3done:
 	VMOVUPS Y14, 32(DX)(BX*2)
 	VZEROUPPER
 	RET
+
+// sdpaDot3BF16x16 is sdpaDot3F32x16 with bf16 key rows: each row's eight
+// values widened in the register as they are loaded (VPMOVZXWD, VPSLLD
+// 16: exact), then the same transposes and FMA chains, so the bits of
+// sdpaDot3F32x16 over the widened rows. The key row pointers (SI, R12,
+// R13, R14, R15) advance with k instead of sharing AX, which steps the
+// f32 queries.
+
+// S3LOADH loads eight bf16 values of rows RA..RA+3 and RB..RB+3 at byte
+// OFF into Y0-Y7 as float32.
+#define S3LOADH(RA, RB, OFF) \
+	LEAQ OFF(RA), R9; \
+	LEAQ OFF(RB), R10; \
+	VPMOVZXWD (R9), Y0; \
+	VPMOVZXWD (R9)(R8*1), Y1; \
+	VPMOVZXWD (R9)(R8*2), Y2; \
+	VPMOVZXWD (R9)(R11*1), Y3; \
+	VPMOVZXWD (R10), Y4; \
+	VPMOVZXWD (R10)(R8*1), Y5; \
+	VPMOVZXWD (R10)(R8*2), Y6; \
+	VPMOVZXWD (R10)(R11*1), Y7; \
+	VPSLLD $16, Y0, Y0; \
+	VPSLLD $16, Y1, Y1; \
+	VPSLLD $16, Y2, Y2; \
+	VPSLLD $16, Y3, Y3; \
+	VPSLLD $16, Y4, Y4; \
+	VPSLLD $16, Y5, Y5; \
+	VPSLLD $16, Y6, Y6; \
+	VPSLLD $16, Y7, Y7
+
+// S3STEPH: eight k steps of the 8 bf16 rows at RA, RB (from byte KOFF
+// past them), the queries from byte QOFF past AX.
+#define S3STEPH(RA, RB, KOFF, QOFF, A0, A1, A2) \
+	S3LOADH(RA, RB, KOFF); \
+	S3TRANS; \
+	S3COL(Y5, QOFF+0, A0, A1, A2); \
+	S3COL(Y6, QOFF+4, A0, A1, A2); \
+	S3COL(Y0, QOFF+8, A0, A1, A2); \
+	S3COL(Y8, QOFF+12, A0, A1, A2); \
+	S3COL(Y1, QOFF+16, A0, A1, A2); \
+	S3COL(Y4, QOFF+20, A0, A1, A2); \
+	S3COL(Y2, QOFF+24, A0, A1, A2); \
+	S3COL(Y7, QOFF+28, A0, A1, A2)
+
+// S3PFH prefetches the line at R15 of the sixteen rows from R15.
+#define S3PFH \
+	MOVQ R15, R10; \
+	PREFETCHT0 (R10); \
+	PREFETCHT0 (R10)(R8*1); \
+	PREFETCHT0 (R10)(R8*2); \
+	PREFETCHT0 (R10)(R11*1); \
+	LEAQ (R10)(R8*4), R10; \
+	PREFETCHT0 (R10); \
+	PREFETCHT0 (R10)(R8*1); \
+	PREFETCHT0 (R10)(R8*2); \
+	PREFETCHT0 (R10)(R11*1); \
+	LEAQ (R10)(R8*4), R10; \
+	PREFETCHT0 (R10); \
+	PREFETCHT0 (R10)(R8*1); \
+	PREFETCHT0 (R10)(R8*2); \
+	PREFETCHT0 (R10)(R11*1); \
+	LEAQ (R10)(R8*4), R10; \
+	PREFETCHT0 (R10); \
+	PREFETCHT0 (R10)(R8*1); \
+	PREFETCHT0 (R10)(R8*2); \
+	PREFETCHT0 (R10)(R11*1)
+
+// func sdpaDot3BF16x16(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int)
+TEXT ·sdpaDot3BF16x16(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $1, R8
+	MOVQ x+24(FP), DI
+	MOVQ ldx+32(FP), BX
+	SHLQ $2, BX
+	LEAQ (DI)(BX*2), DX
+	ADDQ DI, BX
+	LEAQ (R8)(R8*2), R11
+	LEAQ (SI)(R8*4), R12
+	LEAQ (R12)(R8*4), R13
+	LEAQ (R13)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	XORQ AX, AX
+	SHRQ $4, CX
+	JZ   h3rem8
+h3loop16:
+	S3PFH
+	S3STEPH(SI, R12, 0, 0, Y9, Y10, Y11)
+	S3STEPH(R13, R14, 0, 0, Y12, Y13, Y14)
+	S3STEPH(SI, R12, 16, 32, Y9, Y10, Y11)
+	S3STEPH(R13, R14, 16, 32, Y12, Y13, Y14)
+	ADDQ $64, AX
+	ADDQ $32, SI
+	ADDQ $32, R12
+	ADDQ $32, R13
+	ADDQ $32, R14
+	ADDQ $32, R15
+	DECQ CX
+	JNZ  h3loop16
+h3rem8:
+	MOVQ k+0(FP), CX
+	TESTQ $8, CX
+	JZ   h3done
+	S3STEPH(SI, R12, 0, 0, Y9, Y10, Y11)
+	S3STEPH(R13, R14, 0, 0, Y12, Y13, Y14)
+h3done:
+	MOVQ y+40(FP), DX
+	MOVQ ldy+48(FP), BX
+	SHLQ $2, BX
+	VMOVUPS Y9, (DX)
+	VMOVUPS Y12, 32(DX)
+	VMOVUPS Y10, (DX)(BX*1)
+	VMOVUPS Y13, 32(DX)(BX*1)
+	VMOVUPS Y11, (DX)(BX*2)
+	VMOVUPS Y14, 32(DX)(BX*2)
+	VZEROUPPER
+	RET
