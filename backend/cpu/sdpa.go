@@ -1360,7 +1360,10 @@ func (p *sdpaPlan) groupRun(u, stop, step int) int {
 // (sdpaDot3F32x16), which gives every score the chain, and so the bits,
 // of rowUnit's.
 func (p *sdpaPlan) rowGroup(w *sdpaScratch, u0, n, width int) {
-	if n == 1 {
+	// A lone bf16 row is scored as a group of one too (its query
+	// repeated into the spare rows): the grouped kernel reads the bf16
+	// keys in place, where rowUnit would widen the entry's rows first.
+	if n == 1 && !(sdpaGroup && p.bf && sdpaDot3BF16 != nil && p.e%8 == 0 && p.ksE == 1) {
 		p.rowUnit(w, u0%p.nb, u0/p.nb)
 		return
 	}
