@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,98 @@ func TestForwardPagedParity(t *testing.T) {
 					t.Logf("compiled: %d calls, %d programs", st.Calls, st.Programs)
 				}
 			})
+		}
+	}
+}
+
+// TestForwardPagedBF16 runs a bf16 model's paged steps (its paged cache
+// in bf16 on the CPU, read by the bf16 paged_attention kernel) against
+// the same model's dense forward: the attention bits match (the paged
+// kernel's chains are the dense kernel's), but batched products round
+// their bf16 outputs where a one-sequence forward does not, so the bar is
+// bf16's: the logits within a few bf16 ulps of their scale, and the same
+// argmax wherever the dense top-2 margin is clear of that.
+func TestForwardPagedBF16(t *testing.T) {
+	m, err := Load(filepath.Join(refDir, "llama"), Options{DType: dtype.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := m.LM
+	if dt := lm.cacheDType(); dt != dtype.BF16 {
+		t.Fatalf("a bf16 model's cache on the CPU is %s, want bf16", dt)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	lens := []int{6, 13}
+	seqs := make([][]int, len(lens))
+	want := make([][]float32, len(lens))
+	for i, n := range lens {
+		for range n {
+			seqs[i] = append(seqs[i], rng.IntN(lm.Config.VocabSize))
+		}
+		if want[i], _, err = lm.ForwardLogits([][]int{seqs[i]}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv, err := lm.NewPagedKV(12, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv.K[0].DType() != dtype.BF16 {
+		t.Fatalf("paged cache %s, want bf16", kv.K[0].DType())
+	}
+	tables := [][]int{{7, 2}, {0, 9, 4, 11}}
+	got := make([][]float32, len(lens))
+	// A prefill of all but the last two tokens of both sequences, then two
+	// decode steps of both (paged attention's row path).
+	g := PagedGroup{Batch: 2, Tokens: lens[1] - 2, Context: 16}
+	for i := range lens {
+		g.Seqs = append(g.Seqs, PagedSeq{Tokens: seqs[i][:lens[i]-2], Start: 0, Blocks: tables[i]})
+	}
+	out, err := lm.ForwardPaged(kv, []PagedGroup{g}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(got, out)
+	for step := 2; step > 0; step-- {
+		var d PagedGroup
+		for i, n := range lens {
+			d.Seqs = append(d.Seqs, PagedSeq{Tokens: seqs[i][n-step : n-step+1], Start: n - step, Blocks: tables[i]})
+		}
+		out, err := lm.ForwardPaged(kv, []PagedGroup{d}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range lens {
+			got[i] = append(got[i], out[i]...)
+		}
+	}
+	vocab := lm.Config.VocabSize
+	for i := range lens {
+		var scale float64
+		for _, v := range want[i] {
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		worst := compare(t, fmt.Sprintf("bf16 sequence %d", i), got[i], want[i], tol{atol: 4 * scale / 256, rtol: 0}, nil)
+		t.Logf("bf16 sequence %d: largest difference %.4g against logits of scale %.3g", i, worst, scale)
+		for p := 0; p < lens[i]; p++ {
+			w, gr := want[i][p*vocab:(p+1)*vocab], got[i][p*vocab:(p+1)*vocab]
+			best, second := -1, -1
+			for j := range w {
+				if best < 0 || w[j] > w[best] {
+					best, second = j, best
+				} else if second < 0 || w[j] > w[second] {
+					second = j
+				}
+			}
+			gb := 0
+			for j := range gr {
+				if gr[j] > gr[gb] {
+					gb = j
+				}
+			}
+			if gb != best && float64(w[best]-w[second]) > 4*scale/256 {
+				t.Errorf("bf16 sequence %d position %d: paged argmax %d, dense %d (margin %.3f)", i, p, gb, best, w[best]-w[second])
+			}
 		}
 	}
 }
