@@ -8,28 +8,34 @@
 # every round's numbers and the medians instead.
 #
 #   bench/models/vs_llamacpp.sh [--rounds 5] [--threads 2] [--pp 128] [--tg 64]
-#       [--models smollm2-q4_1,smollm2-q8_0,smollm2-bf16,smollm2-f32,gemma3-q4_k_m]
+#       [--depth 0] [--models smollm2-q4_1,smollm2-q8_0,smollm2-bf16,smollm2-f32,gemma3-q4_k_m]
 #       [--gotpu BIN] [--json]
 #
 # The machines these notes run on change speed by tens of percent from
 # minute to minute: a ratio from one round says little, the median of
 # several interleaved ones is what the bench README quotes.
 #
-# gotpu runs compiled, one repetition after one warm-up per round, with
-# --prompt-len pp and --new-tokens tg+1 (tg decode steps), in the dtype
-# that matches the file: quantized files kept quantized (--dtype keep),
-# BF16 as bf16, F32 as f32. --gotpu names a built binary (default: go
+# Both sides run the same work: prefill of pp tokens into an empty cache,
+# and tg decode steps at the same context depth — llama-bench's tg test
+# decodes from an empty context (from --depth cached tokens with -d), so
+# gotpu's decode runs after a prompt of max(depth, 1) tokens, not after the
+# pp-token prompt (which made gotpu attend over 2-5x more keys a step than
+# llama.cpp did). gotpu runs compiled, one repetition after one warm-up per
+# round, twice: --prompt-len pp --new-tokens 1 (prefill) and --prompt-len
+# max(depth, 1) --new-tokens tg+1 (tg decode steps), in the dtype that
+# matches the file: quantized files kept quantized (--dtype keep), BF16 as
+# bf16, F32 as f32. --gotpu names a built binary (default: go
 # build ./cmd/gotpu into .cache/). Builds llama-bench and the file variants
 # as bench/models/llamacpp.sh does.
 #
-# JSON (one object): cpu, threads, pp, tg, rounds, load_avg {start, end},
+# JSON (one object): cpu, threads, pp, tg, depth, rounds, load_avg {start, end},
 # files [{model, file, dtype, rounds [{llama_pp, llama_tg, gotpu_pp,
 # gotpu_tg, ratio_pp, ratio_tg}], median {llama_pp, llama_tg, gotpu_pp,
 # gotpu_tg, ratio_pp, ratio_tg}, min {ratio_pp, ratio_tg}, max {ratio_pp,
 # ratio_tg}}].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rounds=5; threads=2; pp=128; tg=64; json=0; gotpu=""
+rounds=5; threads=2; pp=128; tg=64; depth=0; json=0; gotpu=""
 models=smollm2-q4_1,smollm2-q8_0,smollm2-bf16,smollm2-f32,gemma3-q4_k_m
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,6 +43,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2;;
     --pp) pp=$2; shift 2;;
     --tg) tg=$2; shift 2;;
+    --depth) depth=$2; shift 2;;
     --models) models=$2; shift 2;;
     --gotpu) gotpu=$2; shift 2;;
     --json) json=1; shift;;
@@ -67,27 +74,35 @@ for ((r = 1; r <= rounds; r++)); do
     [[ -n "$spec" ]] || { echo "unknown model $m" >&2; exit 2; }
     read -r f dt <<<"$spec"
     echo "round $r/$rounds: $m (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p "$pp" -n "$tg" -r 1 -o json > "$tmp/$m.$r.llama.json"
+    if [[ "$depth" == 0 ]]; then
+      "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p "$pp" -n "$tg" -r 1 -o json > "$tmp/$m.$r.llama.json"
+      echo '[]' > "$tmp/$m.$r.llama-tg.json"
+    else
+      "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p "$pp" -n 0 -r 1 -o json > "$tmp/$m.$r.llama.json"
+      "$bin/llama-bench" -m "$dir/$f" -t "$threads" -p 0 -n "$tg" -d "$depth" -r 1 -o json > "$tmp/$m.$r.llama-tg.json"
+    fi
     "$gotpu" bench model --model "$dir/$f" --mode compiled --dtype "$dt" --threads "$threads" \
-      --prompt-len "$pp" --new-tokens $((tg + 1)) --reps 1 --warmup 1 --json > "$tmp/$m.$r.gotpu.json" 2>/dev/null
+      --prompt-len "$pp" --new-tokens 1 --reps 1 --warmup 1 --json > "$tmp/$m.$r.gotpu.json" 2>/dev/null
+    "$gotpu" bench model --model "$dir/$f" --mode compiled --dtype "$dt" --threads "$threads" \
+      --prompt-len $((depth > 0 ? depth : 1)) --new-tokens $((tg + 1)) --reps 1 --warmup 1 --json > "$tmp/$m.$r.gotpu-tg.json" 2>/dev/null
   done
 done
-python3 - "$json" "$tmp" "$rounds" "$models" "$threads" "$pp" "$tg" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+python3 - "$json" "$tmp" "$rounds" "$models" "$threads" "$pp" "$tg" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)" "$depth" \
   "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)" <<'PY'
 import json, statistics, sys
 asjson, tmp, rounds, models = sys.argv[1] == "1", sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
-threads, pp, tg, load0, load1, cpu = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8], sys.argv[9], sys.argv[10].strip()
-out = {"cpu": cpu, "threads": threads, "pp": pp, "tg": tg, "rounds": rounds,
+threads, pp, tg, load0, load1, depth, cpu = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8], sys.argv[9], int(sys.argv[10]), sys.argv[11].strip()
+out = {"cpu": cpu, "threads": threads, "pp": pp, "tg": tg, "depth": depth, "rounds": rounds,
        "load_avg": {"start": load0, "end": load1}, "files": []}
 for m in models:
     rs = []
     for r in range(1, rounds + 1):
-        ll = json.load(open(f"{tmp}/{m}.{r}.llama.json"))
+        ll = json.load(open(f"{tmp}/{m}.{r}.llama.json")) + json.load(open(f"{tmp}/{m}.{r}.llama-tg.json"))
         lpp = next(x["avg_ts"] for x in ll if x["n_prompt"])
         ltg = next(x["avg_ts"] for x in ll if x["n_gen"])
         g = json.load(open(f"{tmp}/{m}.{r}.gotpu.json"))
-        res = g["results"][0]
-        gpp, gtg = res["prefill_tokens_per_s"], res["decode_tokens_per_s"]
+        gt = json.load(open(f"{tmp}/{m}.{r}.gotpu-tg.json"))
+        gpp, gtg = g["results"][0]["prefill_tokens_per_s"], gt["results"][0]["decode_tokens_per_s"]
         rs.append({"llama_pp": lpp, "llama_tg": ltg, "gotpu_pp": gpp, "gotpu_tg": gtg,
                    "ratio_pp": gpp / lpp, "ratio_tg": gtg / ltg})
     keys = ["llama_pp", "llama_tg", "gotpu_pp", "gotpu_tg", "ratio_pp", "ratio_tg"]
@@ -97,7 +112,7 @@ for m in models:
                          "max": {k: max(x[k] for x in rs) for k in keys[4:]}})
 if asjson:
     json.dump(out, sys.stdout, indent=1); print(); sys.exit()
-print(f"CPU: {cpu}; {threads} threads; pp{pp} / tg{tg}; {rounds} interleaved rounds; load average {load0} -> {load1}")
+print(f"CPU: {cpu}; {threads} threads; pp{pp} / tg{tg} at depth {depth}; {rounds} interleaved rounds; load average {load0} -> {load1}")
 print()
 print("| file | gotpu dtype | llama.cpp pp | gotpu pp | pp ratio (min–max) | llama.cpp tg | gotpu tg | tg ratio (min–max) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
