@@ -82,6 +82,9 @@ func TestSDPABF16(t *testing.T) {
 		{"prefill over cache", sdpaRand(r, 1, 4, 30, 16), sdpaRand(r, 1, 2, 70, 16), sdpaRand(r, 1, 2, 70, 16), boolMask(30, 70, 45), op.Attrs{"enable_gqa": true}, false},
 		{"float mask", sdpaRand(r, 2, 17, 8), sdpaRand(r, 2, 300, 8), sdpaRand(r, 2, 300, 20), sdpaRand(r, 17, 300), op.Attrs{}, false},
 		{"kᵀ vᵀ views", sdpaRand(r, 2, 12, 8), sdpaRand(r, 2, 8, 20).Transpose(1, 2), sdpaRand(r, 2, 16, 20).Transpose(1, 2), nil, op.Attrs{"is_causal": true}, false},
+		{"dropout", sdpaRand(r, 2, 5, 16), sdpaRand(r, 2, 40, 16), sdpaRand(r, 2, 40, 16), nil, op.Attrs{"dropout_p": 0.3, "seed": int64(5), "offset": int64(2)}, true},
+		{"non-finite", withSpecials(sdpaRand(r, 1, 4, 1, 32)), withSpecials(sdpaRand(r, 1, 2, 70, 32)), withSpecials(sdpaRand(r, 1, 2, 70, 32)), boolMask(1, 70, 50), op.Attrs{"enable_gqa": true}, true},
+		{"non-finite prefill", sdpaRand(r, 1, 2, 30, 16), withSpecials(sdpaRand(r, 1, 2, 30, 16)), withSpecials(sdpaRand(r, 1, 2, 30, 16)), nil, op.Attrs{"is_causal": true}, false},
 		{"empty keys", sdpaRand(r, 2, 3, 8), sdpaRand(r, 2, 0, 8), sdpaRand(r, 2, 0, 5), nil, op.Attrs{}, false},
 	}
 	for _, c := range cases {
@@ -122,6 +125,18 @@ func TestSDPABF16(t *testing.T) {
 			t.Errorf("paged L%d: the row path ran %d times, want it to run: %v", l, rows, want)
 		}
 	}
+}
+
+// withSpecials returns t with a NaN, an infinity of each sign and a
+// subnormal written at fixed places (before and past a decode mask's last
+// attended key).
+func withSpecials(t *tensor.Tensor) *tensor.Tensor {
+	v := t.Float32s()
+	n := len(v)
+	for i, x := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40} {
+		v[(i*n/4+n/9)%n] = x
+	}
+	return tensor.FromSlice(t.Device(), v, t.Shape()...)
 }
 
 // TestSDPADot3BF16 checks the grouped score kernel on bf16 key rows
