@@ -91,9 +91,9 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 		defer putScratch(p)
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
-			bf16Widen(b[:m], src[i:i+m])
+			vk().Widen(b[:m], src[i:i+m])
 			f(b[:m], b[:m])
-			bf16Narrow(dst[i:i+m], b[:m])
+			vk().Narrow(dst[i:i+m], b[:m])
 		}
 	})
 	return true
@@ -162,23 +162,23 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
 			if xs {
-				bf16Widen(b[:m], y[i:i+m])
+				vk().Widen(b[:m], y[i:i+m])
 				f(b[:m], a[:m], b[:m])
-				bf16Narrow(dst[i:i+m], b[:m])
+				vk().Narrow(dst[i:i+m], b[:m])
 				continue
 			}
-			bf16Widen(a[:m], x[i:i+m])
+			vk().Widen(a[:m], x[i:i+m])
 			switch {
 			case period > 0:
 				for j := 0; j < m; {
 					o := (i + j) % period
 					w := min(m-j, period-o)
-					bf16Widen(b[j:j+w], y[o:o+w])
+					vk().Widen(b[j:j+w], y[o:o+w])
 					j += w
 				}
 				f(a[:m], a[:m], b[:m])
 			case !ys:
-				bf16Widen(b[:m], y[i:i+m])
+				vk().Widen(b[:m], y[i:i+m])
 				f(a[:m], a[:m], b[:m])
 			case k == vecOpAdd:
 				vk().AddScalar(a[:m], a[:m], s)
@@ -190,7 +190,7 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 			default:
 				f(a[:m], a[:m], b[:m])
 			}
-			bf16Narrow(dst[i:i+m], a[:m])
+			vk().Narrow(dst[i:i+m], a[:m])
 		}
 	})
 	return true

@@ -51,7 +51,7 @@ func TestBF16Widen(t *testing.T) {
 	for _, level := range levels() {
 		for _, off := range []int{0, 1, 7} {
 			dst := make([]float32, 1<<16)
-			withLevel(level, func() { bf16Widen(dst, src[off:]) })
+			withLevel(level, func() { vk().Widen(dst, src[off:]) })
 			for i, v := range dst {
 				if want := math.Float32bits(src[off+i].F32()); math.Float32bits(v) != want {
 					t.Fatalf("%s off %d: widen(%#04x) = %#08x, want %#08x", level, off, uint16(src[off+i]), math.Float32bits(v), want)
@@ -62,7 +62,7 @@ func TestBF16Widen(t *testing.T) {
 	for _, n := range bf16TestSizes {
 		dst := make([]float32, n+1)
 		dst[n] = 42
-		bf16Widen(dst[:n], src)
+		vk().Widen(dst[:n], src)
 		if dst[n] != 42 {
 			t.Fatalf("n=%d: widen wrote past its length", n)
 		}
@@ -93,7 +93,7 @@ func TestBF16Narrow(t *testing.T) {
 			}
 			got := make([]dtype.BFloat16, n+1)
 			got[n] = 0x1234
-			withLevel(level, func() { bf16Narrow(got, src) })
+			withLevel(level, func() { vk().Narrow(got, src) })
 			if got[n] != 0x1234 {
 				t.Fatalf("%s n=%d: narrow wrote past its length", level, n)
 			}
@@ -372,7 +372,7 @@ func TestBF16NarrowEveryExponent(t *testing.T) {
 	for _, level := range levels() {
 		buf := slices.Clone(src)
 		got := make([]dtype.BFloat16, len(src))
-		withLevel(level, func() { bf16Narrow(got, buf) })
+		withLevel(level, func() { vk().Narrow(got, buf) })
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: narrow(%#08x) = %#04x, want %#04x", level, math.Float32bits(src[i]), uint16(got[i]), uint16(want[i]))

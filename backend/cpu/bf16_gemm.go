@@ -4,6 +4,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/dtype"
 )
 
@@ -129,9 +130,9 @@ func bf16Of(v float32, part int8) uint32 {
 	b := math.Float32bits(v)
 	switch part {
 	case roundHi:
-		b = bf16Bits(b)
+		b = vec.BF16Bits(b)
 	case roundLo:
-		b = bf16Bits(math.Float32bits(v - math.Float32frombits(bf16Bits(b))))
+		b = vec.BF16Bits(math.Float32bits(v - math.Float32frombits(vec.BF16Bits(b))))
 	}
 	return b >> 16
 }
@@ -315,10 +316,10 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 
 // packPairsF32 is packPairsFast for f32 values rounded to bf16 (part
 // roundHi or roundLo of the split) while packing: the block is converted
-// to a bf16 matrix in scratch with the vector rounding (roundBF16Hi/Lo and
-// the AVX2 narrowing), laid out as the source (rows contiguous along k, or
-// k steps contiguous across rows), and packed from there by
-// packPairsFast. It reports whether it handled the layout.
+// to a bf16 matrix in scratch with the vector rounding
+// (vec.Kernels.RoundHi/Lo and PackRounded), laid out as the source (rows
+// contiguous along k, or k steps contiguous across rows), and packed from
+// there by packPairsFast. It reports whether it handled the layout.
 func packPairsF32(d []uint32, src []float32, base int, row, ks []int, kp, w int, pad uint32, part int8) bool {
 	kc, nr := len(ks), len(row)
 	kAdj := adjacent(ks) || kc == 1
@@ -350,17 +351,9 @@ func packPairsF32(d []uint32, src []float32, base int, row, ks []int, kp, w int,
 func f32ToBF16Part(dst []uint16, src, tmp []float32, part int8) {
 	copy(tmp, src)
 	if part == roundLo {
-		roundBF16Lo(tmp)
+		vk().RoundLo(tmp)
 	} else {
-		roundBF16Hi(tmp)
+		vk().RoundHi(tmp)
 	}
-	n8 := 0
-	if bf16PackAsm != nil && atLeast(LevelAVX2) {
-		if n8 = len(tmp) &^ 7; n8 > 0 {
-			bf16PackAsm(&dst[0], &tmp[0], n8)
-		}
-	}
-	for i := n8; i < len(tmp); i++ {
-		dst[i] = uint16(math.Float32bits(tmp[i]) >> 16)
-	}
+	vk().PackRounded(dst, tmp)
 }

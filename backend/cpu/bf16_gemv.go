@@ -98,7 +98,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 		}
 		if vs, ok := uniformStride(vec.k); ok && (vs == 1 || k <= 1) {
 			if k > 0 {
-				bf16Widen(xb, vec.src[o+vec.k[0]:])
+				vk().Widen(xb, vec.src[o+vec.k[0]:])
 			}
 		} else {
 			for p, ko := range vec.k {

@@ -50,13 +50,13 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 				defer putScratch(p)
 				x, y := buf[:d], buf[d:]
 				for r := lo; r < hi; r++ {
-					bf16Widen(x, src[r*d:(r+1)*d])
+					vk().Widen(x, src[r*d:(r+1)*d])
 					if d32 != nil {
 						row(d32[r*d:(r+1)*d], x)
 						continue
 					}
 					row(y, x)
-					bf16Narrow(d16[r*d:(r+1)*d], y)
+					vk().Narrow(d16[r*d:(r+1)*d], y)
 				}
 			})
 			return true
@@ -111,7 +111,7 @@ func bf16Param(c *Call, i, d int, into []float32) (p []float32, ok bool) {
 		return s, true
 	}
 	if s, sc, ok := bf16Dense(o, c.InB[i], d); ok && !(sc && d > 1) {
-		bf16Widen(into, s)
+		vk().Widen(into, s)
 		return into, true
 	}
 	return nil, false
@@ -154,13 +154,13 @@ func fusedNormBF16(c *Call, d int, eps float64, rms bool) bool {
 		defer putScratch(p)
 		x, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			bf16Widen(x, src[r*d:(r+1)*d])
+			vk().Widen(x, src[r*d:(r+1)*d])
 			if rms {
 				rmsNormRowF32(y, x, w, tmp, eps)
 			} else {
 				layerNormRowF32(y, x, w, b, tmp, eps)
 			}
-			bf16Narrow(dst[r*d:(r+1)*d], y)
+			vk().Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return true
@@ -196,9 +196,9 @@ func rmsNormBF16(c *Call, d int) error {
 		buf := make([]float32, 3*d)
 		xr, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			bf16Widen(xr, x[r*d:(r+1)*d])
+			vk().Widen(xr, x[r*d:(r+1)*d])
 			rmsNormRowF32(y, xr, w, tmp, eps)
-			bf16Narrow(dst[r*d:(r+1)*d], y)
+			vk().Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return nil

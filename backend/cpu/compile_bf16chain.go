@@ -209,7 +209,7 @@ func (r *crun) normBF16(s *pstep) error {
 	wbuf := getScratch(4 * d)
 	defer putScratch(wbuf)
 	w := as[float32](*wbuf)[:d]
-	bf16Widen(w, wb)
+	vk().Widen(w, wb)
 	fusedRows(rows, d, func(lo, hi int) {
 		buf := getScratch(4*3*d + 2*d)
 		defer putScratch(buf)
@@ -217,16 +217,16 @@ func (r *crun) normBF16(s *pstep) error {
 		xr, y, tmp := f[:d], f[d:2*d], f[2*d:3*d]
 		ob := as[dtype.BFloat16]((*buf)[12*d:])[:d]
 		for i := lo; i < hi; i++ {
-			bf16Widen(xr, x[i*d:(i+1)*d])
+			vk().Widen(xr, x[i*d:(i+1)*d])
 			rmsNormRowF32(y, xr, nil, tmp, eps)
-			bf16Narrow(ob, y)
-			bf16Widen(y, ob)
+			vk().Narrow(ob, y)
+			vk().Widen(y, ob)
 			if weightFirst { // the mul's operand order (NaN payloads)
 				vk().Mul(y, w, y)
 			} else {
 				vk().Mul(y, y, w)
 			}
-			bf16Narrow(out[i*d:(i+1)*d], y)
+			vk().Narrow(out[i*d:(i+1)*d], y)
 		}
 	})
 	normSteps.Add(1)
@@ -342,17 +342,17 @@ func (r *crun) gluBF16(s *pstep) error {
 		ab := as[dtype.BFloat16]((*buf)[8*bf16Block:])[:bf16Block]
 		for i := lo; i < hi; i += bf16Block {
 			k := min(bf16Block, hi-i)
-			bf16Widen(a[:k], g[i:i+k])
+			vk().Widen(a[:k], g[i:i+k])
 			f(a[:k], a[:k])
-			bf16Narrow(ab[:k], a[:k])
-			bf16Widen(a[:k], ab[:k])
-			bf16Widen(b[:k], u[i:i+k])
+			vk().Narrow(ab[:k], a[:k])
+			vk().Widen(a[:k], ab[:k])
+			vk().Widen(b[:k], u[i:i+k])
 			if actFirst {
 				vk().Mul(a[:k], a[:k], b[:k])
 			} else {
 				vk().Mul(a[:k], b[:k], a[:k])
 			}
-			bf16Narrow(out[i:i+k], a[:k])
+			vk().Narrow(out[i:i+k], a[:k])
 		}
 	})
 	gluSteps.Add(1)

@@ -382,12 +382,12 @@ func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16])
 			for ; x4 != nil && i+4 <= m; i += 4 {
 				x4(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], kp, &y[0], 16, nr, tail)
 				for j := 0; j < 4; j++ {
-					bf16Narrow(out[(i+j)*n+r0:(i+j)*n+r0+nr], y[j*16:j*16+nr])
+					vk().Narrow(out[(i+j)*n+r0:(i+j)*n+r0+nr], y[j*16:j*16+nr])
 				}
 			}
 			for ; i < m; i++ {
 				dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], &y[0], nr, tail)
-				bf16Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
+				vk().Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
 			}
 		}
 	}

@@ -25,7 +25,7 @@ import (
 // = -x[j+h] below h and x[j-h] from h, which gives the bits of the
 // unfused ops (negation is exact, and rounding is symmetric in sign). A
 // bf16 model's rope (every value bf16) is taken too, each product and the
-// sum rounded to bf16 as its ops round them (ropeRowBF16).
+// sum rounded to bf16 as its ops round them (vec.Kernels.RopeBF16).
 
 // ropeMatch is one recognized rope: the add node computing it from x, cos
 // and sin.
@@ -201,7 +201,7 @@ var ropeSteps atomic.Uint64
 // rope runs an stRope step.
 func (r *crun) rope(s *pstep) error {
 	if r.c.pl.vals[s.out[0]].dt == dtype.BF16 {
-		ropeRows(r, s, as[dtype.BFloat16], ropeRowBF16)
+		ropeRows(r, s, as[dtype.BFloat16], func(d, x, c, s []dtype.BFloat16, h int) { vk().RopeBF16(d, x, c, s, h) })
 	} else {
 		ropeRows(r, s, as[float32], func(d, x, c, s []float32, h int) { vk().Rope(d, x, c, s, h) })
 	}
@@ -244,24 +244,4 @@ func ropeRows[T float32 | dtype.BFloat16](r *crun, s *pstep, as func([]byte) []T
 			}
 		}
 	})
-}
-
-// ropeRowBF16 is vec.Kernels.Rope for bf16 rows with the arithmetic of the unfused
-// bf16 ops: each product and the sum computed in float32 from the
-// widened operands and rounded to bf16 (a product of two bf16 values is
-// exact in float32, so only those roundings happen). On AVX2 the vector
-// kernel takes the row (ropeBF16Asm); its products and sums take the x
-// side's NaN when both operands are NaN, as the op-by-op vector kernels
-// do (the Go loop leaves that order to the compiler).
-func ropeRowBF16(dst, xr, cr, sr []dtype.BFloat16, h int) {
-	dst, xr, cr, sr = dst[:2*h], xr[:2*h], cr[:2*h], sr[:2*h]
-	if ropeBF16Asm(dst, xr, cr, sr, h) {
-		return
-	}
-	round := func(v float32) float32 { return dtype.BF16FromF32(v).F32() }
-	for j := 0; j < h; j++ {
-		lo, hi := xr[j].F32(), xr[j+h].F32()
-		dst[j] = dtype.BF16FromF32(round(float32(lo*cr[j].F32())) + round(float32(-hi*sr[j].F32())))
-		dst[j+h] = dtype.BF16FromF32(round(float32(hi*cr[j+h].F32())) + round(float32(lo*sr[j+h].F32())))
-	}
 }

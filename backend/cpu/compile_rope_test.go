@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -131,69 +130,5 @@ func sameAsOpByOp(t *testing.T, be *Backend, p device.Program, g *ir.Graph, ins,
 		if !bytes.Equal(again[i], want[i]) {
 			t.Fatalf("reloaded plan: output %d differs", i)
 		}
-	}
-}
-
-// TestRopeRowBF16 checks the bf16 rotate-half row (its AVX2 groups of
-// eight and the Go loop for the rest) against the unfused ops'
-// arithmetic written out, bit for bit, at every level: half widths around
-// the group of eight, NaNs of both signs, infinities, signed zeros,
-// subnormals and values whose products and sums round.
-func TestRopeRowBF16(t *testing.T) {
-	r := rand.New(rand.NewPCG(31, 32))
-	specials := []float32{float32(math.NaN()), float32(-math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-39, 3e38}
-	val := func() dtype.BFloat16 {
-		if r.IntN(8) == 0 {
-			return dtype.BF16FromF32(specials[r.IntN(len(specials))])
-		}
-		return dtype.BF16FromF32(float32(r.NormFloat64() * 3))
-	}
-	rb := func(v float32) float32 { return dtype.BF16FromF32(v).F32() }
-	// The vector kernels' NaN rule (the op-by-op ones' too): the left
-	// operand's NaN, quieted, else the right one's.
-	ord := func(a, b float32, f func(a, b float32) float32) float32 {
-		switch {
-		case a != a:
-			return math.Float32frombits(math.Float32bits(a) | 0x400000)
-		case b != b:
-			return math.Float32frombits(math.Float32bits(b) | 0x400000)
-		}
-		return f(a, b)
-	}
-	mul := func(a, b float32) float32 { return ord(a, b, func(a, b float32) float32 { return a * b }) }
-	add := func(a, b float32) float32 { return ord(a, b, func(a, b float32) float32 { return a + b }) }
-	for _, lv := range levels() {
-		withLevel(lv, func() {
-			for _, h := range []int{1, 7, 8, 9, 16, 24, 32, 33, 64} {
-				xs, cs, ss := make([]dtype.BFloat16, 2*h), make([]dtype.BFloat16, 2*h), make([]dtype.BFloat16, 2*h)
-				for i := range xs {
-					xs[i], cs[i], ss[i] = val(), val(), val()
-				}
-				// Both operands of every product and sum NaN, of
-				// opposite signs, in the first and the last pair: the
-				// result tells which NaN won.
-				pn, nn := dtype.BF16FromF32(float32(math.NaN())), dtype.BF16FromF32(float32(-math.NaN()))
-				for _, j := range []int{0, h - 1} {
-					xs[j], xs[j+h] = nn, nn
-					cs[j], ss[j], cs[j+h], ss[j+h] = pn, nn, pn, pn
-				}
-				got := make([]dtype.BFloat16, 2*h)
-				ropeRowBF16(got, xs, cs, ss, h)
-				for j := 0; j < h; j++ {
-					lo, hi := xs[j].F32(), xs[j+h].F32()
-					want0 := dtype.BF16FromF32(add(rb(mul(lo, cs[j].F32())), rb(mul(-hi, ss[j].F32()))))
-					want1 := dtype.BF16FromF32(add(rb(mul(hi, cs[j+h].F32())), rb(mul(lo, ss[j+h].F32()))))
-					same := func(g, w dtype.BFloat16) bool {
-						// The Go loop (generic level) leaves the order of
-						// two NaN operands to the compiler.
-						return g == w || lv == LevelGeneric && g.F32() != g.F32() && w.F32() != w.F32()
-					}
-					if !same(got[j], want0) || !same(got[j+h], want1) {
-						t.Fatalf("%s h=%d j=%d: x %v,%v c %v,%v s %v,%v: got %#x,%#x want %#x,%#x", lv, h, j,
-							lo, hi, cs[j].F32(), cs[j+h].F32(), ss[j].F32(), ss[j+h].F32(), uint16(got[j]), uint16(got[j+h]), uint16(want0), uint16(want1))
-					}
-				}
-			}
-		})
 	}
 }

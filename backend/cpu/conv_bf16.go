@@ -78,7 +78,7 @@ func runConv16(c *Call, p op.ConvParams) {
 			out := as[dtype.BFloat16](ob)
 			for b := lo; b < hi; b++ {
 				i0, i1 := b*bf16Block, min(no, (b+1)*bf16Block)
-				bf16Narrow(out[i0:i1], o32[i0:i1])
+				vk().Narrow(out[i0:i1], o32[i0:i1])
 			}
 		})
 		return
@@ -100,7 +100,7 @@ func widen16(dt dtype.DType, dst []float32, src []byte) {
 		parallelFor(ceilDiv(n, bf16Block), n, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
 				i0, i1 := b*bf16Block, min(n, (b+1)*bf16Block)
-				bf16Widen(dst[i0:i1], s[i0:i1])
+				vk().Widen(dst[i0:i1], s[i0:i1])
 			}
 		})
 		return
@@ -305,7 +305,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 						row[i] += bv
 					}
 				}
-				bf16Narrow(tmp[:n16], row)
+				vk().Narrow(tmp[:n16], row)
 				ch := oc * L
 				for _, sg := range segs {
 					copy(out[sg[2]+ch:sg[2]+ch+sg[1]], tmp[sg[0]:sg[0]+sg[1]])

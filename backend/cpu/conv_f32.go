@@ -597,9 +597,9 @@ func forPassSegments(k0, kc, kdim int, fn func(s, kk, n, pass int)) {
 // roundPass rounds packed values in place to the bf16 part a pass takes.
 func roundPass(x []float32, r int8) {
 	if r == roundLo {
-		roundBF16Lo(x)
+		vk().RoundLo(x)
 	} else {
-		roundBF16Hi(x)
+		vk().RoundHi(x)
 	}
 }
 

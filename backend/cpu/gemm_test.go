@@ -913,9 +913,9 @@ func TestRoundBF16Slices(t *testing.T) {
 		level := levels()[i/2%len(levels())]
 		withLevel(level, func() {
 			if lo {
-				roundBF16Lo(x)
+				vk().RoundLo(x)
 			} else {
-				roundBF16Hi(x)
+				vk().RoundHi(x)
 			}
 		})
 		for i, v := range vals {

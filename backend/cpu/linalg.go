@@ -417,48 +417,12 @@ func packRounded(dst, src []float32, base int, row, k []int, round []int8, p0, k
 		for q := 0; q < np; q++ {
 			seg := dst[q*w*kc+s*w : q*w*kc+(s+n)*w]
 			if round[pass] == roundLo {
-				roundBF16Lo(seg)
+				vk().RoundLo(seg)
 			} else {
-				roundBF16Hi(seg)
+				vk().RoundHi(seg)
 			}
 		}
 		s += n
-	}
-}
-
-// bf16Bits rounds f32 bits to the nearest bfloat16 (ties to even) as
-// dtype.BF16FromF32, returned as f32 bits.
-func bf16Bits(b uint32) uint32 {
-	if b&0x7fffffff > 0x7f800000 { // NaN: keep sign, force quiet bit
-		return (b | 0x00400000) &^ 0xffff
-	}
-	return (b + 0x7fff + (b>>16)&1) &^ 0xffff
-}
-
-// roundBF16Vec is the vector rounding of roundBF16Hi/Lo on multiples of 8
-// values (gemm_round_amd64.s), nil where there is none.
-var roundBF16Vec func(x *float32, n int, lo int)
-
-// roundBF16Hi replaces each value by RoundBF16(x).
-func roundBF16Hi(x []float32) {
-	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && atLeast(LevelAVX2) {
-		roundBF16Vec(&x[0], n, 0)
-		x = x[n:]
-	}
-	for i, v := range x {
-		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v)))
-	}
-}
-
-// roundBF16Lo replaces each value by RoundBF16(x - RoundBF16(x)).
-func roundBF16Lo(x []float32) {
-	if n := len(x) &^ 7; n > 0 && roundBF16Vec != nil && atLeast(LevelAVX2) {
-		roundBF16Vec(&x[0], n, 1)
-		x = x[n:]
-	}
-	for i, v := range x {
-		hi := math.Float32frombits(bf16Bits(math.Float32bits(v)))
-		x[i] = math.Float32frombits(bf16Bits(math.Float32bits(v - hi)))
 	}
 }
 
@@ -856,7 +820,7 @@ func storeBF16(dst []dtype.BFloat16, m, n int) func(b, i0, j0, mc, nc int, c []f
 	return func(b, i0, j0, mc, nc int, c []float32) {
 		for i := 0; i < mc; i++ {
 			o := (b*m+i0+i)*n + j0
-			bf16Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
+			vk().Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
 		}
 	}
 }

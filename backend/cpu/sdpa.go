@@ -197,7 +197,7 @@ func sdpaKernel(c *Call) error {
 // finish rounds a bf16 call's output and returns the scratch.
 func (p *sdpaPlan) finish() {
 	if p.out16 != nil {
-		bf16Narrow(p.out16, p.out)
+		vk().Narrow(p.out16, p.out)
 	}
 	if p.outScratch != nil {
 		putScratch(p.outScratch)
@@ -265,7 +265,7 @@ func (p *sdpaPlan) qAt(i int) float32 {
 func (p *sdpaPlan) qRow(dst []float32, src, st int) {
 	switch {
 	case st == 1 && p.bf:
-		bf16Widen(dst, p.q16[src:])
+		vk().Widen(dst, p.q16[src:])
 	case st == 1:
 		copy(dst, p.q[src:src+len(dst)])
 	default:
@@ -312,11 +312,11 @@ func (p *sdpaPlan) wide(x *sdpaWide, src []dtype.BFloat16, i, width, ld int, spa
 			off, m = span(i, j, p.wideRows-j)
 			dst := x.rows[j*width : (j+m)*width]
 			if ld == width {
-				bf16Widen(dst, src[off:])
+				vk().Widen(dst, src[off:])
 				continue
 			}
 			for r := range m {
-				bf16Widen(dst[r*width:(r+1)*width], src[off+r*ld:])
+				vk().Widen(dst[r*width:(r+1)*width], src[off+r*ld:])
 			}
 		}
 	})
@@ -353,7 +353,7 @@ func (p *sdpaPlan) prepareWide() {
 func readRow(dst []float32, f []float32, h []dtype.BFloat16, src, st int) {
 	switch {
 	case h != nil && st == 1:
-		bf16Widen(dst, h[src:])
+		vk().Widen(dst, h[src:])
 	case h != nil:
 		for c := range dst {
 			dst[c] = h[src+c*st].F32()
@@ -1424,7 +1424,7 @@ func (p *sdpaPlan) groupScoresBF16(w *sdpaScratch, ki, j, left, n, width int) in
 		}
 		kt := w.kt[:t*e]
 		for rr := range t {
-			bf16Widen(kt[rr*e:(rr+1)*e], p.kb16[off+(r+rr)*p.ksS:])
+			vk().Widen(kt[rr*e:(rr+1)*e], p.kb16[off+(r+rr)*p.ksS:])
 		}
 		for h := range n {
 			sdpaDots(gemvAsmF32, kt, 0, e, t, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])

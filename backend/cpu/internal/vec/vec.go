@@ -1,6 +1,7 @@
 // Package vec holds the CPU backend's float32 slice kernels — elementwise
 // arithmetic, the transcendentals, sums and maxima, the rotate-half row of
-// RoPE, comparisons and selects (select.go) — as one table of entry points
+// RoPE, comparisons and selects (select.go), and the bfloat16 block
+// conversions and bf16 RoPE row (bf16.go) — as one table of entry points
 // per CPU kernel level (For).
 //
 // Every kernel works on len(dst) elements (the inputs must be at least that

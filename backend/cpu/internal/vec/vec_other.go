@@ -2,6 +2,8 @@
 
 package vec
 
+import "github.com/gotpu/gotpu/dtype"
+
 // Without the amd64 assembly every kernel runs its Go loop.
 
 func (k *Kernels) binaryAsm(o op, dst, a, b []float32) int                 { return 0 }
@@ -16,4 +18,9 @@ func (k *Kernels) cmpAsm(c Cmp, d []bool, x, y []float32, scalar bool) int { ret
 func (k *Kernels) selectAsm(d []uint32, cond []byte, x, y []uint32, mode int) int {
 	return 0
 }
-func (k *Kernels) whereAsm(d, c, a, b []float32) int { return 0 }
+func (k *Kernels) whereAsm(d, c, a, b []float32) int                     { return 0 }
+func (k *Kernels) widenAsm(dst []float32, src []dtype.BFloat16) int      { return 0 }
+func (k *Kernels) narrowAsm(dst []dtype.BFloat16, src []float32) int     { return 0 }
+func (k *Kernels) roundAsm(x []float32, lo int) int                      { return 0 }
+func (k *Kernels) packAsm(dst []uint16, src []float32) int               { return 0 }
+func (k *Kernels) ropeBF16Asm(dst, x, c, s []dtype.BFloat16, h int) bool { return false }
