@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -30,9 +31,10 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 	if n == 0 || d == 0 {
 		return false
 	}
-	row := softmaxRowF32
+	k := vk()
+	row := (*vec.Kernels).SoftmaxRow
 	if logSM {
-		row = logSoftmaxRowF32
+		row = (*vec.Kernels).LogSoftmaxRow
 	}
 	if ax == len(in.Shape)-1 {
 		src, scalar, ok := bf16Dense(in, c.InB[0], n)
@@ -50,13 +52,13 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 				defer putScratch(p)
 				x, y := buf[:d], buf[d:]
 				for r := lo; r < hi; r++ {
-					vk().Widen(x, src[r*d:(r+1)*d])
+					k.Widen(x, src[r*d:(r+1)*d])
 					if d32 != nil {
-						row(d32[r*d:(r+1)*d], x)
+						row(k, d32[r*d:(r+1)*d], x)
 						continue
 					}
-					row(y, x)
-					vk().Narrow(d16[r*d:(r+1)*d], y)
+					row(k, y, x)
+					k.Narrow(d16[r*d:(r+1)*d], y)
 				}
 			})
 			return true
@@ -80,7 +82,7 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 			for i := range x {
 				x[i] = src[io+i*l.inStride].F32()
 			}
-			row(y, x)
+			row(k, y, x)
 			if d32 != nil {
 				for i, v := range y {
 					d32[oo+i*os] = v
@@ -156,9 +158,9 @@ func fusedNormBF16(c *Call, d int, eps float64, rms bool) bool {
 		for r := lo; r < hi; r++ {
 			vk().Widen(x, src[r*d:(r+1)*d])
 			if rms {
-				rmsNormRowF32(y, x, w, tmp, eps)
+				vk().RMSNormRow(y, x, w, tmp, eps)
 			} else {
-				layerNormRowF32(y, x, w, b, tmp, eps)
+				vk().LayerNormRow(y, x, w, b, tmp, eps)
 			}
 			vk().Narrow(dst[r*d:(r+1)*d], y)
 		}
@@ -197,7 +199,7 @@ func rmsNormBF16(c *Call, d int) error {
 		xr, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
 			vk().Widen(xr, x[r*d:(r+1)*d])
-			rmsNormRowF32(y, xr, w, tmp, eps)
+			vk().RMSNormRow(y, xr, w, tmp, eps)
 			vk().Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -87,16 +88,16 @@ func TestBF16SoftmaxRows(t *testing.T) {
 					fusedNN = false
 					execBF16(t, lg)
 					fusedNN = true
-					row := softmaxRowF32
+					row := (*vec.Kernels).SoftmaxRow
 					if name == "log_softmax" {
-						row = logSoftmaxRowF32
+						row = (*vec.Kernels).LogSoftmaxRow
 					}
 					xr, yr := make([]float32, tc.d), make([]float32, tc.d)
 					for i := 0; i < tc.rows; i++ {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						withLevel(level, func() { row(yr, xr) })
+						withLevel(level, func() { row(vk(), yr, xr) })
 						for j := range yr {
 							k := i*tc.d + j
 							what := fmt.Sprintf("%s %s %dx%d -> %s [%d,%d]", level, name, tc.rows, tc.d, outDT, i, j)
@@ -181,9 +182,9 @@ func TestBF16Norms(t *testing.T) {
 						}
 						withLevel(level, func() {
 							if name == "rms_norm" {
-								rmsNormRowF32(yr, xr, wf, tmp, eps)
+								vk().RMSNormRow(yr, xr, wf, tmp, eps)
 							} else {
-								layerNormRowF32(yr, xr, wf, bf, tmp, eps)
+								vk().LayerNormRow(yr, xr, wf, bf, tmp, eps)
 							}
 						})
 						var ref []float64

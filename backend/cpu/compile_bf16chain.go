@@ -21,7 +21,7 @@ import (
 //   - LlamaRMSNorm, weight * rms_norm(x.to(float32)).to(bfloat16): convert,
 //     rms_norm, convert and mul (stNormBF16; twice a layer, 0.39 ms of a
 //     SmolLM2-135M bf16 decode step of 12, 4-8 ms of a 128-token prefill):
-//     x widened, the f32 kernel's rmsNormRowF32, rounded, widened, times
+//     x widened, the f32 kernel's vec.Kernels.RMSNormRow, rounded, widened, times
 //     the widened weight, rounded;
 //   - the gated MLP's act(gate) * up with act silu or gelu (stGLUBF16):
 //     gate widened, the activation's vec kernel, rounded, widened, times
@@ -218,7 +218,7 @@ func (r *crun) normBF16(s *pstep) error {
 		ob := as[dtype.BFloat16]((*buf)[12*d:])[:d]
 		for i := lo; i < hi; i++ {
 			vk().Widen(xr, x[i*d:(i+1)*d])
-			rmsNormRowF32(y, xr, nil, tmp, eps)
+			vk().RMSNormRow(y, xr, nil, tmp, eps)
 			vk().Narrow(ob, y)
 			vk().Widen(y, ob)
 			if weightFirst { // the mul's operand order (NaN payloads)

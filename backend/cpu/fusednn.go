@@ -43,100 +43,17 @@ func fusedRows(rows, d int, fn func(lo, hi int)) {
 	runParts(ceilDiv(rows, per), func(i int) { fn(i*per, min((i+1)*per, rows)) })
 }
 
-// softmaxRowF32 sets y to softmax(x) as PyTorch's vectorized last-dim
-// kernel: m = max(x), e = exp(x - m), y = e * (1/sum(e)), sum pairwise
-// (vec.Kernels.Sum). y must not alias x. A NaN anywhere gives a NaN row.
-func softmaxRowF32(y, x []float32) {
-	m := vk().Max(x)
-	vk().AddScalar(y, x, -m)
-	vk().Exp(y, y)
-	s := vk().Sum(y)
-	vk().MulScalar(y, y, 1/s)
-}
-
-// softmaxPrefixF32 is softmaxRowF32(y, x) for a row whose elements from n
-// on are -Inf, without computing their exponentials: each is exp(-Inf - m)
-// = +0 for a finite max m, so they are written as zeros, which leaves every
-// lane of vec.Kernels.Sum's sum, and so every bit of the result, as the whole
-// row gives. (The exponential of a large negative argument underflows
-// through subnormal intermediates, which Intel cores run as microcode
-// assists: a decode step's attention row over a KV cache mostly unwritten
-// spent most of its time there.) A non-finite max (every element -Inf, a
-// NaN or +Inf among the first n) takes the whole-row path.
-func softmaxPrefixF32(y, x []float32, n int) {
-	if n <= 0 || n >= len(x) {
-		softmaxRowF32(y, x)
-		return
-	}
-	m := vk().Max(x[:n])
-	if m-m != 0 {
-		softmaxRowF32(y, x)
-		return
-	}
-	yn := y[:n]
-	vk().AddScalar(yn, x[:n], -m)
-	vk().Exp(yn, yn)
-	clear(y[n:])
-	s := vk().Sum(y)
-	vk().MulScalar(yn, yn, 1/s)
-}
-
-// logSoftmaxRowF32 sets y to log_softmax(x) as PyTorch's vectorized
-// kernel: (x - m) - log(sum(exp(x - m))). y must not alias x.
-func logSoftmaxRowF32(y, x []float32) {
-	m := vk().Max(x)
-	vk().AddScalar(y, x, -m)
-	vk().Exp(y, y)
-	ls := float32(math.Log(float64(vk().Sum(y))))
-	vk().AddScalar(y, x, -m)
-	vk().AddScalar(y, y, -ls)
-}
-
-// layerNormRowF32 sets y to (x - mean)*rstd*w + b (w, b nil when absent),
-// mean and the biased variance as float32 pairwise sums, rstd =
-// 1/sqrt(var + eps) rounded once from float64; the last step is one FMA
-// per element. y must not alias x; tmp is scratch of len(x).
-func layerNormRowF32(y, x, w, b, tmp []float32, eps float64) {
-	n := float32(len(x))
-	mean := vk().Sum(x) / n
-	vk().AddScalar(y, x, -mean)
-	vk().Mul(tmp, y, y)
-	v := vk().Sum(tmp) / n
-	rstd := float32(1 / math.Sqrt(float64(v)+eps))
-	vk().MulScalar(y, y, rstd)
-	switch {
-	case w != nil && b != nil:
-		vk().Fma(y, y, w, b)
-	case w != nil:
-		vk().Mul(y, y, w)
-	case b != nil:
-		vk().Add(y, y, b)
-	}
-}
-
-// rmsNormRowF32 sets y to x * rsqrt(mean(x²) + eps) * w (w nil when
-// absent), the mean a float32 pairwise sum. tmp is scratch of len(x); y may
-// alias x.
-func rmsNormRowF32(y, x, w, tmp []float32, eps float64) {
-	vk().Mul(tmp, x, x)
-	ms := vk().Sum(tmp) / float32(len(x))
-	r := float32(1 / math.Sqrt(float64(ms+float32(eps))))
-	vk().MulScalar(y, x, r)
-	if w != nil {
-		vk().Mul(y, y, w)
-	}
-}
-
 // fusedSoftmaxF32 runs softmax or log_softmax over the rows of a dense
 // rows x d f32 array.
 func fusedSoftmaxF32(dst, src []float32, rows, d int, logSM bool) {
 	fusedRows(rows, d, func(lo, hi int) {
+		k := vk()
 		for r := lo; r < hi; r++ {
 			y, x := dst[r*d:(r+1)*d], src[r*d:(r+1)*d]
 			if logSM {
-				logSoftmaxRowF32(y, x)
+				k.LogSoftmaxRow(y, x)
 			} else {
-				softmaxRowF32(y, x)
+				k.SoftmaxRow(y, x)
 			}
 		}
 	})
@@ -147,8 +64,9 @@ func fusedSoftmaxF32(dst, src []float32, rows, d int, logSM bool) {
 func fusedLayerNormF32(dst, src, w, b []float32, rows, d int, eps float64) {
 	fusedRows(rows, d, func(lo, hi int) {
 		tmp := make([]float32, d)
+		k := vk()
 		for r := lo; r < hi; r++ {
-			layerNormRowF32(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, b, tmp, eps)
+			k.LayerNormRow(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, b, tmp, eps)
 		}
 	})
 }
@@ -159,8 +77,9 @@ func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
 		buf := getScratch(4 * d)
 		defer putScratch(buf)
 		tmp := as[float32](*buf)[:d]
+		k := vk()
 		for r := lo; r < hi; r++ {
-			rmsNormRowF32(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, tmp, eps)
+			k.RMSNormRow(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, tmp, eps)
 		}
 	})
 }
@@ -197,9 +116,9 @@ func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 				x[i] = src[io+i*l.inStride]
 			}
 			if logSM {
-				logSoftmaxRowF32(y, x)
+				vk().LogSoftmaxRow(y, x)
 			} else {
-				softmaxRowF32(y, x)
+				vk().SoftmaxRow(y, x)
 			}
 			for i, v := range y {
 				dst[oo+i*os] = v

@@ -40,7 +40,7 @@ import (
 // query rows against all keys (O(sdpaBlockQ·S) per thread, still not L×S)
 // and repeats the decomposition's arithmetic step by step — the same
 // micro-kernel FMA chains as dot_general, the same scale multiply, masks,
-// softmax row kernel (softmaxRowF32) and P·V chain — so it equals the
+// softmax row kernel (vec.Kernels.SoftmaxRow) and P·V chain — so it equals the
 // decomposition bit for bit:
 //   - dropout_p > 0: the dropout mask is drawn from the same Philox
 //     counters as the decomposition's random_bits (counter per (row of the
@@ -1164,7 +1164,7 @@ func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp 
 }
 
 // exactUnit computes query block qb of batch entry b with the
-// decomposition's arithmetic: all S scores of each row, softmaxRowF32,
+// decomposition's arithmetic: all S scores of each row, vec.Kernels.SoftmaxRow,
 // dropout, then one P·V chain over all keys. Each group of six rows
 // stops after the last key any of its rows may attend (is_causal, a
 // boolean mask: cutKeys): the keys after it weigh exact zeros, which
@@ -1198,7 +1198,7 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 			p.maskRow(w, x[:ng], b, i0+rr, 0, false)
 			t := w.tmp[:p.s]
 			copy(t, x)
-			softmaxPrefixF32(x, t, ng)
+			vk().SoftmaxPrefix(x, t, ng)
 			if p.dropP > 0 {
 				p.dropout(x, p.pIdx[b], i0+rr)
 			}
@@ -1235,7 +1235,7 @@ func (p *sdpaPlan) cutKeys(b int) bool {
 // rowUnit computes query row i of batch entry b on the row path, with
 // the exact path's (the decomposition's) arithmetic: the scores are the
 // gemv kernels' FMA chains over E in order (dot form on K's rows, or axpy
-// form when K is contiguous along S), the weights softmaxRowF32's, and
+// form when K is contiguous along S), the weights vec.Kernels.SoftmaxRow's, and
 // the output the chain over S in order (axpy form on V's rows, or dot
 // form when V is contiguous along S).
 func (p *sdpaPlan) rowUnit(w *sdpaScratch, b, i int) {
@@ -1291,7 +1291,7 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 	p.maskRow(w, x[:n], b, i, 0, false)
 	t := w.tmp[:p.s]
 	copy(t, x)
-	softmaxPrefixF32(x, t, n)
+	vk().SoftmaxPrefix(x, t, n)
 	if p.dropP > 0 {
 		p.dropout(x, p.pIdx[b], i)
 	}

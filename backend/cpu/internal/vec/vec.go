@@ -1,8 +1,9 @@
 // Package vec holds the CPU backend's float32 slice kernels — elementwise
 // arithmetic, the transcendentals, sums and maxima, the rotate-half row of
-// RoPE, comparisons and selects (select.go), and the bfloat16 block
-// conversions and bf16 RoPE row (bf16.go) — as one table of entry points
-// per CPU kernel level (For).
+// RoPE, comparisons and selects (select.go), the bfloat16 block
+// conversions and bf16 RoPE row (bf16.go), and the softmax and norm rows
+// built from them (rows.go) — as one table of entry points per CPU kernel
+// level (For).
 //
 // Every kernel works on len(dst) elements (the inputs must be at least that
 // long), handles any length including 0, allocates nothing, and allows dst

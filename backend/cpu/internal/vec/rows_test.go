@@ -1,4 +1,4 @@
-package cpu
+package vec
 
 import (
 	"math"
@@ -14,10 +14,11 @@ func TestExpUnderflow(t *testing.T) {
 	ninf := float32(math.Inf(-1))
 	nan := float32(math.NaN())
 	in := []float32{-104, -104.00001, -105, -200, -1e30, ninf, nan, -103.9, -90, -1, 0}
-	for _, lv := range levels() {
-		withLevel(lv, func() {
+	for _, lv := range Levels() {
+		k := For(lv)
+		func() {
 			got := make([]float32, len(in))
-			vk().Exp(got, in)
+			k.Exp(got, in)
 			for i, x := range in {
 				switch {
 				case x != x:
@@ -37,22 +38,23 @@ func TestExpUnderflow(t *testing.T) {
 			}
 			// ExpSubSum: the same after subtracting m.
 			x := []float32{0, -150, ninf, -104, -3}
-			s := vk().ExpSubSum(x, 2)
+			s := k.ExpSubSum(x, 2)
 			if x[1] != 0 || x[2] != 0 || math.Float32bits(x[1]) != 0 || math.Abs(float64(s)-math.Exp(-2)-math.Exp(-5)-math.Exp(-106)) > 1e-6 {
 				t.Errorf("%s: ExpSubSum gave %v, sum %v", lv, x, s)
 			}
-		})
+		}()
 	}
 }
 
-// TestSoftmaxPrefix: softmaxPrefixF32 gives softmaxRowF32's bits for rows
+// TestSoftmaxPrefix: SoftmaxPrefix gives SoftmaxRow's bits for rows
 // whose tail from n is -Inf, including rows with NaN, +Inf, all -Inf, and
 // lengths on both sides of vec.Kernels.Sum's block.
 func TestSoftmaxPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	ninf := float32(math.Inf(-1))
-	for _, lv := range levels() {
-		withLevel(lv, func() {
+	for _, lv := range Levels() {
+		k := For(lv)
+		func() {
 			for _, s := range []int{1, 2, 7, 16, 33, 257, 1000, 4097, 9000} {
 				for _, n := range []int{0, 1, s / 2, s - 1, s} {
 					for _, special := range []string{"", "nan", "inf", "ninf", "big"} {
@@ -80,12 +82,12 @@ func TestSoftmaxPrefix(t *testing.T) {
 							}
 						}
 						want := make([]float32, s)
-						softmaxRowF32(want, x)
+						k.SoftmaxRow(want, x)
 						got := make([]float32, s)
 						for i := range got {
 							got[i] = 42
 						}
-						softmaxPrefixF32(got, x, n)
+						k.SoftmaxPrefix(got, x, n)
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 								t.Fatalf("%s s=%d n=%d %q: [%d] = %v, want %v", lv, s, n, special, i, got[i], want[i])
@@ -94,6 +96,6 @@ func TestSoftmaxPrefix(t *testing.T) {
 					}
 				}
 			}
-		})
+		}()
 	}
 }
