@@ -4,8 +4,8 @@
 #include "bf16round_amd64.h"
 
 // func ropeBF16AVX2(dst, x, c, s *uint16, h, n int)
-// The rotate-half RoPE of one bf16 row (ropeRowBF16) for j < n, n a
-// multiple of 8 and at most h: dst[j] = R(R(x[j]·c[j]) + R(-x[j+h]·s[j]))
+// The rotate-half RoPE of one bf16 row (Kernels.RopeBF16, bf16.go) for
+// j < n, n a multiple of 8 and at most h: dst[j] = R(R(x[j]·c[j]) + R(-x[j+h]·s[j]))
 // and dst[j+h] = R(R(x[j+h]·c[j+h]) + R(x[j]·s[j+h])), R the rounding to
 // bfloat16 (ties to even, NaN kept with its quiet bit set:
 // dtype.BF16FromF32), each product and sum computed in float32 from the
