@@ -597,4 +597,14 @@ func TestFor(t *testing.T) {
 	if cpulevel.Has(cpulevel.AVX2) && !slices.Contains(lv, cpulevel.AVX2) {
 		t.Errorf("the CPU runs avx2 but Levels() = %v", lv)
 	}
+	// Say which levels the tests of this package did not run, and why.
+	for _, l := range cpulevel.All() {
+		switch {
+		case slices.Contains(lv, l):
+		case !cpulevel.Has(l):
+			t.Logf("level %s: not run here (this CPU or build does not support it)", l)
+		default:
+			t.Logf("level %s: no kernels of its own; it runs %s's, tested above", l, For(l).Level)
+		}
+	}
 }
