@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/gotpu/gotpu/hf/chat"
 	"github.com/gotpu/gotpu/models/sample"
 )
@@ -83,11 +81,6 @@ type ServerOptions struct {
 	APIKeys []string
 	// MaxBodyBytes bounds a request body (0: 8 MiB); larger ones get 413.
 	MaxBodyBytes int64
-	// Registry receives the server's Prometheus metrics (nil: a new
-	// registry of its own), and /metrics serves Gatherer (nil: that
-	// registry).
-	Registry prometheus.Registerer
-	Gatherer prometheus.Gatherer
 	// Logger logs request failures (nil: slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock for "created" (nil: time.Now).
@@ -150,18 +143,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 			s.names[a] = true
 		}
 	}
-	reg, gat := o.Registry, o.Gatherer
-	if reg == nil {
-		r := prometheus.NewRegistry()
-		reg = r
-		if gat == nil {
-			gat = r
-		}
-	}
-	if gat == nil {
-		gat = prometheus.DefaultGatherer
-	}
-	m, err := newMetrics(reg, gat, o.Generator)
+	m, err := newMetrics(o.Generator)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +280,7 @@ func (s *Server) wrap(rt route) http.Handler {
 			if st == 0 {
 				st = http.StatusOK
 			}
-			s.metrics.requests.WithLabelValues(rt.path, fmt.Sprint(st)).Inc()
+			s.metrics.requests.With(rt.path, fmt.Sprint(st)).Inc()
 		}()
 		err := func() error {
 			if rt.method != "" && r.Method != rt.method {

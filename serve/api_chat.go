@@ -302,7 +302,7 @@ func callsOut(calls []toolCall, withIndex bool) []toolCallOut {
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	defer func() {
-		s.metrics.duration.WithLabelValues("/v1/chat/completions").Observe(time.Since(start).Seconds())
+		s.metrics.duration.With("/v1/chat/completions").Observe(time.Since(start).Seconds())
 	}()
 	p, err := s.planChat(r)
 	if err != nil {

@@ -96,7 +96,7 @@ func (s *Server) completionLogprobsOf(toks []tokenOut, top, offset int) *complet
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
-	defer func() { s.metrics.duration.WithLabelValues("/v1/completions").Observe(time.Since(start).Seconds()) }()
+	defer func() { s.metrics.duration.With("/v1/completions").Observe(time.Since(start).Seconds()) }()
 	var req completionRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err

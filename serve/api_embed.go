@@ -17,7 +17,7 @@ const maxEmbedInputs = 2048
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
-	defer func() { s.metrics.duration.WithLabelValues("/v1/embeddings").Observe(time.Since(start).Seconds()) }()
+	defer func() { s.metrics.duration.With("/v1/embeddings").Observe(time.Since(start).Seconds()) }()
 	var req embeddingRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err

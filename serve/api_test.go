@@ -757,6 +757,16 @@ func TestMetrics(t *testing.T) {
 	do(t, s, "POST", "/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"Hi"}]}`)
 	w := do(t, s, "GET", "/metrics", "")
 	body := w.Body.String()
+	if ct := w.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Errorf("/metrics Content-Type %q", ct)
+	}
+	// WriteMetrics writes the same registry, which has now counted the
+	// /metrics request too.
+	var direct strings.Builder
+	if err := s.WriteMetrics(&direct); err != nil || !strings.Contains(direct.String(),
+		`gotpu_http_requests_total{endpoint="/metrics",status="200"} 1`+"\n") {
+		t.Errorf("WriteMetrics (err %v) lacks the /metrics request:\n%s", err, direct.String())
+	}
 	for _, want := range []string{
 		`gotpu_http_requests_total{endpoint="/v1/chat/completions",status="200"} 1`,
 		`gotpu_http_requests_total{endpoint="/v1/chat/completions",status="404"} 1`,

@@ -2,10 +2,10 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/gotpu/gotpu/internal/promtext"
 )
 
 // Metric names the server exports on /metrics (all prefixed gotpu_):
@@ -23,86 +23,80 @@ import (
 //	inter_token_latency_seconds            histogram, between consecutive tokens
 //	request_duration_seconds{endpoint}     histogram, whole completion requests
 type metrics struct {
-	gatherer prometheus.Gatherer
-	requests *prometheus.CounterVec
-	ttft     prometheus.Histogram
-	itl      prometheus.Histogram
-	duration *prometheus.HistogramVec
+	reg      *promtext.Registry
+	requests *promtext.CounterVec
+	ttft     *promtext.Histogram
+	itl      *promtext.Histogram
+	duration *promtext.HistogramVec
 }
 
-// statsCollector exports a Generator's Stats, read once per scrape.
-type statsCollector struct {
-	gen                                       Generator
-	queued, running, kvUsed, kvTotal          *prometheus.Desc
-	hits, lookups, preempt, genToks, promptTk *prometheus.Desc
-}
-
-func newStatsCollector(g Generator) *statsCollector {
-	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc("gotpu_"+name, help, nil, nil) }
-	return &statsCollector{gen: g,
-		queued:   d("queue_depth", "Requests waiting in the engine's queue."),
-		running:  d("running_requests", "Sequences in the engine's running batch."),
-		kvUsed:   d("kv_blocks_used", "Paged KV cache blocks in use."),
-		kvTotal:  d("kv_blocks_total", "Paged KV cache blocks in all."),
-		hits:     d("prefix_cache_hits_total", "Prefix-cache lookups that found cached blocks."),
-		lookups:  d("prefix_cache_lookups_total", "Prefix-cache lookups."),
-		preempt:  d("preemptions_total", "Sequences preempted to free KV blocks."),
-		genToks:  d("generation_tokens_total", "Tokens generated (rate() gives tokens per second)."),
-		promptTk: d("prompt_tokens_total", "Prompt tokens processed."),
+func newMetrics(g Generator) (*metrics, error) {
+	reg := promtext.NewRegistry()
+	m := &metrics{reg: reg}
+	var err error
+	if m.requests, err = reg.NewCounterVec("gotpu_http_requests_total",
+		"HTTP requests by endpoint and status code.", "endpoint", "status"); err != nil {
+		return nil, fmt.Errorf("serve: registering metrics: %w", err)
 	}
-}
-
-func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.queued, c.running, c.kvUsed, c.kvTotal, c.hits, c.lookups, c.preempt, c.genToks, c.promptTk} {
-		ch <- d
+	if m.ttft, err = reg.NewHistogram("gotpu_time_to_first_token_seconds",
+		"Time from submitting a sequence to its first token.",
+		[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}); err != nil {
+		return nil, fmt.Errorf("serve: registering metrics: %w", err)
 	}
-}
-
-func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.gen.Stats()
-	g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	n := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	if m.itl, err = reg.NewHistogram("gotpu_inter_token_latency_seconds",
+		"Time between consecutive tokens of a sequence.",
+		[]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}); err != nil {
+		return nil, fmt.Errorf("serve: registering metrics: %w", err)
 	}
-	g(c.queued, float64(st.Queued))
-	g(c.running, float64(st.Running))
-	g(c.kvUsed, float64(st.KVBlocksUsed))
-	g(c.kvTotal, float64(st.KVBlocksTotal))
-	n(c.hits, float64(st.PrefixHits))
-	n(c.lookups, float64(st.PrefixLookups))
-	n(c.preempt, float64(st.Preemptions))
-	n(c.genToks, float64(st.GeneratedTokens))
-	n(c.promptTk, float64(st.PromptTokens))
-}
-
-func newMetrics(reg prometheus.Registerer, gat prometheus.Gatherer, g Generator) (*metrics, error) {
-	m := &metrics{
-		gatherer: gat,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gotpu_http_requests_total",
-			Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "status"}),
-		ttft: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gotpu_time_to_first_token_seconds",
-			Help:    "Time from submitting a sequence to its first token.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}),
-		itl: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gotpu_inter_token_latency_seconds",
-			Help:    "Time between consecutive tokens of a sequence.",
-			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gotpu_request_duration_seconds",
-			Help:    "Duration of completion and embedding requests.",
-			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}}, []string{"endpoint"}),
+	if m.duration, err = reg.NewHistogramVec("gotpu_request_duration_seconds",
+		"Duration of completion and embedding requests.",
+		[]float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}, "endpoint"); err != nil {
+		return nil, fmt.Errorf("serve: registering metrics: %w", err)
 	}
-	cs := []prometheus.Collector{m.requests, m.ttft, m.itl, m.duration}
-	if g != nil {
-		cs = append(cs, newStatsCollector(g))
+	if g == nil {
+		return m, nil
 	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("serve: registering metrics: %w", err)
-		}
+	// The engine's Stats, read once per scrape.
+	read := func() []float64 {
+		st := g.Stats()
+		return []float64{float64(st.Queued), float64(st.Running), float64(st.KVBlocksUsed), float64(st.KVBlocksTotal),
+			float64(st.PrefixHits), float64(st.PrefixLookups), float64(st.Preemptions),
+			float64(st.GeneratedTokens), float64(st.PromptTokens)}
+	}
+	gauge := func(name, help string) promtext.FuncDesc {
+		return promtext.FuncDesc{Name: "gotpu_" + name, Help: help, Kind: promtext.Gauge}
+	}
+	counter := func(name, help string) promtext.FuncDesc {
+		return promtext.FuncDesc{Name: "gotpu_" + name, Help: help, Kind: promtext.CounterKind}
+	}
+	if err := reg.NewFuncs(read,
+		gauge("queue_depth", "Requests waiting in the engine's queue."),
+		gauge("running_requests", "Sequences in the engine's running batch."),
+		gauge("kv_blocks_used", "Paged KV cache blocks in use."),
+		gauge("kv_blocks_total", "Paged KV cache blocks in all."),
+		counter("prefix_cache_hits_total", "Prefix-cache lookups that found cached blocks."),
+		counter("prefix_cache_lookups_total", "Prefix-cache lookups."),
+		counter("preemptions_total", "Sequences preempted to free KV blocks."),
+		counter("generation_tokens_total", "Tokens generated (rate() gives tokens per second)."),
+		counter("prompt_tokens_total", "Prompt tokens processed."),
+	); err != nil {
+		return nil, fmt.Errorf("serve: registering metrics: %w", err)
 	}
 	return m, nil
 }
 
+// WriteMetrics writes the server's metrics (those /metrics serves) in the
+// Prometheus text exposition format, for a program that embeds the
+// server and serves its own /metrics.
+func (s *Server) WriteMetrics(w io.Writer) error {
+	_, err := s.metrics.reg.WriteTo(w)
+	return err
+}
+
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.metrics.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	w.Header().Set("Content-Type", promtext.ContentType)
+	if err := s.WriteMetrics(w); err != nil {
+		s.log.Debug("serve: writing /metrics", "err", err)
+	}
 	return nil
 }
