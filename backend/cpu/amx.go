@@ -10,7 +10,7 @@ import (
 // GEMM runs (bf16 x bf16, and f32 at precision medium and high, with
 // m > 1 and n > 1) run on the tile unit instead: TDPBF16PS multiplies a
 // 16-row tile of A by a tile of B, 16 pair steps (32 k steps) deep, into a
-// 16 x 16 f32 tile of C. The micro-kernel (gemmAMX32x32, amx_amd64.s)
+// 16 x 16 f32 tile of C. The micro-kernel (gemm.AMX32x32, internal/gemm/amx_amd64.s)
 // keeps a 32 x 32 block of C in four tiles.
 //
 // The instruction's arithmetic, established on this project's CPU (Intel
@@ -51,7 +51,7 @@ var asmTileAMX *gemmTile[float32]
 const amxChunk = 16
 
 // pairRowsAsm copies chunks of 32 bf16 values into the tile-row layout
-// (amx_amd64.s), nil where there is none: the 16 dwords at dst +
+// (internal/gemm/amx_amd64.s), nil where there is none: the 16 dwords at dst +
 // i*dstStride get the pairs of src[32i:32i+32], first of each pair high.
 var pairRowsAsm func(dst *uint32, dstStride int, src *uint16, chunks int)
 

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -78,7 +79,7 @@ func TestAMXContract(t *testing.T) {
 			}
 			acc0[i] = c[i]
 		}
-		gemmAMX32x32(k, &ap[0], &bp[0], &c[0], 40, &c[0], load)
+		gemm.AMX32x32(k, &ap[0], &bp[0], &c[0], 40, &c[0], load)
 		chain, single := 0, 0
 		for i := 0; i < 32; i++ {
 			for j := 0; j < 32; j++ {
@@ -199,7 +200,7 @@ func TestGEMMAMX(t *testing.T) {
 	r := rand.New(rand.NewPCG(93, 94))
 	tiles := map[string]*gemmTile[float32]{
 		"default":      asmTileAMX,
-		"small-blocks": {mr: 32, nr: 32, kc: 32, mc: 64, nc: 64, kern: gemmAMX32x32, pairs: true, amx: true},
+		"small-blocks": {mr: 32, nr: 32, kc: 32, mc: 64, nc: 64, kern: gemm.AMX32x32, pairs: true, amx: true},
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	dims := [][3]int{{2, 2, 1}, {32, 32, 32}, {13, 33, 3}, {33, 65, 31}, {37, 70, 64}, {11, 97, 95}, {64, 40, 129}, {20, 36, 1030}}

@@ -10,7 +10,7 @@ import (
 
 // The AVX512_BF16 GEMM (level avx512bf16): bf16 x bf16 products and f32
 // products at precision medium and high with m > 1 and n > 1 run the
-// VDPBF16PS micro-kernel (bf16_gemm_amd64.s) inside the blocked driver
+// VDPBF16PS micro-kernel (internal/gemm/bf16_amd64.s) inside the blocked driver
 // (gemm_blis.go), on panels packed as bf16 pairs along k (packPairs).
 //
 // The instruction's arithmetic, established on this project's CPU (AMD
@@ -208,7 +208,7 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 }
 
 // pairT16Asm is the vector transpose of up to 16 rows into the pair
-// layout (bf16_gemm_amd64.s), nil where there is none: dst[j*ldd + r] =
+// layout (internal/gemm/bf16_amd64.s), nil where there is none: dst[j*ldd + r] =
 // src[r*lds+2j]<<16 | src[r*lds+2j+1] for r < rows (1 to 16), j < n (a
 // multiple of 16); other lanes of dst are untouched.
 var pairT16Asm func(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)

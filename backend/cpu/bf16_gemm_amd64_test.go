@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -123,7 +124,7 @@ func TestDPBF16Contract(t *testing.T) {
 			a[j] = uint32(dtype.BF16FromF32(l.x1))<<16 | uint32(dtype.BF16FromF32(l.x0))
 			b[j] = uint32(dtype.BF16FromF32(l.y1))<<16 | uint32(dtype.BF16FromF32(l.y0))
 		}
-		dpbf16Vec(&acc[0], &a[0], &b[0])
+		gemm.DPBF16Vec(&acc[0], &a[0], &b[0])
 		for j, l := range lanes[i : i+16] {
 			for mi, m := range models {
 				if want := m.f(l.acc, l.x0, l.x1, l.y0, l.y1); !sameF32(acc[j], want) {
@@ -153,7 +154,7 @@ func TestGEMMBF16Pairs(t *testing.T) {
 	for _, v := range []struct {
 		mr   int
 		kern func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-	}{{8, gemmBF16x8x32}, {12, gemmBF16x12x32}, {14, gemmBF16x14x32}} {
+	}{{8, gemm.BF16x8x32}, {12, gemm.BF16x12x32}, {14, gemm.BF16x14x32}} {
 		tiles[fmt.Sprintf("%dx32-small-blocks", v.mr)] = &gemmTile[float32]{mr: v.mr, nr: 32, kc: 8, mc: 2 * v.mr, nc: 64, kern: v.kern, pairs: true}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

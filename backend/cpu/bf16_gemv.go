@@ -22,11 +22,11 @@ import (
 // rounded float32 FMA (a product of two bf16 values is exact in float32
 // unless it overflows or underflows, and there only the FMA gives the
 // kernels' bits). The dot form runs the bf16 dot order of gemm_gemv.go
-// (bf16_gemv_amd64.s), its vector deinterleaved to match. The f32 outputs
+// (internal/gemm/bf16_gemv_amd64.s), its vector deinterleaved to match. The f32 outputs
 // go out through the problem's store, which rounds them to bf16 once.
 //
 // At level avx512bf16 the axpy form runs on VDPBF16PS instead
-// (gemvAxpyBF16DP): rows k and k+1 interleaved into pairs, the vector as
+// (gemm.GemvAxpyBF16DP): rows k and k+1 interleaved into pairs, the vector as
 // bf16 pairs (exact: it is a bf16 tensor). The instruction adds the two
 // products of a pair as two fused multiply-adds in turn, the pair's first
 // k step first (bf16_gemm.go has the measured contract), so every output is

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/dtype"
 )
 
@@ -21,13 +22,13 @@ func BenchmarkKernBF16(b *testing.B) {
 		name string
 		mr   int
 		f    func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-	}{{"8x32", 8, gemmBF16x8x32}, {"12x32", 12, gemmBF16x12x32}, {"14x32", 14, gemmBF16x14x32}}
+	}{{"8x32", 8, gemm.BF16x8x32}, {"12x32", 12, gemm.BF16x12x32}, {"14x32", 14, gemm.BF16x14x32}}
 	if asmTileAMX != nil {
 		kerns = append(kerns, struct {
 			name string
 			mr   int
 			f    func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-		}{"amx32x32", 32, gemmAMX32x32})
+		}{"amx32x32", 32, gemm.AMX32x32})
 	}
 	for _, kc := range []int{256, 512} {
 		for _, k := range kerns {

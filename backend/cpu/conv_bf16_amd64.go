@@ -2,6 +2,8 @@
 
 package cpu
 
+import "github.com/gotpu/gotpu/backend/cpu/internal/gemm"
+
 //go:generate sh -c "python3 ../../tools/bf16asm/gen_conv.py > conv_bf16_amd64.s"
 
 // convPair32 sets dst[32j+c] = src[koff[2j]+c]<<16 | src[koff[2j+1]+c] for
@@ -22,8 +24,8 @@ func convPairT16(dst *uint32, ldd int, src *uint16, offs *[16]int, n int)
 
 func init() {
 	if haveAVX512BF16() {
-		convPairKerns[8] = gemmBF16x8x32
-		convPairKerns[12] = gemmBF16x12x32
-		convPairKerns[14] = gemmBF16x14x32
+		convPairKerns[8] = gemm.BF16x8x32
+		convPairKerns[12] = gemm.BF16x12x32
+		convPairKerns[14] = gemm.BF16x14x32
 	}
 }

@@ -969,7 +969,7 @@ func col2imBlock(orow, cb []float32, ldc, nrow, j0, nc int, g convGeom) {
 // group, fewer output channels per group than a GEMM panel has rows, unit
 // stride along W): a GEMM would waste most of each 6-row tile on an M of 1,
 // so each output plane is instead KH runs of the matrix-vector kernel
-// (gemvAxpyF32): kernel row a adds sum over kw of w[a, kw] * the padded
+// (gemm.GemvAxpyF32): kernel row a adds sum over kw of w[a, kw] * the padded
 // input shifted by (a*DH, kw*DW), over the whole plane on the wide grid
 // when the H stride is 1 (one long run; the padded columns past each
 // output row are dropped when copying out), else row by row. Each output
@@ -1129,7 +1129,7 @@ func convOutRuns(segs [][3]int, oidx []int) [][3]int {
 }
 
 // convTile16Z returns the 6x16 tile of convF32 run by the ZMM kernel
-// (gemmF32x6x16sz reading the packed panels: A (k, r) at k*6+r, B (k, c) at
+// (gemm.F32x6x16sz reading the packed panels: A (k, r) at k*6+r, B (k, c) at
 // k*16+c), with asmTileF32's blocking, or nil without AVX-512. Each element
 // is the same FMA chain, so the same bits as asmTileF32.
 var convTile16Z = sync.OnceValue(func() *gemmTile[float32] {

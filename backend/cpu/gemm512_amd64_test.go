@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
 )
@@ -21,7 +22,7 @@ var zmmKernelsF32 = []struct {
 	mr, nr int
 	kern   func(kc int, a, b, c *float32, ldc int, pf *float32, load int)
 }{
-	{"6x64", 6, 64, gemmF32x6x64z},
+	{"6x64", 6, 64, gemm.F32x6x64z},
 }
 
 // TestZMMKernels checks every AVX-512 micro-kernel directly against the
@@ -100,7 +101,7 @@ func TestZMMKernels(t *testing.T) {
 					want[i*ldc+j] = acc
 				}
 			}
-			gemmF64x6x32z(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
+			gemm.F64x6x32z(kc, &a[0], &b[0], &c[0], ldc, &c[0], load)
 			for i := range c {
 				if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
 					t.Fatalf("f64 6x32 kc %d load %d: element %d = %v, want %v", kc, load, i, c[i], want[i])
@@ -206,7 +207,7 @@ func BenchmarkBlockSweep512(b *testing.B) {
 // k strides (both layouts) and B rows rsb apart.
 func TestZMMSmallKernel(t *testing.T) {
 	if !haveAVX512() {
-		t.Logf("level %s not supported by this CPU: gemmF32x6x16sz not run", LevelAVX512)
+		t.Logf("level %s not supported by this CPU: gemm.F32x6x16sz not run", LevelAVX512)
 		return
 	}
 	r := rand.New(rand.NewPCG(55, 56))
@@ -242,8 +243,8 @@ func TestZMMSmallKernel(t *testing.T) {
 					}
 				}
 				y := append([]float32(nil), c...)
-				gemmF32x6x16sz(kc, &a[0], rsa, csa, &b[0], rsb, &c[0], ldc, load)
-				gemmF32x6x16s(kc, &a[0], rsa, csa, &b[0], rsb, &y[0], ldc, load)
+				gemm.F32x6x16sz(kc, &a[0], rsa, csa, &b[0], rsb, &c[0], ldc, load)
+				gemm.F32x6x16s(kc, &a[0], rsa, csa, &b[0], rsb, &y[0], ldc, load)
 				if i := sameBits(c, want); i >= 0 {
 					t.Fatalf("kc %d rsa %d csa %d load %d: [%d] = %v, want %v", kc, rsa, csa, load, i, c[i], want[i])
 				}
@@ -255,14 +256,14 @@ func TestZMMSmallKernel(t *testing.T) {
 	}
 }
 
-// TestSmallKern64 checks gemmF32x6x64sz against four gemmF32x6x16sz calls
+// TestSmallKern64 checks gemm.F32x6x64sz against four gemm.F32x6x16sz calls
 // (the contract is the same FMA chains, so the bits must be equal) on
 // strided A (row and column strides), B as 64 contiguous columns and as
 // four separate 16-column panels, from zero and from C, with guard values
 // around C's rows.
 func TestSmallKern64(t *testing.T) {
 	if smallKern64F32Z == nil {
-		t.Logf("level %s not supported by this CPU: gemmF32x6x64sz not run", LevelAVX512)
+		t.Logf("level %s not supported by this CPU: gemm.F32x6x64sz not run", LevelAVX512)
 		return
 	}
 	r := rand.New(rand.NewPCG(61, 62))
@@ -287,7 +288,7 @@ func TestSmallKern64(t *testing.T) {
 				}
 				want := append([]float32(nil), c...)
 				for v := 0; v < 4; v++ {
-					gemmF32x6x16sz(kc, &a[0], tc.rsa, tc.csa, &b[v*tc.bvs], tc.rsb, &want[16*v], ldc, load)
+					gemm.F32x6x16sz(kc, &a[0], tc.rsa, tc.csa, &b[v*tc.bvs], tc.rsb, &want[16*v], ldc, load)
 				}
 				smallKern64F32Z(kc, &a[0], tc.rsa, tc.csa, &b[0], tc.rsb, tc.bvs, &c[0], ldc, load)
 				for i := range c {

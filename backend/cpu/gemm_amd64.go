@@ -2,22 +2,11 @@
 
 package cpu
 
-import "github.com/gotpu/gotpu/internal/cpulevel"
+import (
+	"github.com/gotpu/gotpu/internal/cpulevel"
 
-// gemmF32x6x16 accumulates a packed 6xkc A panel times a packed kcx16 B
-// panel into the 6x16 float32 tile at c (row stride ldc elements), one
-// fused multiply-add per k step in k order, starting from the tile's
-// values when load is 1 and from zero when load is 0 (c is then only
-// written). kc may be 0. pf is the tile to be updated next, whose rows (at
-// the same ldc) are prefetched.
-//
-//go:noescape
-func gemmF32x6x16(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-
-// gemmF64x6x8 is gemmF32x6x16 for float64 with a 6x8 tile.
-//
-//go:noescape
-func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
+)
 
 // haveAVX2 reports whether the CPU and OS support the AVX2+FMA kernels
 // (x/sys/cpu's HasAVX already includes the OS's YMM state check).
@@ -33,6 +22,6 @@ func haveAVX512BF16() bool { return cpulevel.Has(cpulevel.AVX512BF16) }
 // Cache blocking: derived from this machine's caches (gemm_cache.go,
 // where the measurements behind the rules are).
 var (
-	asmTileF32 = newGemmTile(6, 16, gemmF32x6x16)
-	asmTileF64 = newGemmTile(6, 8, gemmF64x6x8)
+	asmTileF32 = newGemmTile(6, 16, gemm.F32x6x16)
+	asmTileF64 = newGemmTile(6, 8, gemm.F64x6x8)
 )

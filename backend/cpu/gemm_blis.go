@@ -10,7 +10,7 @@ import (
 )
 
 // The BLIS-style blocked GEMM driver around the register-tiled assembly
-// micro-kernels (gemm_amd64.s). For one batch element:
+// micro-kernels (internal/gemm: tile_amd64.s, tile512_amd64.s). For one batch element:
 //
 //	for jc in steps of NC over n:                 (B block in L3)
 //	  for pc in steps of KC over k, in order:

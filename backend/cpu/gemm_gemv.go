@@ -198,20 +198,7 @@ func envOr(name string, def int) int {
 	return def
 }
 
-// gemvRowWalk, when not zero, makes the AVX-512 dot-form kernels
-// (gemvDotF32AVX512, gemvDotBF16AVX512) take their rows one at a time
-// instead of four or eight side by side: the same lane arithmetic and bits,
-// one sequential stream per thread instead of several a row apart. It is
-// set on AMD CPUs: on the 2-vCPU Zen 4 EPYC of 2026-12-06 one thread read
-// a 576x576 bf16 matrix at 18-20 GB/s one row at a time against 10 GB/s
-// eight rows at a time, 768->2304 at 22-23 against 10-11 (f32 576x576: 19-20
-// against 13-14; BenchmarkGEMVDotKernels walk1 and walk0), where on the
-// Sapphire Rapids-class Xeon the row groups with their prefetch of the
-// next group were what measured fastest (commit 629db91).
-// GOTPU_GEMV_WALK=rows or groups overrides the choice (gemvWalk).
-var gemvRowWalk uint8
-
-// gemvWalk returns gemvRowWalk's value for the GOTPU_GEMV_WALK setting env
+// gemvWalk returns gemm.GemvRowWalk's value for the GOTPU_GEMV_WALK setting env
 // ("rows", "groups", or anything else for the CPU's default) on an AMD CPU
 // or not.
 func gemvWalk(env string, amd bool) uint8 {
@@ -226,7 +213,7 @@ func gemvWalk(env string, amd bool) uint8 {
 // is taken).
 var gemvHits atomic.Int64
 
-// gemvMask holds the lane masks of gemvAxpyF32: &gemvMask[8-r] has r
+// gemvMask holds the lane masks of gemm.GemvAxpyF32: &gemvMask[8-r] has r
 // leading -1 lanes.
 var gemvMask = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
 

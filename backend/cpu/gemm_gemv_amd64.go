@@ -5,67 +5,17 @@ package cpu
 import (
 	"os"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/internal/cpulevel"
 )
 
-// gemvDotF32x8 sets y[r] (r < 8) to the FMA chain over p < k, in order
-// from zero, of a[r*lda+p]*x[p]: eight rows at a time, transposed in
-// registers so each lane runs one row's chain.
-//
-//go:noescape
-func gemvDotF32x8(k int, a *float32, lda int, x, y *float32)
-
-// gemvDotF32x16 is gemvDotF32x8 for sixteen rows (two independent chains
-// in flight).
-//
-//go:noescape
-func gemvDotF32x16(k int, a *float32, lda int, x, y *float32)
-
-// gemvAxpyF32 continues (load 1) or starts from zero (load 0) y[j] (j < n)
-// with the FMA chain over p < k, in order, of x[p]*b[p*ldb+j]: a strip of
-// columns at a time, each lane one column. mask points at eight int32
-// lanes, -1 for the first n%8 and 0 for the rest, for the last partial
-// strip.
-//
-//go:noescape
-func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
-
 func init() {
-	gemvAsmF32 = &gemvKernelsF32{dot8: gemvDotF32x8, dot16: gemvDotF32x16, axpy: gemvAxpyF32}
+	gemvAsmF32 = &gemvKernelsF32{dot8: gemm.GemvDotF32x8, dot16: gemm.GemvDotF32x16, axpy: gemm.GemvAxpyF32}
 }
 
-// gemvDotF32AVX512 sets y[r] (r < rows) to row r of a (rows lda apart)
-// dotted with x, both of length k, in the lane order of gemm_gemv.go
-// (four rows at a time, two 16-lane accumulators each); tail is
-// gemvTailMask(k). AVX-512 F/DQ.
-//
-//go:noescape
-func gemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-
-// gemvDotF32AVX2 is gemvDotF32AVX512 on AVX2 (two rows at a time, four
-// 8-lane accumulators each): the same bits.
-//
-//go:noescape
-func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-
-// gemvAxpyF32AVX512 is gemvAxpyF32 on AVX-512 (mask unused; the same
-// bits): strips of 256 columns, then 16, then the rest under a lane mask.
-//
-//go:noescape
-func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
-
-// gemvDotF32x4AVX512 sets y[i*ldy+r] (i < 4, r < rows) to row r of a
-// (rows lda apart) dotted with row i of x (rows ldx apart), all of length
-// k, each with gemvDotF32AVX512's lane arithmetic and so its bits: W is
-// read once for four rows of x (two W rows at a time, sixteen
-// accumulators). tail is gemvTailMask(k). AVX-512 F/DQ.
-//
-//go:noescape
-func gemvDotF32x4AVX512(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
-
 func init() {
-	gemvDotF32Z, gemvDotF32Y = gemvDotF32AVX512, gemvDotF32AVX2
-	gemvDotF32x4Z = gemvDotF32x4AVX512
-	gemvAxpyF32Z = gemvAxpyF32AVX512
-	gemvRowWalk = gemvWalk(os.Getenv("GOTPU_GEMV_WALK"), cpulevel.AMD())
+	gemvDotF32Z, gemvDotF32Y = gemm.GemvDotF32AVX512, gemm.GemvDotF32AVX2
+	gemvDotF32x4Z = gemm.GemvDotF32x4AVX512
+	gemvAxpyF32Z = gemm.GemvAxpyF32AVX512
+	gemm.GemvRowWalk = gemvWalk(os.Getenv("GOTPU_GEMV_WALK"), cpulevel.AMD())
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/ir"
@@ -131,7 +132,7 @@ func TestGEMVDotKernels(t *testing.T) {
 		t.Logf("AVX2 dot kernels not run (not on this CPU or build)")
 	}
 	// The AVX-512 kernels run twice: in row groups and one row at a time
-	// (gemvRowWalk), which must give the same bits.
+	// (gemm.GemvRowWalk), which must give the same bits.
 	var walks []uint8
 	if gemvDotF32Z != nil && has(LevelAVX512) {
 		walks = make([]uint8, len(names))
@@ -139,7 +140,7 @@ func TestGEMVDotKernels(t *testing.T) {
 			f32s, bf16s, names = append(f32s, gemvDotF32Z), append(bf16s, gemvDotBF16Z), append(names, fmt.Sprintf("%s/rowwalk=%d", LevelAVX512, w))
 			walks = append(walks, w)
 		}
-		defer func(w uint8) { gemvRowWalk = w }(gemvRowWalk)
+		defer func(w uint8) { gemm.GemvRowWalk = w }(gemm.GemvRowWalk)
 	} else {
 		t.Logf("AVX-512 dot kernels not run (not on this CPU or build)")
 	}
@@ -198,7 +199,7 @@ func TestGEMVDotKernels(t *testing.T) {
 				}
 				for li, name := range names {
 					if walks != nil {
-						gemvRowWalk = walks[li]
+						gemm.GemvRowWalk = walks[li]
 					}
 					for _, bf := range []bool{false, true} {
 						y := make([]float32, rows+1)

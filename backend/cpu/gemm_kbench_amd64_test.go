@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -24,7 +25,7 @@ func BenchmarkKernF32(b *testing.B) {
 	t0 := threadCPU()
 	for i := 0; i < b.N; i++ {
 		for j := 0; j < 100; j++ {
-			gemmF32x6x16(kc, &a[0], &bb[0], &c[0], 16, &c[0], 1)
+			gemm.F32x6x16(kc, &a[0], &bb[0], &c[0], 16, &c[0], 1)
 		}
 	}
 	flops := float64(b.N) * 100 * 2 * 6 * 16 * float64(kc)
@@ -39,7 +40,7 @@ func BenchmarkKernF64(b *testing.B) {
 	c := make([]float64, 6*8)
 	for i := 0; i < b.N; i++ {
 		for j := 0; j < 100; j++ {
-			gemmF64x6x8(kc, &a[0], &bb[0], &c[0], 8, &c[0], 1)
+			gemm.F64x6x8(kc, &a[0], &bb[0], &c[0], 8, &c[0], 1)
 		}
 	}
 	b.ReportMetric(float64(b.N)*100*2*6*8*float64(kc)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -6,7 +6,7 @@ package cpu
 // (packPlainAt) copies a 16-wide B panel step with one copy call and a
 // 6-wide one with another: a call per 64 or 24 bytes, which made packing
 // B a third of a 64x512x256 product. Each function here has a portable
-// loop, and the amd64 build sets the assembly (gemm_pack_amd64.s).
+// loop, and the amd64 build sets the assembly (internal/gemm/pack_amd64.s).
 
 var (
 	// packN16Asm and packN6Asm copy np panels of w = 16 or 6 columns:

@@ -18,12 +18,12 @@ import (
 // blocked path's (one FMA chain per element in k order), so which path
 // runs never changes a result.
 
-// smallKernF32 is the strided micro-kernel (gemmF32x6x16s), nil where
-// there is none; smallKernF32Z is its AVX-512 form (gemmF32x6x16sz, the
+// smallKernF32 is the strided micro-kernel (gemm.F32x6x16s), nil where
+// there is none; smallKernF32Z is its AVX-512 form (gemm.F32x6x16sz, the
 // same tile and bits), nil without AVX-512.
 var smallKernF32, smallKernF32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
 
-// smallKern64F32Z is the 6x64 form of smallKernF32Z (gemmF32x6x64sz: four
+// smallKern64F32Z is the 6x64 form of smallKernF32Z (gemm.F32x6x64sz: four
 // 16-column vectors of B per row, vector v at b + p*rsb + v*bvs), nil
 // without AVX-512. Same bits as four smallKernF32Z calls.
 var smallKern64F32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)

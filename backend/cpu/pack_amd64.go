@@ -2,12 +2,7 @@
 
 package cpu
 
-// packA6F32AVX2 interleaves six rows: dst[p*6+r] = src[r*lda+p] for
-// p < n (a multiple of 8), writing dst[n*6] and dst[n*6+1] as well (see
-// pack_amd64.s).
-//
-//go:noescape
-func packA6F32AVX2(dst, src *float32, lda, n int)
+import "github.com/gotpu/gotpu/backend/cpu/internal/gemm"
 
 // pack6F32 is the six-row interleave of packF32Fast for rows lda elements
 // apart starting at src[0]: dst[p*6+r] = src[r*lda+p] for p < n. dst must
@@ -20,7 +15,7 @@ func pack6F32(dst, src []float32, lda, n int) {
 		// The assembly writes two values past each block of eight steps:
 		// keep the last step (at least) for the loop below.
 		done = (n - 1) / 8 * 8
-		packA6F32AVX2(&dst[0], &src[0], lda, done)
+		gemm.PackA6F32AVX2(&dst[0], &src[0], lda, done)
 	}
 	pack6F32Go(dst[done*6:], src[done:], lda, n-done)
 }

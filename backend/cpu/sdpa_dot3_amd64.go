@@ -3,7 +3,7 @@
 package cpu
 
 // sdpaDot3F32x16 sets y[h*ldy+r] (h < 3, r < 16) to the FMA chain over
-// p < k, in order from zero, of a[r*lda+p]*x[h*ldx+p]: gemvDotF32x16 for
+// p < k, in order from zero, of a[r*lda+p]*x[h*ldx+p]: gemm.GemvDotF32x16 for
 // three vectors at once, each 8x8 block of a transposed once for all
 // three. k must be a positive multiple of 8. It prefetches the sixteen
 // rows that follow.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates backend/cpu/bf16_gemv_dp_amd64.s: the AVX512_BF16 (VDPBF16PS)
+"""Generates backend/cpu/internal/gemm/bf16_gemv_dp_amd64.s: the AVX512_BF16 (VDPBF16PS)
 axpy-form bf16 matrix-vector kernel, y[j] (+)= sum over k of x[k]*B[k, j]
 with B row-major (the x·W products of GPT-2's Conv1D layers at decode).
 
@@ -14,7 +14,7 @@ y is loaded and stored.
 
 VDPBF16PS is BYTE-encoded (gen.py's encoder; Go's assembler lacks it).
 
-Usage: python3 tools/bf16asm/gen_gemv.py > backend/cpu/bf16_gemv_dp_amd64.s
+Usage: python3 tools/bf16asm/gen_gemv.py > backend/cpu/internal/gemm/bf16_gemv_dp_amd64.s
 """
 import os
 import sys
@@ -37,12 +37,12 @@ def main():
     e("")
     e('#include "textflag.h"')
     e("")
-    e("// func gemvAxpyBF16DP(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)")
+    e("// func GemvAxpyBF16DP(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)")
     e("// kp pair steps (rows 2q and 2q+1 of b, ldb values apart, with xp[q]),")
     e("// then with odd != 0 one last row (row 2kp, with xp[kp], whose low half")
     e("// is the -0 pad) against zeros; n columns: strips of %d, then chunks of" % W)
     e("// 32 under masks. y is loaded first when load is 1, else zero.")
-    e("TEXT ·gemvAxpyBF16DP(SB), NOSPLIT, $0-64")
+    e("TEXT ·GemvAxpyBF16DP(SB), NOSPLIT, $0-64")
     e("\tMOVQ kp+0(FP), CX")
     e("\tMOVQ xp+8(FP), DI")
     e("\tMOVQ b+16(FP), SI")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates backend/cpu/conv_direct_amd64.s: the packing-free AVX-512 f32
 convolution kernel of backend/cpu/conv_f32.go (convDirect6x64). It is the
-6x64 GEMM micro-kernel (gemm512_amd64.s) with its B operand read straight
+6x64 GEMM micro-kernel (backend/cpu/internal/gemm/tile512_amd64.s) with its B operand read straight
 from the zero-padded input: k step k's 64 columns are the contiguous run
 at src + koff[k], so a convolution with at most six output channels per
 group (where a packed B element would be used once) skips B packing.

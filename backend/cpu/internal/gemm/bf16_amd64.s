@@ -7,21 +7,21 @@
 // AVX512_BF16 GEMM micro-kernel. VDPBF16PS is BYTE-encoded (Go's assembler
 // lacks it); see tools/bf16asm/gen.py for the encoder.
 //
-// gemmBF16xMRx32 accumulates a packed A panel (ceil(kc/2) pair steps of MR
+// BF16xMRx32 accumulates a packed A panel (ceil(kc/2) pair steps of MR
 // dwords, each two bf16 values of one row: step 2j in the high half, step
 // 2j+1 in the low half) times a packed B panel (ceil(kc/2) pair steps of 32
 // dwords, the same layout per column) into the MR x 32 f32 tile at c (row
 // stride ldc elements), loaded first when load is 1 and taken as zero when
 // load is 0. VDPBF16PS adds the high halves' product and then the low
 // halves' (each a single rounding), so every element is the f32 FMA chain
-// over k in order, with the instruction's DAZ/FTZ (bf16_gemm.go). Registers:
+// over k in order, with the instruction's DAZ/FTZ (backend/cpu/bf16_gemm.go). Registers:
 // Z0-Z27 the accumulators (row r in Z2r, Z2r+1), Z28-Z29 the B vectors,
 // Z30-Z31 broadcasts of A. pf is the tile the caller updates next; its rows
 // are prefetched.
 
-// func dpbf16Vec(acc *float32, a, b *uint32)
+// func DPBF16Vec(acc *float32, a, b *uint32)
 // One VDPBF16PS on 16 lanes (the tests' probe of the instruction).
-TEXT ·dpbf16Vec(SB), NOSPLIT, $0-24
+TEXT ·DPBF16Vec(SB), NOSPLIT, $0-24
 	MOVQ acc+0(FP), DX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -33,8 +33,8 @@ TEXT ·dpbf16Vec(SB), NOSPLIT, $0-24
 	VZEROUPPER
 	RET
 
-// func gemmBF16x8x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-TEXT ·gemmBF16x8x32(SB), NOSPLIT, $0-56
+// func BF16x8x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·BF16x8x32(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	ADDQ $1, CX
 	SHRQ $1, CX // pairs of k steps
@@ -290,8 +290,8 @@ bf8store:
 	VZEROUPPER
 	RET
 
-// func gemmBF16x12x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-TEXT ·gemmBF16x12x32(SB), NOSPLIT, $0-56
+// func BF16x12x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·BF16x12x32(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	ADDQ $1, CX
 	SHRQ $1, CX // pairs of k steps
@@ -651,8 +651,8 @@ bf12store:
 	VZEROUPPER
 	RET
 
-// func gemmBF16x14x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-TEXT ·gemmBF16x14x32(SB), NOSPLIT, $0-56
+// func BF16x14x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·BF16x14x32(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	ADDQ $1, CX
 	SHRQ $1, CX // pairs of k steps
@@ -1064,7 +1064,7 @@ bf14store:
 	VZEROUPPER
 	RET
 
-// func pairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
+// func PairT16AVX512(dst *uint32, ldd int, src *uint16, lds int, n int, rows int)
 // Packs rows (1 to 16; lds elements apart) of bf16 pairs transposed:
 // dst[j*ldd + r] = the dword at src[r*lds + 2j] rotated by 16 bits (step
 // 2j in the high half), for r < rows, j < n (a multiple of 16); the other
@@ -1072,7 +1072,7 @@ bf14store:
 // 16 pairs: unpack dwords, unpack qwords, then two rounds of 128-bit lane
 // shuffles; rows past the count are not read and their lanes are masked
 // off the stores (K1).
-TEXT ·pairT16AVX512(SB), NOSPLIT, $0-48
+TEXT ·PairT16AVX512(SB), NOSPLIT, $0-48
 	MOVQ rows+40(FP), BX
 	MOVQ $1, AX
 	MOVQ BX, CX

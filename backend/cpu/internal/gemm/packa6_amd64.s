@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "transpose8_amd64.h"
 
-// func packA6F32AVX2(dst, src *float32, lda, n int)
+// func PackA6F32AVX2(dst, src *float32, lda, n int)
 // Interleaves six rows of src (lda elements apart) into dst, six values
 // per k step: dst[p*6+r] = src[r*lda+p] for p < n, n a multiple of 8.
 // Eight k steps at a time: six rows of eight are loaded, transposed as an
@@ -12,7 +12,7 @@
 // writes two floats past its column, which the next store overwrites; the
 // last one writes dst[n*6], dst[n*6+1], which the caller must own and
 // overwrite afterwards.
-TEXT ·packA6F32AVX2(SB), NOSPLIT, $0-32
+TEXT ·PackA6F32AVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lda+16(FP), R8

@@ -63,8 +63,8 @@
 	VBROADCASTSS OFF+28(DI)(AX*1), Y7; \
 	VFMADD231PS Y7, Y5, ACC
 
-// func gemvDotF32x8(k int, a *float32, lda int, x, y *float32)
-TEXT ·gemvDotF32x8(SB), NOSPLIT, $0-40
+// func GemvDotF32x8(k int, a *float32, lda int, x, y *float32)
+TEXT ·GemvDotF32x8(SB), NOSPLIT, $0-40
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -114,8 +114,8 @@ gemvDotF32x8done:
 	VZEROUPPER
 	RET
 
-// func gemvDotF32x16(k int, a *float32, lda int, x, y *float32)
-TEXT ·gemvDotF32x16(SB), NOSPLIT, $0-40
+// func GemvDotF32x16(k int, a *float32, lda int, x, y *float32)
+TEXT ·GemvDotF32x16(SB), NOSPLIT, $0-40
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -185,8 +185,8 @@ gemvDotF32x16done:
 	VZEROUPPER
 	RET
 
-// func gemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
-TEXT ·gemvAxpyF32(SB), NOSPLIT, $0-64
+// func GemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+TEXT ·GemvAxpyF32(SB), NOSPLIT, $0-64
 	MOVQ load+56(FP), R11
 	MOVQ k+0(FP), CX
 	MOVQ x+8(FP), SI
@@ -329,8 +329,8 @@ gemvAxpyF32zdone:
 	VADDSS XB, XA, XA; \
 	VMOVSS XA, OUT
 
-// func gemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-TEXT ·gemvDotF32AVX512(SB), NOSPLIT, $0-56
+// func GemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+TEXT ·GemvDotF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -351,8 +351,8 @@ TEXT ·gemvDotF32AVX512(SB), NOSPLIT, $0-56
 	VMOVUPS.Z (DI)(CX*1), K1, Z28
 	VMOVUPS.Z 64(DI)(CX*1), K2, Z29
 	LEAQ (R8)(R8*2), R11
-	// One row at a time where gemvRowWalk says so (the same bits).
-	CMPB ·gemvRowWalk(SB), $0
+	// One row at a time where GemvRowWalk says so (the same bits).
+	CMPB ·GemvRowWalk(SB), $0
 	JNE gemvDotF32Z1
 gemvDotF32Z4:
 	CMPQ BX, $4
@@ -473,8 +473,8 @@ gemvDotF32Zdone:
 	VMASKMOVPS OFF(R12)(AX*1), Y12, Y10; \
 	VFMADD231PS Y10, Y8, ACC1
 
-// func gemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
-TEXT ·gemvDotF32AVX2(SB), NOSPLIT, $0-56
+// func GemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
+TEXT ·GemvDotF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -554,12 +554,12 @@ gemvDotF32Ydone:
 	VZEROUPPER
 	RET
 
-// func gemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
-// gemvAxpyF32 on ZMM registers (mask unused): strips of 256 columns in
+// func GemvAxpyF32AVX512(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, load int)
+// GemvAxpyF32 on ZMM registers (mask unused): strips of 256 columns in
 // sixteen accumulators (1 KiB of each matrix row per k step), then of 16,
 // then the last n%16 under a lane mask. The same in-order chains, so the
 // same bits.
-TEXT ·gemvAxpyF32AVX512(SB), NOSPLIT, $0-64
+TEXT ·GemvAxpyF32AVX512(SB), NOSPLIT, $0-64
 	MOVQ load+56(FP), R11
 	MOVQ k+0(FP), CX
 	MOVQ x+8(FP), SI
@@ -748,14 +748,14 @@ axpyZzdone:
 	VFMADD231PS (SI)(AX*1), Z16, K1, A0; \
 	VFMADD231PS 64(SI)(AX*1), Z17, K2, A1
 
-// func gemvDotF32x4AVX512(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
+// func GemvDotF32x4AVX512(k int, a *float32, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int32)
 // y[i*ldy+r] (i < 4, r < rows) = row r of a dotted with row i of x (rows
-// ldx apart), each in gemvDotF32AVX512's lane order and so with its bits:
+// ldx apart), each in GemvDotF32AVX512's lane order and so with its bits:
 // two W rows at a time against the four x rows (sixteen accumulators, W
 // loaded once for all four), the last odd row alone; or, where
-// gemvRowWalk says so, one W row at a time (eight accumulators: a single
+// GemvRowWalk says so, one W row at a time (eight accumulators: a single
 // stream through W, which Zen 4's prefetchers follow better).
-TEXT ·gemvDotF32x4AVX512(SB), NOSPLIT, $0-72
+TEXT ·GemvDotF32x4AVX512(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -780,8 +780,8 @@ TEXT ·gemvDotF32x4AVX512(SB), NOSPLIT, $0-72
 	LEAQ (DI)(R10*2), R14
 	LEAQ (R13)(R10*2), R15
 	LEAQ (R11)(R11*2), R10 // 3*ldy bytes
-	// One W row at a time where gemvRowWalk says so (the same bits).
-	CMPB ·gemvRowWalk(SB), $0
+	// One W row at a time where GemvRowWalk says so (the same bits).
+	CMPB ·GemvRowWalk(SB), $0
 	JNE gemvDotX4Z1
 gemvDotX4Z2:
 	CMPQ BX, $2

@@ -42,8 +42,8 @@
 	VFMADD231PS Z19, Z8, E; \
 	VFMADD231PS Z18, Z9, O
 
-// func gemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
-TEXT ·gemvDotBF16AVX512(SB), NOSPLIT, $0-56
+// func GemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
+TEXT ·GemvDotBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -60,8 +60,8 @@ TEXT ·gemvDotBF16AVX512(SB), NOSPLIT, $0-56
 	ANDQ $31, R9
 	SHRQ $5, CX
 	LEAQ (R8)(R8*2), R11
-	// One row at a time where gemvRowWalk says so (the same bits).
-	CMPB ·gemvRowWalk(SB), $0
+	// One row at a time where GemvRowWalk says so (the same bits).
+	CMPB ·GemvRowWalk(SB), $0
 	JNE gemvDotBF16Z1
 	// Eight rows at a time: row pointers R12 (rows 0-3) and R15 (4-7) and
 	// x's R10 advance, rows addressed through R8 and R11.
@@ -216,11 +216,11 @@ gemvDotBF16Zdone:
 	VMOVDQU 32(P), Y12; \
 	BF16Y(B, D, Y9, Y11)
 
-// func gemvDotBF16AVX2(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
+// func GemvDotBF16AVX2(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 // The partial last chunk reads each row up to k rounded up to 16 values
 // (the caller keeps that inside the matrix's memory) and clears the
 // values past k.
-TEXT ·gemvDotBF16AVX2(SB), NOSPLIT, $0-56
+TEXT ·GemvDotBF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -318,11 +318,11 @@ gemvDotBF16Ydone:
 	VPSLLD $16, Z17, Z17; \
 	VFMADD231PS Z17, Z16, ACC
 
-// func gemvAxpyBF16AVX512(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
+// func GemvAxpyBF16AVX512(k int, x *float32, b *uint16, ldb int, y *float32, n int, load int)
 // gemvAxpyBF16 on ZMM registers: strips of 256 columns (512 bytes of each
 // matrix row per k step) in sixteen accumulators, then of 16, then one of
 // 8 (n is a multiple of 8). The same in-order chains, so the same bits.
-TEXT ·gemvAxpyBF16AVX512(SB), NOSPLIT, $0-56
+TEXT ·GemvAxpyBF16AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ x+8(FP), DI
 	MOVQ b+16(FP), SI
@@ -482,12 +482,12 @@ axpyBZdone:
 	VFMADD231PS Z19, Z8, E; \
 	VFMADD231PS Z18, Z9, O
 
-// func gemvDotBF16x4AVX512(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int16)
+// func GemvDotBF16x4AVX512(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int, rows int, tail *int16)
 // y[i*ldy+r] (i < 4, r < rows) = row r of a dotted with deinterleaved
-// vector i (x + i*ldx), each with gemvDotBF16AVX512's lane arithmetic and
+// vector i (x + i*ldx), each with GemvDotBF16AVX512's lane arithmetic and
 // so its bits: one W row at a time, each 32-value chunk loaded and split
 // once for the four vectors (eight accumulators).
-TEXT ·gemvDotBF16x4AVX512(SB), NOSPLIT, $0-72
+TEXT ·GemvDotBF16x4AVX512(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8

@@ -4,12 +4,12 @@
 
 #include "textflag.h"
 
-// func gemvAxpyBF16DP(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)
+// func GemvAxpyBF16DP(kp int, xp *uint32, b *uint16, ldb int, y *float32, n int, load int, odd int)
 // kp pair steps (rows 2q and 2q+1 of b, ldb values apart, with xp[q]),
 // then with odd != 0 one last row (row 2kp, with xp[kp], whose low half
 // is the -0 pad) against zeros; n columns: strips of 384, then chunks of
 // 32 under masks. y is loaded first when load is 1, else zero.
-TEXT ·gemvAxpyBF16DP(SB), NOSPLIT, $0-64
+TEXT ·GemvAxpyBF16DP(SB), NOSPLIT, $0-64
 	MOVQ kp+0(FP), CX
 	MOVQ xp+8(FP), DI
 	MOVQ b+16(FP), SI

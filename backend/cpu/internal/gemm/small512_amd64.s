@@ -2,14 +2,14 @@
 
 #include "textflag.h"
 
-// gemmF32x6x16sz is gemmF32x6x16s (gemm_small_amd64.s) on ZMM registers,
+// F32x6x16sz is F32x6x16s (small_amd64.s) on ZMM registers,
 // level avx512: the same 6x16 tile on unpacked operands, one 16-lane
 // accumulator per row instead of two 8-lane ones, so that each k step is
 // six FMAs instead of twelve. Same arithmetic: one FMA chain per element
 // over p in order, from the tile (load 1) or from zero (load 0).
 
-// func gemmF32x6x16sz(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
-TEXT ·gemmF32x6x16sz(SB), NOSPLIT, $0-72
+// func F32x6x16sz(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+TEXT ·F32x6x16sz(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsa+16(FP), R8
@@ -85,15 +85,15 @@ szstore:
 	VZEROUPPER
 	RET
 
-// gemmF32x6x64sz is gemmF32x6x16sz on a 6x64 tile: four 16-column
+// F32x6x64sz is F32x6x16sz on a 6x64 tile: four 16-column
 // vectors per row, 24 ZMM accumulators, so that the FMA units are not
 // waiting on six dependent chains. B's vector v of row p is at
 // b + p*rsb + v*bvs (floats): bvs = 16 reads 64 contiguous columns, bvs =
 // 16*kc-panels reads four 16-column panels. Same arithmetic: one FMA chain
 // per element over p in order, from the tile (load 1) or from zero.
 
-// func gemmF32x6x64sz(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
-TEXT ·gemmF32x6x64sz(SB), NOSPLIT, $0-80
+// func F32x6x64sz(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
+TEXT ·F32x6x64sz(SB), NOSPLIT, $0-80
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsa+16(FP), R8

@@ -2,14 +2,14 @@
 
 #include "textflag.h"
 
-// gemmF32x6x16s is the 6x16 f32 micro-kernel on unpacked operands: A
+// F32x6x16s is the 6x16 f32 micro-kernel on unpacked operands: A
 // element (r, p) at a + 4*(r*rsa + p*csa) bytes, B element (p, j) at
 // b + 4*(p*rsb + j) (16 contiguous columns per k step). Same arithmetic as
-// gemmF32x6x16: one FMA chain per element over p in order, from the tile
+// F32x6x16: one FMA chain per element over p in order, from the tile
 // (load 1) or from zero (load 0).
 
-// func gemmF32x6x16s(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
-TEXT ·gemmF32x6x16s(SB), NOSPLIT, $0-72
+// func F32x6x16s(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int)
+TEXT ·F32x6x16s(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsa+16(FP), R8

@@ -27,14 +27,14 @@ DATA amxCfg<>+48(SB)/8, $0x1010101010101010
 DATA amxCfg<>+56(SB)/8, $0
 GLOBL amxCfg<>(SB), RODATA|NOPTR, $64
 
-// func gemmAMX32x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+// func AMX32x32(kc int, a, b, c *float32, ldc int, pf *float32, load int)
 //
 // C tiles tmm0 (rows 0-15, columns 0-15), tmm1 (rows 0-15, columns
 // 16-31), tmm2, tmm3 (rows 16-31); A tiles tmm4 (rows 0-15), tmm5 (rows
 // 16-31); B tiles tmm6 (columns 0-15), tmm7 (columns 16-31). Each chunk
 // of 16 pairs is 2048 bytes of A (32 rows of 64 bytes) and 2048 of B (16
 // pair rows of 128 bytes).
-TEXT ·gemmAMX32x32(SB), NOSPLIT, $0-56
+TEXT ·AMX32x32(SB), NOSPLIT, $0-56
 	LEAQ amxCfg<>(SB), AX
 	LDTILECFG_AX
 	MOVQ c+24(FP), SI
@@ -92,12 +92,12 @@ store:
 	TILERELEASE
 	RET
 
-// func pairRowsAMX(dst *uint32, dstStride int, src *uint16, chunks int)
+// func PairRowsAMX(dst *uint32, dstStride int, src *uint16, chunks int)
 //
 // For i < chunks: the 16 dwords at dst + i*dstStride (in dwords) get the
 // 32 bf16 values at src + 32*i as pairs, the first of each pair in the
 // high half: each source dword rotated by 16 bits.
-TEXT ·pairRowsAMX(SB), NOSPLIT, $0-32
+TEXT ·PairRowsAMX(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ dstStride+8(FP), DX
 	SHLQ $2, DX

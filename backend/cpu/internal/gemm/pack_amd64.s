@@ -6,10 +6,10 @@
 // Packing and tile-transposing loops of the GEMM drivers (gemm_pack.go):
 // pure data movement, no arithmetic.
 
-// func gemmPackN16F32(dst, src *float32, lds, kc, np, dps int)
+// func PackN16F32(dst, src *float32, lds, kc, np, dps int)
 // For p < kc and q < np: dst[q*dps + p*16 + j] = src[p*lds + q*16 + j],
 // j < 16. Step by step across the panels, so the reads are contiguous.
-TEXT ·gemmPackN16F32(SB), NOSPLIT, $0-48
+TEXT ·PackN16F32(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8
@@ -46,11 +46,11 @@ n16done:
 	VZEROUPPER
 	RET
 
-// func gemmPackN6F32(dst, src *float32, lds, kc, np, dps int)
+// func PackN6F32(dst, src *float32, lds, kc, np, dps int)
 // For p < kc and q < np: dst[q*dps + p*6 + j] = src[p*lds + q*6 + j],
 // j < 6 (16 bytes and 8 bytes per panel and step; nothing outside the
 // six values is read or written).
-TEXT ·gemmPackN6F32(SB), NOSPLIT, $0-48
+TEXT ·PackN6F32(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8
@@ -99,7 +99,7 @@ n6done:
 	VMOVUPS Y14, off+384(DI); \
 	VMOVUPS Y15, off+448(DI)
 
-TEXT ·gemmPackT8F32(SB), NOSPLIT, $0-32
+TEXT ·PackT8F32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8
@@ -131,13 +131,13 @@ t8done:
 	VZEROUPPER
 	RET
 
-// func gemmStoreT6F32(out *float32, ldo int, t *float32, ldt, n int)
+// func StoreT6F32(out *float32, ldo int, t *float32, ldt, n int)
 // Writes a 6-row tile transposed: out[i*ldo + r] = t[r*ldt + i] for
 // r < 6, i < n (n a multiple of 8). Eight i at a time: the six rows of
 // eight are transposed as an 8x8 block whose last two rows are zero
-// (as packA6F32AVX2), and each column's six values are stored as 16 and
+// (as PackA6F32AVX2), and each column's six values are stored as 16 and
 // 8 bytes, so nothing past them is written.
-TEXT ·gemmStoreT6F32(SB), NOSPLIT, $0-40
+TEXT ·StoreT6F32(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), DX
 	SHLQ $2, DX
@@ -211,9 +211,9 @@ st6done:
 	VZEROUPPER
 	RET
 
-// func gemmT8x8F32(dst *float32, ldd int, src *float32, lds int)
+// func T8x8F32(dst *float32, ldd int, src *float32, lds int)
 // Transposes one 8x8 block: dst[c*ldd + r] = src[r*lds + c] for r, c < 8.
-TEXT ·gemmT8x8F32(SB), NOSPLIT, $0-32
+TEXT ·T8x8F32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), DX
 	SHLQ $2, DX
@@ -250,10 +250,10 @@ TEXT ·gemmT8x8F32(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// func gemmPackT8WF32(dst, src *float32, lds, n, w int)
-// gemmPackT8F32 into a w-wide panel: dst[p*w+r] = src[r*lds+p] for
+// func PackT8WF32(dst, src *float32, lds, n, w int)
+// PackT8F32 into a w-wide panel: dst[p*w+r] = src[r*lds+p] for
 // r < 8, p < n (n a multiple of 8).
-TEXT ·gemmPackT8WF32(SB), NOSPLIT, $0-40
+TEXT ·PackT8WF32(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8

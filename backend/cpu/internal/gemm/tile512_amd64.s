@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // AVX-512 GEMM micro-kernels (level avx512), the ZMM counterparts of
-// gemm_amd64.s with the same contract: each accumulates a packed A panel
+// tile_amd64.s with the same contract: each accumulates a packed A panel
 // (kc steps of MR values) times a packed B panel (kc steps of NR values,
 // NR/16 or NR/8 ZMM vectors) into an MRxNR tile of C with row stride ldc
 // (elements), which is loaded first (load 1) or taken as zero (load 0:
@@ -16,8 +16,8 @@
 // hardware prefetcher follows; explicit prefetches measured 4% slower);
 // pf is the C tile the caller updates next, whose rows are prefetched.
 
-// func gemmF32x6x64z(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-TEXT ·gemmF32x6x64z(SB), NOSPLIT, $0-56
+// func F32x6x64z(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·F32x6x64z(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -334,8 +334,8 @@ gemmf32x6x64zstore:
 	VZEROUPPER
 	RET
 
-// func gemmF64x6x32z(kc int, a, b, c *float64, ldc int, pf *float64, load int)
-TEXT ·gemmF64x6x32z(SB), NOSPLIT, $0-56
+// func F64x6x32z(kc int, a, b, c *float64, ldc int, pf *float64, load int)
+TEXT ·F64x6x32z(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -652,11 +652,11 @@ gemmf64x6x32zstore:
 	VZEROUPPER
 	RET
 
-// func gemmPackNZF32(dst, src *float32, lds, kc, np, dps, nv int)
+// func PackNZF32(dst, src *float32, lds, kc, np, dps, nv int)
 // For p < kc, q < np and j < w = 16*nv: dst[q*dps + p*w + j] =
 // src[p*lds + q*w + j]: the B panels of the ZMM kernels, step by step
 // across the panels so that the reads are contiguous.
-TEXT ·gemmPackNZF32(SB), NOSPLIT, $0-56
+TEXT ·PackNZF32(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ lds+16(FP), R8

@@ -15,8 +15,8 @@
 // next (same ldc); its rows are prefetched so that its loads, which must
 // come first to keep each element a single FMA chain, do not stall.
 
-// func gemmF32x6x16(kc int, a, b, c *float32, ldc int, pf *float32, load int)
-TEXT ·gemmF32x6x16(SB), NOSPLIT, $0-56
+// func F32x6x16(kc int, a, b, c *float32, ldc int, pf *float32, load int)
+TEXT ·F32x6x16(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -217,8 +217,8 @@ f32store:
 	VZEROUPPER
 	RET
 
-// func gemmF64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
-TEXT ·gemmF64x6x8(SB), NOSPLIT, $0-56
+// func F64x6x8(kc int, a, b, c *float64, ldc int, pf *float64, load int)
+TEXT ·F64x6x8(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
