@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/device/interp"
 	"github.com/gotpu/gotpu/dtype"
@@ -118,6 +119,10 @@ type plan struct {
 	outputs       []int // value ids holding the graph outputs (own buffers)
 	stats         device.ProgramStats
 	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
+	// nextWeight is, per step, the first product step at or after it
+	// (compile_prefetch.go), filled once by the first run.
+	nextWeight []int32
+	pfOnce     sync.Once
 }
 
 func planKernelDType(n *ir.Node) dtype.DType {
@@ -1267,12 +1272,21 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 	r.threads = planThreads(p.opts.Threads)
 	timed := stepProfOn.Load()
 	var t0 time.Time
+	prefetch := prefetchOn && r.threads > 1
+	if prefetch {
+		p.pfOnce.Do(p.prefetchPlan)
+		defer pool.StopBackground()
+	}
+	r.pfPosted = -1
 	for si := 0; si < len(p.steps); si++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("cpu: run: %w", err)
 		}
 		if r.skip != nil && r.skip[si] {
 			continue
+		}
+		if prefetch {
+			r.prefetchBefore(si)
 		}
 		if timed {
 			t0 = time.Now()
@@ -1349,6 +1363,9 @@ type crun struct {
 	// linearSteps' products: reused from step to step.
 	one callSlot
 	lin []callSlot
+	// pfPosted is the product step whose weights were last offered for
+	// prefetching (compile_prefetch.go), -1 when none.
+	pfPosted int
 }
 
 func (r *crun) cleanup(failed bool) {

@@ -30,6 +30,9 @@ const ParallelMACs = 1 << 19
 
 var helpers helperSet
 
+// first is the first helper, the one Background offers jobs to.
+var first atomic.Pointer[helper]
+
 // helperSet is the set of helpers.
 type helperSet struct {
 	mu sync.Mutex // held by the GEMM that is using the helpers
@@ -40,7 +43,11 @@ type helperSet struct {
 func (h *helperSet) grow(n int) {
 	for len(h.hs) < n {
 		g := &helper{wake: make(chan struct{}, 1)}
+		g.stop = func() bool { return g.call.Load() != nil || g.bgStop.Load() }
 		h.hs = append(h.hs, g)
+		if len(h.hs) == 1 {
+			first.Store(g)
+		}
 		go g.loop(len(h.hs))
 	}
 }
@@ -66,6 +73,16 @@ type helper struct {
 	// by whoever wakes it.
 	parked atomic.Bool
 	wake   chan struct{}
+	// bg is a background job offered to this helper (Background), taken
+	// by swapping it for nil; it runs only while no call is offered.
+	bg atomic.Pointer[BackgroundJob]
+	// bgRunning is set while the helper may be running a background job
+	// (from before it takes one until it returns), bgStop asks the job to
+	// return (StopBackground).
+	bgRunning, bgStop atomic.Bool
+	// stop reports whether a call is waiting or StopBackground asks: a
+	// background job's signal to return.
+	stop func() bool
 }
 
 // task is one parallel run handed to the helpers.
@@ -122,6 +139,7 @@ func run(nw int, prepare func(nw int), job func(tid, nw int), share bool) {
 	c := &task{job: job, nw: nw}
 	c.running.Store(int32(nw - 1))
 	for _, g := range h.hs[:nw-1] {
+		g.bg.Store(nil) // a background job not yet taken is dropped
 		g.call.Store(c)
 		// Sequentially consistent atomics: either the helper, about to
 		// park, sees the call, or this load sees it parked.
@@ -170,6 +188,18 @@ func (g *helper) loop(tid int) {
 			idle, i = time.Now(), 1
 			continue
 		}
+		if g.bg.Load() != nil {
+			// bgRunning goes up before the job is taken, so that
+			// StopBackground, which drops the job and then reads it,
+			// either finds the job gone or waits for it.
+			g.bgRunning.Store(true)
+			if b := g.bg.Swap(nil); b != nil {
+				(*b).RunBackground(g.stop)
+			}
+			g.bgRunning.Store(false)
+			idle, i = time.Now(), 1
+			continue
+		}
 		if i%clockPolls != 0 {
 			continue
 		}
@@ -180,7 +210,7 @@ func (g *helper) loop(tid int) {
 			continue
 		}
 		g.parked.Store(true)
-		if g.call.Load() == nil {
+		if g.call.Load() == nil && g.bg.Load() == nil {
 			<-g.wake
 		}
 		g.parked.Store(false)
@@ -194,3 +224,56 @@ func (g *helper) loop(tid int) {
 var spin atomic.Int64 // nanoseconds
 
 func init() { spin.Store(int64(200 * time.Microsecond)) }
+
+// A BackgroundJob is work a helper may do while it waits for calls:
+// RunBackground must return soon (within a microsecond or so) once stop
+// reports true, which it does as soon as a call is offered to the helper.
+type BackgroundJob interface {
+	RunBackground(stop func() bool)
+}
+
+// Background offers job to a pool helper that is polling for calls (not
+// parked, not running one) and returns at once, reporting whether it did;
+// a job offered before and not yet taken is replaced, and one not yet
+// taken when the next call comes is dropped. The helper runs it
+// until it ends or a call arrives, so a job costs the calls nothing but
+// the moment it takes to notice: it is for work that only helps, such as
+// bringing the next product's weights into the caches while the caller
+// runs the small steps before it. Its effects must be safe to leave half
+// done; a job that reads memory which may go away afterwards must be
+// stopped with StopBackground first.
+func Background(job BackgroundJob) bool {
+	g := first.Load()
+	if g == nil || g.parked.Load() || g.call.Load() != nil {
+		return false
+	}
+	p := &job
+	g.bg.Store(p)
+	// Sequentially consistent atomics: either the helper, about to park,
+	// sees the job, or this load sees it parked and the job is taken back
+	// (unless the helper took it first).
+	if g.parked.Load() && g.bg.CompareAndSwap(p, nil) {
+		return false
+	}
+	return true
+}
+
+// StopBackground drops a background job not yet taken and waits for one
+// that is running to return.
+func StopBackground() {
+	g := first.Load()
+	if g == nil {
+		return
+	}
+	g.bg.Store(nil)
+	if !g.bgRunning.Load() {
+		return
+	}
+	g.bgStop.Store(true)
+	for i := 1; g.bgRunning.Load(); i++ {
+		if i%yieldPolls == 0 {
+			runtime.Gosched()
+		}
+	}
+	g.bgStop.Store(false)
+}

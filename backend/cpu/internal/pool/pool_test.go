@@ -64,3 +64,88 @@ func testRunShare(t *testing.T) {
 		}
 	}
 }
+
+// stopJob runs until stop reports true, counting its polls.
+type stopJob struct {
+	started, stopped atomic.Bool
+	polls            atomic.Int64
+}
+
+func (j *stopJob) RunBackground(stop func() bool) {
+	j.started.Store(true)
+	for !stop() {
+		j.polls.Add(1)
+	}
+	j.stopped.Store(true)
+}
+
+// TestBackground checks that a background job runs on a helper that is
+// polling, that the next call stops it and then runs in full, and that a
+// parked helper is not offered one.
+func TestBackground(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs a helper: GOMAXPROCS 1")
+	}
+	offered := 0
+	for round := 0; round < 20; round++ {
+		Run(2, nil, func(int, int) {}) // the helper now polls for spin
+		j := &stopJob{}
+		if !Background(j) {
+			// The helper parked: this goroutine was off the CPU for
+			// longer than spin (a loaded machine).
+			continue
+		}
+		offered++
+		deadline := time.Now().Add(5 * time.Second)
+		for !j.started.Load() && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+		if !j.started.Load() {
+			t.Fatalf("round %d: the job did not start", round)
+		}
+		var parts atomic.Int32
+		Run(2, nil, func(tid, n int) { parts.Add(1) })
+		if !j.stopped.Load() {
+			t.Fatalf("round %d: the call ran while the job had not stopped", round)
+		}
+		if parts.Load() != 2 {
+			t.Fatalf("round %d: the call ran %d of 2 shares", round, parts.Load())
+		}
+	}
+	if offered == 0 {
+		t.Fatal("no round offered the job to a polling helper")
+	}
+	// StopBackground returns only once a running job has returned, and
+	// drops one not yet taken.
+	for round := 0; round < 20; round++ {
+		Run(2, nil, func(int, int) {})
+		j := &stopJob{}
+		if !Background(j) {
+			continue
+		}
+		if round%2 == 0 {
+			for !j.started.Load() {
+				runtime.Gosched()
+			}
+		}
+		StopBackground()
+		if j.started.Load() && !j.stopped.Load() {
+			t.Fatalf("round %d: StopBackground returned while the job ran", round)
+		}
+		time.Sleep(100 * time.Microsecond)
+		if !j.started.Load() != !j.stopped.Load() {
+			t.Fatalf("round %d: the job started after StopBackground (started %v, stopped %v)", round, j.started.Load(), j.stopped.Load())
+		}
+	}
+	// A helper that parked is left alone.
+	defer spin.Store(spin.Load())
+	spin.Store(0)
+	Run(2, nil, func(int, int) {})
+	deadline := time.Now().Add(5 * time.Second)
+	for g := first.Load(); !g.parked.Load() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if Background(&stopJob{}) {
+		t.Error("a parked helper was offered a job")
+	}
+}

@@ -1,0 +1,145 @@
+package cpu
+
+import (
+	"os"
+	"sync/atomic"
+
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
+	"github.com/gotpu/gotpu/ir"
+	"github.com/gotpu/gotpu/op"
+)
+
+// Weight prefetch. A decode step is a chain of matrix-vector products,
+// each reading its weights from memory once, with small single-threaded
+// steps between them (norms, RoPE, the KV-cache writes, attention's
+// bookkeeping) during which the second core only polls for work. While the
+// caller runs those steps, the plan hands the pool helper the next
+// product's weights to prefetch (pool.Background, prefetchLines), so that
+// the product starts on cached lines instead of a cold stream; the helper
+// stops as soon as the product arrives. Prefetches are hints and never
+// fault, so a job that outlives its run touches nothing.
+// GOTPU_PREFETCH=0 turns it off.
+
+// prefetchMinBytes is the smallest weight worth prefetching, and
+// prefetchMaxBytes the most one gap prefetches (about what the helper
+// reads in the longest gap, an attention step, at memory speed).
+const (
+	prefetchMinBytes = 64 << 10
+	prefetchMaxBytes = 4 << 20
+)
+
+var prefetchOn = os.Getenv("GOTPU_PREFETCH") != "0"
+
+// weightStep reports whether plan step s is a product whose weights are
+// worth prefetching: a dot_general or a GGUF linear layer, alone or with a
+// fused epilogue, of at most gemvRowsMax activation rows.
+func (p *plan) weightStep(s *pstep) bool {
+	var n *ir.Node
+	switch s.kind {
+	case stKernel:
+		n = p.g.Nodes[s.node]
+		if n.Op != op.DotGeneral && n.Op != op.LinearGguf {
+			return false
+		}
+	case stFused:
+		if s.grp.gemm < 0 {
+			return false
+		}
+		n = p.g.Nodes[s.grp.gemm]
+	default:
+		return false
+	}
+	// Only products of a few activation rows (a decode step's): they are
+	// memory-bound, where a prompt's products are compute-bound and the
+	// steps between them use the helper (prefetching there measured 2-16%
+	// slower prefills).
+	sh := n.Out[0].Meta.Shape
+	rows := 1
+	for _, d := range sh[:max(len(sh)-1, 0)] {
+		rows *= d
+	}
+	return rows <= gemvRowsMax
+}
+
+// prefetchPlan fills p.nextWeight: for each step, the first product step at
+// or after it (len(p.steps) if none).
+func (p *plan) prefetchPlan() {
+	p.nextWeight = make([]int32, len(p.steps)+1)
+	next := int32(len(p.steps))
+	p.nextWeight[len(p.steps)] = next
+	for i := len(p.steps) - 1; i >= 0; i-- {
+		if p.weightStep(&p.steps[i]) {
+			next = int32(i)
+		}
+		p.nextWeight[i] = next
+	}
+}
+
+// prefetchJob is the helper's work for one gap: the weights of the next
+// products, in the order they will be read.
+type prefetchJob struct {
+	regions [][]byte
+}
+
+func (j *prefetchJob) RunBackground(stop func() bool) {
+	left := prefetchMaxBytes
+	var sum byte
+	for _, b := range j.regions {
+		for off := 0; off < len(b) && left > 0; off += 4096 {
+			if stop() {
+				prefetchSink.Store(uint32(sum))
+				return
+			}
+			c := b[off:min(off+4096, len(b))]
+			for i := 0; i < len(c); i += 64 {
+				sum += c[i]
+			}
+			left -= len(c)
+		}
+	}
+	prefetchSink.Store(uint32(sum))
+}
+
+// prefetchSink keeps the loads of prefetchJob from being optimized away.
+var prefetchSink atomic.Uint32
+
+// prefetchBefore offers the helper the weights of the next products when
+// step si is not one: once per gap, from its first step. Before the
+// products themselves run it stops the job, so that the job never reads
+// memory past their start: a donated parameter (compile_donate.go) is
+// written in place only after its last read.
+func (r *crun) prefetchBefore(si int) {
+	p := r.c.pl
+	j := int(p.nextWeight[si])
+	if j == si {
+		if r.pfPosted == si {
+			pool.StopBackground()
+		}
+		return
+	}
+	if j >= len(p.steps) || j == r.pfPosted {
+		return
+	}
+	r.pfPosted = j
+	var job prefetchJob
+	for k := j; k < len(p.steps) && p.weightStep(&p.steps[k]); k++ {
+		for _, id := range p.steps[k].in {
+			if id < 0 || p.vals[id].param < 0 {
+				continue
+			}
+			if b := r.mem(id); len(b) >= prefetchMinBytes {
+				job.regions = append(job.regions, b)
+			}
+		}
+	}
+	if len(job.regions) > 0 {
+		for _, b := range job.regions {
+			prefetchOffered.Add(int64(len(b)))
+		}
+		pool.Background(&job)
+	}
+}
+
+// prefetchOffered counts the weight bytes offered for prefetching (tests
+// check that the plan finds the next product's weights).
+var prefetchOffered atomic.Int64
