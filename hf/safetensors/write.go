@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gotpu/gotpu/internal/atomicfile"
+	"github.com/gotpu/gotpu/internal/iox"
 )
 
 // Tensor is a named tensor with its raw little-endian, row-major data.
@@ -54,22 +55,11 @@ func Encode(w io.Writer, tensors []Tensor, metadata map[string]string) (int64, e
 	if err != nil {
 		return 0, fmt.Errorf("encode: %w", err)
 	}
-	cw := &countWriter{w: w}
+	cw := &iox.CountWriter{W: w}
 	if err := writeBody(cw, hdr, tensors, order); err != nil {
-		return cw.n, fmt.Errorf("encode: %w", err)
+		return cw.N, fmt.Errorf("encode: %w", err)
 	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, nil
 }
 
 func writeBody(w io.Writer, hdr []byte, tensors []Tensor, order []int) error {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/gotpu/gotpu/internal/iox"
 )
 
 // TempPrefix starts the name of every temporary file Write creates (in the
@@ -38,7 +40,7 @@ func Write(path string, perm os.FileMode, fill func(w io.Writer) error) (n int64
 			os.Remove(tmp)
 		}
 	}()
-	cw := &countWriter{w: f}
+	cw := &iox.CountWriter{W: f}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	if err = fill(bw); err != nil {
 		return 0, err
@@ -58,7 +60,7 @@ func Write(path string, perm os.FileMode, fill func(w io.Writer) error) (n int64
 	if err = os.Rename(tmp, path); err != nil {
 		return 0, fmt.Errorf("rename %s to %s: %w", tmp, path, err)
 	}
-	return cw.n, SyncDir(dir)
+	return cw.N, SyncDir(dir)
 }
 
 // WriteBytes is Write with content given as parts, concatenated.
@@ -111,15 +113,4 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gotpu/gotpu/internal/iox"
 )
 
 // ContentType is the Content-Type of WriteTo's output.
@@ -108,25 +110,14 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 		fams[i] = r.fams[n]
 	}
 	r.mu.Unlock()
-	cw := &countWriter{w: w}
+	cw := &iox.CountWriter{W: w}
 	bw := bufio.NewWriter(cw)
 	sc := &scrape{groups: map[*funcGroup][]float64{}}
 	for _, f := range fams {
 		f.write(bw, sc)
 	}
 	err := bw.Flush()
-	return cw.n, err
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, err
 }
 
 // header writes a family's HELP and TYPE lines.
