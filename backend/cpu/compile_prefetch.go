@@ -11,23 +11,26 @@ import (
 
 // Weight prefetch. A decode step is a chain of matrix-vector products,
 // each reading its weights from memory once, with small single-threaded
-// steps between them (norms, RoPE, the KV-cache writes, attention's
-// bookkeeping) during which the second core only polls for work. While the
-// caller runs those steps, the plan hands the pool helper the next
-// product's weights to prefetch (pool.Background, prefetchLines), so that
-// the product starts on cached lines instead of a cold stream; the helper
-// stops as soon as the product arrives. Prefetches are hints and never
-// fault, so a job that outlives its run touches nothing.
-// GOTPU_PREFETCH=0 turns it off.
+// steps between them (norms, RoPE, the KV-cache writes) during which the
+// second core only polls for work. While the caller runs those steps, the
+// plan gives the pool helper the next products' weights to read
+// (pool.Background), so that the products start on cached lines instead
+// of a cold stream. The job loads one byte of every cache line: PREFETCHT0
+// hints, measured first, left half the lines uncached (the CPU drops
+// software prefetches when its miss buffers are full). Because it reads,
+// it must not outlive what it reads: the run stops it when the products
+// start and when the run ends (pool.StopBackground); a call to the helper
+// stops it too. GOTPU_PREFETCH=0 turns it off.
 
 // prefetchMinBytes is the smallest weight worth prefetching, and
-// prefetchMaxBytes the most one gap prefetches (about what the helper
-// reads in the longest gap, an attention step, at memory speed).
+// prefetchMaxBytes the most one gap reads (more than a decode step's gaps
+// last for: the job is stopped long before).
 const (
 	prefetchMinBytes = 64 << 10
 	prefetchMaxBytes = 4 << 20
 )
 
+// prefetchOn is false under GOTPU_PREFETCH=0.
 var prefetchOn = os.Getenv("GOTPU_PREFETCH") != "0"
 
 // weightStep reports whether plan step s is a product whose weights are
