@@ -119,10 +119,11 @@ type plan struct {
 	outputs       []int // value ids holding the graph outputs (own buffers)
 	stats         device.ProgramStats
 	planNodeAttrs []op.Attrs // per graph node: attrs with the precision filled
-	// nextWeight is, per step, the first product step at or after it
+	// nextWeight and weightParams are the prefetch's view of the steps
 	// (compile_prefetch.go), filled once by the first run.
-	nextWeight []int32
-	pfOnce     sync.Once
+	nextWeight   []int32
+	weightParams [][]int
+	pfOnce       sync.Once
 }
 
 func planKernelDType(n *ir.Node) dtype.DType {

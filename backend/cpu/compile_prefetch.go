@@ -64,17 +64,31 @@ func (p *plan) weightStep(s *pstep) bool {
 	return rows <= gemvRowsMax
 }
 
-// prefetchPlan fills p.nextWeight: for each step, the first product step at
-// or after it (len(p.steps) if none).
+// prefetchPlan fills p.nextWeight (for each step, the first product step
+// at or after it, len(p.steps) if none) and p.weightParams (for the first
+// step of each run of products, the parameters of the run worth reading).
 func (p *plan) prefetchPlan() {
-	p.nextWeight = make([]int32, len(p.steps)+1)
+	p.nextWeight = make([]int32, len(p.steps))
+	p.weightParams = make([][]int, len(p.steps))
 	next := int32(len(p.steps))
-	p.nextWeight[len(p.steps)] = next
 	for i := len(p.steps) - 1; i >= 0; i-- {
-		if p.weightStep(&p.steps[i]) {
-			next = int32(i)
+		if !p.weightStep(&p.steps[i]) {
+			p.nextWeight[i] = next
+			continue
 		}
+		next = int32(i)
 		p.nextWeight[i] = next
+		var ids []int
+		for _, id := range p.steps[i].in {
+			if id >= 0 && p.vals[id].param >= 0 {
+				ids = append(ids, id)
+			}
+		}
+		if i+1 < len(p.steps) && p.nextWeight[i+1] == int32(i+1) {
+			ids = append(ids, p.weightParams[i+1]...) // the rest of the run
+			p.weightParams[i+1] = nil
+		}
+		p.weightParams[i] = ids
 	}
 }
 
@@ -125,14 +139,9 @@ func (r *crun) prefetchBefore(si int) {
 	}
 	r.pfPosted = j
 	var job prefetchJob
-	for k := j; k < len(p.steps) && p.weightStep(&p.steps[k]); k++ {
-		for _, id := range p.steps[k].in {
-			if id < 0 || p.vals[id].param < 0 {
-				continue
-			}
-			if b := r.mem(id); len(b) >= prefetchMinBytes {
-				job.regions = append(job.regions, b)
-			}
+	for _, id := range p.weightParams[j] {
+		if b := r.mem(id); len(b) >= prefetchMinBytes {
+			job.regions = append(job.regions, b)
 		}
 	}
 	if len(job.regions) > 0 {
