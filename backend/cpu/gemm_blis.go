@@ -27,9 +27,13 @@ import (
 // counters of packing chunks taken and packed and of units taken and
 // finished (gemmBlock), and the threads never wait for one another to
 // arrive: a thread computes with block t once all of t's chunks are
-// packed (and, past the first k block, all of t-1's units, whose tiles
-// t's units accumulate onto, are finished), and packs a chunk of block t
-// into the buffer of block t-2 only once all of t-2's units are finished.
+// packed, starts unit u of block t past the first k block once unit u of
+// block t-1 (whose tiles of C it accumulates onto) is finished, and packs
+// a chunk of block t into the buffer of block t-2 only once all of t-2's
+// units are finished. Units are taken in order, so unit u of t-1 is
+// almost always finished by then: the threads do not meet at the end of
+// every k block (which cost 10-15% of a 2048³ product on two threads
+// whose speeds the OS varies).
 // Work is taken dynamically, so a thread the OS runs late (or a pool
 // helper woken late) simply takes less of it: with a barrier per block,
 // the MNIST step's weight-gradient product (512x784x64) had its caller
@@ -60,12 +64,18 @@ type gemmShared[T gemmNum] struct {
 	// blocks holds each (kc, nc) block's progress, in the order the
 	// threads walk them.
 	blocks []gemmBlock
+	// done flags each unit of each block when it is finished: block it's
+	// unit u is done[it*unitStride+u]. Unit u of a block past the first k
+	// block accumulates onto the tiles of unit u of the block before, and
+	// waits for that unit alone.
+	done       []atomic.Int64
+	unitStride int
 }
 
 // gemmBlock is the progress of one (kc, nc) block of a blocked GEMM.
 type gemmBlock struct {
 	packTaken, packDone atomic.Int64 // B packing chunks taken, packed
-	unitTaken, unitDone atomic.Int64 // units of C taken, finished
+	unitTaken, unitDone atomic.Int64 // units of C taken, finished (count)
 	// units is the block's unit count (stored by every thread that
 	// reaches the block; they all compute the same).
 	units atomic.Int64
@@ -174,6 +184,13 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	// of the batch-parallel mode walks only some batch elements).
 	nblk := g.nb * ceilDiv(g.n, t.nc) * ceilDiv(max(g.k, 1), t.kc)
 	states := make([]gemmBlock, nsets*nblk)
+	bw := nw // the thread count blocked sees
+	if batchPar {
+		bw = 1
+	}
+	_, nIc := g.rowBlocks(bw)
+	stride := nIc * unitCols(bw, nIc, ceilDiv(ncap, t.nr))
+	flags := make([]atomic.Int64, nsets*nblk*stride)
 	threads := make([]gemmThread[T], nw)
 	for s := range shared {
 		for i := 0; i < nbufB; i++ {
@@ -186,6 +203,8 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 			shared[s].bbuf[1] = shared[s].bbuf[0]
 		}
 		shared[s].blocks = states[s*nblk : (s+1)*nblk]
+		shared[s].done = flags[s*nblk*stride : (s+1)*nblk*stride]
+		shared[s].unitStride = stride
 	}
 	for i := range threads {
 		threads[i].apack = carve(all, &off, mcap*kcap)
@@ -233,20 +252,11 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 	t := g.tile
 	mr, nr := t.mr, t.nr
 	kern := t.kern
-	// Row blocks: MC rows, smaller when that leaves too few for the threads.
-	mcb := min(t.mc, max(mr, roundUp(ceilDiv(g.m, 2*nw), mr)))
-	if nw == 1 {
-		mcb = min(t.mc, roundUp(g.m, mr))
-	}
-	nIc := ceilDiv(g.m, mcb)
+	mcb, nIc := g.rowBlocks(nw)
 	for jc := 0; jc < g.n; jc += t.nc {
 		nc := min(t.nc, g.n-jc)
 		npan := ceilDiv(nc, nr)
-		// Column split of each row block when there are too few of them.
-		nJr := 1
-		if nw > 1 && nIc < 2*nw {
-			nJr = min(npan, ceilDiv(2*nw, nIc))
-		}
+		nJr := unitCols(nw, nIc, npan)
 		units := nIc * nJr
 		var c []T
 		ldc := 0
@@ -303,8 +313,14 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				st.packDone.Add(1)
 			}
 			gemmAwait(&st.packDone, int64(nchunk))
+			done := sh.done[cur.it*sh.unitStride:][:units]
+			var prevDone []atomic.Int64
 			if pc > 0 {
-				// The units accumulate onto block it-1's tiles of C.
+				prevDone = sh.done[(cur.it-1)*sh.unitStride:][:units]
+			} else if g.dst == nil && cur.it > 0 {
+				// A new column block (or batch element) reuses the scratch
+				// block of C, possibly with another row length: every unit
+				// of the block before must have stored its tiles.
 				prev := &sh.blocks[cur.it-1]
 				gemmAwait(&prev.unitDone, prev.units.Load())
 			}
@@ -313,6 +329,11 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				u := int(st.unitTaken.Add(1) - 1)
 				if u >= units {
 					break
+				}
+				if prevDone != nil {
+					// The unit accumulates onto the tiles of C that unit u of
+					// block it-1 wrote.
+					gemmAwait(&prevDone[u], 1)
 				}
 				ib, jb := u/nJr, u%nJr
 				ic := ib * mcb
@@ -360,11 +381,34 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				if last {
 					g.finish(b, ic, jc, jlo, mc, jhi-jlo, c[ic*ldc+jlo:], ldc, nJr == 1)
 				}
+				done[u].Store(1)
 				st.unitDone.Add(1)
 			}
 			cur.it++
 		}
 	}
+}
+
+// rowBlocks returns the height of the row blocks of C that blocked
+// splits a batch element into on nw threads (MC rows, fewer when that
+// leaves too few blocks for the threads) and their count.
+func (g *gemmProblem[SA, SB, T]) rowBlocks(nw int) (mcb, nIc int) {
+	t := g.tile
+	mcb = min(t.mc, max(t.mr, roundUp(ceilDiv(g.m, 2*nw), t.mr)))
+	if nw == 1 {
+		mcb = min(t.mc, roundUp(g.m, t.mr))
+	}
+	return mcb, ceilDiv(g.m, mcb)
+}
+
+// unitCols returns how many parts the columns of each of nIc row blocks
+// are split into on nw threads, for a block of npan panels: one, unless
+// there are too few row blocks for the threads.
+func unitCols(nw, nIc, npan int) int {
+	if nw > 1 && nIc < 2*nw {
+		return min(npan, ceilDiv(2*nw, nIc))
+	}
+	return 1
 }
 
 // finish hands a final tile of C (rows i0.., columns jc+jlo..) to the
