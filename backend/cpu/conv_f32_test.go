@@ -266,6 +266,15 @@ func convCases() []convCase {
 		// Transposed padding beyond effK-1: the forward form crops the input.
 		convCase{n: 2, cin: 3, cout: 4, groups: 1, in: l(9, 11), k: l(3, 2), stride: l(1), dil: l(1), padLo: l(3, 2), padHi: l(1, 0), transposed: true, bias: true},
 		convCase{n: 1, cin: 2, cout: 3, groups: 1, in: l(12), k: l(2), stride: l(1), dil: l(2), padLo: l(4), padHi: l(0), transposed: true},
+		// Wide images with more than six output channels: the direct tile
+		// reads B from the input for every 6-row tile (convF32's direct),
+		// forward, dilated, stride 2 (through the phases), transposed and
+		// 1-d.
+		convCase{n: 2, cin: 24, cout: 13, groups: 1, in: l(9, 40), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
+		convCase{n: 1, cin: 3, cout: 7, groups: 1, in: l(16, 70), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(2), padHi: l(2)},
+		convCase{n: 2, cin: 4, cout: 12, groups: 1, in: l(30, 66), k: l(3, 3), stride: l(2), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
+		convCase{n: 2, cin: 40, cout: 16, groups: 1, in: l(16, 48), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), outPad: l(0), transposed: true, bias: true},
+		convCase{n: 3, cin: 6, cout: 20, groups: 2, in: l(250), k: l(5), stride: l(1), dil: l(1), padLo: l(2), padHi: l(2)},
 		// Empty channels: bias only.
 		convCase{n: 2, cin: 0, cout: 3, groups: 1, in: l(5, 5), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
 	)
