@@ -8,18 +8,18 @@ package cpu
 //go:noescape
 func convCopy16(dst, src *float32, koff *int, n, ldd int)
 
-// convTrans16 sets dst[16k+q] = src[cols[q]+k] for k < n, a multiple of 8,
-// and q < 16 (conv_amd64.s). The caller checks the bounds.
+// convTrans16 sets dst[ldd*k+q] = src[cols[q]+k] for k < n, a multiple of
+// 8, and q < 16 (conv_amd64.s). The caller checks the bounds.
 //
 //go:noescape
-func convTrans16(dst, src *float32, cols *[16]int, n int)
+func convTrans16(dst, src *float32, cols *[16]int, n, ldd int)
 
-// convTrans16S2 sets dst[16k+q] = src[cols[q]+2k] for k < n, a multiple of
-// 8, and q < 16, reading src up to cols[q]+2n-1 (conv_amd64.s). The caller
-// checks the bounds.
+// convTrans16S2 sets dst[ldd*k+q] = src[cols[q]+2k] for k < n, a multiple
+// of 8, and q < 16, reading src up to cols[q]+2n-1 (conv_amd64.s). The
+// caller checks the bounds.
 //
 //go:noescape
-func convTrans16S2(dst, src *float32, cols *[16]int, n int)
+func convTrans16S2(dst, src *float32, cols *[16]int, n, ldd int)
 
 // convRuns16 fills, for each of n k steps, 16 columns of a panel (dst[ldd*k
 // : ldd*k+16]) from nruns (1 to 4) contiguous runs of the input: lane i of

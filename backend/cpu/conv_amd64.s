@@ -48,26 +48,34 @@ copydone:
 	MOVQ off+56(R9), AX; VMOVUPS (SI)(AX*4), Y7
 
 // STORE8 stores k steps 0-7 (Y8-Y15) at column offset off bytes of their
-// 64-byte panel rows.
+// panel rows, R8 bytes apart (R10 = 3*R8).
 #define STORE8(off) \
-	VMOVUPS Y8, off+0(DI) \
-	VMOVUPS Y9, off+64(DI) \
-	VMOVUPS Y10, off+128(DI) \
-	VMOVUPS Y11, off+192(DI) \
-	VMOVUPS Y12, off+256(DI) \
-	VMOVUPS Y13, off+320(DI) \
-	VMOVUPS Y14, off+384(DI) \
-	VMOVUPS Y15, off+448(DI)
+	MOVQ DI, R11 \
+	VMOVUPS Y8, off+0(R11) \
+	VMOVUPS Y9, off(R11)(R8*1) \
+	VMOVUPS Y10, off(R11)(R8*2) \
+	VMOVUPS Y11, off(R11)(R10*1) \
+	LEAQ (R11)(R8*4), R11 \
+	VMOVUPS Y12, off+0(R11) \
+	VMOVUPS Y13, off(R11)(R8*1) \
+	VMOVUPS Y14, off(R11)(R8*2) \
+	VMOVUPS Y15, off(R11)(R10*1)
 
-// func convTrans16(dst, src *float32, cols *[16]int, n int)
-// dst[16k + q] = src[cols[q] + k] for k < n (a multiple of 8), q < 16: a
-// panel whose k steps are contiguous in the input for every column (the
-// weight gradient's convolution), as 8x8 transposes.
-TEXT ·convTrans16(SB), NOSPLIT, $0-32
+// func convTrans16(dst, src *float32, cols *[16]int, n, ldd int)
+// dst[ldd*k + q] = src[cols[q] + k] for k < n (a multiple of 8), q < 16:
+// 16 columns of a panel (rows ldd apart: 16, a whole 6x16 panel; 64, a
+// quarter of a 6x64 one) whose k steps are contiguous in the input for
+// every column (the weight gradient's convolution), as 8x8 transposes.
+TEXT ·convTrans16(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ cols+16(FP), R9
 	MOVQ n+24(FP), CX
+	MOVQ ldd+32(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	MOVQ R8, R12
+	SHLQ $3, R12
 	SHRQ $3, CX
 	JZ   transdone
 
@@ -79,7 +87,7 @@ transloop:
 	TRANSPOSE8
 	STORE8(32)
 	ADDQ $32, SI
-	ADDQ $512, DI
+	ADDQ R12, DI
 	DECQ CX
 	JNZ  transloop
 	VZEROUPPER
@@ -107,15 +115,20 @@ transdone:
 	LOADROW2(off+48, Y6) \
 	LOADROW2(off+56, Y7)
 
-// func convTrans16S2(dst, src *float32, cols *[16]int, n int)
-// dst[16k + q] = src[cols[q] + 2k] for k < n (a multiple of 8), q < 16:
+// func convTrans16S2(dst, src *float32, cols *[16]int, n, ldd int)
+// dst[ldd*k + q] = src[cols[q] + 2k] for k < n (a multiple of 8), q < 16:
 // convTrans16 for k runs with element step 2 (the weight gradient of a
 // stride-2 convolution). It reads src[cols[q] + 2n - 1] too.
-TEXT ·convTrans16S2(SB), NOSPLIT, $0-32
+TEXT ·convTrans16S2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ cols+16(FP), R9
 	MOVQ n+24(FP), CX
+	MOVQ ldd+32(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	MOVQ R8, R12
+	SHLQ $3, R12
 	SHRQ $3, CX
 	JZ   trans2done
 
@@ -127,7 +140,7 @@ trans2loop:
 	TRANSPOSE8
 	STORE8(32)
 	ADDQ $64, SI
-	ADDQ $512, DI
+	ADDQ R12, DI
 	DECQ CX
 	JNZ  trans2loop
 	VZEROUPPER

@@ -173,16 +173,20 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		rs, ps = wph, g.sh*g.sw*hph*wph
 		csh, csw = 1, 1
 	}
-	// The tile: 6x64 ZMM at level avx512 unless the k steps run
+	// The tile: 6x64 ZMM at level avx512. Where the k steps run
 	// contiguously in the input for 8 or more steps (kernel rows of a
-	// weight gradient's convolution), whose 16-column transposing packers
-	// the 6x16 tile keeps.
+	// weight gradient's convolution) its panels are packed by 16-column
+	// transposes too, but only enough columns to fill most of its 64
+	// lanes pay for them (a ResNet layer's weight gradient, 576 columns:
+	// 65 -> 83 GFLOP/s a Zen 4 thread); fewer (LeNet's, 25 to 150
+	// columns) keep the 6x16 tile.
 	t, nr := asmTileF32, 16
 	krun := 1
 	if phased && g.dw == g.sw || !phased && g.dw == 1 {
 		krun = g.kw
 	}
-	if asm512TileF32 != nil && atLeast(LevelAVX512) && krun < 8 {
+	cols := g.n * L
+	if asm512TileF32 != nil && atLeast(LevelAVX512) && (krun < 8 || (roundUp(cols, 64)-cols)*8 <= cols) {
 		t, nr = asm512TileF32, 64
 	} else if zt := convTile16Z(); zt != nil && atLeast(LevelAVX512) {
 		t = zt // the same 6x16 tile on ZMM registers: six FMAs a k step, not twelve
@@ -244,12 +248,10 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	// Packed A (all groups): block kb of group gi at (gi*nkb+kb)*mpad*kcb,
 	// panel i at +i*mr*kc, element (k, r) at +k*mr+r.
 	asz := g.groups * nkb * mpad * kcb
-	// Columns per unit: up to 16 panels, fewer when that leaves the
-	// threads too few units.
 	cost := g.n * g.cout * L * g.kdim
 	nw := pool.Workers(cost)
 	npan := ceilDiv(ncols, nr)
-	ppu := min(256/nr, max(1, ceilDiv(npan*g.groups, 4*nw)))
+	ppu := convPanelsPerUnit(npan, g.groups, nw, 256/nr)
 	ncb := ppu * nr
 	ldc := ncb + nr // not a power of two: the 6 rows of a tile spread over cache sets
 	bsz, csz := kcb*ncb, mpad*ldc
@@ -371,6 +373,25 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			}
 		}
 	})
+}
+
+// convPanelsPerUnit returns how many B panels of npan (in each of groups
+// groups) one unit of convF32's work covers on nw threads: at most
+// maxPanels (the B block's size), at most a quarter of a thread's share
+// (so that a thread the OS runs late takes fewer units), and among
+// those the count whose units end soonest when the threads take them in
+// turn, the larger on a tie. 9 panels on 2 threads: 9 units of one panel
+// (5 and 4 a thread) rather than 5 of two (3 and 2).
+func convPanelsPerUnit(npan, groups, nw, maxPanels int) int {
+	hi := min(maxPanels, max(1, ceilDiv(npan*groups, 4*nw)))
+	best, bestSpan := hi, -1
+	for ppu := hi; ppu >= 1; ppu-- {
+		units := groups * ceilDiv(npan, ppu)
+		if span := ceilDiv(units, nw) * ppu; bestSpan < 0 || span < bestSpan {
+			best, bestSpan = ppu, span
+		}
+	}
+	return best
 }
 
 // convColumns fills the column tables of convF32 and convBF16Pairs: for
@@ -632,8 +653,7 @@ func packConvPanel(dst, src []float32, base int, kOff, cols []int, kmin, kmax, n
 // holds src[base+kOff[k]+cols[q]] for the columns q, zero past len(cols).
 // Columns that are one contiguous run are copied 64 bytes per step. kmin
 // and kmax bound the values in kOff (the reads of the assembly copy are
-// checked against them). The transposing packers (long runs of k steps)
-// need ldd 16.
+// checked against them).
 func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd int) {
 	const nr = 16
 	if len(kOff) == 0 {
@@ -680,7 +700,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 	for q := range nc {
 		c[q] += base
 	}
-	if nc > 0 && nc < nr && ldd == nr && kRunsLong(kOff) {
+	if nc > 0 && nc < nr && kRunsLong(kOff) {
 		// A short last panel of long k runs (a weight gradient's last
 		// few output positions): its missing columns repeat the last one,
 		// so that the transposing packers take it instead of the element
@@ -705,13 +725,13 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 		for k1 < len(kOff) && kOff[k1] == ko+k1-k0 {
 			k1++
 		}
-		if n := (k1 - k0) &^ 7; n > 0 && nc == nr && ldd == nr {
+		if n := (k1 - k0) &^ 7; n > 0 && nc == nr {
 			var cc [nr]int
 			for q := range cc {
 				cc[q] = ko + c[q]
 				_ = src[cc[q] : cc[q]+n]
 			}
-			convTrans16(&dst[k0*nr], &src[0], &cc, n)
+			convTrans16(&dst[k0*ldd], &src[0], &cc, n, ldd)
 			if k1-k0 == n {
 				k0 = k1
 				continue
@@ -719,7 +739,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 			k0 += n
 			ko = kOff[k0]
 		}
-		if r := k1 - k0; r >= 2 && k0+8 <= len(kOff) && nc == nr && ldd == nr {
+		if r := k1 - k0; r >= 2 && k0+8 <= len(kOff) && nc == nr {
 			// A short run (the rest of a kernel row whose length is not a
 			// multiple of 8) with 8 steps of the panel left: transpose 8,
 			// reading past the run in the input; the rows of the steps
@@ -731,12 +751,12 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 				ok = ok && cc[q] >= 0 && cc[q]+8 <= len(src)
 			}
 			if ok {
-				convTrans16(&dst[k0*nr], &src[0], &cc, 8)
+				convTrans16(&dst[k0*ldd], &src[0], &cc, 8, ldd)
 				k0 = k1
 				continue
 			}
 		}
-		if k1 == k0+1 && nc == nr && ldd == nr {
+		if k1 == k0+1 && nc == nr {
 			// A run with element step 2 (kw at dilation 2: the weight
 			// gradient of a stride-2 convolution).
 			k2 := k0 + 1
@@ -751,7 +771,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 					ok = ok && cc[q] >= 0 && cc[q]+2*n <= len(src)
 				}
 				if ok {
-					convTrans16S2(&dst[k0*nr], &src[0], &cc, n)
+					convTrans16S2(&dst[k0*ldd], &src[0], &cc, n, ldd)
 					k0 += n
 					continue
 				}

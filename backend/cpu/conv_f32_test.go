@@ -256,6 +256,12 @@ func convCases() []convCase {
 		// ... of a stride-2 convolution: kernel runs with element step 2.
 		convCase{n: 9, cin: 3, cout: 5, groups: 1, in: l(20, 21), k: l(9, 10), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), bias: true},
 		convCase{n: 20, cin: 2, cout: 7, groups: 1, in: l(40), k: l(17), stride: l(1), dil: l(2), padLo: l(1), padHi: l(0)},
+		// ... with enough output positions for the 6x64 tile, whose panels
+		// the transposing packers fill 16 columns at a time (rows 64
+		// apart): kernel rows of 18 (16 transposed, 2 in a short run) and,
+		// output rows of 3, of 20 with element step 2.
+		convCase{n: 64, cin: 2, cout: 9, groups: 1, in: l(20, 20), k: l(16, 18), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
+		convCase{n: 64, cin: 2, cout: 7, groups: 1, in: l(20, 39), k: l(9, 20), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), bias: true},
 		// Transposed with output padding and more channels than one k block.
 		convCase{n: 2, cin: 300, cout: 20, groups: 1, in: l(6, 5), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true, bias: true},
 		// Strided transposed: ragged, asymmetric stride, depthwise, more
@@ -433,5 +439,22 @@ func BenchmarkConvF32(b *testing.B) {
 				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 			}
 		})
+	}
+}
+
+// TestConvPanelsPerUnit checks convF32's split of the columns into units.
+func TestConvPanelsPerUnit(t *testing.T) {
+	for _, c := range []struct{ npan, groups, nw, max, want int }{
+		{9, 1, 2, 4, 1},    // a ResNet weight gradient at 6x64: 5 and 4 panels a thread, not 6 and 3
+		{36, 1, 2, 16, 3},  // the same at 6x16: 12 units of 3
+		{408, 1, 2, 4, 4},  // a forward: full units
+		{9, 1, 1, 4, 3},    // one thread: as large as a quarter of the work allows
+		{10, 3, 2, 16, 1},  // groups: 30 units, 15 a thread
+		{1, 1, 2, 4, 1},    // one panel
+		{100, 1, 8, 16, 1}, // many threads: 100 units, 13 a thread (3 a unit: 15)
+	} {
+		if got := convPanelsPerUnit(c.npan, c.groups, c.nw, c.max); got != c.want {
+			t.Errorf("convPanelsPerUnit(%d, %d, %d, %d) = %d, want %d", c.npan, c.groups, c.nw, c.max, got, c.want)
+		}
 	}
 }

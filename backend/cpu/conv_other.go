@@ -22,24 +22,30 @@ func convCopy16(dst, src *float32, koff *int, n, ldd int) {
 }
 
 // convTrans16 is conv_amd64.s's packing transpose in Go (see convCopy16).
-func convTrans16(dst, src *float32, cols *[16]int, n int) {
-	d := unsafe.Slice(dst, 16*n)
+func convTrans16(dst, src *float32, cols *[16]int, n, ldd int) {
+	if n <= 0 {
+		return
+	}
+	d := unsafe.Slice(dst, ldd*(n-1)+16)
 	for q, c := range cols {
 		s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*c)), n)
 		for k, v := range s {
-			d[16*k+q] = v
+			d[ldd*k+q] = v
 		}
 	}
 }
 
 // convTrans16S2 is conv_amd64.s's step-2 packing transpose in Go (see
 // convCopy16).
-func convTrans16S2(dst, src *float32, cols *[16]int, n int) {
-	d := unsafe.Slice(dst, 16*n)
+func convTrans16S2(dst, src *float32, cols *[16]int, n, ldd int) {
+	if n <= 0 {
+		return
+	}
+	d := unsafe.Slice(dst, ldd*(n-1)+16)
 	for q, c := range cols {
 		s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(src), 4*c)), 2*n)
 		for k := 0; k < n; k++ {
-			d[16*k+q] = s[2*k]
+			d[ldd*k+q] = s[2*k]
 		}
 	}
 }
