@@ -498,7 +498,7 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 		for _, m := range leaves {
 			capture[m] = leafGrads[m]
 		}
-		own.release(leaves, leafGrads)
+		own.release(leaves, leafGrads, true)
 		return
 	}
 	// Every node's gradients are consumed by now: the leaves' sums are the
@@ -511,25 +511,32 @@ func runBackward(roots, rootGrads []*Tensor, retain bool, capture map[*autogradM
 			accumulateLeaf(m, g, own)
 		}
 	}
-	own.release(leaves, leafGrads)
+	own.release(leaves, leafGrads, false)
 }
 
 // release drops the pending storages the pass made that nothing outside it
 // can reach (see lazy_owned.go): all but the leaves' gradients, their sums
-// and what user code saw. Called once the pass is done with its tensors.
+// when they are handed to the caller (returned), and what user code saw.
+// Called once the pass is done with its tensors. A sum that was
+// accumulated into a leaf's gradient (copied into the leaf's layout, or
+// added to its gradient) is a temporary too, unless a hook saw it.
 //
 // Eager storages among them are freed at once: their buffers go back to
 // the allocator for the next step instead of waiting for the garbage
 // collector to find them. (A training step's backward temporaries —
 // masks, selects, pooling and convolution gradients — were otherwise
 // mapped afresh every step: hundreds of first-touch page faults a step.)
-func (o *gradOwnership) release(leaves []*autogradMeta, sums map[*autogradMeta]*Tensor) {
+func (o *gradOwnership) release(leaves []*autogradMeta, sums map[*autogradMeta]*Tensor, sumsOut bool) {
 	if len(o.fresh) == 0 && (o.scope == nil || len(o.scope.made) == 0) {
 		return
 	}
 	keep := map[*Storage]bool{}
 	for _, m := range leaves {
-		for _, t := range []*Tensor{m.grad, sums[m]} {
+		ts := []*Tensor{m.grad}
+		if sumsOut {
+			ts = append(ts, sums[m])
+		}
+		for _, t := range ts {
 			if t != nil && t.st != nil {
 				keep[t.st] = true
 			}

@@ -188,3 +188,80 @@ func TestGradConsumedByHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestBackwardFreesCopiedSums: a leaf's gradient that arrives as a view in
+// another layout (a transposed product) is copied into the leaf's layout;
+// the pass then frees the product it copied from, without a collection.
+func TestBackwardFreesCopiedSums(t *testing.T) {
+	if CurrentMode() == Fused {
+		t.Skip("eager freeing: Fused mode keeps a pass's storages for its pending graph")
+	}
+	dev := MustDevice("cpu")
+	be := backendOf(dev)
+	prev := debug.SetGCPercent(-1) // no collection: only the pass frees
+	defer debug.SetGCPercent(prev)
+	const r, c = 256, 512
+	ws, cs := make([]float32, r*c), make([]float32, r*c)
+	for i := range ws {
+		ws[i], cs[i] = float32(i%5)-2, float32(i%3)-1
+	}
+	w := FromSlice(dev, ws, r, c).SetRequiresGrad(true)
+	k := FromSlice(dev, cs, c, r)
+	y := w.T().Mul(k).Sum(nil, false)
+	before := be.MemStats(dev.Index).Allocated
+	y.Backward()
+	grew := be.MemStats(dev.Index).Allocated - before
+	// w.grad is the one new buffer; the product g·k it was copied from
+	// (as large) is back in the cache.
+	if limit := int64(4*r*c) + 4096; grew > limit {
+		t.Errorf("backward left %d bytes allocated, want at most %d", grew, limit)
+	}
+	g := w.Grad()
+	if g.Layout().IsContiguous() != true {
+		t.Fatalf("w.grad is not contiguous")
+	}
+	got := g.Float32s()
+	for i := range got {
+		if want := cs[(i%c)*r+i/c]; got[i] != want {
+			t.Fatalf("grad[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+// TestLaunchFreesContiguousCopies: a kernel that needs contiguous inputs
+// gets copies of strided ones; they go back to the allocator when the
+// kernel is done, without a collection.
+func TestLaunchFreesContiguousCopies(t *testing.T) {
+	if CurrentMode() == Fused {
+		t.Skip("eager launches only")
+	}
+	dev := MustDevice("cpu")
+	be := backendOf(dev)
+	prev := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(prev)
+	xs := make([]float32, 2*3*64*64)
+	for i := range xs {
+		xs[i] = float32(i%11) - 5
+	}
+	x := FromSlice(dev, xs, 2, 64, 64, 3) // NHWC, read as NCHW through a permute
+	w := FromSlice(dev, []float32{1, 2, 3}, 1, 3, 1, 1)
+	xp := x.Permute(0, 3, 1, 2)
+	before := be.MemStats(dev.Index).Allocated
+	y := Conv2d(xp, w, nil, Conv2dOpts{})
+	out := y.Float32s()
+	y.Free()
+	if grew := be.MemStats(dev.Index).Allocated - before; grew != 0 {
+		t.Errorf("a convolution of strided inputs left %d bytes allocated", grew)
+	}
+	// out[n, 0, h, w] = Σ_c (c+1)·x[n, h, w, c] (the 1x1 weight is 1, 2, 3).
+	for i, v := range out {
+		n, hw := i/(64*64), i%(64*64)
+		var want float32
+		for ch := 0; ch < 3; ch++ {
+			want += float32(ch+1) * xs[(n*64*64+hw)*3+ch]
+		}
+		if v != want {
+			t.Fatalf("out[%d] = %v, want %v", i, v, want)
+		}
+	}
+}
