@@ -153,9 +153,13 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 	cost := g.nb * g.m * g.n * max(g.k, 1)
 	nw := pool.Workers(cost)
 	batchPar := nw > 1 && g.nb >= nw && (g.nb%nw == 0 || g.nb >= 4*nw || g.m*g.n*max(g.k, 1) < 1<<22)
+	// kcap is the packed steps a panel holds: k steps, or pairs of them.
 	kcap := min(max(g.k, 1), t.kc)
 	if t.amx {
 		kcap = roundUp(kcap, 2*amxChunk)
+	}
+	if t.pairs {
+		kcap = (kcap + 1) / 2
 	}
 	ncap := min(g.n, t.nc)
 	mcap := min(roundUp(g.m, t.mr), t.mc)
