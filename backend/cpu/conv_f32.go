@@ -497,9 +497,15 @@ func padPlanes[E float32 | uint16](dst, x []E, g convGeom, hp, wp int) {
 					clear(row)
 					continue
 				}
-				clear(row[:c0])
+				// The pads are a few elements: stores, not runtime calls
+				// (a 56-wide row was three calls).
+				for j := range row[:c0] {
+					row[j] = 0
+				}
 				copy(row[c0:c1], s[i*g.w+c0-g.padL:i*g.w+c1-g.padL])
-				clear(row[c1:])
+				for j := range row[c1:] {
+					row[c1+j] = 0
+				}
 			}
 		}
 	})
