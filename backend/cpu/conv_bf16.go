@@ -36,6 +36,10 @@ import (
 // 14 rows of 32 columns; conv_bf16_amd64.go), empty where there are none.
 var convPairKerns = map[int]func(kc int, a, b, c *float32, ldc int, pf *float32, load int){}
 
+// convDirectBF16Kerns are the same tiles reading B straight from the padded
+// input (convBF16Pairs' direct B; conv_bf16_amd64.go), by tile height.
+var convDirectBF16Kerns = map[int]func(kc int, a *float32, src *uint16, koff *int, c *float32, ldc int, load int){}
+
 // convPairsOK reports whether the VDPBF16PS path takes p (bf16 operands is
 // the caller's check).
 func convPairsOK(p op.ConvParams) bool {
@@ -184,10 +188,34 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 		rs, ps = wph, g.sh*g.sw*hph*wph
 		csh, csw = 1, 1
 	}
-	wide := csw == 1 && (rs-g.ow)*8 <= rs
+	// Direct B, as convF32's: where the wide grid wastes little, the tile
+	// reads each pair step's two input rows itself (convDirectBF16*) and
+	// nothing is packed; each image's columns are rounded up to a whole
+	// panel (the extra ones read past the image and are dropped; a
+	// panel's worth of zeros follows the last), the input always copied.
+	// Every k block must be whole pairs: an even k.
+	dk := convDirectBF16Kerns[mr]
+	direct := dk != nil && !amx && csh == 1 && csw == 1 && g.kdim%2 == 0
+	if direct {
+		rw := rs
+		if !pad {
+			rw = wp
+		}
+		lcw := (g.oh-1)*rw + g.ow
+		direct = (rw-g.ow)*16 <= rw && (roundUp(lcw, nr)-lcw)*16 <= lcw
+	}
+	if direct && !pad {
+		pad = true
+		ps, rs = hp*wp, wp
+	}
+	wide := csw == 1 && ((rs-g.ow)*8 <= rs || direct)
 	lc := L
 	if wide {
 		lc = (g.oh-1)*rs + g.ow
+	}
+	slack := 0
+	if direct {
+		lc, slack = roundUp(lc, nr), nr
 	}
 	ncols := g.n * lc
 	kp := g.kh * g.kw
@@ -215,7 +243,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 		psz = g.n * g.cin * ps
 	}
 	per := bsz + csz + 32
-	total := 2*nint + ceilDiv(psz, 2) + asz + 16 + nw*per + 64
+	total := 2*nint + ceilDiv(psz+slack, 2) + asz + 16 + nw*per + 64
 	buf := getScratch(total * 4)
 	defer putScratch(buf)
 	all := as[float32](*buf)
@@ -225,8 +253,9 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	kOff := itab[2*ncols : nint : nint]
 	off := 2 * nint
 	if pad {
-		src = as[uint16](unsafe.Slice((*byte)(unsafe.Pointer(&all[off])), 2*psz))[:psz:psz]
-		off += ceilDiv(psz, 2)
+		src = as[uint16](unsafe.Slice((*byte)(unsafe.Pointer(&all[off])), 2*(psz+slack)))[: psz+slack : psz+slack]
+		clear(src[psz:])
+		off += ceilDiv(psz+slack, 2)
 		if phased {
 			padPhases(src, x, g, hph, wph)
 		} else {
@@ -269,7 +298,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 				kc := min(kcb, kall-k0)
 				kpc := (kc + 1) / 2
 				kpp := chunk(kpc)
-				for q := 0; q < pn; q++ {
+				for q := 0; q < pn && !direct; q++ {
 					packConvPairsB(bb[q*nr*kpp:q*nr*kpp+nr*kpc], src, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], kmin, kmax)
 					clear(bb[q*nr*kpp+nr*kpc : (q+1)*nr*kpp])
 				}
@@ -279,6 +308,14 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 					load = 1
 				}
 				for q := 0; q < pn; q++ {
+					if direct {
+						o := base + colOff[j0+q*nr]
+						_ = src[o+kmin : o+kmax+nr]
+						for ir := 0; ir < mpad; ir += mr {
+							dk(kc, (*float32)(unsafe.Pointer(&ab[ir*kpp])), &src[o], &kOff[k0], &cb[ir*ldc+q*nr], ldc, load)
+						}
+						continue
+					}
 					bp := (*float32)(unsafe.Pointer(&bb[q*nr*kpp]))
 					for ir := 0; ir < mpad; ir += mr {
 						c := &cb[ir*ldc+q*nr]

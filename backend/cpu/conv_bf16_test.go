@@ -14,7 +14,7 @@ import (
 // for: weight-gradient forms whose kernel rows hold even numbers of steps
 // (pairs packed by convPairT16: a tail only, one full block and a tail,
 // several blocks), tile heights 8, 12 and 14 and their padded rows, k
-// blocks of odd length, and panels straddling images.
+// blocks of odd length, panels straddling images, and the direct tiles.
 func conv16Cases() []convCase {
 	l := func(v ...int) []int { return v }
 	cs := convCases()
@@ -27,6 +27,11 @@ func conv16Cases() []convCase {
 		convCase{n: 2, cin: 43, cout: 13, groups: 1, in: l(11, 10), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
 		convCase{n: 3, cin: 16, cout: 6, groups: 1, in: l(12, 12), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(4), padHi: l(4), outPad: l(0), transposed: true},
 		convCase{n: 4, cin: 1, cout: 6, groups: 1, in: l(28, 28), k: l(5, 5), stride: l(1), dil: l(1), padLo: l(0), padHi: l(0), bias: true},
+		// The direct tiles (B read from the input) over two k blocks, so
+		// that a tile is loaded in the pair order and stored back: heights
+		// 12 and 8 (two tiles), even k.
+		convCase{n: 2, cin: 48, cout: 12, groups: 1, in: l(9, 40), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1), bias: true},
+		convCase{n: 1, cin: 50, cout: 16, groups: 1, in: l(8, 42), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
 	)
 }
 
