@@ -242,7 +242,7 @@ func TestPyRefOutcomes(t *testing.T) {
 func TestEnvSetsThreadPools(t *testing.T) {
 	t.Setenv("OMP_NUM_THREADS", "99")
 	env := Env(3)
-	for _, want := range []string{"OMP_NUM_THREADS=3", "OPENBLAS_NUM_THREADS=3", "MKL_NUM_THREADS=3", "OMP_WAIT_POLICY=PASSIVE"} {
+	for _, want := range []string{"OMP_NUM_THREADS=3", "OPENBLAS_NUM_THREADS=3", "MKL_NUM_THREADS=3", "OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_THREAD_TIMEOUT=4"} {
 		if !slices.Contains(env, want) {
 			t.Errorf("env lacks %s", want)
 		}

@@ -74,14 +74,20 @@ type pyResult struct {
 }
 
 // Env returns the environment the runner gets: the current one with the
-// thread-pool variables set to threads and passive OpenMP waiting, so that
-// torch's and OpenBLAS's pools do not spin against each other.
+// thread-pool variables set to threads and passive waiting, so that
+// torch's and OpenBLAS's pools do not spin against each other or against
+// gotpu, whose repetitions interleave with theirs. OpenBLAS's idle threads
+// spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after each call (2^28 by
+// default, about 0.1 s): gotpu's repetition that followed a numpy one ran
+// with a core taken (f32 1024³ at 93-100 GFLOP/s against 194-204 alone);
+// 2^4, the least OpenBLAS accepts, lets them sleep at once.
 func Env(threads int) []string {
 	set := map[string]string{
-		"OMP_NUM_THREADS":      strconv.Itoa(threads),
-		"OPENBLAS_NUM_THREADS": strconv.Itoa(threads),
-		"MKL_NUM_THREADS":      strconv.Itoa(threads),
-		"OMP_WAIT_POLICY":      "PASSIVE",
+		"OMP_NUM_THREADS":         strconv.Itoa(threads),
+		"OPENBLAS_NUM_THREADS":    strconv.Itoa(threads),
+		"MKL_NUM_THREADS":         strconv.Itoa(threads),
+		"OMP_WAIT_POLICY":         "PASSIVE",
+		"OPENBLAS_THREAD_TIMEOUT": "4",
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -90,7 +96,7 @@ func Env(threads int) []string {
 			env = append(env, kv)
 		}
 	}
-	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY"} {
+	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT"} {
 		env = append(env, k+"="+set[k])
 	}
 	return env

@@ -32,8 +32,9 @@ user's medium call does (on the CPU PyTorch 1.13 ignores the hint and
 computes in full f32). Each result names the dtype it really used.
 
 Threads: torch.set_num_threads(--threads); the caller also sets
-OMP_NUM_THREADS / OPENBLAS_NUM_THREADS and OMP_WAIT_POLICY=PASSIVE before
-starting Python so that OpenBLAS's pool has the same size. NumPy's own
+OMP_NUM_THREADS / OPENBLAS_NUM_THREADS, OMP_WAIT_POLICY=PASSIVE and
+OPENBLAS_THREAD_TIMEOUT=4 before starting Python so that OpenBLAS's pool
+has the same size and neither pool spins while gotpu's repetitions run. NumPy's own
 elementwise code is single-threaded whatever the setting.
 
 Output: one JSON object on stdout:
@@ -321,7 +322,7 @@ def main(argv):
         emit({"unavailable": str(e)})
         return 3
     vers["python"] = platform.python_version()
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY"):
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT"):
         vers[k] = os.environ.get(k, "")
     if a.serve:
         return serve(impls, vers)
