@@ -24,13 +24,15 @@ const mmapThreshold = 64 << 10
 // "madvise" mode). A model's weights are mostly 0.2-2 MB matrices: each
 // mapped on its own they sat on 4 KiB pages, and a decode step streaming
 // 270 MB of them through 4 KiB pages walked page tables all the way (a
-// BF16 SmolLM2 decode's products: 9.8-11.5 ms a token on 4 KiB pages,
-// 9.0-9.7 on huge pages, five interleaved step-timer rounds). Packing them
+// BF16 SmolLM2 decode's products: 10.5-11.7 ms a token on 4 KiB pages,
+// 8.5-9.8 on huge pages, five interleaved step-timer rounds). Packing them
 // into shared regions keeps the memory what the buffers need: a huge page
 // per buffer would double it. A region is unmapped when its last buffer is
 // freed and it no longer takes new ones; its memory is never reused (so
-// every buffer starts zeroed, as mmap's do). GOTPU_HUGEPAGES=0 maps every
-// buffer on its own as before.
+// every buffer starts zeroed, as mmap's do), and a buffer freed from a
+// region that stays gives its pages back (MADV_DONTNEED), so that freeing
+// returns memory as unmapping did. GOTPU_HUGEPAGES=0 maps every buffer on
+// its own as before.
 const (
 	hugeMin        = 256 << 10
 	hugePage       = 2 << 20
@@ -39,6 +41,13 @@ const (
 
 // hugeOn is false under GOTPU_HUGEPAGES=0.
 var hugeOn = os.Getenv("GOTPU_HUGEPAGES") != "0"
+
+// hugeBuf is where a carved buffer is: its region, and its offset and
+// page-rounded size in it.
+type hugeBuf struct {
+	r         *hugeRegion
+	off, size int
+}
 
 // hugeRegion is one mapping that buffers are carved from.
 type hugeRegion struct {
@@ -51,7 +60,7 @@ type hugeRegion struct {
 var huge struct {
 	sync.Mutex
 	cur   *hugeRegion                   // the region new buffers come from
-	owner map[*byte]*hugeRegion         // a live buffer's first byte -> its region
+	owner map[*byte]hugeBuf             // a live buffer's first byte -> where it is
 	stats struct{ regions, mapped int } // regions mapped now, and their bytes
 }
 
@@ -96,13 +105,13 @@ func hugeAlloc(n int) []byte {
 		huge.stats.regions++
 		huge.stats.mapped += len(m)
 		if huge.owner == nil {
-			huge.owner = map[*byte]*hugeRegion{}
+			huge.owner = map[*byte]hugeBuf{}
 		}
 	}
 	b := r.mem[r.used : r.used+n : r.used+n]
+	huge.owner[&b[0]] = hugeBuf{r, r.used, size}
 	r.used += size
 	r.live++
-	huge.owner[&b[0]] = r
 	return b
 }
 
@@ -119,11 +128,14 @@ func hostFree(b []byte) {
 		return
 	}
 	huge.Lock()
-	if r, ok := huge.owner[&b[0]]; ok {
+	if hb, ok := huge.owner[&b[0]]; ok {
 		delete(huge.owner, &b[0])
+		r := hb.r
 		r.live--
 		if r.live == 0 && r != huge.cur {
 			hugeUnmap(r)
+		} else {
+			_ = unix.Madvise(r.mem[hb.off:hb.off+hb.size], unix.MADV_DONTNEED)
 		}
 		huge.Unlock()
 		return

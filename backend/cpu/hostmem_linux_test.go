@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestHugeRegions: buffers from hugeMin up are carved from shared 2 MiB
@@ -54,8 +56,20 @@ func TestHugeRegions(t *testing.T) {
 	if b := hugeSmaps(t); b >= 0 {
 		t.Logf("AnonHugePages: %d kB (the kernel's THP mode decides)", b)
 	}
-	for _, b := range bufs {
-		hostFree(b)
+	// A buffer freed while its region stays gives its pages back; its
+	// neighbour keeps them.
+	last := len(bufs) - 1
+	hostFree(bufs[last-1])
+	if got := resident(t, bufs[last-1]); got != 0 {
+		t.Errorf("a freed buffer still has %d resident pages", got)
+	}
+	if got, want := resident(t, bufs[last]), (n+4095)/4096; got != want {
+		t.Errorf("its neighbour has %d of %d pages resident", got, want)
+	}
+	for i, b := range bufs {
+		if i != last-1 {
+			hostFree(b)
+		}
 	}
 	if r2, _ := hugeRegions(); r2 > r0+1 {
 		t.Errorf("after freeing every buffer %d regions are mapped, want at most %d (the current one)", r2, r0+1)
@@ -98,6 +112,21 @@ func TestHugeConcurrent(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
+}
+
+// resident counts the pages of b, a page-aligned buffer, that are in
+// memory (mincore).
+func resident(t *testing.T, b []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(b)+4095)/4096)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatalf("mincore: %v", e)
+	}
+	c := 0
+	for _, v := range vec {
+		c += int(v & 1)
+	}
+	return c
 }
 
 // hugeSmaps returns this process's AnonHugePages in kB, or -1.
