@@ -10,13 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmapThreshold is the size from which buffers are mapped outside the Go
-// heap. Keeping tensor data off the heap lets the garbage collector run at
-// the pace of the small objects (tensors, nodes) whose cleanups return
-// buffers to the cache: with tensor data on the heap, cached blocks count
-// as live and the collector's target grows with the cache.
-const mmapThreshold = 64 << 10
-
 // Buffers of hugeMin bytes and more are carved, page-aligned and one after
 // another, from regions of at least hugeRegionSize bytes that start on a
 // 2 MiB boundary and are advised MADV_HUGEPAGE, so that the kernel backs
@@ -72,13 +65,7 @@ func hostAlloc(n int) ([]byte, bool) {
 			return b, true
 		}
 	}
-	if n >= mmapThreshold {
-		b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-		if err == nil {
-			return b, true
-		}
-	}
-	return AlignedBytes(n), false
+	return mapAlone(n)
 }
 
 // hugeAlloc carves n bytes from the current region, or from a new one
@@ -141,7 +128,7 @@ func hostFree(b []byte) {
 		return
 	}
 	huge.Unlock()
-	_ = unix.Munmap(b)
+	unmapAlone(b)
 }
 
 // hugeRegions reports how many huge-page regions are mapped and their

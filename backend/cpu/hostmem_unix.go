@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix
 
 package cpu
 
@@ -11,9 +11,10 @@ import "golang.org/x/sys/unix"
 // as live and the collector's target grows with the cache.
 const mmapThreshold = 64 << 10
 
-// hostAlloc returns n zeroed, 64-byte-aligned bytes and whether they are
-// mapped (and must be released with hostFree).
-func hostAlloc(n int) ([]byte, bool) {
+// mapAlone returns n zeroed, 64-byte-aligned bytes, in a mapping of their
+// own from mmapThreshold bytes up, and whether they are mapped (and must
+// be released with unmapAlone).
+func mapAlone(n int) ([]byte, bool) {
 	if n >= mmapThreshold {
 		b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 		if err == nil {
@@ -23,4 +24,5 @@ func hostAlloc(n int) ([]byte, bool) {
 	return AlignedBytes(n), false
 }
 
-func hostFree(b []byte) { _ = unix.Munmap(b) }
+// unmapAlone releases a buffer mapAlone mapped.
+func unmapAlone(b []byte) { _ = unix.Munmap(b) }
