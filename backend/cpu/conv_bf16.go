@@ -201,8 +201,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 		if !pad {
 			rw = wp
 		}
-		lcw := (g.oh-1)*rw + g.ow
-		direct = (rw-g.ow)*16 <= rw && (roundUp(lcw, nr)-lcw)*16 <= lcw
+		direct = convDirectWasteOK(g, rw, nr)
 	}
 	if direct && !pad {
 		pad = true

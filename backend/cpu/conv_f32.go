@@ -216,8 +216,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		if g.coutG <= mr {
 			direct = (rw-g.ow)*3 <= rw
 		} else {
-			lcw := (g.oh-1)*rw + g.ow
-			direct = (rw-g.ow)*16 <= rw && (roundUp(lcw, nr)-lcw)*16 <= lcw
+			direct = convDirectWasteOK(g, rw, nr)
 		}
 	}
 	if direct && !pad {
@@ -373,6 +372,16 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 			}
 		}
 	})
+}
+
+// convDirectWasteOK reports whether the direct tiles' wide grid (input
+// rows rw apart, each image's columns rounded up to whole panels of nr)
+// wastes at most 1/16 of a row and of an image's columns: where reading B
+// from the input beats packed panels for any number of output channels
+// (convF32 and convBF16Pairs).
+func convDirectWasteOK(g convGeom, rw, nr int) bool {
+	lcw := (g.oh-1)*rw + g.ow
+	return (rw-g.ow)*16 <= rw && (roundUp(lcw, nr)-lcw)*16 <= lcw
 }
 
 // convPanelsPerUnit returns how many B panels of npan (in each of groups

@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +54,7 @@ func TestHugeRegions(t *testing.T) {
 	if r1-r0 < 2 {
 		t.Errorf("%d buffers of %d bytes took %d new regions, want at least 2", count, n, r1-r0)
 	}
-	if b := hugeSmaps(t); b >= 0 {
+	if b := hugeSmaps(); b >= 0 {
 		t.Logf("AnonHugePages: %d kB (the kernel's THP mode decides)", b)
 	}
 	// A buffer freed while its region stays gives its pages back; its
@@ -130,18 +131,16 @@ func resident(t *testing.T, b []byte) int {
 }
 
 // hugeSmaps returns this process's AnonHugePages in kB, or -1.
-func hugeSmaps(t *testing.T) int {
+func hugeSmaps() int {
 	data, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
 		return -1
 	}
 	for _, l := range strings.Split(string(data), "\n") {
 		if f := strings.Fields(l); len(f) >= 2 && f[0] == "AnonHugePages:" {
-			var kb int
-			for _, c := range f[1] {
-				kb = kb*10 + int(c-'0')
+			if kb, err := strconv.Atoi(f[1]); err == nil {
+				return kb
 			}
-			return kb
 		}
 	}
 	return -1
