@@ -16,8 +16,8 @@ import (
 // dispatch, one thread) on x·Wᵀ decode shapes: the f32 in-order chain
 // kernel that the path ran before (gemm.GemvDotF32x16: 8x8 transposes in
 // registers, still sdpa's) against the lane-order ones, on enough copies of W to
-// leave the caches; the AVX-512 ones in row groups (walk0) and one row at a
-// time (walk1, gemm.GemvRowWalk). GB/s of the weight read, and per CPU-second
+// leave the caches; in row groups (walk0: pairs at AVX2, four or eight at
+// AVX-512) and one row at a time (walk1, gemm.GemvRowWalk). GB/s of the weight read, and per CPU-second
 // (the machine is often shared).
 func BenchmarkGEMVDotKernels(b *testing.B) {
 	for _, sh := range [][2]int{{576, 576}, {1536, 576}, {768, 2304}, {3072, 768}} {
@@ -58,18 +58,18 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 				gemm.GemvDotF32x16(in, &a[r*in], in, &x[0], &y[r])
 			}
 		})
-		run("f32/lanes-avx2", in*out*4, func(c int) { gemm.GemvDotF32AVX2(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
 		walk := gemm.GemvRowWalk
 		for _, wk := range []uint8{0, 1} {
 			gemm.GemvRowWalk = wk
+			run(fmt.Sprintf("f32/lanes-avx2-walk%d", wk), in*out*4, func(c int) { gemm.GemvDotF32AVX2(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
+			run(fmt.Sprintf("bf16/lanes-avx2-walk%d", wk), in*out*2, func(c int) {
+				gemm.GemvDotBF16AVX2(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
+			})
 			run(fmt.Sprintf("f32/lanes-avx512-walk%d", wk), in*out*4, func(c int) { gemm.GemvDotF32AVX512(in, &w[c*in*out], in, &x[0], &y[0], out, tail) })
 			run(fmt.Sprintf("bf16/lanes-avx512-walk%d", wk), in*out*2, func(c int) {
 				gemm.GemvDotBF16AVX512(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
 			})
 		}
 		gemm.GemvRowWalk = walk
-		run("bf16/lanes-avx2", in*out*2, func(c int) {
-			gemm.GemvDotBF16AVX2(in, (*uint16)(unsafe.Pointer(&wb[c*in*out])), in, &xd[0], &y[0], out, tail16)
-		})
 	}
 }

@@ -124,23 +124,25 @@ func TestGEMVDotKernels(t *testing.T) {
 	var f32s []kf32
 	var bf16s []kbf16
 	var names []string
+	var walks []uint8
 	sup := SupportedLevels()
 	has := func(l string) bool { return levelRank(sup[len(sup)-1]) >= levelRank(l) }
+	// Every kernel runs twice: in row groups (pairs at AVX2) and one row at
+	// a time (gemm.GemvRowWalk), which must give the same bits.
+	add := func(f kf32, b kbf16, level string) {
+		for _, w := range []uint8{0, 1} {
+			f32s, bf16s, names = append(f32s, f), append(bf16s, b), append(names, fmt.Sprintf("%s/rowwalk=%d", level, w))
+			walks = append(walks, w)
+		}
+	}
+	defer func(w uint8) { gemm.GemvRowWalk = w }(gemm.GemvRowWalk)
 	if gemvDotF32Y != nil && has(LevelAVX2) {
-		f32s, bf16s, names = append(f32s, gemvDotF32Y), append(bf16s, gemvDotBF16Y), append(names, LevelAVX2)
+		add(gemvDotF32Y, gemvDotBF16Y, LevelAVX2)
 	} else {
 		t.Logf("AVX2 dot kernels not run (not on this CPU or build)")
 	}
-	// The AVX-512 kernels run twice: in row groups and one row at a time
-	// (gemm.GemvRowWalk), which must give the same bits.
-	var walks []uint8
 	if gemvDotF32Z != nil && has(LevelAVX512) {
-		walks = make([]uint8, len(names))
-		for _, w := range []uint8{0, 1} {
-			f32s, bf16s, names = append(f32s, gemvDotF32Z), append(bf16s, gemvDotBF16Z), append(names, fmt.Sprintf("%s/rowwalk=%d", LevelAVX512, w))
-			walks = append(walks, w)
-		}
-		defer func(w uint8) { gemm.GemvRowWalk = w }(gemm.GemvRowWalk)
+		add(gemvDotF32Z, gemvDotBF16Z, LevelAVX512)
 	} else {
 		t.Logf("AVX-512 dot kernels not run (not on this CPU or build)")
 	}
@@ -198,9 +200,7 @@ func TestGEMVDotKernels(t *testing.T) {
 					wantB[i] = gemvOrderBF16(k, func(p int) float32 { return a[i*lda+p] }, func(p int) float32 { return x[p] })
 				}
 				for li, name := range names {
-					if walks != nil {
-						gemm.GemvRowWalk = walks[li]
-					}
+					gemm.GemvRowWalk = walks[li]
 					for _, bf := range []bool{false, true} {
 						y := make([]float32, rows+1)
 						y[rows] = 42

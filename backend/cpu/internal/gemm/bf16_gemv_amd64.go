@@ -14,7 +14,7 @@ package gemm
 func GemvDotBF16AVX512(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16)
 
 // GemvDotBF16AVX2 is GemvDotBF16AVX512 on AVX2 (the same bits, two rows
-// at a time). When k%32 is not zero it reads each row's values up to k
+// at a time, or one where GemvRowWalk says so). When k%32 is not zero it reads each row's values up to k
 // rounded up to 16: the caller keeps those reads inside the matrix's
 // memory.
 //

@@ -235,6 +235,9 @@ TEXT ·GemvDotBF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ CX, R11
 	ANDQ $31, R11
 	SHRQ $5, CX
+	// One row at a time where GemvRowWalk says so (the same bits).
+	CMPB ·GemvRowWalk(SB), $0
+	JNE gemvDotBF16Y1
 gemvDotBF16Y2:
 	TESTQ BX, BX
 	JEQ gemvDotBF16Ydone
@@ -308,6 +311,56 @@ gemvDotBF16Y2red:
 	ADDQ $8, DX
 	SUBQ $2, BX
 	JMP gemvDotBF16Y2
+gemvDotBF16Y1:
+	// One row: a single sequential stream through the matrix, which AMD's
+	// hardware prefetchers follow best, with a software prefetch 1 KiB
+	// ahead (past the row's end it reaches the next rows). On a 2-vCPU
+	// Zen 3, SmolLM2-135M's BF16 decode: 71 tok/s in row pairs, 84 one
+	// row at a time without the prefetch, 87 -> 98 with it (alternating
+	// runs; 512 B and 2 KiB measured between).
+	TESTQ BX, BX
+	JEQ gemvDotBF16Ydone
+	MOVQ SI, R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ DI, R10
+	MOVQ CX, R13
+	TESTQ R13, R13
+	JEQ gemvDotBF16Y1tail
+gemvDotBF16Y1loop:
+	PREFETCHT0 1024(R12)
+	VMOVUPS (R10), Y8
+	VMOVUPS 32(R10), Y9
+	VMOVUPS 64(R10), Y10
+	VMOVUPS 96(R10), Y11
+	BF16ROWY(R12, Y0, Y1, Y2, Y3)
+	ADDQ $64, R12
+	ADDQ $128, R10
+	DECQ R13
+	JNZ gemvDotBF16Y1loop
+gemvDotBF16Y1tail:
+	TESTQ R11, R11
+	JEQ gemvDotBF16Y1red
+	VMOVUPS (R10), Y8
+	VMOVUPS 32(R10), Y9
+	VMOVUPS 64(R10), Y10
+	VMOVUPS 96(R10), Y11
+	VMOVDQU (R12), Y12
+	VPAND (R9), Y12, Y12
+	BF16Y(Y0, Y2, Y8, Y10)
+	CMPQ R11, $16
+	JLE gemvDotBF16Y1red
+	VMOVDQU 32(R12), Y12
+	VPAND 32(R9), Y12, Y12
+	BF16Y(Y1, Y3, Y9, Y11)
+gemvDotBF16Y1red:
+	BF16REDY(Y0, Y1, Y2, Y3, X0, X1, 0(DX))
+	ADDQ R8, SI
+	ADDQ $4, DX
+	DECQ BX
+	JMP gemvDotBF16Y1
 gemvDotBF16Ydone:
 	VZEROUPPER
 	RET

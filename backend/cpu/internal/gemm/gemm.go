@@ -22,16 +22,20 @@
 // references of the stated contracts.
 package gemm
 
-// GemvRowWalk, when not zero, makes the AVX-512 dot-form kernels
-// (GemvDotF32AVX512, GemvDotBF16AVX512) take their rows one at a time
-// instead of four or eight side by side: the same lane arithmetic and bits,
+// GemvRowWalk, when not zero, makes the dot-form kernels (GemvDotF32AVX512,
+// GemvDotBF16AVX512, GemvDotF32AVX2, GemvDotBF16AVX2) take their rows one
+// at a time instead of two, four or eight side by side: the same lane
+// arithmetic and bits,
 // one sequential stream per thread instead of several a row apart. It is
 // set on AMD CPUs: on the 2-vCPU Zen 4 EPYC of 2026-12-06 one thread read
 // a 576x576 bf16 matrix at 18-20 GB/s one row at a time against 10 GB/s
 // eight rows at a time, 768->2304 at 22-23 against 10-11 (f32 576x576: 19-20
 // against 13-14; BenchmarkGEMVDotKernels walk1 and walk0), where on the
 // Sapphire Rapids-class Xeon the row groups with their prefetch of the
-// next group were what measured fastest (commit 629db91).
+// next group were what measured fastest (commit 629db91). On an AVX2-only
+// Zen 3 (2026-12-07) the AVX2 kernels one row at a time made SmolLM2-135M's
+// decode faster in alternating runs: BF16 68-74 -> 73-97 tok/s (the bf16
+// kernel with a prefetch 1 KiB ahead), F32 41-45 -> 48-54.
 // backend/cpu sets it at start (GOTPU_GEMV_WALK=rows or groups overrides
 // the choice there).
 var GemvRowWalk uint8

@@ -32,8 +32,9 @@ func GemvAxpyF32(k int, x, b *float32, ldb int, y *float32, n int, mask *int32, 
 //go:noescape
 func GemvDotF32AVX512(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
 
-// GemvDotF32AVX2 is GemvDotF32AVX512 on AVX2 (two rows at a time, four
-// 8-lane accumulators each): the same bits.
+// GemvDotF32AVX2 is GemvDotF32AVX512 on AVX2 (two rows at a time, or one
+// where GemvRowWalk says so; four 8-lane accumulators a row): the same
+// bits.
 //
 //go:noescape
 func GemvDotF32AVX2(k int, a *float32, lda int, x, y *float32, rows int, tail *int32)
