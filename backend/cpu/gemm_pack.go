@@ -8,6 +8,8 @@ package cpu
 // B a third of a 64x512x256 product. Each function here has a portable
 // loop, and the amd64 build sets the assembly (internal/gemm/pack_amd64.s).
 
+import "github.com/gotpu/gotpu/dtype"
+
 var (
 	// packN16Asm and packN6Asm copy np panels of w = 16 or 6 columns:
 	// dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
@@ -25,7 +27,62 @@ var (
 	storeT6Asm func(out *float32, ldo int, t *float32, ldt, n int)
 	// t8x8Asm transposes one 8x8 block: dst[c*ldd+r] = src[r*lds+c].
 	t8x8Asm func(dst *float32, ldd int, src *float32, lds int)
+	// packT8WBF16Asm is packT8WAsm for bf16 rows, widened to f32.
+	packT8WBF16Asm func(dst *float32, src *uint16, lds, n, w int)
+	// packA6BF16Asm interleaves six bf16 rows lda apart, widened:
+	// dst[p*6+r] = f32(src[r*lda+p]) for p < n (n a multiple of 8), and
+	// writes dst[n*6] and dst[n*6+1] (the caller's, overwritten after).
+	packA6BF16Asm func(dst *float32, src *uint16, lda, n int)
 )
+
+// packBF16Panel packs one panel of packBF16 with the vector widening
+// transposes where they apply: rows (at most w) lds >= 1 elements apart,
+// each contiguous along its kc k steps from src[r*lds]; dst is the w*kc
+// panel. It reports false, having done nothing, where they do not (a
+// panel under eight rows, other than a full six-row one; fewer than nine
+// steps; no AVX2).
+func packBF16Panel(dst []float32, src []dtype.BFloat16, lds, rows, kc, w int) bool {
+	if !atLeast(LevelAVX2) || packT8WBF16Asm == nil || kc < 9 || lds < 1 {
+		return false
+	}
+	_ = dst[kc*w-1]
+	_ = src[(rows-1)*lds+kc-1]
+	s16 := as16(src)
+	switch {
+	case w == 6 && rows == 6:
+		// The assembly writes two values past each block of eight steps:
+		// keep the last step (at least) for the loop below.
+		done := (kc - 1) / 8 * 8
+		packA6BF16Asm(&dst[0], &s16[0], lds, done)
+		for p := done; p < kc; p++ {
+			out := dst[p*6 : p*6+6 : p*6+6]
+			for r := range out {
+				out[r] = src[r*lds+p].F32()
+			}
+		}
+		return true
+	case w >= 8 && rows >= 8:
+		// Blocks of eight rows (the last overlapping the one before when
+		// rows is not a multiple of eight) by eight steps; the last steps
+		// and the missing rows by loops.
+		vn := kc &^ 7
+		for r := 0; r < rows; r += 8 {
+			r = min(r, rows-8)
+			packT8WBF16Asm(&dst[r], &s16[r*lds], lds, vn, w)
+		}
+		for p := 0; p < kc; p++ {
+			clear(dst[p*w+rows : p*w+w])
+		}
+		for r := 0; r < rows; r++ {
+			in := src[r*lds+vn : r*lds+kc]
+			for q, v := range in {
+				dst[(vn+q)*w+r] = v.F32()
+			}
+		}
+		return true
+	}
+	return false
+}
 
 // gemmPackN copies np panels of w columns (w 6 or a multiple of 16) of a matrix whose
 // rows are lds >= 0 elements apart into p-major panels dps elements apart:

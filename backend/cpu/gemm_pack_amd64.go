@@ -11,5 +11,7 @@ func init() {
 		packT8WAsm = gemm.PackT8WF32
 		storeT6Asm = gemm.StoreT6F32
 		t8x8Asm = gemm.T8x8F32
+		packT8WBF16Asm = gemm.PackT8WBF16
+		packA6BF16Asm = gemm.PackA6BF16AVX2
 	}
 }

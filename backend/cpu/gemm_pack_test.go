@@ -3,7 +3,10 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/gotpu/gotpu/dtype"
 )
 
 // packGuard is the value every untouched destination element keeps.
@@ -280,5 +283,53 @@ func TestGEMMTranspose(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPackBF16Fast checks packBF16's vector widening transposes
+// (packBF16Panel: x of x·Wᵀ in six-row panels, W in panels of 8 or more)
+// against the generic conversion loop bit for bit, at every level: evenly
+// spaced rows with a gap after each, panel row counts around six and
+// eight, k steps around the eight-step blocks, any bf16 bits (NaN
+// payloads, subnormals), guard values after the panels.
+func TestPackBF16Fast(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	toF := []func(dtype.BFloat16) float32{func(v dtype.BFloat16) float32 { return v.F32() }}
+	for _, lv := range levels() {
+		withLevel(lv, func() {
+			for _, w := range []int{6, 8, 12, 16, 64} {
+				for _, rows := range []int{1, 5, 6, 7, 8, 9, 13, 16, 17, 40} {
+					for _, kc := range []int{1, 8, 9, 15, 16, 17, 70} {
+						for _, p0 := range []int{0, 5} {
+							ld := p0 + kc + 3
+							src := make([]dtype.BFloat16, (rows+2)*ld+10)
+							for i := range src {
+								src[i] = dtype.BFloat16(r.Uint32())
+							}
+							s := gemmSide[dtype.BFloat16, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: toF, plain: true}
+							n := ceilDiv(rows, w)*w*kc + 8
+							want := guarded(n)
+							general := s
+							general.plain = false
+							packSide(want, &general, 0, 1, rows, p0, kc, w)
+							got := guarded(n)
+							packSide(got, &s, 0, 1, rows, p0, kc, w)
+							if i := sameBits(got, want); i >= 0 {
+								t.Fatalf("%s w %d rows %d kc %d p0 %d: element %d = %#x, want %#x", lv, w, rows, kc, p0, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+							}
+						}
+					}
+				}
+			}
+			// The vector path is taken where it applies.
+			if lv != LevelGeneric && packT8WBF16Asm != nil {
+				src := make([]dtype.BFloat16, 16*20)
+				for _, c := range []struct{ rows, w int }{{6, 6}, {8, 16}, {13, 16}, {16, 16}} {
+					if !packBF16Panel(make([]float32, c.w*20), src, 20, c.rows, 20, c.w) {
+						t.Errorf("%s: %d rows into %d-wide panels not taken", lv, c.rows, c.w)
+					}
+				}
+			}
+		})
 	}
 }

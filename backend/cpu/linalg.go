@@ -378,13 +378,19 @@ func packBF16(dst []float32, src []dtype.BFloat16, base int, row, k []int, w int
 	if kc == 0 {
 		return
 	}
+	contig := adjacent(k)
 	for pr := 0; pr < len(row); pr += w {
 		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 		rs := row[pr:min(pr+w, len(row))]
+		if lds, ok := uniformStride(rs); contig && ok && lds >= 1 && packBF16Panel(panel, src[base+rs[0]+k[0]:], lds, len(rs), kc, w) {
+			// Rows evenly spaced, each contiguous along k (x of x·Wᵀ as A,
+			// W as B): the vector transposes.
+			continue
+		}
 		if len(rs) < w {
 			clear(panel)
 		}
-		if adjacent(k) {
+		if contig {
 			for r, ro := range rs {
 				in := src[base+ro+k[0] : base+ro+k[0]+kc]
 				for p, v := range in {
