@@ -48,3 +48,40 @@
 	VSHUFPS $0xEE, Y15, Y10, Y5 \
 	VSHUFPS $0x44, Y15, Y11, Y6 \
 	VSHUFPS $0xEE, Y15, Y11, Y7
+
+// STORET8W stores the columns of a TRANSPOSE8 (Y8-Y15) as eight panel
+// steps w floats apart: DI the first, R10 = 4*w bytes, R12 = 3*R10; AX is
+// clobbered.
+#define STORET8W \
+	MOVQ DI, AX \
+	VMOVUPS Y8, (AX) \
+	VMOVUPS Y9, (AX)(R10*1) \
+	VMOVUPS Y10, (AX)(R10*2) \
+	VMOVUPS Y11, (AX)(R12*1) \
+	LEAQ (AX)(R10*4), AX \
+	VMOVUPS Y12, (AX) \
+	VMOVUPS Y13, (AX)(R10*1) \
+	VMOVUPS Y14, (AX)(R10*2) \
+	VMOVUPS Y15, (AX)(R12*1)
+
+// STOREA6 finishes a TRANSPOSE6ROWS: each of the eight columns (six
+// values and two zeros) stored with a 32-byte store at DI + 24*c bytes, so
+// every store writes two floats past its column, which the next one
+// overwrites (the last writes the two after the block). Y8 is clobbered.
+#define STOREA6 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VMOVUPS    Y8, (DI) \
+	VPERM2F128 $0x20, Y5, Y1, Y8 \
+	VMOVUPS    Y8, 24(DI) \
+	VPERM2F128 $0x20, Y6, Y2, Y8 \
+	VMOVUPS    Y8, 48(DI) \
+	VPERM2F128 $0x20, Y7, Y3, Y8 \
+	VMOVUPS    Y8, 72(DI) \
+	VPERM2F128 $0x31, Y4, Y0, Y8 \
+	VMOVUPS    Y8, 96(DI) \
+	VPERM2F128 $0x31, Y5, Y1, Y8 \
+	VMOVUPS    Y8, 120(DI) \
+	VPERM2F128 $0x31, Y6, Y2, Y8 \
+	VMOVUPS    Y8, 144(DI) \
+	VPERM2F128 $0x31, Y7, Y3, Y8 \
+	VMOVUPS    Y8, 168(DI)
