@@ -347,8 +347,8 @@ func (k *Kernels) Max(a []float32) float32 {
 
 // ExpSubSum sets x[i] = exp(x[i] - m) (Exp's bits) and returns their sum:
 // one pass at avx512 and above (summed in 16 lanes, element i in lane
-// i mod 16, the tail under a mask, folded pairwise), else AddScalar, Exp
-// and Sum.
+// i mod 16, the tail under a mask, folded pairwise), else the bits of
+// AddScalar, Exp and Sum (at avx2 in one pass up to SumBlock values).
 func (k *Kernels) ExpSubSum(x []float32, m float32) float32 {
 	if len(x) == 0 {
 		return 0

@@ -70,6 +70,12 @@ func vecMaxF32AVX2(a *float32, n int) float32
 //go:noescape
 func vecRopeF32AVX2(dst, x, c, s *float32, h, n int)
 
+// expSubSumF32Y is ExpSubSum's AVX2 pass over the first n (a multiple of
+// 32) values: x[i] = exp(x[i] + negm), acc[i%32] += x[i] (see vec_amd64.s).
+//
+//go:noescape
+func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32)
+
 // expSubSumF32Z sets x[i] = exp(x[i] - m) for i < n and returns their sum
 // (AVX-512; see vec_amd64.s).
 //
@@ -203,12 +209,28 @@ func (k *Kernels) maxAsm(a []float32) (float32, int) {
 	return vecMaxF32AVX2(&a[0], n), n
 }
 
-// expSubSumAsm is ExpSubSum's one AVX-512 pass over a non-empty x.
+// expSubSumAsm is ExpSubSum's one AVX-512 pass over a non-empty x, or at
+// avx2 the one pass that gives AddScalar, Exp and Sum's bits: the 32-value
+// blocks in the assembly, the last values through those three, for x of
+// one Sum block (longer ones take the three passes).
 func (k *Kernels) expSubSumAsm(x []float32, m float32) (float32, bool) {
-	if !k.z {
+	if k.z {
+		return expSubSumF32Z(&x[0], len(x), m), true
+	}
+	n := len(x) &^ (SumLanes - 1)
+	if !k.Asm || n == 0 || len(x) > SumBlock {
 		return 0, false
 	}
-	return expSubSumF32Z(&x[0], len(x), m), true
+	var acc [SumLanes]float32
+	expSubSumF32Y(&x[0], n, -m, &acc)
+	if t := x[n:]; len(t) > 0 {
+		k.AddScalar(t, t, -m)
+		k.Exp(t, t)
+		for j, v := range t {
+			acc[j] += v
+		}
+	}
+	return FoldLanes(&acc), true
 }
 
 // ropeAsm runs Rope's vector kernel on the longest multiple-of-8 prefix

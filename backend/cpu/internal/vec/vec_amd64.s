@@ -519,6 +519,53 @@ done:
 	VZEROUPPER
 	RET
 
+// ESY(OFF, ACC): ExpSubSum's step on the eight values at OFF(DI): the
+// instructions of AddScalar (Y12 = -m, the same operand order) and of
+// vecExpF32AVX2, the result stored back and added into ACC as
+// vecSumLanesF32AVX2 adds (the same bits as the three passes).
+#define ESY(OFF, ACC) \
+	VADDPS  OFF(DI), Y12, Y0; \
+	VCMPPS  $1, Y14, Y0, Y4; \
+	VANDNPS Y0, Y4, Y0; \
+	EXP; \
+	VANDNPS Y0, Y4, Y0; \
+	VMOVUPS Y0, OFF(DI); \
+	VADDPS  Y0, ACC, ACC
+
+// func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32)
+// ExpSubSum at level avx2 in one pass: for n a multiple of 32, x[i] =
+// exp(x[i] + negm) and acc[i%32] += x[i] in order, with the instructions
+// of AddScalar, Exp and Sum's lane loop, so the bits are theirs.
+TEXT ·expSubSumF32Y(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS negm+16(FP), Y12
+	MOVQ         acc+24(FP), SI
+	EXPCONSTS
+	VMOVUPS      0(SI), Y8
+	VMOVUPS      32(SI), Y9
+	VMOVUPS      64(SI), Y10
+	VMOVUPS      96(SI), Y11
+	SHRQ         $5, CX
+	JZ           esydone
+
+esyloop:
+	ESY(0, Y8)
+	ESY(32, Y9)
+	ESY(64, Y10)
+	ESY(96, Y11)
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  esyloop
+
+esydone:
+	VMOVUPS Y8, 0(SI)
+	VMOVUPS Y9, 32(SI)
+	VMOVUPS Y10, 64(SI)
+	VMOVUPS Y11, 96(SI)
+	VZEROUPPER
+	RET
+
 // func vecLogF32AVX2(dst, a *float32, n int)
 // Cephes logf: x = m*2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled
 // by 2^23 first), log = f - f^2/2 + f^3 P(f) + e*ln2 with f = m - 1 and

@@ -506,14 +506,16 @@ func TestRopeRow(t *testing.T) {
 // assembly Exp of x - m bit for bit (the AVX-512 pass runs the same Cephes
 // operations; generic within float rounding of it), and the sum is within
 // float rounding of the f64 sum, over lengths around the 16-lane tail and
-// special values.
+// special values. Below avx512 (the AVX2 one pass, or the passes
+// themselves) the values and the sum are AddScalar, Exp and Sum's bits,
+// NaNs' included (a NaN m, NaN and infinite x).
 func TestExpSubSum(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	ref := For(cpulevel.AVX2) // the generic kernels where there is no assembly
 	ninf, inf, nan := float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN())
 	for _, lv := range Levels() {
 		k := For(lv)
-		for _, n := range []int{1, 2, 7, 15, 16, 17, 31, 33, 64, 255, 256, 1000} {
+		for _, n := range []int{1, 2, 7, 15, 16, 17, 31, 32, 33, 63, 64, 66, 95, 255, 256, 1000, 4095, 4096, 4097, 5000} {
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(r.NormFloat64() * 8)
@@ -525,6 +527,28 @@ func TestExpSubSum(t *testing.T) {
 				}
 			}
 			m := float32(r.NormFloat64())
+			if !k.z {
+				// The three passes, bit for bit (also with a NaN m).
+				for _, m := range []float32{m, nan, -nan, ninf} {
+					x3 := append([]float32(nil), x...)
+					if n > 3 {
+						x3[n/2], x3[n-1], x3[1] = nan, -nan, inf
+					}
+					y := append([]float32(nil), x3...)
+					k.AddScalar(y, y, -m)
+					k.Exp(y, y)
+					ws := k.Sum(y)
+					gs := k.ExpSubSum(x3, m)
+					if math.Float32bits(gs) != math.Float32bits(ws) {
+						t.Fatalf("%s n=%d m=%v: sum %#x, the three passes give %#x", lv, n, m, math.Float32bits(gs), math.Float32bits(ws))
+					}
+					for i := range y {
+						if math.Float32bits(x3[i]) != math.Float32bits(y[i]) {
+							t.Fatalf("%s n=%d m=%v: x[%d] = %#x, the three passes give %#x", lv, n, m, i, math.Float32bits(x3[i]), math.Float32bits(y[i]))
+						}
+					}
+				}
+			}
 			want := make([]float32, n)
 			for i := range want {
 				want[i] = x[i] - m
@@ -544,6 +568,23 @@ func TestExpSubSum(t *testing.T) {
 			}
 			if math.Abs(float64(sum)-exact) > 1e-6*exact {
 				t.Fatalf("%s n=%d: sum %v, want %v", lv, n, sum, exact)
+			}
+		}
+		if !k.z {
+			// NaNs of both signs in one lane, the rest finite: the sum's NaN
+			// is the one the lane's additions keep.
+			for _, n := range []int{64, 96, 1000} {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				x[3], x[35] = nan, -nan
+				y := append([]float32(nil), x...)
+				k.AddScalar(y, y, -1)
+				k.Exp(y, y)
+				if got, want := k.ExpSubSum(x, 1), k.Sum(y); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d: NaN sum %#x, the three passes give %#x", lv, n, math.Float32bits(got), math.Float32bits(want))
+				}
 			}
 		}
 		x := []float32{0, inf, nan, 1}
