@@ -476,6 +476,60 @@ done:
 	VPSLLD       $23, Y1, Y1; \
 	VMULPS       Y3, Y2, Y2
 
+// EXPSPLIT2(XA, NA, PA, TA, XB, NB, PB, TB) is EXPSPLIT on two vectors at
+// once, the instructions of the two interleaved (the same operations and
+// operand orders on each, so the same bits): exp(XA) = PA*NA and exp(XB)
+// = PB*NB; TA and TB are clobbered. One vector's chain of 25 dependent
+// steps left the core waiting on latency (15 cycles a vector on Zen 3);
+// two in flight hide it.
+#define EXPSPLIT2(XA, NA, PA, TA, XB, NB, PB, TB) \
+	VMINPS       XA, Y15, XA; \
+	VMINPS       XB, Y15, XB; \
+	VMAXPS       XA, Y14, XA; \
+	VMAXPS       XB, Y14, XB; \
+	VMULPS       vlog2e<>(SB), XA, NA; \
+	VMULPS       vlog2e<>(SB), XB, NB; \
+	VROUNDPS     $0, NA, NA; \
+	VROUNDPS     $0, NB, NB; \
+	VFNMADD231PS vln2hi<>(SB), NA, XA; \
+	VFNMADD231PS vln2hi<>(SB), NB, XB; \
+	VFNMADD231PS vln2lo<>(SB), NA, XA; \
+	VFNMADD231PS vln2lo<>(SB), NB, XB; \
+	VMOVUPS      vexpP0<>(SB), PA; \
+	VMOVUPS      vexpP0<>(SB), PB; \
+	VFMADD213PS  vexpP1<>(SB), XA, PA; \
+	VFMADD213PS  vexpP1<>(SB), XB, PB; \
+	VFMADD213PS  vexpP2<>(SB), XA, PA; \
+	VFMADD213PS  vexpP2<>(SB), XB, PB; \
+	VFMADD213PS  vexpP3<>(SB), XA, PA; \
+	VFMADD213PS  vexpP3<>(SB), XB, PB; \
+	VFMADD213PS  vexpP4<>(SB), XA, PA; \
+	VFMADD213PS  vexpP4<>(SB), XB, PB; \
+	VFMADD213PS  vexpP5<>(SB), XA, PA; \
+	VFMADD213PS  vexpP5<>(SB), XB, PB; \
+	VMULPS       XA, XA, TA; \
+	VMULPS       XB, XB, TB; \
+	VFMADD213PS  XA, TA, PA; \
+	VFMADD213PS  XB, TB, PB; \
+	VADDPS       vone<>(SB), PA, PA; \
+	VADDPS       vone<>(SB), PB, PB; \
+	VCVTPS2DQ    NA, NA; \
+	VCVTPS2DQ    NB, NB; \
+	VPSRAD       $1, NA, TA; \
+	VPSRAD       $1, NB, TB; \
+	VPSUBD       TA, NA, NA; \
+	VPSUBD       TB, NB, NB; \
+	VPADDD       v127<>(SB), TA, TA; \
+	VPADDD       v127<>(SB), TB, TB; \
+	VPSLLD       $23, TA, TA; \
+	VPSLLD       $23, TB, TB; \
+	VPADDD       v127<>(SB), NA, NA; \
+	VPADDD       v127<>(SB), NB, NB; \
+	VPSLLD       $23, NA, NA; \
+	VPSLLD       $23, NB, NB; \
+	VMULPS       TA, PA, PA; \
+	VMULPS       TB, PB, PB
+
 // EXP sets Y0 = exp(Y0); clobbers Y1-Y3.
 #define EXP \
 	EXPSPLIT; \
@@ -506,6 +560,29 @@ TEXT ·vecExpF32AVX2(SB), NOSPLIT, $0-24
 	UNARYHEAD
 	EXPCONSTS
 
+	// Two vectors at a time (EXPSPLIT2), then the last one alone.
+loop2:
+	CMPQ    CX, $2
+	JLT     loop
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y5
+	VCMPPS  $1, Y14, Y0, Y4
+	VCMPPS  $1, Y14, Y5, Y9
+	VANDNPS Y0, Y4, Y0
+	VANDNPS Y5, Y9, Y5
+	EXPSPLIT2(Y0, Y1, Y2, Y3, Y5, Y6, Y7, Y8)
+	VMULPS  Y1, Y2, Y0
+	VMULPS  Y6, Y7, Y5
+	VANDNPS Y0, Y4, Y0
+	VANDNPS Y5, Y9, Y5
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $2, CX
+	JNZ     loop2
+	JMP     done
+
 loop:
 	VMOVUPS (SI), Y0
 	VCMPPS  $1, Y14, Y0, Y4 // x < -104: exp is +0 (as EXP gives at -104)
@@ -532,6 +609,29 @@ done:
 	VMOVUPS Y0, OFF(DI); \
 	VADDPS  Y0, ACC, ACC
 
+// ESY2(OA, OB, ACCA, ACCB) is ESY on two vectors at once (EXPSPLIT2): the
+// second one's mask, for want of a register, is made again after the
+// exponential from its input, still in memory (the same operations: the
+// same mask).
+#define ESY2(OA, OB, ACCA, ACCB) \
+	VADDPS  OA(DI), Y12, Y0; \
+	VADDPS  OB(DI), Y12, Y5; \
+	VCMPPS  $1, Y14, Y0, Y4; \
+	VANDNPS Y0, Y4, Y0; \
+	VCMPPS  $1, Y14, Y5, Y6; \
+	VANDNPS Y5, Y6, Y5; \
+	EXPSPLIT2(Y0, Y1, Y2, Y3, Y5, Y6, Y7, Y13); \
+	VMULPS  Y1, Y2, Y0; \
+	VMULPS  Y6, Y7, Y5; \
+	VANDNPS Y0, Y4, Y0; \
+	VADDPS  OB(DI), Y12, Y6; \
+	VCMPPS  $1, Y14, Y6, Y6; \
+	VANDNPS Y5, Y6, Y5; \
+	VMOVUPS Y0, OA(DI); \
+	VMOVUPS Y5, OB(DI); \
+	VADDPS  Y0, ACCA, ACCA; \
+	VADDPS  Y5, ACCB, ACCB
+
 // func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32)
 // ExpSubSum at level avx2 in one pass: for n a multiple of 32, x[i] =
 // exp(x[i] + negm) and acc[i%32] += x[i] in order, with the instructions
@@ -550,10 +650,8 @@ TEXT ·expSubSumF32Y(SB), NOSPLIT, $0-32
 	JZ           esydone
 
 esyloop:
-	ESY(0, Y8)
-	ESY(32, Y9)
-	ESY(64, Y10)
-	ESY(96, Y11)
+	ESY2(0, 32, Y8, Y9)
+	ESY2(64, 96, Y10, Y11)
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  esyloop
