@@ -32,6 +32,8 @@ type acts struct {
 	// kernel (the row kernels make them: k6c would double a row's bytes).
 	k6  []int8
 	k6c []int16
+	// k6From is the first row k6 and k6c are filled for (needK6Tail).
+	k6From int
 
 	bufs actBufs
 }
@@ -102,7 +104,7 @@ func (a *acts) fillQ8KBlock(i, b int) {
 	if a.kp != nil {
 		fillKP(src, a.kp[i*k+b*qkK:][:qkK])
 	}
-	if a.k6 != nil {
+	if a.k6 != nil && i >= a.k6From {
 		fillK6(src, a.k6[i*k+b*qkK:][:qkK], a.k6c[(i*k+b*qkK)/2:][:qkK/2])
 	}
 }
@@ -182,6 +184,10 @@ func Finite(x []float32) bool {
 const (
 	needKP = 1 << iota // acts.kp
 	needK6             // acts.k6, acts.k6c
+	// needK6Tail is needK6 for the rows a one-by-four GEMM kernel leaves
+	// to the row kernel (from m rounded down to 4; all when m < 4): a row
+	// kernel reads acts.k6, the GEMM kernel acts.qs.
+	needK6Tail
 )
 
 // actsPool keeps activation buffers between MatMul calls (a decoding
@@ -233,8 +239,11 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		if need&needKP != 0 {
 			a.kp = grow(&b.kp, m*k)
 		}
-		if need&needK6 != 0 {
+		if need&(needK6|needK6Tail) != 0 {
 			a.k6, a.k6c = grow(&b.k6, m*k), grow(&b.k6c, m*k/2)
+			if need&needK6 == 0 {
+				a.k6From = m &^ 3
+			}
 		}
 	}
 	rb := nb * t.TypeSize()

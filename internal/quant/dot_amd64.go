@@ -67,9 +67,10 @@ type dotKFn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out
 
 // The activation layouts a K-type row kernel reads.
 const (
-	actQS = iota // acts.qs
-	actKP        // acts.kp, with acts.m16 as the kernel's aux
-	actK6        // acts.k6 (and acts.k6c as a GEMM kernel's aux)
+	actQS  = iota // acts.qs
+	actKP         // acts.kp, with acts.m16 as the kernel's aux
+	actK6         // acts.k6 (and acts.k6c as a GEMM kernel's aux)
+	actK6S        // acts.k6, with the type's own aux (Q4_K: the 32-quant sums)
 )
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
@@ -83,6 +84,8 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 			qa, aux = &a.kp[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
 		case actK6: // the row kernels make k6c's sums themselves
 			qa, aux = &a.k6[i*a.k], nil
+		case actK6S:
+			qa = &a.k6[i*a.k]
 		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {

@@ -32,8 +32,50 @@ GLOBL kPerm<>(SB), RODATA|NOPTR, $32
 	VPMADDWD Y3, Yq, Yq; \
 	VPADDD Yq, Y10, Y10
 
+// The Q4_K row kernel reads the activation quants in acts.k6's order (in
+// each 32: class c's quants c, c+8, c+16, c+24 at bytes 16*(c/4)+4*(c%4),
+// as the Q6_K kernel does) and moves the weight levels there too: VPERMD
+// (dwords 0, 2, 4, 6 | 1, 3, 5, 7) then VPSHUFB (a 4x4 byte transpose per
+// lane) on each 32 packed bytes, before they split into their low and
+// high nibbles (two sub-blocks of 32 in the same order). VPMADDUBSW's
+// words are then [pair c, c+8; pair c+16, c+24] of class c, side by side,
+// and one VPMADDWD against the scale in both words of a dword gives the
+// scaled class sum of the 32 in dword c: no fold, no widening. The sums
+// are integers, the same as KSUB's: the same bits.
+DATA k4Perm<>+0(SB)/8, $0x0000000200000000
+DATA k4Perm<>+8(SB)/8, $0x0000000600000004
+DATA k4Perm<>+16(SB)/8, $0x0000000300000001
+DATA k4Perm<>+24(SB)/8, $0x0000000700000005
+GLOBL k4Perm<>(SB), RODATA|NOPTR, $32
+
+DATA k4Shuf<>+0(SB)/8, $0x0d0905010c080400
+DATA k4Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
+DATA k4Shuf<>+16(SB)/8, $0x0d0905010c080400
+DATA k4Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
+GLOBL k4Shuf<>(SB), RODATA|NOPTR, $32
+
+// K4SUB(Yq, ymem, scoff): aux (Y10) += the [scale, scale] words at
+// scoff(SP) times the level pairs of Yq against the 32 quants at ymem.
+#define K4SUB(Yq, ymem, scoff) \
+	VPMADDUBSW   ymem, Yq, Yq; \
+	VPBROADCASTD scoff(SP), Y3; \
+	VPMADDWD     Y3, Yq, Yq; \
+	VPADDD       Yq, Y10, Y10
+
+// K4CHUNK(woff, aoffA, aoffB, scA, scB): the 64 levels packed at woff(SI)
+// (low nibbles: sub-block A, high: B) in acts.k6's order, then K4SUB for
+// each.
+#define K4CHUNK(woff, aoffA, aoffB, scA, scB) \
+	VPERMD  woff(SI), Y15, Y0; \
+	VPSHUFB Y11, Y0, Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   Y14, Y0, Y0; \
+	VPAND   Y14, Y1, Y1; \
+	K4SUB(Y0, aoffA(DI), scA); \
+	K4SUB(Y1, aoffB(DI), scB)
+
 // func dotQ4KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// aux: per block eight int32 sums of 32 activation quants.
+// qa: acts.k6; aux: per block eight int32 sums of 32 activation quants.
 TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -45,7 +87,8 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	VMOVDQU kPerm<>(SB), Y11
+	VMOVDQU k4Shuf<>(SB), Y11
+	VMOVDQU k4Perm<>(SB), Y15
 	TESTQ CX, CX
 	JZ    q4kdone
 q4kloop:
@@ -88,6 +131,8 @@ q4kloop:
 	VMOVQ R12, X6
 	VPMOVZXBD X5, Y5
 	VPMOVZXBD X6, Y6
+	VPSLLD    $16, Y5, Y7
+	VPOR      Y7, Y5, Y5 // each scale in both words of its dword
 	VMOVDQU   Y5, 16(SP)
 	// sumi = Σ mins × (32-element activation sums)
 	VPMULLD      (R9), Y6, Y6
@@ -99,30 +144,10 @@ q4kloop:
 	VPADDD       X7, X6, X6
 	VCVTDQ2PS    X6, X6
 	VPXOR Y10, Y10, Y10
-	VMOVDQU 16(SI), Y0
-	VPSRLW  $4, Y0, Y1
-	VPAND   Y14, Y0, Y0
-	VPAND   Y14, Y1, Y1
-	KSUB(Y0, X0, 0(DI), 16)
-	KSUB(Y1, X1, 32(DI), 20)
-	VMOVDQU 48(SI), Y0
-	VPSRLW  $4, Y0, Y1
-	VPAND   Y14, Y0, Y0
-	VPAND   Y14, Y1, Y1
-	KSUB(Y0, X0, 64(DI), 24)
-	KSUB(Y1, X1, 96(DI), 28)
-	VMOVDQU 80(SI), Y0
-	VPSRLW  $4, Y0, Y1
-	VPAND   Y14, Y0, Y0
-	VPAND   Y14, Y1, Y1
-	KSUB(Y0, X0, 128(DI), 32)
-	KSUB(Y1, X1, 160(DI), 36)
-	VMOVDQU 112(SI), Y0
-	VPSRLW  $4, Y0, Y1
-	VPAND   Y14, Y0, Y0
-	VPAND   Y14, Y1, Y1
-	KSUB(Y0, X0, 192(DI), 40)
-	KSUB(Y1, X1, 224(DI), 44)
+	K4CHUNK(16, 0, 32, 16, 20)
+	K4CHUNK(48, 64, 96, 24, 28)
+	K4CHUNK(80, 128, 160, 32, 36)
+	K4CHUNK(112, 192, 224, 40, 44)
 	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
 	VMOVD        (SI), X7
 	VCVTPH2PS    X7, X7
