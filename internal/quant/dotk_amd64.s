@@ -6,9 +6,10 @@
 // row. ggml's generic code keeps eight int32 lanes per super-block, lane l
 // summing the elements p with p%8 == l (times their sub-block's scale),
 // and eight float32 sums, sums[l] += d*aux[l]; so these kernels keep the
-// classes apart too: VPSHUFB puts elements p and p+8 of each 16 next to
-// each other, VPMADDUBSW sums those pairs, and the 16-bit class sums are
-// widened (VPMOVSXWD) and scaled with VPMADDWD against [scale, 0] dwords.
+// classes apart too. The Q4_K GEMM kernel (gemm1x4Q4KAVX2): VPSHUFB puts
+// elements p and p+8 of each 16 next to each other, VPMADDUBSW sums those
+// pairs, and the 16-bit class sums are widened and scaled with VPMADDWD
+// against [scale, 0] dwords. The row kernels: below.
 // The eight float32 sums and the scalar -dmin·Σmins·bsums chain are
 // ggml's; out[0:8] gets sums, out[8] sumf, and Go adds them in ggml's order.
 
@@ -18,21 +19,7 @@ DATA kPerm<>+16(SB)/8, $0x0b030a0209010800
 DATA kPerm<>+24(SB)/8, $0x0f070e060d050c04
 GLOBL kPerm<>(SB), RODATA|NOPTR, $32
 
-// KSUB(Yq, Xq, ymem, scoff): aux (Y10) += scale at scoff(SP) × class sums of
-// the 32 levels in Yq against the 32 activation quants at ymem.
-#define KSUB(Yq, Xq, ymem, scoff) \
-	VMOVDQU ymem, Y2; \
-	VPSHUFB Y11, Y2, Y2; \
-	VPSHUFB Y11, Yq, Yq; \
-	VPMADDUBSW Y2, Yq, Yq; \
-	VEXTRACTI128 $1, Yq, X3; \
-	VPADDW X3, Xq, Xq; \
-	VPMOVSXWD Xq, Yq; \
-	VPBROADCASTD scoff(SP), Y3; \
-	VPMADDWD Y3, Yq, Yq; \
-	VPADDD Yq, Y10, Y10
-
-// The Q4_K row kernel reads the activation quants in acts.k6's order (in
+// The Q4_K and Q5_K row kernels read the activation quants in acts.k6's order (in
 // each 32: class c's quants c, c+8, c+16, c+24 at bytes 16*(c/4)+4*(c%4),
 // as the Q6_K kernel does) and moves the weight levels there too: VPERMD
 // (dwords 0, 2, 4, 6 | 1, 3, 5, 7) then VPSHUFB (a 4x4 byte transpose per
@@ -41,7 +28,7 @@ GLOBL kPerm<>(SB), RODATA|NOPTR, $32
 // words are then [pair c, c+8; pair c+16, c+24] of class c, side by side,
 // and one VPMADDWD against the scale in both words of a dword gives the
 // scaled class sum of the 32 in dword c: no fold, no widening. The sums
-// are integers, the same as KSUB's: the same bits.
+// are integers, the same as the fold's: the same bits.
 DATA k4Perm<>+0(SB)/8, $0x0000000200000000
 DATA k4Perm<>+8(SB)/8, $0x0000000600000004
 DATA k4Perm<>+16(SB)/8, $0x0000000300000001
@@ -174,8 +161,10 @@ q4kdone:
 	RET
 
 // func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// aux: per block eight int32 sums of 32 activation quants. Q4_K with a
-// fifth bit per level from qh, moved to bit 4 by a shift and a mask.
+// qa: acts.k6; aux: per block eight int32 sums of 32 activation quants.
+// Q4_K with a fifth bit per level from qh, moved to bit 4 by a shift and
+// a mask; qh's 32 bytes take the same VPERMD and VPSHUFB as each 32 of
+// qs, so that their bytes stay side by side.
 TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -187,7 +176,8 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	VMOVDQU kPerm<>(SB), Y11
+	VMOVDQU k4Shuf<>(SB), Y11
+	VMOVDQU k4Perm<>(SB), Y2
 	MOVL $0x10101010, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -232,6 +222,8 @@ q5kloop:
 	VMOVQ R12, X6
 	VPMOVZXBD X5, Y5
 	VPMOVZXBD X6, Y6
+	VPSLLD    $16, Y5, Y7
+	VPOR      Y7, Y5, Y5 // each scale in both words of its dword
 	VMOVDQU   Y5, 16(SP)
 	// sumi = Σ mins × (32-element activation sums)
 	VPMULLD      (R9), Y6, Y6
@@ -243,8 +235,10 @@ q5kloop:
 	VPADDD       X7, X6, X6
 	VCVTDQ2PS    X6, X6
 	VPXOR Y10, Y10, Y10
-	VMOVDQU 16(SI), Y9
-	VMOVDQU 48(SI), Y0
+	VPERMD  16(SI), Y2, Y9
+	VPSHUFB Y11, Y9, Y9
+	VPERMD  48(SI), Y2, Y0
+	VPSHUFB Y11, Y0, Y0
 	VPSRLW  $4, Y0, Y1
 	VPAND   Y14, Y0, Y0
 	VPAND   Y14, Y1, Y1
@@ -254,9 +248,10 @@ q5kloop:
 	VPSLLW $3, Y9, Y5
 	VPAND   Y15, Y5, Y5
 	VPOR    Y5, Y1, Y1
-	KSUB(Y0, X0, 0(DI), 16)
-	KSUB(Y1, X1, 32(DI), 20)
-	VMOVDQU 80(SI), Y0
+	K4SUB(Y0, 0(DI), 16)
+	K4SUB(Y1, 32(DI), 20)
+	VPERMD  80(SI), Y2, Y0
+	VPSHUFB Y11, Y0, Y0
 	VPSRLW  $4, Y0, Y1
 	VPAND   Y14, Y0, Y0
 	VPAND   Y14, Y1, Y1
@@ -266,9 +261,10 @@ q5kloop:
 	VPSLLW $1, Y9, Y5
 	VPAND   Y15, Y5, Y5
 	VPOR    Y5, Y1, Y1
-	KSUB(Y0, X0, 64(DI), 24)
-	KSUB(Y1, X1, 96(DI), 28)
-	VMOVDQU 112(SI), Y0
+	K4SUB(Y0, 64(DI), 24)
+	K4SUB(Y1, 96(DI), 28)
+	VPERMD  112(SI), Y2, Y0
+	VPSHUFB Y11, Y0, Y0
 	VPSRLW  $4, Y0, Y1
 	VPAND   Y14, Y0, Y0
 	VPAND   Y14, Y1, Y1
@@ -278,9 +274,10 @@ q5kloop:
 	VPSRLW $1, Y9, Y5
 	VPAND   Y15, Y5, Y5
 	VPOR    Y5, Y1, Y1
-	KSUB(Y0, X0, 128(DI), 32)
-	KSUB(Y1, X1, 160(DI), 36)
-	VMOVDQU 144(SI), Y0
+	K4SUB(Y0, 128(DI), 32)
+	K4SUB(Y1, 160(DI), 36)
+	VPERMD  144(SI), Y2, Y0
+	VPSHUFB Y11, Y0, Y0
 	VPSRLW  $4, Y0, Y1
 	VPAND   Y14, Y0, Y0
 	VPAND   Y14, Y1, Y1
@@ -290,8 +287,8 @@ q5kloop:
 	VPSRLW $3, Y9, Y5
 	VPAND   Y15, Y5, Y5
 	VPOR    Y5, Y1, Y1
-	KSUB(Y0, X0, 192(DI), 40)
-	KSUB(Y1, X1, 224(DI), 44)
+	K4SUB(Y0, 192(DI), 40)
+	K4SUB(Y1, 224(DI), 44)
 	// d = dx*dy, dmin = dmx*dy (lanes 0 and 1 of X7)
 	VMOVD        (SI), X7
 	VCVTPH2PS    X7, X7
