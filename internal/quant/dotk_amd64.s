@@ -29,17 +29,8 @@ GLOBL kPerm<>(SB), RODATA|NOPTR, $32
 // and one VPMADDWD against the scale in both words of a dword gives the
 // scaled class sum of the 32 in dword c: no fold, no widening. The sums
 // are integers, the same as the fold's: the same bits.
-DATA k4Perm<>+0(SB)/8, $0x0000000200000000
-DATA k4Perm<>+8(SB)/8, $0x0000000600000004
-DATA k4Perm<>+16(SB)/8, $0x0000000300000001
-DATA k4Perm<>+24(SB)/8, $0x0000000700000005
-GLOBL k4Perm<>(SB), RODATA|NOPTR, $32
-
-DATA k4Shuf<>+0(SB)/8, $0x0d0905010c080400
-DATA k4Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
-DATA k4Shuf<>+16(SB)/8, $0x0d0905010c080400
-DATA k4Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
-GLOBL k4Shuf<>(SB), RODATA|NOPTR, $32
+// The weight moves use k6Perm and k6Shuf (defined with the Q6_K kernel,
+// which reads acts.k6 too).
 
 // K4SUB(Yq, ymem, scoff): aux (Y10) += the [scale, scale] words at
 // scoff(SP) times the level pairs of Yq against the 32 quants at ymem.
@@ -74,8 +65,8 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	VMOVDQU k4Shuf<>(SB), Y11
-	VMOVDQU k4Perm<>(SB), Y15
+	VMOVDQU k6Shuf<>(SB), Y11
+	VMOVDQU k6Perm<>(SB), Y15
 	TESTQ CX, CX
 	JZ    q4kdone
 q4kloop:
@@ -176,8 +167,8 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $64-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	VMOVDQU k4Shuf<>(SB), Y11
-	VMOVDQU k4Perm<>(SB), Y2
+	VMOVDQU k6Shuf<>(SB), Y11
+	VMOVDQU k6Perm<>(SB), Y2
 	MOVL $0x10101010, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -323,21 +314,21 @@ q5kdone:
 // [scale A, scale B] gives the scaled class-c sums of both groups: the
 // eight lanes of ggml's aux32 (in the lane order of ggml's generic code).
 
-DATA q6Perm<>+0(SB)/4, $0
-DATA q6Perm<>+4(SB)/4, $2
-DATA q6Perm<>+8(SB)/4, $4
-DATA q6Perm<>+12(SB)/4, $6
-DATA q6Perm<>+16(SB)/4, $1
-DATA q6Perm<>+20(SB)/4, $3
-DATA q6Perm<>+24(SB)/4, $5
-DATA q6Perm<>+28(SB)/4, $7
-GLOBL q6Perm<>(SB), RODATA|NOPTR, $32
+DATA k6Perm<>+0(SB)/4, $0
+DATA k6Perm<>+4(SB)/4, $2
+DATA k6Perm<>+8(SB)/4, $4
+DATA k6Perm<>+12(SB)/4, $6
+DATA k6Perm<>+16(SB)/4, $1
+DATA k6Perm<>+20(SB)/4, $3
+DATA k6Perm<>+24(SB)/4, $5
+DATA k6Perm<>+28(SB)/4, $7
+GLOBL k6Perm<>(SB), RODATA|NOPTR, $32
 
-DATA q6Shuf<>+0(SB)/8, $0x0d0905010c080400
-DATA q6Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
-DATA q6Shuf<>+16(SB)/8, $0x0d0905010c080400
-DATA q6Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
-GLOBL q6Shuf<>(SB), RODATA|NOPTR, $32
+DATA k6Shuf<>+0(SB)/8, $0x0d0905010c080400
+DATA k6Shuf<>+8(SB)/8, $0x0f0b07030e0a0602
+DATA k6Shuf<>+16(SB)/8, $0x0d0905010c080400
+DATA k6Shuf<>+24(SB)/8, $0x0f0b07030e0a0602
+GLOBL k6Shuf<>(SB), RODATA|NOPTR, $32
 
 // Q6SUB(Yq, Yt, aoff, soff): Y10 += the scaled class sums of the 32
 // levels in Yq (one sub-block of 32) against acts.k6 at aoff(DI), with the
@@ -404,8 +395,8 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $64-48
 	MOVL $0x30303030, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	VMOVDQU q6Perm<>(SB), Y13
-	VMOVDQU q6Shuf<>(SB), Y12
+	VMOVDQU k6Perm<>(SB), Y13
+	VMOVDQU k6Shuf<>(SB), Y12
 	TESTQ CX, CX
 	JZ    q6kdone
 q6kloop:
