@@ -38,7 +38,7 @@
 	GLOBL name(SB), RODATA|NOPTR, $64
 
 // kPermB: the Q4_K/Q5_K levels, and each 256-bit half of Q6_K's ql (the
-// AVX2 Q6_K kernel's VPERMD q6Perm then VPSHUFB q6Shuf: the same order).
+// AVX2 Q6_K kernel's VPERMD k6Perm then VPSHUFB k6Shuf: the same order).
 PERM64(kPermB<>, KP0, KP1, KP2, KP3, KP4, KP5, KP6, KP7)
 
 // scale dword indices: halves (0,2), (1,3), (4,6), (5,7)
