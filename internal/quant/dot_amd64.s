@@ -487,3 +487,95 @@ a41loop:
 	JNZ  a41loop
 a41done:
 	GFINISH2
+
+// The Q5 GEMM kernels make the fifth bits as QH5 does, with the constants
+// from memory (the accumulators X10..X13 hold the registers the row
+// kernels keep them in) and Y7 all ones.
+
+DATA qhBits32<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qhBits32<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qhBits32<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qhBits32<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL qhBits32<>(SB), RODATA|NOPTR, $32
+
+DATA q5Bit<>+0(SB)/8, $0x1010101010101010
+DATA q5Bit<>+8(SB)/8, $0x1010101010101010
+DATA q5Bit<>+16(SB)/8, $0x1010101010101010
+DATA q5Bit<>+24(SB)/8, $0x1010101010101010
+GLOBL q5Bit<>(SB), RODATA|NOPTR, $32
+
+// QH5G(mem, Y): Y |= 0x10 in byte p where bit p of the u32 at mem is set;
+// clobbers Y6.
+#define QH5G(mem, Y) \
+	VPBROADCASTD mem, Y6; \
+	VPSHUFB qhShuf<>(SB), Y6, Y6; \
+	VPOR qhBits32<>(SB), Y6, Y6; \
+	VPCMPEQB Y7, Y6, Y6; \
+	VPAND q5Bit<>(SB), Y6, Y6; \
+	VPOR Y6, Y, Y
+
+// W4QH5(off): the four rows' fifth bits (qh at off) into Y1..Y4.
+#define W4QH5(off) \
+	VPCMPEQB Y7, Y7, Y7; \
+	QH5G(off(SI), Y1); \
+	QH5G(off(SI)(BX*1), Y2); \
+	QH5G(off(R11), Y3); \
+	QH5G(off(R11)(BX*1), Y4)
+
+// G50STEP: one activation row of the Q5_0 GEMM; per block and pair
+// sumf += (dx*dy) * float(Σ(q-16)·y), as dot4Q5_0AVX2.
+#define G50STEP(yp, dmem, smem, acc) \
+	A4DOT(yp); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $4, X6, X6; \
+	VPSUBD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X9, X6, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+// func gemm4x4Q5_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x4Q5_0AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a50done
+a50loop:
+	HALF4(0, X9)
+	W4NIB(6)
+	W4QH5(2)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G50STEP(DI, (R8), (R9), X13)
+	G50STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G50STEP(R14, (AX), (R12), X11)
+	G50STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(22)
+	DECQ CX
+	JNZ  a50loop
+a50done:
+	GFINISH2
+
+// func gemm4x4Q5_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+// Per block and pair: sumf += (dx*dy)*float(Σq·y) + mx*sy, as
+// dot4Q5_1AVX2 (the steps of the Q4_1 GEMM).
+TEXT ·gemm4x4Q5_1AVX2(SB), NOSPLIT, $0-72
+	GSETUP2
+	TESTQ CX, CX
+	JZ    a51done
+a51loop:
+	HALF4(0, X9)
+	HALF4(2, X14)
+	W4NIB(8)
+	W4QH5(4)
+	LEAQ (R8)(R10*2), AX
+	LEAQ (R9)(R10*2), R12
+	G41STEP(DI, (R8), (R9), X13)
+	G41STEP(DX, (R8)(R10*1), (R9)(R10*1), X12)
+	G41STEP(R14, (AX), (R12), X11)
+	G41STEP(R15, (AX)(R10*1), (R12)(R10*1), X10)
+	GNEXT2(24)
+	DECQ CX
+	JNZ  a51loop
+a51done:
+	GFINISH2
