@@ -254,6 +254,9 @@ func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.
 //go:noescape
 func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
 
+//go:noescape
+func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
 // dot16Fn computes the dot products of one r16 group of 16 weight rows
 // (pack.go) with one activation row (as dot4Fn) into out[0:16].
 type dot16Fn func(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)

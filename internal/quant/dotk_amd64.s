@@ -579,3 +579,146 @@ h4kloop:
 h4kdone:
 	VZEROUPPER
 	RET
+
+// One Q6_K weight row against four activation rows (AVX2 GEMM): each half
+// block's four level vectors are made once (as Q6HALF, with the masks
+// from memory) and run against the four activation rows (acts.k6 at DI,
+// DX, R14, R15; acts.k6c at R9, R11, R12, R13, so that the 32-fold pair
+// sums are read, not made, once per row; scales at R8 + a·R10, R10 = 4·nb).
+// Integer lanes in Y4..Y7, float sums in Y8..Y11.
+
+DATA k6Lo<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k6Lo<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k6Lo<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k6Lo<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL k6Lo<>(SB), RODATA|NOPTR, $32
+
+DATA k6Hi<>+0(SB)/8, $0x3030303030303030
+DATA k6Hi<>+8(SB)/8, $0x3030303030303030
+DATA k6Hi<>+16(SB)/8, $0x3030303030303030
+DATA k6Hi<>+24(SB)/8, $0x3030303030303030
+GLOBL k6Hi<>(SB), RODATA|NOPTR, $32
+
+// G6ROW(Yq, yp, cp, off, acc): acc += the scale dword in Y14 times the
+// class sums of levels Yq against the quants at off(yp), less the 32-fold
+// pair sums at off(cp).
+#define G6ROW(Yq, yp, cp, off, acc) \
+	VPMADDUBSW off(yp), Yq, Y2; \
+	VPSUBW     off(cp), Y2, Y2; \
+	VPMADDWD   Y14, Y2, Y2; \
+	VPADDD     Y2, acc, acc
+
+// G6SUB(Yq, off, soff): one sub-block of 32 levels for the four rows.
+#define G6SUB(Yq, off, soff) \
+	VPBROADCASTD soff(SP), Y14; \
+	G6ROW(Yq, DI, R9, off, Y4); \
+	G6ROW(Yq, DX, R11, off, Y5); \
+	G6ROW(Yq, R14, R12, off, Y6); \
+	G6ROW(Yq, R15, R13, off, Y7)
+
+// G6HALF(qloff, qhoff, aoff, soff): the 128 levels of one half block (ql
+// at qloff(SI), qh at qhoff(SI)) into Y3, Y12, Y0, Y1 (sub-blocks
+// 0..3 of the half, as Q6HALF's Y3, Y5, Y7, Y9), then G6SUB for each.
+#define G6HALF(qloff, qhoff, aoff, soff) \
+	VPERMD  qloff(SI), Y15, Y0; \
+	VPERMD  qloff+32(SI), Y15, Y1; \
+	VPERMD  qhoff(SI), Y15, Y2; \
+	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
+	VPSHUFB k6Shuf<>(SB), Y1, Y1; \
+	VPSHUFB k6Shuf<>(SB), Y2, Y2; \
+	VPAND   k6Lo<>(SB), Y0, Y3; \
+	VPSLLW  $4, Y2, Y12; \
+	VPAND   k6Hi<>(SB), Y12, Y12; \
+	VPOR    Y12, Y3, Y3; \
+	VPAND   k6Lo<>(SB), Y1, Y12; \
+	VPSLLW  $2, Y2, Y13; \
+	VPAND   k6Hi<>(SB), Y13, Y13; \
+	VPOR    Y13, Y12, Y12; \
+	VPSRLW  $4, Y0, Y0; \
+	VPAND   k6Lo<>(SB), Y0, Y0; \
+	VPAND   k6Hi<>(SB), Y2, Y13; \
+	VPOR    Y13, Y0, Y0; \
+	VPSRLW  $4, Y1, Y1; \
+	VPAND   k6Lo<>(SB), Y1, Y1; \
+	VPSRLW  $2, Y2, Y2; \
+	VPAND   k6Hi<>(SB), Y2, Y2; \
+	VPOR    Y2, Y1, Y1; \
+	G6SUB(Y3, aoff, soff); \
+	G6SUB(Y12, aoff+32, soff+4); \
+	G6SUB(Y0, aoff+64, soff+8); \
+	G6SUB(Y1, aoff+96, soff+12)
+
+// G6FIN(dmem, acc, sum): sum += (dx·dy) × float(acc), dx in X14.
+#define G6FIN(dmem, acc, sum) \
+	VMULSS       dmem, X14, X2; \
+	VBROADCASTSS X2, Y2; \
+	VCVTDQ2PS    acc, acc; \
+	VMULPS       Y2, acc, acc; \
+	VADDPS       acc, sum, sum
+
+// func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// qa: acts.k6 of the first activation row; aux: its acts.k6c.
+TEXT ·gemm1x4Q6KAVX2(SB), NOSPLIT, $64-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ qa+16(FP), DI
+	MOVQ lda+24(FP), AX
+	LEAQ (DI)(AX*1), DX
+	LEAQ (DX)(AX*1), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ da+32(FP), R8
+	MOVQ aux+40(FP), R9
+	LEAQ (R9)(AX*1), R11
+	LEAQ (R11)(AX*1), R12
+	LEAQ (R12)(AX*1), R13
+	MOVQ CX, R10
+	SHLQ $2, R10
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VMOVDQU k6Perm<>(SB), Y15
+	TESTQ CX, CX
+	JZ    g6ydone
+g6yloop:
+	// the 16 int8 scales as words at 0(SP)..30(SP), as the row kernel
+	VPMOVSXBW 192(SI), Y0
+	VMOVDQU   Y0, 0(SP)
+	VPXOR     Y4, Y4, Y4
+	VPXOR     Y5, Y5, Y5
+	VPXOR     Y6, Y6, Y6
+	VPXOR     Y7, Y7, Y7
+	G6HALF(0, 128, 0, 0)
+	G6HALF(64, 160, 128, 16)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X14
+	VCVTPH2PS X14, X14
+	LEAQ (R8)(R10*2), AX
+	G6FIN((R8), Y4, Y8)
+	G6FIN((R8)(R10*1), Y5, Y9)
+	G6FIN((AX), Y6, Y10)
+	G6FIN((AX)(R10*1), Y7, Y11)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $256, R9
+	ADDQ $256, R11
+	ADDQ $256, R12
+	ADDQ $256, R13
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  g6yloop
+g6ydone:
+	MOVQ    out+48(FP), AX
+	VMOVUPS Y8, (AX)
+	MOVL    $0, 32(AX)
+	VMOVUPS Y9, 36(AX)
+	MOVL    $0, 68(AX)
+	VMOVUPS Y10, 72(AX)
+	MOVL    $0, 104(AX)
+	VMOVUPS Y11, 108(AX)
+	MOVL    $0, 140(AX)
+	VZEROUPPER
+	RET

@@ -21,6 +21,7 @@ func addLevel(k *Kernels, level string) bool {
 		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KAVX2, k.rows[Q4_K], actQS)
 		k.rows[Q5_K], k.need[Q5_K] = rowsK(Q5_K, dotQ5KAVX2, actK6S), needK6 // no AVX2 GEMM kernel: every row
 		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, actK6), needK6
+		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KAVX2, k.rows[Q6_K], actK6)
 		k.pack[Q4_0] = rows16(Q4_0, dot16Q4_0AVX2)
 		k.pack[Q4_1] = rows16(Q4_1, dot16Q4_1AVX2)
 		return true
