@@ -32,8 +32,6 @@ type acts struct {
 	// kernel (the row kernels make them: k6c would double a row's bytes).
 	k6  []int8
 	k6c []int16
-	// k6From is the first row k6 and k6c are filled for (needK6Tail).
-	k6From int
 
 	bufs actBufs
 }
@@ -104,8 +102,12 @@ func (a *acts) fillQ8KBlock(i, b int) {
 	if a.kp != nil {
 		fillKP(src, a.kp[i*k+b*qkK:][:qkK])
 	}
-	if a.k6 != nil && i >= a.k6From {
-		fillK6(src, a.k6[i*k+b*qkK:][:qkK], a.k6c[(i*k+b*qkK)/2:][:qkK/2])
+	if a.k6 != nil {
+		var corr []int16
+		if a.k6c != nil {
+			corr = a.k6c[(i*k+b*qkK)/2:][:qkK/2]
+		}
+		fillK6(src, a.k6[i*k+b*qkK:][:qkK], corr)
 	}
 }
 
@@ -184,10 +186,9 @@ func Finite(x []float32) bool {
 const (
 	needKP = 1 << iota // acts.kp
 	needK6             // acts.k6, acts.k6c
-	// needK6Tail is needK6 for the rows a one-by-four GEMM kernel leaves
-	// to the row kernel (from m rounded down to 4; all when m < 4): a row
-	// kernel reads acts.k6, the GEMM kernel acts.qs.
-	needK6Tail
+	// needK6S is acts.k6 alone, for the kernels that take the quants in
+	// k6's order with the type's own sums (Q4_K, Q5_K), not k6c.
+	needK6S
 )
 
 // actsPool keeps activation buffers between MatMul calls (a decoding
@@ -239,11 +240,11 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		if need&needKP != 0 {
 			a.kp = grow(&b.kp, m*k)
 		}
-		if need&(needK6|needK6Tail) != 0 {
+		switch {
+		case need&needK6 != 0:
 			a.k6, a.k6c = grow(&b.k6, m*k), grow(&b.k6c, m*k/2)
-			if need&needK6 == 0 {
-				a.k6From = m &^ 3
-			}
+		case need&needK6S != 0:
+			a.k6 = grow(&b.k6, m*k)
 		}
 	}
 	rb := nb * t.TypeSize()
@@ -273,13 +274,20 @@ func fillKP(src, dst []int8) {
 }
 
 // fillK6 writes one Q8_K block's quants in acts.k6's order into dst and
-// the 32-fold pair sums into corr (acts.k6c).
+// the 32-fold pair sums into corr (acts.k6c; nil: not made).
 func fillK6(src, dst []int8, corr []int16) {
 	for sb := range 8 {
-		in, out, co := src[32*sb:][:32], dst[32*sb:][:32], corr[16*sb:][:16]
+		in, out := src[32*sb:][:32], dst[32*sb:][:32]
+		var co []int16
+		if corr != nil {
+			co = corr[16*sb:][:16]
+		}
 		for c := range 8 {
 			o := 16*(c/4) + 4*(c%4)
 			out[o], out[o+1], out[o+2], out[o+3] = in[c], in[c+8], in[c+16], in[c+24]
+			if co == nil {
+				continue
+			}
 			co[o/2] = 32 * (int16(in[c]) + int16(in[c+8]))
 			co[o/2+1] = 32 * (int16(in[c+16]) + int16(in[c+24]))
 		}

@@ -51,7 +51,7 @@
 //	Q5_1   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
 //	Q8_0   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 4 rows; GEMM 4x4
 //	Q4_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, VPERMB layout; GEMM 1x4
-//	Q5_K   1 row                            VPDPBUSD ZMM, qh under VPTESTMB; GEMM 1x4
+//	Q5_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, qh under VPTESTMB; GEMM 1x4
 //	Q6_K   1 row, VPERMD layout; GEMM 1x4   avx2's on ZMM (acts.k6); GEMM 1x4
 //
 // (rows: weight rows per kernel call against one activation row; GEMM

@@ -178,6 +178,8 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 				qa = &a.kp[i*a.k]
 			case actK6:
 				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
+			case actK6S:
+				qa = &a.k6[i*a.k]
 			}
 			for j := j0; j < j1; j++ {
 				g(&w[j*rb], nb, qa, lda, da, aux, &out[0])
@@ -253,6 +255,9 @@ func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.
 
 //go:noescape
 func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+
+//go:noescape
+func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
 
 //go:noescape
 func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)

@@ -3,23 +3,49 @@
 #include "textflag.h"
 
 // AVX2 kernels for the K types, one weight row against one activation
-// row. ggml's generic code keeps eight int32 lanes per super-block, lane l
-// summing the elements p with p%8 == l (times their sub-block's scale),
-// and eight float32 sums, sums[l] += d*aux[l]; so these kernels keep the
-// classes apart too. The Q4_K GEMM kernel (gemm1x4Q4KAVX2): VPSHUFB puts
-// elements p and p+8 of each 16 next to each other, VPMADDUBSW sums those
-// pairs, and the 16-bit class sums are widened and scaled with VPMADDWD
-// against [scale, 0] dwords. The row kernels: below.
+// row (and one against four: the GEMM kernels at the end). ggml's generic
+// code keeps eight int32 lanes per super-block, lane l summing the
+// elements p with p%8 == l (times their sub-block's scale), and eight
+// float32 sums, sums[l] += d*aux[l]; so these kernels keep the classes
+// apart too, by moving the levels into acts.k6's order (below).
 // The eight float32 sums and the scalar -dmin·Σmins·bsums chain are
 // ggml's; out[0:8] gets sums, out[8] sumf, and Go adds them in ggml's order.
 
-DATA kPerm<>+0(SB)/8, $0x0b030a0209010800
-DATA kPerm<>+8(SB)/8, $0x0f070e060d050c04
-DATA kPerm<>+16(SB)/8, $0x0b030a0209010800
-DATA kPerm<>+24(SB)/8, $0x0f070e060d050c04
-GLOBL kPerm<>(SB), RODATA|NOPTR, $32
+// G4KSETUP: the pointers and zeroed sums of the K GEMM kernels (defined
+// before the first TEXT, for vet's frame check; the kernels: at the end).
+#define G4KSETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ nb+8(FP), CX; \
+	MOVQ qa+16(FP), DI; \
+	MOVQ lda+24(FP), AX; \
+	LEAQ (DI)(AX*1), DX; \
+	LEAQ (DX)(AX*1), R14; \
+	LEAQ (R14)(AX*1), R15; \
+	MOVQ da+32(FP), R8; \
+	MOVQ aux+40(FP), R9; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	MOVQ CX, R13; \
+	SHLQ $5, R13; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VXORPS Y13, Y13, Y13; \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS X15, X15, X15
 
-// The Q4_K and Q5_K row kernels read the activation quants in acts.k6's order (in
+// G4KOUT: each activation row's eight lane sums and sumf to out.
+#define G4KOUT \
+	MOVQ      out+48(FP), AX; \
+	VMOVUPS   Y10, (AX); \
+	VEXTRACTPS $0, X15, 32(AX); \
+	VMOVUPS   Y11, 36(AX); \
+	VEXTRACTPS $1, X15, 68(AX); \
+	VMOVUPS   Y13, 72(AX); \
+	VEXTRACTPS $2, X15, 104(AX); \
+	VMOVUPS   Y14, 108(AX); \
+	VEXTRACTPS $3, X15, 140(AX)
+
+// The Q4_K and Q5_K kernels read the activation quants in acts.k6's order (in
 // each 32: class c's quants c, c+8, c+16, c+24 at bytes 16*(c/4)+4*(c%4),
 // as the Q6_K kernel does) and moves the weight levels there too: VPERMD
 // (dwords 0, 2, 4, 6 | 1, 3, 5, 7) then VPSHUFB (a 4x4 byte transpose per
@@ -434,139 +460,134 @@ q6kdone:
 	VZEROUPPER
 	RET
 
-// One Q4_K weight row against four activation rows (AVX2 GEMM): levels,
-// scales and mins unpacked once per block; activation row a's quants at
-// DI, DX, R14, R15, scales at R8 + a·R10 (R10 = 4·nb), 32-sums at
-// R9 + a·R13 (R13 = 32·nb); integer lanes in Y6..Y9; the float sums live
-// in out (BX), nine floats per activation row.
+// One Q4_K weight row against four activation rows (AVX2 GEMM), in the
+// row kernel's layout: each 32 packed bytes are moved into acts.k6's order
+// once (VPERMD, VPSHUFB) and split into two sub-blocks' levels, and each
+// activation row (acts.k6 at DI, DX, R14, R15) takes one VPMADDUBSW,
+// VPMADDWD (against the [scale, scale] dword) and VPADDD per sub-block.
+// Integer lanes in Y6..Y9, float sums in Y10, Y11, Y13, Y14; the four
+// rows' sumf chains in the lanes of X15 (lane a: activation row a), with
+// their Σ mins × 32-sums reduced together (the 32-sums at R9 + a·R13,
+// R13 = 32·nb; scales at R8 + a·R10, R10 = 4·nb). Scale dwords at
+// 16(SP)..47(SP), mins at 48(SP)..79(SP).
 
-// KSUB1(Yq, yp, yoff, aux): aux += Y3 (the scale) × the class sums of the
-// shuffled levels Yq against the activation quants at yoff(yp).
-#define KSUB1(Yq, yp, yoff, aux) \
-	VMOVDQU yoff(yp), Y2; \
-	VPSHUFB Y11, Y2, Y2; \
-	VPMADDUBSW Y2, Yq, Y4; \
-	VEXTRACTI128 $1, Y4, X5; \
-	VPADDW X5, X4, X4; \
-	VPMOVSXWD X4, Y4; \
-	VPMADDWD Y3, Y4, Y4; \
-	VPADDD Y4, aux, aux
+// G4KROW(Yq, yp, off, acc): acc += the scale dword in Y3 times the class
+// sums of levels Yq against the quants at off(yp).
+#define G4KROW(Yq, yp, off, acc) \
+	VPMADDUBSW off(yp), Yq, Y2; \
+	VPMADDWD   Y3, Y2, Y2; \
+	VPADDD     Y2, acc, acc
 
-// KSUB4: KSUB1 for the four activation rows, with the scale at scoff(SP).
-#define KSUB4(Yq, yoff, scoff) \
-	VPBROADCASTD scoff(SP), Y3; \
-	KSUB1(Yq, DI, yoff, Y6); \
-	KSUB1(Yq, DX, yoff, Y7); \
-	KSUB1(Yq, R14, yoff, Y8); \
-	KSUB1(Yq, R15, yoff, Y9)
+// G4KSUB(Yq, off, sc): one sub-block of 32 levels for the four rows.
+#define G4KSUB(Yq, off, sc) \
+	VPBROADCASTD sc(SP), Y3; \
+	G4KROW(Yq, DI, off, Y6); \
+	G4KROW(Yq, DX, off, Y7); \
+	G4KROW(Yq, R14, off, Y8); \
+	G4KROW(Yq, R15, off, Y9)
 
-#define KPAIR4(woff, yoff, sc0) \
-	VMOVDQU woff(SI), Y0; \
+// G4KCHUNK(woff, aoffA, aoffB, scA, scB): K4CHUNK's levels, then G4KSUB
+// for each of its two sub-blocks.
+#define G4KCHUNK(woff, aoffA, aoffB, scA, scB) \
+	VMOVDQU k6Perm<>(SB), Y3; \
+	VPERMD  woff(SI), Y3, Y0; \
+	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
 	VPSRLW  $4, Y0, Y1; \
-	VPAND   Y14, Y0, Y0; \
-	VPAND   Y14, Y1, Y1; \
-	VPSHUFB Y11, Y0, Y0; \
-	VPSHUFB Y11, Y1, Y1; \
-	KSUB4(Y0, yoff, sc0); \
-	KSUB4(Y1, yoff+32, sc0+4)
+	VPAND   k6Lo<>(SB), Y0, Y0; \
+	VPAND   k6Lo<>(SB), Y1, Y1; \
+	G4KSUB(Y0, aoffA, scA); \
+	G4KSUB(Y1, aoffB, scB)
 
-// KFIN(aux, dmem, msum, o): the float steps of one activation row into
-// the nine floats at o(BX).
-#define KFIN(aux, dmem, msum, o) \
-	VPMULLD msum, Y12, Y4; \
-	VEXTRACTI128 $1, Y4, X5; \
-	VPADDD X5, X4, X4; \
-	VPSHUFD $0x4e, X4, X5; \
-	VPADDD X5, X4, X4; \
-	VPSHUFD $0xb1, X4, X5; \
-	VPADDD X5, X4, X4; \
-	VCVTDQ2PS X4, X4; \
+// G4KFIN(dmem, lane, acc, sum): with X4 = [dx, dmx], sum += (dx·dy) ×
+// float(acc) and dmx·dy into lane of X0.
+#define G4KFIN(dmem, lane, acc, sum) \
 	VBROADCASTSS dmem, X5; \
-	VMULPS X15, X5, X5; \
-	VBROADCASTSS X5, Y3; \
-	VCVTDQ2PS aux, aux; \
-	VMULPS Y3, aux, aux; \
-	VADDPS o(BX), aux, aux; \
-	VMOVUPS aux, o(BX); \
-	VMOVSHDUP X5, X3; \
-	VMULSS X4, X3, X3; \
-	VMOVSS o+32(BX), X2; \
-	VSUBSS X3, X2, X2; \
-	VMOVSS X2, o+32(BX)
+	VMULPS       X4, X5, X5; \
+	VBROADCASTSS X5, Y12; \
+	VCVTDQ2PS    acc, acc; \
+	VMULPS       Y12, acc, acc; \
+	VADDPS       acc, sum, sum; \
+	VINSERTPS    $(0x40|(lane<<4)), X5, X0, X0
+
+// G4KSCALES: a K block's scale dwords (each scale in both words) to
+// 16(SP) and its mins to 48(SP) (get_scale_min_k4, as the row kernels,
+// with R11 and R12 only: the other registers hold pointers); zeroes Y6..Y9.
+#define G4KSCALES \
+	MOVL 12(SI), R11; \
+	ANDL $0x0f0f0f0f, R11; \
+	MOVL 4(SI), R12; \
+	SHRL $6, R12; \
+	ANDL $0x03030303, R12; \
+	SHLL $4, R12; \
+	ORL  R12, R11; \
+	SHLQ $32, R11; \
+	MOVL 4(SI), R12; \
+	ANDL $0x3f3f3f3f, R12; \
+	ORQ  R12, R11; \
+	VMOVQ R11, X5; \
+	MOVL 12(SI), R11; \
+	SHRL $4, R11; \
+	ANDL $0x0f0f0f0f, R11; \
+	MOVL 8(SI), R12; \
+	SHRL $6, R12; \
+	ANDL $0x03030303, R12; \
+	SHLL $4, R12; \
+	ORL  R12, R11; \
+	SHLQ $32, R11; \
+	MOVL 8(SI), R12; \
+	ANDL $0x3f3f3f3f, R12; \
+	ORQ  R12, R11; \
+	VMOVQ R11, X6; \
+	VPMOVZXBD X5, Y5; \
+	VPSLLD    $16, Y5, Y4; \
+	VPOR      Y4, Y5, Y5; \
+	VMOVDQU   Y5, 16(SP); \
+	VPMOVZXBD X6, Y6; \
+	VMOVDQU   Y6, 48(SP); \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	VPXOR Y8, Y8, Y8; \
+	VPXOR Y9, Y9, Y9
+
+// G4KEND: the float steps of a K block for the four rows: d = dx·dy and
+// dmin = dmx·dy per row, sums += d·float(lanes), and the four rows' sumi
+// (Σ mins × 32-sums) reduced together, sumf -= dmin·sumi in X15's lanes.
+#define G4KEND \
+	VMOVD     (SI), X4; \
+	VCVTPH2PS X4, X4; \
+	LEAQ (R8)(R10*2), AX; \
+	G4KFIN((R8), 0, Y6, Y10); \
+	G4KFIN((R8)(R10*1), 1, Y7, Y11); \
+	G4KFIN((AX), 2, Y8, Y13); \
+	G4KFIN((AX)(R10*1), 3, Y9, Y14); \
+	VMOVDQU 48(SP), Y3; \
+	LEAQ    (R9)(R13*2), AX; \
+	VPMULLD (R9), Y3, Y6; \
+	VPMULLD (R9)(R13*1), Y3, Y7; \
+	VPMULLD (AX), Y3, Y8; \
+	VPMULLD (AX)(R13*1), Y3, Y9; \
+	VPHADDD Y7, Y6, Y6; \
+	VPHADDD Y9, Y8, Y8; \
+	VPHADDD Y8, Y6, Y6; \
+	VEXTRACTI128 $1, Y6, X7; \
+	VPADDD  X7, X6, X6; \
+	VCVTDQ2PS X6, X6; \
+	VMULPS  X6, X0, X0; \
+	VSUBPS  X0, X15, X15
 
 // func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
-TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $64-56
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ qa+16(FP), DI
-	MOVQ lda+24(FP), AX
-	LEAQ (DI)(AX*1), DX
-	LEAQ (DX)(AX*1), R14
-	LEAQ (R14)(AX*1), R15
-	MOVQ da+32(FP), R8
-	MOVQ aux+40(FP), R9
-	MOVQ out+48(FP), BX
-	MOVQ CX, R10
-	SHLQ $2, R10
-	MOVQ CX, R13
-	SHLQ $5, R13
-	VXORPS Y0, Y0, Y0
-	VMOVUPS Y0, 0(BX)
-	VMOVUPS Y0, 32(BX)
-	VMOVUPS Y0, 64(BX)
-	VMOVUPS Y0, 96(BX)
-	VMOVUPS X0, 128(BX)
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	VMOVDQU kPerm<>(SB), Y11
+// qa: acts.k6 of the first activation row; aux: its 32-quant sums.
+TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $80-56
+	G4KSETUP
 	TESTQ CX, CX
 	JZ    h4kdone
 h4kloop:
-	MOVL 12(SI), R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL 4(SI), AX
-	SHRL $6, AX
-	ANDL $0x03030303, AX
-	SHLL $4, AX
-	ORL  AX, R12
-	SHLQ $32, R12
-	MOVL 4(SI), AX
-	ANDL $0x3f3f3f3f, AX
-	ORQ  AX, R12
-	VMOVQ R12, X5
-	MOVL 12(SI), R12
-	SHRL $4, R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL 8(SI), AX
-	SHRL $6, AX
-	ANDL $0x03030303, AX
-	SHLL $4, AX
-	ORL  AX, R12
-	SHLQ $32, R12
-	MOVL 8(SI), AX
-	ANDL $0x3f3f3f3f, AX
-	ORQ  AX, R12
-	VMOVQ R12, X12
-	VPMOVZXBD X5, Y5
-	VMOVDQU   Y5, 16(SP)
-	VPMOVZXBD X12, Y12
-	VMOVD     (SI), X15
-	VCVTPH2PS X15, X15
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	KPAIR4(16, 0, 16)
-	KPAIR4(48, 64, 24)
-	KPAIR4(80, 128, 32)
-	KPAIR4(112, 192, 40)
-	LEAQ (R8)(R10*2), AX
-	LEAQ (R9)(R13*2), R12
-	KFIN(Y6, (R8), (R9), 0)
-	KFIN(Y7, (R8)(R10*1), (R9)(R13*1), 36)
-	KFIN(Y8, (AX), (R12), 72)
-	KFIN(Y9, (AX)(R10*1), (R12)(R13*1), 108)
+	G4KSCALES
+	G4KCHUNK(16, 0, 32, 16, 20)
+	G4KCHUNK(48, 64, 96, 24, 28)
+	G4KCHUNK(80, 128, 160, 32, 36)
+	G4KCHUNK(112, 192, 224, 40, 44)
+	G4KEND
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $256, DX
@@ -577,6 +598,7 @@ h4kloop:
 	DECQ CX
 	JNZ  h4kloop
 h4kdone:
+	G4KOUT
 	VZEROUPPER
 	RET
 
@@ -720,5 +742,62 @@ g6ydone:
 	MOVL    $0, 104(AX)
 	VMOVUPS Y11, 108(AX)
 	MOVL    $0, 140(AX)
+	VZEROUPPER
+	RET
+
+DATA k5Bit<>+0(SB)/8, $0x1010101010101010
+DATA k5Bit<>+8(SB)/8, $0x1010101010101010
+DATA k5Bit<>+16(SB)/8, $0x1010101010101010
+DATA k5Bit<>+24(SB)/8, $0x1010101010101010
+GLOBL k5Bit<>(SB), RODATA|NOPTR, $32
+
+// G5KCHUNK(woff, aoffA, aoffB, scA, scB, SHA, nA, SHB, nB): G4KCHUNK with
+// the fifth bits: the qh bytes in Y12 (in acts.k6's order, as the row
+// kernel's Y9) shifted by SHA nA (SHB nB) to bit 4 for sub-block A (B).
+#define G5KCHUNK(woff, aoffA, aoffB, scA, scB, SHA, nA, SHB, nB) \
+	VMOVDQU k6Perm<>(SB), Y3; \
+	VPERMD  woff(SI), Y3, Y0; \
+	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   k6Lo<>(SB), Y0, Y0; \
+	VPAND   k6Lo<>(SB), Y1, Y1; \
+	SHA     $nA, Y12, Y4; \
+	VPAND   k5Bit<>(SB), Y4, Y4; \
+	VPOR    Y4, Y0, Y0; \
+	SHB     $nB, Y12, Y5; \
+	VPAND   k5Bit<>(SB), Y5, Y5; \
+	VPOR    Y5, Y1, Y1; \
+	G4KSUB(Y0, aoffA, scA); \
+	G4KSUB(Y1, aoffB, scB)
+
+// func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// One Q5_K weight row against four activation rows: gemm1x4Q4KAVX2 with
+// the row kernel's fifth bits. qa: acts.k6 of the first activation row;
+// aux: its 32-quant sums.
+TEXT ·gemm1x4Q5KAVX2(SB), NOSPLIT, $80-56
+	G4KSETUP
+	TESTQ CX, CX
+	JZ    h5kdone
+h5kloop:
+	G4KSCALES
+	VMOVDQU k6Perm<>(SB), Y3
+	VPERMD  16(SI), Y3, Y12
+	VPSHUFB k6Shuf<>(SB), Y12, Y12
+	G5KCHUNK(48, 0, 32, 16, 20, VPSLLW, 4, VPSLLW, 3)
+	G5KCHUNK(80, 64, 96, 24, 28, VPSLLW, 2, VPSLLW, 1)
+	G5KCHUNK(112, 128, 160, 32, 36, VPSLLW, 0, VPSRLW, 1)
+	G5KCHUNK(144, 192, 224, 40, 44, VPSRLW, 2, VPSRLW, 3)
+	G4KEND
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $256, DX
+	ADDQ $256, R14
+	ADDQ $256, R15
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  h5kloop
+h5kdone:
+	G4KOUT
 	VZEROUPPER
 	RET
