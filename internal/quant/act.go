@@ -107,9 +107,22 @@ func (a *acts) fillQ8KBlock(i, b int) {
 		if a.k6c != nil {
 			corr = a.k6c[(i*k+b*qkK)/2:][:qkK/2]
 		}
-		fillK6(src, a.k6[i*k+b*qkK:][:qkK], corr)
+		dst := a.k6[i*k+b*qkK:][:qkK]
+		if fillK6Asm != nil && !quantQ8Scalar {
+			var c *int16
+			if corr != nil {
+				c = &corr[0]
+			}
+			fillK6Asm(&src[0], &dst[0], c, qkK/32)
+			return
+		}
+		fillK6(src, dst, corr)
 	}
 }
+
+// fillK6Asm is fillK6 in assembly where the CPU runs it (act_amd64.go):
+// n sub-blocks of 32 quants, corr nil for no pair sums.
+var fillK6Asm func(src, dst *int8, corr *int16, n int)
 
 // quantizeQ8KRow quantizes row i (x) to Q8_K straight into a's arrays with
 // quantQ8KRow (the bits of quantQ8K and the decoding above).

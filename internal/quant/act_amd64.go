@@ -18,6 +18,13 @@ func quantQ8RowAVX2(x *float32, nb int, qs *int8, d *float32, s *float32, isum *
 //go:noescape
 func quantQ8KRowAVX2(x *float32, nb int, qs *int8, d *float32, bsum *int16)
 
+// fillK6AVX2 writes n sub-blocks of 32 quants in acts.k6's order, as
+// fillK6 does, and unless corr is nil their 32-fold pair sums
+// (dotk_amd64.s).
+//
+//go:noescape
+func fillK6AVX2(src, dst *int8, corr *int16, n int)
+
 // finiteAVX2 reports whether x[0:n] holds no Inf or NaN.
 //
 //go:noescape
@@ -27,6 +34,7 @@ func init() {
 	if cpulevel.Has(LevelAVX2) {
 		quantQ8Row = quantQ8RowAVX2
 		quantQ8KRow = quantQ8KRowAVX2
+		fillK6Asm = fillK6AVX2
 		finiteAsm = finiteAVX2
 	}
 }

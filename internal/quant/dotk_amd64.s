@@ -801,3 +801,46 @@ h5kdone:
 	G4KOUT
 	VZEROUPPER
 	RET
+
+// func fillK6AVX2(src, dst *int8, corr *int16, n int)
+// fillK6 for n sub-blocks of 32 quants: the k6Perm/k6Shuf move that the
+// K kernels apply to the weight levels puts the quants in acts.k6's order,
+// and, unless corr is nil, VPMADDUBSW against 32s gives acts.k6c's
+// 32-fold pair sums.
+TEXT ·fillK6AVX2(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ corr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVDQU k6Perm<>(SB), Y15
+	VMOVDQU k6Shuf<>(SB), Y14
+	MOVL $0x20202020, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	TESTQ CX, CX
+	JZ    fk6done
+	TESTQ DX, DX
+	JZ    fk6only
+fk6loop:
+	VPERMD     (SI), Y15, Y0
+	VPSHUFB    Y14, Y0, Y0
+	VMOVDQU    Y0, (DI)
+	VPMADDUBSW Y0, Y13, Y1
+	VMOVDQU    Y1, (DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  fk6loop
+	JMP  fk6done
+fk6only:
+	VPERMD  (SI), Y15, Y0
+	VPSHUFB Y14, Y0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  fk6only
+fk6done:
+	VZEROUPPER
+	RET

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -164,5 +165,19 @@ func TestFillK6(t *testing.T) {
 				}
 			}
 		}
+	}
+	if fillK6Asm == nil {
+		t.Log("no assembly fillK6 on this CPU: not run")
+		return
+	}
+	dst2, corr2 := make([]int8, 256), make([]int16, 128)
+	fillK6Asm(&src[0], &dst2[0], &corr2[0], 8)
+	if !slices.Equal(dst2, dst) || !slices.Equal(corr2, corr) {
+		t.Fatalf("fillK6Asm: k6 %v k6c %v, want %v %v", dst2, corr2, dst, corr)
+	}
+	clear(dst2)
+	fillK6Asm(&src[0], &dst2[0], nil, 8)
+	if !slices.Equal(dst2, dst) {
+		t.Fatalf("fillK6Asm without k6c: k6 %v, want %v", dst2, dst)
 	}
 }

@@ -201,15 +201,27 @@ func TestQuantQ8KRowAsm(t *testing.T) {
 	clear(mixed[qkK : 2*qkK])
 	mixed[5] = float32(math.Copysign(0, -1))
 	rows = append(rows, mixed)
+	for _, need := range []int{needKP | needK6, needK6S} {
+		testQuantQ8KRowAsm(t, rows, k, need)
+	}
+}
+
+// testQuantQ8KRowAsm compares the two paths on rows with the extra
+// layouts in need.
+func testQuantQ8KRowAsm(t *testing.T, rows [][]float32, k, need int) {
+	t.Helper()
 	for ri, x := range rows {
-		got := newActs(Q8_K, x, 1, k, nil, needKP|needK6)
+		got := newActs(Q8_K, x, 1, k, nil, need)
 		quantQ8Scalar = true
-		want := newActs(Q8_K, x, 1, k, nil, needKP|needK6)
+		want := newActs(Q8_K, x, 1, k, nil, need)
 		quantQ8Scalar = false
+		if (got.kp == nil) != (need&needKP == 0) || got.k6 == nil || (got.k6c == nil) != (need&needK6 == 0) {
+			t.Fatalf("need %b: layouts kp %v k6 %v k6c %v", need, got.kp != nil, got.k6 != nil, got.k6c != nil)
+		}
 		for i := range want.qs {
-			if got.qs[i] != want.qs[i] || got.kp[i] != want.kp[i] || got.k6[i] != want.k6[i] {
-				t.Fatalf("row %d: element %d: q %d kp %d k6 %d, want %d %d %d (x %v)", ri, i,
-					got.qs[i], got.kp[i], got.k6[i], want.qs[i], want.kp[i], want.k6[i], x[i])
+			if got.qs[i] != want.qs[i] || got.k6[i] != want.k6[i] || got.kp != nil && got.kp[i] != want.kp[i] {
+				t.Fatalf("need %b row %d: element %d: q %d k6 %d, want %d %d (x %v)", need, ri, i,
+					got.qs[i], got.k6[i], want.qs[i], want.k6[i], x[i])
 			}
 		}
 		for b := range want.nb {
