@@ -33,7 +33,7 @@ func auxOf(t Type, a *acts, i int) unsafe.Pointer {
 	case Q4_1, Q5_1:
 		return unsafe.Pointer(&a.s[i*a.nb])
 	case Q4_K, Q5_K:
-		return unsafe.Pointer(&a.msum[i*a.nb*8])
+		return unsafe.Pointer(&a.m16[i*a.nb*8])
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ const (
 	actQS  = iota // acts.qs
 	actKP         // acts.kp, with acts.m16 as the kernel's aux
 	actK6         // acts.k6 (and acts.k6c as a GEMM kernel's aux)
-	actK6S        // acts.k6, with the type's own aux (Q4_K: the 32-quant sums)
+	actK6S        // acts.k6, with the type's own aux (Q4_K, Q5_K: acts.m16)
 )
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's

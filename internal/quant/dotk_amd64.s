@@ -26,7 +26,7 @@
 	MOVQ CX, R10; \
 	SHLQ $2, R10; \
 	MOVQ CX, R13; \
-	SHLQ $5, R13; \
+	SHLQ $4, R13; \
 	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11; \
 	VXORPS Y13, Y13, Y13; \
@@ -58,6 +58,57 @@
 // The weight moves use k6Perm and k6Shuf (defined with the Q6_K kernel,
 // which reads acts.k6 too).
 
+// K4UNPACK: a Q4_K/Q5_K block's scales and mins (get_scale_min_k4)
+// unpacked in XMM, the mins as words in X1: one VPSHUFB gathers [s0..s3, s8..s11, s4..s7,
+// s8..s11] (the last four shifted down a nibble by a word shift and a
+// blend), a mask keeps each code's low bits, and a second VPSHUFB brings
+// the top two bits of s0..s3 (scales 4..7) and s4..s7 (mins 4..7) to bits
+// 4 and 5: X1 = [scales 0..7, mins 0..7]. The scales go to 16(SP) as
+// dwords with the scale in both words. Clobbers X0, X3, Y5, Y7 (not Y2:
+// it holds the Q5_K row kernel's k6Perm).
+#define K4UNPACK \
+	VMOVDQU   (SI), X0; \
+	VPSHUFB   kScA<>(SB), X0, X1; \
+	VPSRLW    $4, X1, X3; \
+	VPBLENDD  $8, X3, X1, X1; \
+	VPAND     kScLo<>(SB), X1, X1; \
+	VPSHUFB   kScB<>(SB), X0, X3; \
+	VPSRLW    $2, X3, X3; \
+	VPAND     kSc30<>(SB), X3, X3; \
+	VPOR      X3, X1, X1; \
+	VPMOVZXBD X1, Y5; \
+	VPSLLD    $16, Y5, Y7; \
+	VPOR      Y7, Y5, Y5; \
+	VMOVDQU   Y5, 16(SP); \
+	VPSRLDQ   $8, X1, X1; \
+	VPMOVZXBW X1, X1
+
+// K4SCALES(aux): K4UNPACK, then X6 = float32(Σ mins × the eight 32-quant
+// sums at aux, int16: acts.m16), the exact integer of ggml's sumi.
+#define K4SCALES(aux) \
+	K4UNPACK; \
+	VPMADDWD  aux, X1, X1; \
+	VPSHUFD   $0x4e, X1, X3; \
+	VPADDD    X3, X1, X1; \
+	VPSHUFD   $0xb1, X1, X3; \
+	VPADDD    X3, X1, X6; \
+	VCVTDQ2PS X6, X6
+
+// kScA gathers [s0..s3, s8..s11, s4..s7, s8..s11] from a block's first
+// 16 bytes (d, dmin, s0..s11); kScB [0, s0..s3, 0, s4..s7] by dwords.
+DATA kScA<>+0(SB)/8, $0x0f0e0d0c07060504
+DATA kScA<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+GLOBL kScA<>(SB), RODATA|NOPTR, $16
+DATA kScB<>+0(SB)/8, $0x0706050480808080
+DATA kScB<>+8(SB)/8, $0x0b0a090880808080
+GLOBL kScB<>(SB), RODATA|NOPTR, $16
+DATA kScLo<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA kScLo<>+8(SB)/8, $0x0f0f0f0f3f3f3f3f
+GLOBL kScLo<>(SB), RODATA|NOPTR, $16
+DATA kSc30<>+0(SB)/8, $0x3030303030303030
+DATA kSc30<>+8(SB)/8, $0x3030303030303030
+GLOBL kSc30<>(SB), RODATA|NOPTR, $16
+
 // K4SUB(Yq, ymem, scoff): aux (Y10) += the [scale, scale] words at
 // scoff(SP) times the level pairs of Yq against the 32 quants at ymem.
 #define K4SUB(Yq, ymem, scoff) \
@@ -79,7 +130,7 @@
 	K4SUB(Y1, aoffB(DI), scB)
 
 // func dotQ4KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// qa: acts.k6; aux: per block eight int32 sums of 32 activation quants.
+// qa: acts.k6; aux: per block eight int16 sums of 32 activation quants (acts.m16).
 TEXT ·dotQ4KAVX2(SB), NOSPLIT, $64-48
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -103,50 +154,7 @@ q4kloop:
 	PREFETCHT0 2048(SI)
 	PREFETCHT0 2112(SI)
 	PREFETCHT0 2176(SI)
-	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
-	MOVL 4(SI), AX
-	MOVL 8(SI), DX
-	MOVL 12(SI), R10
-	// (in registers: a load spanning two small stores would stall)
-	MOVL R10, R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL AX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, R12
-	SHLQ $32, R12
-	MOVL AX, R13
-	ANDL $0x3f3f3f3f, R13
-	ORQ  R13, R12
-	VMOVQ R12, X5
-	MOVL R10, R12
-	SHRL $4, R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL DX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, R12
-	SHLQ $32, R12
-	MOVL DX, R13
-	ANDL $0x3f3f3f3f, R13
-	ORQ  R13, R12
-	VMOVQ R12, X6
-	VPMOVZXBD X5, Y5
-	VPMOVZXBD X6, Y6
-	VPSLLD    $16, Y5, Y7
-	VPOR      Y7, Y5, Y5 // each scale in both words of its dword
-	VMOVDQU   Y5, 16(SP)
-	// sumi = Σ mins × (32-element activation sums)
-	VPMULLD      (R9), Y6, Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X6, X6
+	K4SCALES((R9))
 	VPXOR Y10, Y10, Y10
 	K4CHUNK(16, 0, 32, 16, 20)
 	K4CHUNK(48, 64, 96, 24, 28)
@@ -167,7 +175,7 @@ q4kloop:
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  q4kloop
 q4kdone:
@@ -178,7 +186,7 @@ q4kdone:
 	RET
 
 // func dotQ5KAVX2(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
-// qa: acts.k6; aux: per block eight int32 sums of 32 activation quants.
+// qa: acts.k6; aux: per block eight int16 sums of 32 activation quants (acts.m16).
 // Q4_K with a fifth bit per level from qh, moved to bit 4 by a shift and
 // a mask; qh's 32 bytes take the same VPERMD and VPSHUFB as each 32 of
 // qs, so that their bytes stay side by side.
@@ -207,50 +215,7 @@ q5kloop:
 	PREFETCHT0 2048(SI)
 	PREFETCHT0 2112(SI)
 	PREFETCHT0 2176(SI)
-	// Scales and mins (get_scale_min_k4) as dwords in Y5 and Y6.
-	MOVL 4(SI), AX
-	MOVL 8(SI), DX
-	MOVL 12(SI), R10
-	// (in registers: a load spanning two small stores would stall)
-	MOVL R10, R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL AX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, R12
-	SHLQ $32, R12
-	MOVL AX, R13
-	ANDL $0x3f3f3f3f, R13
-	ORQ  R13, R12
-	VMOVQ R12, X5
-	MOVL R10, R12
-	SHRL $4, R12
-	ANDL $0x0f0f0f0f, R12
-	MOVL DX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, R12
-	SHLQ $32, R12
-	MOVL DX, R13
-	ANDL $0x3f3f3f3f, R13
-	ORQ  R13, R12
-	VMOVQ R12, X6
-	VPMOVZXBD X5, Y5
-	VPMOVZXBD X6, Y6
-	VPSLLD    $16, Y5, Y7
-	VPOR      Y7, Y5, Y5 // each scale in both words of its dword
-	VMOVDQU   Y5, 16(SP)
-	// sumi = Σ mins × (32-element activation sums)
-	VPMULLD      (R9), Y6, Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X6, X6
+	K4SCALES((R9))
 	VPXOR Y10, Y10, Y10
 	VPERMD  16(SI), Y2, Y9
 	VPSHUFB Y11, Y9, Y9
@@ -321,7 +286,7 @@ q5kloop:
 	ADDQ $176, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  q5kloop
 q5kdone:
@@ -467,8 +432,8 @@ q6kdone:
 // VPMADDWD (against the [scale, scale] dword) and VPADDD per sub-block.
 // Integer lanes in Y6..Y9, float sums in Y10, Y11, Y13, Y14; the four
 // rows' sumf chains in the lanes of X15 (lane a: activation row a), with
-// their Σ mins × 32-sums reduced together (the 32-sums at R9 + a·R13,
-// R13 = 32·nb; scales at R8 + a·R10, R10 = 4·nb). Scale dwords at
+// their Σ mins × 32-sums reduced together (the 32-sums, int16, at R9 +
+// a·R13, R13 = 16·nb; scales at R8 + a·R10, R10 = 4·nb). Scale dwords at
 // 16(SP)..47(SP), mins at 48(SP)..79(SP).
 
 // G4KROW(Yq, yp, off, acc): acc += the scale dword in Y3 times the class
@@ -509,45 +474,15 @@ q6kdone:
 	VADDPS       acc, sum, sum; \
 	VINSERTPS    $(0x40|(lane<<4)), X5, X0, X0
 
-// G4KSCALES: a K block's scale dwords (each scale in both words) to
-// 16(SP) and its mins to 48(SP) (get_scale_min_k4, as the row kernels,
-// with R11 and R12 only: the other registers hold pointers); zeroes Y6..Y9.
+// G4KSCALES: a K block's scale dwords to 16(SP) and its mins as words to
+// 48(SP) (K4UNPACK); zeroes Y6..Y9.
 #define G4KSCALES \
-	MOVL 12(SI), R11; \
-	ANDL $0x0f0f0f0f, R11; \
-	MOVL 4(SI), R12; \
-	SHRL $6, R12; \
-	ANDL $0x03030303, R12; \
-	SHLL $4, R12; \
-	ORL  R12, R11; \
-	SHLQ $32, R11; \
-	MOVL 4(SI), R12; \
-	ANDL $0x3f3f3f3f, R12; \
-	ORQ  R12, R11; \
-	VMOVQ R11, X5; \
-	MOVL 12(SI), R11; \
-	SHRL $4, R11; \
-	ANDL $0x0f0f0f0f, R11; \
-	MOVL 8(SI), R12; \
-	SHRL $6, R12; \
-	ANDL $0x03030303, R12; \
-	SHLL $4, R12; \
-	ORL  R12, R11; \
-	SHLQ $32, R11; \
-	MOVL 8(SI), R12; \
-	ANDL $0x3f3f3f3f, R12; \
-	ORQ  R12, R11; \
-	VMOVQ R11, X6; \
-	VPMOVZXBD X5, Y5; \
-	VPSLLD    $16, Y5, Y4; \
-	VPOR      Y4, Y5, Y5; \
-	VMOVDQU   Y5, 16(SP); \
-	VPMOVZXBD X6, Y6; \
-	VMOVDQU   Y6, 48(SP); \
-	VPXOR Y6, Y6, Y6; \
-	VPXOR Y7, Y7, Y7; \
-	VPXOR Y8, Y8, Y8; \
-	VPXOR Y9, Y9, Y9
+	K4UNPACK; \
+	VMOVDQU X1, 48(SP); \
+	VPXOR   Y6, Y6, Y6; \
+	VPXOR   Y7, Y7, Y7; \
+	VPXOR   Y8, Y8, Y8; \
+	VPXOR   Y9, Y9, Y9
 
 // G4KEND: the float steps of a K block for the four rows: d = dx·dy and
 // dmin = dmx·dy per row, sums += d·float(lanes), and the four rows' sumi
@@ -560,23 +495,21 @@ q6kdone:
 	G4KFIN((R8)(R10*1), 1, Y7, Y11); \
 	G4KFIN((AX), 2, Y8, Y13); \
 	G4KFIN((AX)(R10*1), 3, Y9, Y14); \
-	VMOVDQU 48(SP), Y3; \
-	LEAQ    (R9)(R13*2), AX; \
-	VPMULLD (R9), Y3, Y6; \
-	VPMULLD (R9)(R13*1), Y3, Y7; \
-	VPMULLD (AX), Y3, Y8; \
-	VPMULLD (AX)(R13*1), Y3, Y9; \
-	VPHADDD Y7, Y6, Y6; \
-	VPHADDD Y9, Y8, Y8; \
-	VPHADDD Y8, Y6, Y6; \
-	VEXTRACTI128 $1, Y6, X7; \
-	VPADDD  X7, X6, X6; \
+	VMOVDQU  48(SP), X3; \
+	LEAQ     (R9)(R13*2), AX; \
+	VPMADDWD (R9), X3, X6; \
+	VPMADDWD (R9)(R13*1), X3, X7; \
+	VPMADDWD (AX), X3, X8; \
+	VPMADDWD (AX)(R13*1), X3, X9; \
+	VPHADDD  X7, X6, X6; \
+	VPHADDD  X9, X8, X8; \
+	VPHADDD  X8, X6, X6; \
 	VCVTDQ2PS X6, X6; \
 	VMULPS  X6, X0, X0; \
 	VSUBPS  X0, X15, X15
 
 // func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
-// qa: acts.k6 of the first activation row; aux: its 32-quant sums.
+// qa: acts.k6 of the first activation row; aux: its 32-quant sums (acts.m16).
 TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $80-56
 	G4KSETUP
 	TESTQ CX, CX
@@ -594,7 +527,7 @@ h4kloop:
 	ADDQ $256, R14
 	ADDQ $256, R15
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  h4kloop
 h4kdone:
@@ -794,7 +727,7 @@ h5kloop:
 	ADDQ $256, R14
 	ADDQ $256, R15
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
 	JNZ  h5kloop
 h5kdone:
