@@ -128,9 +128,26 @@ func gemm4x4Q4_0VNNI(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux un
 // gemm4 runs a 4×4 kernel over groups of four weight rows and four
 // activation rows, and rows over what is left.
 func gemm4(t Type, g4 gemm4x4Fn, rows rowsFn) gemmFn {
+	return gemm48(t, nil, g4, rows)
+}
+
+// gemm48 runs a 4×8 kernel (four weight rows against eight activation
+// rows; nil: none) over groups of eight activation rows, the 4×4 kernel
+// over groups of four of the rest, and rows over what is left.
+func gemm48(t Type, g8, g4 gemm4x4Fn, rows rowsFn) gemmFn {
 	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
 		nb := a.nb
 		i := i0
+		for ; g8 != nil && i+8 <= i1; i += 8 {
+			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+			j := j0
+			for ; j+4 <= j1; j += 4 {
+				g8(&w[j*rb], rb, nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
+			}
+			for ii := i; ii < i+8 && j < j1; ii++ {
+				rows(w, rb, j, j1, a, ii, y[ii*ldy:(ii+1)*ldy])
+			}
+		}
 		for ; i+4 <= i1; i += 4 {
 			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
 			j := j0
@@ -219,6 +236,21 @@ func gemm4x4Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux un
 
 //go:noescape
 func gemm4x4Q5_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+// The AVX2 4x8 GEMM kernels (dot_amd64.s): the 4x4 kernels' steps for
+// eight activation rows per unpacked weight block.
+
+//go:noescape
+func gemm4x8Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm4x8Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm4x8Q5_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+
+//go:noescape
+func gemm4x8Q5_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
 
 //go:noescape
 func gemm4x4Q5_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)

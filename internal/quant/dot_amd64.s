@@ -579,3 +579,230 @@ a51loop:
 	JNZ  a51loop
 a51done:
 	GFINISH2
+
+// AVX2 GEMM, four weight rows against eight activation rows: the 4x4
+// kernels' steps with each block's four rows unpacked once for eight
+// activation rows (the unpacking, qh most of all, is what the 4x4 kernel
+// repeats per four). Registers: Y1..Y4 the levels, Y0 and Y5..Y7 the
+// steps' scratch, X8..X15 the sums of activation rows 0..7; the weight's
+// dx (and mx) at 0(SP) (16(SP)); activation row a's quants at DI, DX,
+// R14, R15 (rows 0..3) and those plus 4·R13 (rows 4..7, R13 = lda), its
+// scales and extra array at R8 and R9 plus a·R10 (R10 = 4·nb), reached
+// through AX and R12.
+
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+DATA ones16<>+8(SB)/8, $0x0001000100010001
+DATA ones16<>+16(SB)/8, $0x0001000100010001
+DATA ones16<>+24(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $32
+
+// A4DOT3(ymem): X5 = the four rows' Σ level·y against the 32 quants at
+// ymem, as A4DOT, with three scratch registers and the ones from memory.
+#define A4DOT3(ymem) \
+	VMOVDQU    ymem, Y0; \
+	VPMADDUBSW Y0, Y1, Y5; \
+	VPMADDWD   Y7, Y5, Y5; \
+	VPMADDUBSW Y0, Y2, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPHADDD    Y6, Y5, Y5; \
+	VPMADDUBSW Y0, Y3, Y6; \
+	VPMADDWD   Y7, Y6, Y6; \
+	VPMADDUBSW Y0, Y4, Y0; \
+	VPMADDWD   Y7, Y0, Y0; \
+	VPHADDD    Y0, Y6, Y6; \
+	VPHADDD    Y6, Y5, Y5; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD     X6, X5, X5
+
+// QH5H(mem, Y): QH5G with the all-ones in Y0.
+#define QH5H(mem, Y) \
+	VPBROADCASTD mem, Y6; \
+	VPSHUFB qhShuf<>(SB), Y6, Y6; \
+	VPOR qhBits32<>(SB), Y6, Y6; \
+	VPCMPEQB Y0, Y6, Y6; \
+	VPAND q5Bit<>(SB), Y6, Y6; \
+	VPOR Y6, Y, Y
+
+#define W4QH5H(off) \
+	VPCMPEQB Y0, Y0, Y0; \
+	QH5H(off(SI), Y1); \
+	QH5H(off(SI)(BX*1), Y2); \
+	QH5H(off(R11), Y3); \
+	QH5H(off(R11)(BX*1), Y4)
+
+// H50STEP: G50STEP with dx at 0(SP).
+#define H50STEP(ymem, dmem, smem, acc) \
+	A4DOT3(ymem); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $4, X6, X6; \
+	VPSUBD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS 0(SP), X6, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+// H8ROWS(STEP): STEP for the eight activation rows of the block.
+#define H8ROWS(STEP) \
+	LEAQ (R8)(R10*2), AX; \
+	LEAQ (R9)(R10*2), R12; \
+	STEP((DI), (R8), (R9), X8); \
+	STEP((DX), (R8)(R10*1), (R9)(R10*1), X9); \
+	STEP((R14), (AX), (R12), X10); \
+	STEP((R15), (AX)(R10*1), (R12)(R10*1), X11); \
+	LEAQ (AX)(R10*2), AX; \
+	LEAQ (R12)(R10*2), R12; \
+	STEP((DI)(R13*4), (AX), (R12), X12); \
+	STEP((DX)(R13*4), (AX)(R10*1), (R12)(R10*1), X13); \
+	LEAQ (AX)(R10*2), AX; \
+	LEAQ (R12)(R10*2), R12; \
+	STEP((R14)(R13*4), (AX), (R12), X14); \
+	STEP((R15)(R13*4), (AX)(R10*1), (R12)(R10*1), X15)
+
+// H8NEXT(size): the next block of each row.
+#define H8NEXT(size) \
+	ADDQ $size, SI; \
+	ADDQ $size, R11; \
+	ADDQ $32, DI; \
+	ADDQ $32, DX; \
+	ADDQ $32, R14; \
+	ADDQ $32, R15; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9
+
+// H8SETUP: the 4x8 kernels' pointers, zeroed sums and ones.
+#define H8SETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ rb+8(FP), BX; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ qa+24(FP), DI; \
+	MOVQ lda+32(FP), R13; \
+	LEAQ (DI)(R13*1), DX; \
+	LEAQ (DX)(R13*1), R14; \
+	LEAQ (R14)(R13*1), R15; \
+	MOVQ da+40(FP), R8; \
+	MOVQ aux+48(FP), R9; \
+	LEAQ (SI)(BX*2), R11; \
+	MOVQ CX, R10; \
+	SHLQ $2, R10; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VXORPS Y12, Y12, Y12; \
+	VXORPS Y13, Y13, Y13; \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y15, Y15, Y15; \
+	VMOVDQU ones16<>(SB), Y7
+
+// H8FINISH: the eight activation rows' four sums to out.
+#define H8FINISH \
+	MOVQ out+56(FP), AX; \
+	MOVQ ldo+64(FP), BX; \
+	VMOVUPS X8, (AX); \
+	VMOVUPS X9, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X10, (AX); \
+	VMOVUPS X11, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X12, (AX); \
+	VMOVUPS X13, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX; \
+	VMOVUPS X14, (AX); \
+	VMOVUPS X15, (AX)(BX*4); \
+	VZEROUPPER; \
+	RET
+
+// func gemm4x8Q5_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x8Q5_0AVX2(SB), NOSPLIT, $32-72
+	H8SETUP
+	TESTQ CX, CX
+	JZ    b50done
+b50loop:
+	HALF4(0, X5)
+	VMOVUPS X5, 0(SP)
+	W4NIB(6)
+	W4QH5H(2)
+	H8ROWS(H50STEP)
+	H8NEXT(22)
+	DECQ CX
+	JNZ  b50loop
+b50done:
+	H8FINISH
+
+// H40STEP: G40STEP with dx at 0(SP).
+#define H40STEP(ymem, dmem, smem, acc) \
+	A4DOT3(ymem); \
+	VPBROADCASTD smem, X6; \
+	VPSLLD $3, X6, X6; \
+	VPSUBD X6, X5, X5; \
+	VCVTDQ2PS X5, X5; \
+	VMULPS 0(SP), X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+// H41STEP: G41STEP with dx at 0(SP) and mx at 16(SP).
+#define H41STEP(ymem, dmem, smem, acc) \
+	A4DOT3(ymem); \
+	VCVTDQ2PS X5, X5; \
+	VBROADCASTSS dmem, X6; \
+	VMULPS 0(SP), X6, X6; \
+	VMULPS X5, X6, X5; \
+	VBROADCASTSS smem, X6; \
+	VMULPS 16(SP), X6, X6; \
+	VADDPS X6, X5, X5; \
+	VADDPS X5, acc, acc
+
+// func gemm4x8Q4_0AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x8Q4_0AVX2(SB), NOSPLIT, $32-72
+	H8SETUP
+	TESTQ CX, CX
+	JZ    b40done
+b40loop:
+	HALF4(0, X5)
+	VMOVUPS X5, 0(SP)
+	W4NIB(2)
+	H8ROWS(H40STEP)
+	H8NEXT(18)
+	DECQ CX
+	JNZ  b40loop
+b40done:
+	H8FINISH
+
+// func gemm4x8Q4_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x8Q4_1AVX2(SB), NOSPLIT, $32-72
+	H8SETUP
+	TESTQ CX, CX
+	JZ    b41done
+b41loop:
+	HALF4(0, X5)
+	VMOVUPS X5, 0(SP)
+	HALF4(2, X5)
+	VMOVUPS X5, 16(SP)
+	W4NIB(4)
+	H8ROWS(H41STEP)
+	H8NEXT(20)
+	DECQ CX
+	JNZ  b41loop
+b41done:
+	H8FINISH
+
+// func gemm4x8Q5_1AVX2(w *byte, rb, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32, ldo int)
+TEXT ·gemm4x8Q5_1AVX2(SB), NOSPLIT, $32-72
+	H8SETUP
+	TESTQ CX, CX
+	JZ    b51done
+b51loop:
+	HALF4(0, X5)
+	VMOVUPS X5, 0(SP)
+	HALF4(2, X5)
+	VMOVUPS X5, 16(SP)
+	W4NIB(8)
+	W4QH5H(4)
+	H8ROWS(H41STEP)
+	H8NEXT(24)
+	DECQ CX
+	JNZ  b51loop
+b51done:
+	H8FINISH

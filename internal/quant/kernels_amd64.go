@@ -8,13 +8,13 @@ func addLevel(k *Kernels, level string) bool {
 	switch level {
 	case LevelAVX2:
 		k.rows[Q4_0] = rows4(Q4_0, dot4Q4_0AVX2)
-		k.gemm[Q4_0] = gemm4(Q4_0, gemm4x4Q4_0AVX2, k.rows[Q4_0])
+		k.gemm[Q4_0] = gemm48(Q4_0, gemm4x8Q4_0AVX2, gemm4x4Q4_0AVX2, k.rows[Q4_0])
 		k.rows[Q4_1] = rows4(Q4_1, dot4Q4_1AVX2)
-		k.gemm[Q4_1] = gemm4(Q4_1, gemm4x4Q4_1AVX2, k.rows[Q4_1])
+		k.gemm[Q4_1] = gemm48(Q4_1, gemm4x8Q4_1AVX2, gemm4x4Q4_1AVX2, k.rows[Q4_1])
 		k.rows[Q5_0] = rows4(Q5_0, dot4Q5_0AVX2)
-		k.gemm[Q5_0] = gemm4(Q5_0, gemm4x4Q5_0AVX2, k.rows[Q5_0])
+		k.gemm[Q5_0] = gemm48(Q5_0, gemm4x8Q5_0AVX2, gemm4x4Q5_0AVX2, k.rows[Q5_0])
 		k.rows[Q5_1] = rows4(Q5_1, dot4Q5_1AVX2)
-		k.gemm[Q5_1] = gemm4(Q5_1, gemm4x4Q5_1AVX2, k.rows[Q5_1])
+		k.gemm[Q5_1] = gemm48(Q5_1, gemm4x8Q5_1AVX2, gemm4x4Q5_1AVX2, k.rows[Q5_1])
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0AVX2)
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0AVX2, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KAVX2, actK6S), needK6S

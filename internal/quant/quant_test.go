@@ -198,7 +198,10 @@ func shapesFor(t Type) []shape {
 	if t.BlockSize() == 256 {
 		return []shape{{1, 1, 256}, {1, 37, 512}, {1, 64, 1536}, {3, 21, 256}, {5, 40, 768}, {4, 9, 256}, {9, 35, 512}}
 	}
-	return []shape{{1, 1, 32}, {1, 37, 96}, {1, 64, 576}, {3, 21, 64}, {5, 40, 160}, {2, 70, 1536}, {4, 37, 96}, {6, 23, 64}, {9, 50, 32}}
+	// m 8..15: the 4x8 GEMM kernels, then 4x4 and single rows, over
+	// several blocks.
+	return []shape{{1, 1, 32}, {1, 37, 96}, {1, 64, 576}, {3, 21, 64}, {5, 40, 160}, {2, 70, 1536}, {4, 37, 96}, {6, 23, 64}, {9, 50, 32},
+		{8, 12, 160}, {15, 22, 96}}
 }
 
 // TestMatMulModel checks every level's MatMul against the exact model of
