@@ -45,10 +45,10 @@
 // without a kernel of its own for a type runs the best lower level's:
 //
 //	type   avx2 (VPMADDUBSW/VPMADDWD)       avx512bf16 (AVX512_VNNI)
-//	Q4_0   4 rows per call; GEMM 4x4        VPDPBUSD ZMM, 8 rows; GEMM 4x4
-//	Q4_1   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows; GEMM 4x4
-//	Q5_0   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
-//	Q5_1   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
+//	Q4_0   4 rows per call; GEMM 4x8, 4x4   VPDPBUSD ZMM, 8 rows; GEMM 4x4
+//	Q4_1   4 rows; GEMM 4x8, 4x4            VPDPBUSD ZMM, 8 rows; GEMM 4x4
+//	Q5_0   4 rows; GEMM 4x8, 4x4            VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
+//	Q5_1   4 rows; GEMM 4x8, 4x4            VPDPBUSD ZMM, 8 rows (qh via VPTESTMB)
 //	Q8_0   4 rows; GEMM 4x4                 VPDPBUSD ZMM, 4 rows; GEMM 4x4
 //	Q4_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, VPERMB layout; GEMM 1x4
 //	Q5_K   1 row; GEMM 1x4                  VPDPBUSD ZMM, qh under VPTESTMB; GEMM 1x4
