@@ -31,6 +31,9 @@ type acts struct {
 	// kernel (the row kernels make them: k6c would double a row's bytes).
 	k6  []int8
 	k6c []int16
+	// asm: the rows are quantized with the assembly forms of the
+	// quantizers and layouts (the kernels' level has them).
+	asm bool
 
 	bufs actBufs
 }
@@ -44,7 +47,7 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 			a.quantizeQ8Row(x[i*k:(i+1)*k], i)
 			continue
 		}
-		if t == Q8_K && quantQ8KRow != nil && nb > 0 && !quantQ8Scalar {
+		if t == Q8_K && a.asm && quantQ8KRow != nil && nb > 0 {
 			a.quantizeQ8KRow(x[i*k:(i+1)*k], i)
 			continue
 		}
@@ -105,7 +108,7 @@ func (a *acts) fillQ8KBlock(i, b int) {
 			corr = a.k6c[(i*k+b*qkK)/2:][:qkK/2]
 		}
 		dst := a.k6[i*k+b*qkK:][:qkK]
-		if fillK6Asm != nil && !quantQ8Scalar {
+		if a.asm && fillK6Asm != nil {
 			var c *int16
 			if corr != nil {
 				c = &corr[0]
@@ -140,7 +143,7 @@ var quantQ8KRow func(x *float32, nb int, qs *int8, d *float32, bsum *int16)
 // above decodes (d and s through half precision), without the bytes.
 func (a *acts) quantizeQ8Row(x []float32, i int) {
 	nb := a.nb
-	if quantQ8Row != nil && nb > 0 && !quantQ8Scalar {
+	if a.asm && quantQ8Row != nil && nb > 0 {
 		var s *float32
 		if a.t == Q8_1 {
 			s = &a.s[i*nb]
@@ -171,17 +174,17 @@ func (a *acts) quantizeQ8Row(x []float32, i int) {
 // runs it (act_amd64.go), with the same bits; nil elsewhere.
 var quantQ8Row func(x *float32, nb int, qs *int8, d *float32, s *float32, isum *int32)
 
-// quantQ8Scalar makes quantizeQ8Row and Finite take their Go loops
-// (tests compare the two).
-var quantQ8Scalar bool
-
 // finiteAsm is Finite's AVX2 form where the CPU runs it; nil elsewhere.
 var finiteAsm func(x *float32, n int) bool
 
 // Finite reports whether x holds no Inf or NaN (MatMul's activations
 // must not).
-func Finite(x []float32) bool {
-	if finiteAsm != nil && len(x) > 0 && !quantQ8Scalar {
+func Finite(x []float32) bool { return finite(x, true) }
+
+// finite is Finite with its assembly form (where the CPU has it) or, asm
+// false, its Go loop.
+func finite(x []float32, asm bool) bool {
+	if asm && finiteAsm != nil && len(x) > 0 {
 		return finiteAsm(&x[0], len(x))
 	}
 	for _, v := range x {
@@ -225,8 +228,10 @@ func grow[T any](s *[]T, n int) []T {
 }
 
 // newActs quantizes the m rows of x (k elements each) to type t, with the
-// extra layouts in need. release returns it to the pool.
-func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need int) *acts {
+// extra layouts in need, with the assembly quantizers where asm is set and
+// the CPU has them (the Go loops otherwise: the same bits). release
+// returns it to the pool.
+func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need int, asm bool) *acts {
 	bs := t.BlockSize()
 	nb := k / bs
 	a, _ := actsPool.Get().(*acts)
@@ -234,7 +239,7 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		a = new(acts)
 	}
 	b := &a.bufs
-	*a = acts{t: t, k: k, m: m, nb: nb, bufs: a.bufs}
+	*a = acts{t: t, k: k, m: m, nb: nb, asm: asm, bufs: a.bufs}
 	a.qs, a.d = grow(&b.qs, m*k), grow(&b.d, m*nb)
 	switch t {
 	case Q8_1:

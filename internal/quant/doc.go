@@ -39,8 +39,10 @@
 // quantize_row_*_ref, libggml-cpu's vec_dot generic code) called through
 // ctypes.
 //
-// Kernels are chosen per call through For(level), so tests can run every
-// level side by side; the levels are the names of backend/cpu's levels,
+// Kernels are chosen per call through For(level), the activation
+// quantizers with them (Go loops at generic, assembly from avx2 up, the
+// same bits), and no package state changes: tests run every level side by
+// side, in parallel if they like; the levels are the names of backend/cpu's levels,
 // which this package cannot import (backend/cpu imports it). A level
 // without a kernel of its own for a type runs the best lower level's:
 //

@@ -38,6 +38,9 @@ type Kernels struct {
 	// rows (full groups, as pack); nil: pack runs per activation row.
 	packGemm [Q8_K + 1]gemmFn
 	need     [Q8_K + 1]int // the extra activation layouts rows[t] reads
+	// actAsm: the activations are quantized (and checked for Inf and
+	// NaN) by the level's assembly (avx2 and up), else by the Go loops.
+	actAsm bool
 }
 
 // For returns the kernels of the given level, or of the best level below it
@@ -57,6 +60,7 @@ func For(level string) Kernels {
 			k.level = allLevels[r]
 		}
 	}
+	k.actAsm = cpulevel.Rank(k.level) >= cpulevel.Rank(LevelAVX2)
 	return k
 }
 
@@ -164,7 +168,7 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 		}
 		return nil
 	}
-	if !Finite(x[:m*kdim]) {
+	if !finite(x[:m*kdim], k.actAsm) {
 		for i, v := range x[:m*kdim] {
 			if v-v != 0 {
 				return fmt.Errorf("quant: MatMul: non-finite activation %v at index %d", v, i)
@@ -177,7 +181,7 @@ func (k Kernels) MatMulMulti(t Type, ws []Weight, kdim int, x []float32, m int, 
 	}
 	pk, pg := k.pack[t], k.packGemm[t]
 	at, _ := ActType(t)
-	a := newActs(at, x, m, kdim, par, k.need[t])
+	a := newActs(at, x, m, kdim, par, k.need[t], k.actAsm)
 	defer a.release()
 	run := func(lo, hi int) {
 		wi := 0

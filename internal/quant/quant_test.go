@@ -266,7 +266,7 @@ func TestMatMulVsF32(t *testing.T) {
 			}
 		}
 		at, _ := ActType(typ)
-		a := newActs(at, x, sh.m, sh.k, nil, 0)
+		a := newActs(at, x, sh.m, sh.k, nil, 0, true)
 		got := make([]float32, sh.m*sh.n)
 		if err := kern.MatMul(typ, wq, sh.n, sh.k, x, sh.m, got, nil); err != nil {
 			t.Fatal(err)

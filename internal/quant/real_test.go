@@ -71,7 +71,7 @@ func TestMatMulRealGGUF(t *testing.T) {
 				}
 			}
 			at, _ := ActType(typ)
-			a := newActs(at, x, m, k, nil, 0)
+			a := newActs(at, x, m, k, nil, 0, true)
 			wd := make([]float32, k)
 			bs := at.BlockSize()
 			for j := range n {

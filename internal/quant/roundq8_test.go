@@ -64,7 +64,7 @@ func TestQuantizeQ8RowMatchesBlocks(t *testing.T) {
 		t   Type
 		off int
 	}{{Q8_0, 2}, {Q8_1, 4}} {
-		a := newActs(tc.t, x, 1, k, nil, 0)
+		a := newActs(tc.t, x, 1, k, nil, 0, true)
 		raw := make([]byte, k/32*tc.t.TypeSize())
 		quantizeRow(tc.t, x, raw)
 		for b := range k / 32 {
@@ -121,10 +121,8 @@ func TestQuantQ8RowAsm(t *testing.T) {
 	rows = append(rows, mixed)
 	for _, typ := range []Type{Q8_0, Q8_1} {
 		for ri, x := range rows {
-			got := newActs(typ, x, 1, k, nil, 0)
-			quantQ8Scalar = true
-			want := newActs(typ, x, 1, k, nil, 0)
-			quantQ8Scalar = false
+			got := newActs(typ, x, 1, k, nil, 0, true)
+			want := newActs(typ, x, 1, k, nil, 0, false)
 			for i := range want.qs {
 				if got.qs[i] != want.qs[i] {
 					t.Fatalf("%v row %d: q[%d] = %d, want %d (x %v)", typ, ri, i, got.qs[i], want.qs[i], x[i])
@@ -158,9 +156,7 @@ func TestFinite(t *testing.T) {
 					x[pos] = sv
 				}
 				got := Finite(x)
-				quantQ8Scalar = true
-				want := Finite(x)
-				quantQ8Scalar = false
+				want := finite(x, false)
 				if got != want {
 					t.Fatalf("n %d, %v at %d: Finite = %v, want %v", n, sv, pos, got, want)
 				}
@@ -211,10 +207,8 @@ func TestQuantQ8KRowAsm(t *testing.T) {
 func testQuantQ8KRowAsm(t *testing.T, rows [][]float32, k, need int) {
 	t.Helper()
 	for ri, x := range rows {
-		got := newActs(Q8_K, x, 1, k, nil, need)
-		quantQ8Scalar = true
-		want := newActs(Q8_K, x, 1, k, nil, need)
-		quantQ8Scalar = false
+		got := newActs(Q8_K, x, 1, k, nil, need, true)
+		want := newActs(Q8_K, x, 1, k, nil, need, false)
 		if (got.kp == nil) != (need&needKP == 0) || got.k6 == nil || (got.k6c == nil) != (need&needK6 == 0) {
 			t.Fatalf("need %b: layouts kp %v k6 %v k6c %v", need, got.kp != nil, got.k6 != nil, got.k6c != nil)
 		}
