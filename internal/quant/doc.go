@@ -41,9 +41,10 @@
 //
 // Kernels are chosen per call through For(level), the activation
 // quantizers with them (Go loops at generic, assembly from avx2 up, the
-// same bits), and no package state changes: tests run every level side by
-// side, in parallel if they like; the levels are the names of backend/cpu's levels,
-// which this package cannot import (backend/cpu imports it). A level
+// same bits), and no package state changes: tests run every level side
+// by side, in parallel if they like. The levels are the names of
+// backend/cpu's levels, which this package cannot import (backend/cpu
+// imports it). A level
 // without a kernel of its own for a type runs the best lower level's:
 //
 //	type   avx2 (VPMADDUBSW/VPMADDWD)       avx512bf16 (AVX512_VNNI)
