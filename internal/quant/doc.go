@@ -44,8 +44,8 @@
 // same bits), and no package state changes: tests run every level side
 // by side, in parallel if they like. The levels are the names of
 // backend/cpu's levels, which this package cannot import (backend/cpu
-// imports it). A level
-// without a kernel of its own for a type runs the best lower level's:
+// imports it). A level without a kernel of its own for a type runs the
+// best lower level's:
 //
 //	type   avx2 (VPMADDUBSW/VPMADDWD)       avx512bf16 (AVX512_VNNI)
 //	Q4_0   4 rows per call; GEMM 4x8, 4x4   VPDPBUSD ZMM, 8 rows; GEMM 4x4
