@@ -67,6 +67,7 @@ var (
 	Cumprod                      = handle("cumprod")
 	Cumsum                       = handle("cumsum")
 	Cumulative                   = handle("cumulative")
+	DequantizeGguf               = handle("dequantize_gguf")
 	Diag                         = handle("diag")
 	Diagonal                     = handle("diagonal")
 	Div                          = handle("div")

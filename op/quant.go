@@ -162,6 +162,44 @@ func init() {
 	})
 }
 
+func init() {
+	Register(&Def{
+		Name: "dequantize_gguf", Kind: Composite, Group: "linalg",
+		Doc: "Decodes rows held in a ggml block encoding (attribute type: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k; u8 [n, k/block·blockBytes]) " +
+			"to f32 [n, k] with ggml's reference dequantizer (dequantize_row_*), the weight linear_gguf multiplies by. " +
+			"A model that keeps its token embedding quantized gathers the rows of its ids (embedding on the u8 rows) and decodes only those.",
+		Inputs:          []string{"weight"},
+		NeedsContiguous: true,
+		Attrs:           []AttrSpec{{Name: "type", Type: AttrString}, {Name: "k", Type: AttrInt}},
+		Infer: func(in []Meta, a Attrs) ([]Meta, error) {
+			blk, err := GGUFBlockOf(a.String("type"))
+			if err != nil {
+				return nil, fmt.Errorf("dequantize_gguf: %w", err)
+			}
+			k := a.Int("k")
+			rb, err := blk.RowBytes(k)
+			if err != nil {
+				return nil, fmt.Errorf("dequantize_gguf: %w", err)
+			}
+			w := in[0]
+			if w.DType != dtype.U8 {
+				return nil, fmt.Errorf("dequantize_gguf: weight must be u8 blocks, got %v", w.DType)
+			}
+			if len(w.Shape) != 2 || w.Shape[1] != rb {
+				return nil, fmt.Errorf("dequantize_gguf: weight must be [n, %d] (k = %d of %s), got %v", rb, k, blk.Name, w.Shape)
+			}
+			return []Meta{{Shape: []int{w.Shape[0], k}, DType: dtype.F32}}, nil
+		},
+		Decompose: func(b Builder, in []Value, a Attrs) []Value {
+			blk, err := GGUFBlockOf(a.String("type"))
+			if err != nil {
+				panic(err) // Infer rejected it first
+			}
+			return []Value{DequantizeGGUF(b, in[0], blk, a.Int("k"))}
+		},
+	})
+}
+
 // LayoutR16 is linear_gguf's interleaved weight layout (attribute layout).
 const LayoutR16 = "r16"
 

@@ -19,6 +19,31 @@ import (
 
 func init() {
 	RegisterKernel(op.LinearGguf, Kernel{DTypes: 1<<dtype.F32 | 1<<dtype.BF16 | 1<<dtype.F16, Run: linearGGUFKernel})
+	RegisterKernel(op.DequantizeGguf, Kernel{DTypes: 1 << dtype.U8, Run: dequantizeGGUFKernel})
+}
+
+// dequantizeGGUFKernel decodes dequantize_gguf's rows with package gguf's
+// bit-exact dequantizer (quant.DequantizeRow): the decomposition's values
+// without its elementwise passes over the block bytes.
+func dequantizeGGUFKernel(c *Call) error {
+	blk, err := op.GGUFBlockOf(c.Attrs.String("type"))
+	if err != nil {
+		return err
+	}
+	kd := c.Attrs.Int("k")
+	wo, yo := c.In[0], c.Out[0]
+	if !wo.IsContiguous() || !yo.IsContiguous() {
+		return fmt.Errorf("cpu: dequantize_gguf needs contiguous operands (w %v, y %v)", wo.Strides, yo.Strides)
+	}
+	n, rb := wo.Shape[0], wo.Shape[1]
+	w := c.InB[0][wo.Offset:][:n*rb]
+	y := as[float32](c.OutB[0])[yo.Offset:][:n*kd]
+	for j := range n {
+		if err := quant.DequantizeRow(quant.Type(blk.GGMLType), w[j*rb:][:rb], y[j*kd:][:kd]); err != nil {
+			return fmt.Errorf("cpu: dequantize_gguf: %w", err)
+		}
+	}
+	return nil
 }
 
 // quantKernels are the quant kernels of this process's CPU level.

@@ -1,5 +1,5 @@
 """Cases for the quant group: linear_gguf, x @ W.T with W held in ggml block
-encodings. The reference dequantizes with the numpy decoders below, written
+encodings, and dequantize_gguf, the rows of such a W decoded. The reference dequantizes with the numpy decoders below, written
 from ggml's block layouts (dequantize_row_* in ggml-quants.c), and multiplies
 in float64. Tolerances cover kernels that quantize x per block to 8 bits as
 llama.cpp does (the CPU backend's direct kernel): each case's atol is the
@@ -164,3 +164,26 @@ def _set_atols():
 
 
 _set_atols()
+
+
+# dequantize_gguf: the rows decoded, exactly (ggml's reference dequantizer
+# is a product and an add per element, in float32 as the numpy decoder).
+def dq_ref(name, k):
+    def f(w):
+        return torch.from_numpy(dequant(name, w.numpy(), k))
+    return f
+
+
+for i, name in enumerate(BLOCKS):
+    bs = BLOCKS[name][0]
+    for n, k in [(3, 2 * bs), (1, bs)]:
+        w = torch.from_numpy(blocks(name, n, k, seed=3000 + 7 * i + n))
+        golden.case(G, "dequantize_gguf", dq_ref(name, k), [T([n, w.shape[1]], "u8", kind=w)],
+                    {"type": name, "k": k}, rtol=0, atol=0, id=f"dequantize_gguf/{name}/{n}x{k}")
+
+golden.case(G, "dequantize_gguf", None, [T([3, 18], "f32")], {"type": "q4_0", "k": 32},
+            error="weight must be u8 blocks")
+golden.case(G, "dequantize_gguf", None, [T([3, 20], "u8", kind="int")], {"type": "q4_0", "k": 32},
+            error="weight must be [n, 18]")
+golden.case(G, "dequantize_gguf", None, [T([3, 18], "u8", kind="int")], {"type": "q3_k", "k": 32},
+            error="unsupported block type")

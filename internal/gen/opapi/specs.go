@@ -313,6 +313,7 @@ var handWritten = map[string]string{
 	"kl_div":                           "the losses take LossOpts / CrossEntropyOpts structs",
 	"einsum":                           "the operands are variadic after the equation",
 	"linear_gguf":                      "reached through package gguf's quantised linear layers",
+	"dequantize_gguf":                  "reached through package models' quantized token embeddings",
 	"index":                            "boolean masks are turned into integer indices with Nonzero first",
 	"index_put":                        "the indices are a variadic tail after values; the Go order differs",
 	"masked_fill":                      "value may be a Go number or a 0-d tensor",
