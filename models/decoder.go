@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"github.com/gotpu/gotpu/device"
 	"math"
 	"strconv"
 
@@ -43,9 +44,13 @@ type CausalLM struct {
 	// Config is the parsed config.json.
 	Config *config.Config
 	// DType is the dtype the model computes in.
-	DType  dtype.DType
-	a      arch
-	embed  *tensor.Tensor // [vocab, hidden]
+	DType dtype.DType
+	a     arch
+	embed *tensor.Tensor // [vocab, hidden]; nil when embedQ holds it
+	// embedQ is the token embedding kept in its GGUF blocks, row-major
+	// (Options.KeepQuantized): a step decodes only the rows of its ids.
+	embedQ *Quantized
+	dev    device.Device  // where the weights are
 	wpe    *tensor.Tensor // GPT-2 positions [n_positions, hidden]
 	layers []*block
 	norm   *Norm
@@ -91,13 +96,32 @@ func newCausalLM(l *loader, c *config.Config, a arch) (*CausalLM, error) {
 	m := &CausalLM{Config: c, DType: l.dt, a: a}
 	h, vocab := c.HiddenSize, c.VocabSize
 	var layersMod module
+	var embedW Weight // the embedding's blocks as loaded (KeepQuantized)
 	if a.learnedPos {
 		m.embed = l.tensor("transformer.wte.weight", vocab, h)
 		m.wpe = l.tensor("transformer.wpe.weight", c.MaxPositions, h)
+	} else if l.keepsQuantized("model.embed_tokens.weight") {
+		// As llama.cpp's get_rows: the table stays in its blocks (a
+		// 262144x640 Q8_0 table is 178 MB, 671 MB as f32) and a step
+		// gathers its ids' rows and decodes them (embedQuantized).
+		if q, ok := l.weight("model.embed_tokens.weight", vocab, h).(Quantized); ok {
+			embedW = q
+			rm := q.RowMajor() // q itself unless the device runs it as r16
+			m.embedQ = &rm
+		}
 	} else {
 		m.embed = l.tensor("model.embed_tokens.weight", vocab, h)
 	}
-	m.embedMod = param(m.embed)
+	m.embedMod = &module{}
+	switch {
+	case m.embedQ != nil:
+		// Blocks are not trained: a buffer, under the parameter's name.
+		m.embedMod.RegisterBuffer("weight", m.embedQ.Blocks, true)
+		m.dev = m.embedQ.Blocks.Device()
+	case m.embed != nil:
+		m.embedMod.RegisterParameter("weight", m.embed)
+		m.dev = m.embed.Device()
+	}
 	for i := 0; i < c.NumLayers; i++ {
 		b := newBlock(l, c, &m.a, i)
 		layersMod.RegisterModule(strconv.Itoa(i), b)
@@ -109,9 +133,10 @@ func newCausalLM(l *loader, c *config.Config, a arch) (*CausalLM, error) {
 		m.norm = newNorm(l, "model.norm", h, a.norm, c.NormEps, a.normBias)
 	}
 	switch {
-	case c.TieWordEmbeddings && l.keepsQuantized("model.embed_tokens.weight"):
-		// llama.cpp multiplies the tied head with the embedding's blocks.
-		m.head = &Linear{W: l.weight("model.embed_tokens.weight", vocab, h)}
+	case c.TieWordEmbeddings && embedW != nil:
+		// llama.cpp multiplies the tied head with the embedding's blocks
+		// (the lookup's own, unless the device runs them interleaved).
+		m.head = &Linear{W: embedW}
 	case c.TieWordEmbeddings:
 		m.head = &Linear{W: Dense{W: m.embed}}
 	default:

@@ -106,7 +106,7 @@ func (m *CausalLM) Generate(ctx context.Context, prompts [][]int, o GenerateOpti
 	if m.a.learnedPos && long+o.MaxNewTokens > m.Config.MaxPositions {
 		return nil, fmt.Errorf("%w: %d tokens exceed the model's %d positions", ErrModel, long+o.MaxNewTokens, m.Config.MaxPositions)
 	}
-	dev := m.embed.Device()
+	dev := m.dev
 	res := &GenerateResult{Tokens: make([][]int, b)}
 	lp := leftPad(prompts, o.PadID)
 	pad, ids, pos, slots := lp.pad, lp.ids, lp.pos, lp.slots
@@ -224,7 +224,7 @@ func (m *CausalLM) ForwardLogits(seqs [][]int, padID int) (logits []float32, t i
 	lp := leftPad(seqs, padID)
 	pad, ids, pos, slots, maxPos := lp.pad, lp.ids, lp.pos, lp.slots, lp.maxPos
 	perr := tensor.Catch(func() {
-		dev := m.embed.Device()
+		dev := m.dev
 		cache := m.NewCache(b, t)
 		cache.SetPadding(dev, pad)
 		lg, serr := m.stepLogits(Step{

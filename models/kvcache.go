@@ -44,14 +44,14 @@ func (m *CausalLM) cacheDType() dtype.DType {
 // bf16Attention reports whether the model's device has direct bf16
 // kernels for both attention ops (dense and paged).
 func (m *CausalLM) bf16Attention() bool {
-	_, be, err := device.Get(m.embed.Device().String())
+	_, be, err := device.Get(m.dev.String())
 	return err == nil && be.Supports(op.ScaledDotProductAttention, dtype.BF16) && be.Supports(op.PagedAttention, dtype.BF16)
 }
 
 // NewCache returns an empty cache for batch sequences of up to size tokens.
 func (m *CausalLM) NewCache(batch, size int) *KVCache {
 	c := m.Config
-	dev := m.embed.Device()
+	dev := m.dev
 	kc := &KVCache{Batch: batch, Size: size}
 	dt := m.cacheDType()
 	for range m.layers {

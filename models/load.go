@@ -26,9 +26,11 @@ type Options struct {
 	// KeepQuantized keeps a GGUF file's linear weights in their block
 	// encodings (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) as
 	// Quantized weights multiplied by the linear_gguf op, instead of
-	// dequantizing them to DType; norms, biases, the token embedding and
-	// weights of other types are dequantized as usual, and a tied output
-	// head multiplies with the embedding's blocks (as llama.cpp does).
+	// dequantizing them to DType; the token embedding stays in its blocks
+	// too, each step decoding the rows of its ids (dequantize_gguf), and a
+	// tied output head multiplies with them (as llama.cpp does); norms,
+	// biases and weights of other types are dequantized as usual. (A
+	// tensor-parallel shard decodes its share of the embedding once.)
 	// Only GGUF files hold quantized weights: Load rejects it.
 	KeepQuantized bool
 }
@@ -272,7 +274,7 @@ func (m *CausalLM) initRopes(c *config.Config) error {
 	if m.a.learnedPos {
 		return nil
 	}
-	dev := m.embed.Device()
+	dev := m.dev
 	r, err := newRope(dev, c.HeadDim, c.RopeTheta, c.RopeScaling, c.MaxPositions)
 	if err != nil {
 		return err

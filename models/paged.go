@@ -35,7 +35,7 @@ func (m *CausalLM) NewPagedKV(numBlocks, blockSize int) (*PagedKV, error) {
 	}
 	c := m.Config
 	kv := &PagedKV{BlockSize: blockSize, NumBlocks: numBlocks}
-	dev := m.embed.Device()
+	dev := m.dev
 	dt := m.cacheDType()
 	err := tensor.Catch(func() {
 		for range m.layers {
@@ -148,7 +148,7 @@ func (m *CausalLM) ForwardPaged(kv *PagedKV, groups []PagedGroup, all bool) ([][
 	if len(kv.K) != len(m.layers) {
 		return nil, fmt.Errorf("%w: paged cache of %d layers for a model of %d", ErrModel, len(kv.K), len(m.layers))
 	}
-	dev := m.embed.Device()
+	dev := m.dev
 	vocab := m.Config.VocabSize
 	pad := kv.padSlot()
 	var in []*tensor.Tensor
@@ -339,7 +339,7 @@ func (m *CausalLM) pagedLogits(in []*tensor.Tensor, ng int, runs []writeRun) *te
 		return tensor.Cat(ts, dim)
 	}
 	idsAll, posAll, writeAll := cat(ids, 1), cat(pos, 1), cat(write, 0) // [1, N], [1, N], [N]
-	x := tensor.Embedding(m.embed, idsAll)
+	x := m.embedTokens(idsAll)
 	if a.embedScale {
 		x = x.MulScalar(m.sqrtHidden)
 	}

@@ -180,6 +180,30 @@ func checkKeptWeights(t *testing.T, keep, f32 *CausalLM) {
 	if n == 0 {
 		t.Fatal("no weight was kept quantized")
 	}
+	checkKeptEmbedding(t, keep, f32)
+}
+
+// checkKeptEmbedding checks that the kept model holds its token embedding
+// in blocks (not as a dense table) and that looking ids up in it
+// (dequantize_gguf on the gathered rows) gives the f32 model's rows bit
+// for bit, the first and last ids included.
+func checkKeptEmbedding(t *testing.T, keep, f32 *CausalLM) {
+	t.Helper()
+	if keep.embedQ == nil || keep.embed != nil {
+		t.Fatalf("kept model's embedding: blocks %v, dense table %v; want the blocks only", keep.embedQ != nil, keep.embed != nil)
+	}
+	vocab := f32.embed.Size(0)
+	ids := []int64{0, 1, 2, int64(vocab / 3), int64(vocab - 2), int64(vocab - 1), 1}
+	idt := tensor.FromSlice(f32.dev, ids, 1, len(ids))
+	got, want := keep.embedTokens(idt).Float32s(), f32.embedTokens(idt).Float32s()
+	if len(got) != len(want) {
+		t.Fatalf("embedding lookup: %d values kept, %d in the f32 model", len(got), len(want))
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("embedding lookup: element %d is %g kept, %g in the f32 model", i, got[i], want[i])
+		}
+	}
 }
 
 // quantizeTinyGGUF writes src's matrices (2-d *.weight tensors) in

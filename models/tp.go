@@ -7,6 +7,7 @@ import (
 	"github.com/gotpu/gotpu/dist"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/hf/config"
+	"github.com/gotpu/gotpu/op"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -143,6 +144,15 @@ func (m *CausalLM) ShardTensorParallel(g *dist.Group) error {
 				}
 				shardRowParallel(b.down, tp, iOff, ni, plan.Intermediate, 1)
 			}
+			if m.embedQ != nil {
+				// The vocab-parallel lookup takes a dense share: decode
+				// this rank's rows of the blocks.
+				q := *m.embedQ
+				q.Blocks = q.Blocks.Narrow(0, tp.vocabStart, nv).Contiguous()
+				m.embed, m.embedQ = q.Dense(), nil
+				*m.embedMod = module{}
+				m.embedMod.RegisterParameter("weight", m.embed)
+			}
 			full := m.embed
 			m.embed = full.Narrow(0, tp.vocabStart, nv).Contiguous()
 			m.embedMod.SetParameter("weight", m.embed)
@@ -171,7 +181,7 @@ func (m *CausalLM) ShardTensorParallel(g *dist.Group) error {
 		return fmt.Errorf("models: sharding over %d ranks: %w", g.Size(), err)
 	}
 	m.tp = tp
-	releaseCached(m.embed.Device())
+	releaseCached(m.dev)
 	return nil
 }
 
@@ -314,6 +324,9 @@ func (w vocabGathered) Dense() *tensor.Tensor {
 // when sharded).
 func (m *CausalLM) embedTokens(ids *tensor.Tensor) *tensor.Tensor {
 	if m.tp == nil {
+		if m.embedQ != nil {
+			return m.embedQuantized(ids)
+		}
 		return tensor.Embedding(m.embed, ids)
 	}
 	e, err := dist.EmbedVocabParallel(m.tp.context(), m.tp.g, m.embed, m.tp.vocabStart, ids)
@@ -321,6 +334,21 @@ func (m *CausalLM) embedTokens(ids *tensor.Tensor) *tensor.Tensor {
 		tpPanic("embedding", err)
 	}
 	return e
+}
+
+// embedQuantized looks ids up in the token embedding kept in its blocks:
+// the rows of the ids gathered as bytes and decoded (dequantize_gguf), in
+// the model's dtype, the values the dequantized table would give.
+func (m *CausalLM) embedQuantized(ids *tensor.Tensor) *tensor.Tensor {
+	q := m.embedQ
+	rb := q.Blocks.Size(1)
+	rows := tensor.Embedding(q.Blocks, ids).Reshape(-1, rb)
+	x := tensor.Apply1("dequantize_gguf", []*tensor.Tensor{rows}, op.Attrs{"type": q.Block.Name, "k": q.In})
+	x = x.Reshape(append(ids.Shape(), q.In)...)
+	if m.DType != dtype.F32 {
+		x = x.ToDType(m.DType)
+	}
+	return x
 }
 
 // kvHeads is the number of key/value heads a cache holds: this rank's
