@@ -297,17 +297,25 @@ q80done:
 // quants at DI, DX, R14, R15, scales at R8 + a·R10, extra array at
 // R9 + a·R10 (R10 = 4·nb). Sums: X13, X12, X11, X10.
 
-DATA nibMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA nibMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA nibMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA nibMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL nibMask<>(SB), RODATA|NOPTR, $32
+// bytes0f and bytes10 are 32 bytes of 0x0f and of 0x10, the nibble mask
+// and the fifth bit (package symbols: dotk_amd64.s uses them too).
+DATA ·bytes0f+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA ·bytes0f+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA ·bytes0f+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA ·bytes0f+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL ·bytes0f(SB), RODATA|NOPTR, $32
+
+DATA ·bytes10+0(SB)/8, $0x1010101010101010
+DATA ·bytes10+8(SB)/8, $0x1010101010101010
+DATA ·bytes10+16(SB)/8, $0x1010101010101010
+DATA ·bytes10+24(SB)/8, $0x1010101010101010
+GLOBL ·bytes10(SB), RODATA|NOPTR, $32
 
 #define WNIB(mem, X, Y) \
 	VMOVDQU mem, X; \
 	VPSRLW $4, X, X5; \
 	VINSERTI128 $1, X5, Y, Y; \
-	VPAND nibMask<>(SB), Y, Y
+	VPAND ·bytes0f(SB), Y, Y
 
 #define W4NIB(off) \
 	WNIB(off(SI), X1, Y1); \
@@ -382,20 +390,26 @@ GLOBL nibMask<>(SB), RODATA|NOPTR, $32
 	VMULPS X6, X5, X5; \
 	VADDPS X5, acc, acc
 
-#define GSETUP2 \
+// GPTRS: the GEMM kernels' pointers: weight rows at SI, SI+BX, R11,
+// R11+BX; activation rows at DI, DX, R14, R15 (R13 = lda apart); scales
+// and the extra array at R8 and R9 (R10 = 4·nb apart); CX blocks.
+#define GPTRS \
 	MOVQ w+0(FP), SI; \
 	MOVQ rb+8(FP), BX; \
 	MOVQ nb+16(FP), CX; \
 	MOVQ qa+24(FP), DI; \
-	MOVQ lda+32(FP), AX; \
-	LEAQ (DI)(AX*1), DX; \
-	LEAQ (DX)(AX*1), R14; \
-	LEAQ (R14)(AX*1), R15; \
+	MOVQ lda+32(FP), R13; \
+	LEAQ (DI)(R13*1), DX; \
+	LEAQ (DX)(R13*1), R14; \
+	LEAQ (R14)(R13*1), R15; \
 	MOVQ da+40(FP), R8; \
 	MOVQ aux+48(FP), R9; \
 	LEAQ (SI)(BX*2), R11; \
 	MOVQ CX, R10; \
-	SHLQ $2, R10; \
+	SHLQ $2, R10
+
+#define GSETUP2 \
+	GPTRS; \
 	VPCMPEQW Y15, Y15, Y15; \
 	VPSRLW $15, Y15, Y15; \
 	VXORPS X13, X13, X13; \
@@ -498,11 +512,6 @@ DATA qhBits32<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
 DATA qhBits32<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
 GLOBL qhBits32<>(SB), RODATA|NOPTR, $32
 
-DATA q5Bit<>+0(SB)/8, $0x1010101010101010
-DATA q5Bit<>+8(SB)/8, $0x1010101010101010
-DATA q5Bit<>+16(SB)/8, $0x1010101010101010
-DATA q5Bit<>+24(SB)/8, $0x1010101010101010
-GLOBL q5Bit<>(SB), RODATA|NOPTR, $32
 
 // QH5G(mem, Y): Y |= 0x10 in byte p where bit p of the u32 at mem is set;
 // clobbers Y6.
@@ -511,7 +520,7 @@ GLOBL q5Bit<>(SB), RODATA|NOPTR, $32
 	VPSHUFB qhShuf<>(SB), Y6, Y6; \
 	VPOR qhBits32<>(SB), Y6, Y6; \
 	VPCMPEQB Y7, Y6, Y6; \
-	VPAND q5Bit<>(SB), Y6, Y6; \
+	VPAND ·bytes10(SB), Y6, Y6; \
 	VPOR Y6, Y, Y
 
 // W4QH5(off): the four rows' fifth bits (qh at off) into Y1..Y4.
@@ -620,7 +629,7 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 	VPSHUFB qhShuf<>(SB), Y6, Y6; \
 	VPOR qhBits32<>(SB), Y6, Y6; \
 	VPCMPEQB Y0, Y6, Y6; \
-	VPAND q5Bit<>(SB), Y6, Y6; \
+	VPAND ·bytes10(SB), Y6, Y6; \
 	VPOR Y6, Y, Y
 
 #define W4QH5H(off) \
@@ -672,19 +681,7 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 
 // H8SETUP: the 4x8 kernels' pointers, zeroed sums and ones.
 #define H8SETUP \
-	MOVQ w+0(FP), SI; \
-	MOVQ rb+8(FP), BX; \
-	MOVQ nb+16(FP), CX; \
-	MOVQ qa+24(FP), DI; \
-	MOVQ lda+32(FP), R13; \
-	LEAQ (DI)(R13*1), DX; \
-	LEAQ (DX)(R13*1), R14; \
-	LEAQ (R14)(R13*1), R15; \
-	MOVQ da+40(FP), R8; \
-	MOVQ aux+48(FP), R9; \
-	LEAQ (SI)(BX*2), R11; \
-	MOVQ CX, R10; \
-	SHLQ $2, R10; \
+	GPTRS; \
 	VXORPS Y8, Y8, Y8; \
 	VXORPS Y9, Y9, Y9; \
 	VXORPS Y10, Y10, Y10; \

@@ -458,8 +458,8 @@ q6kdone:
 	VPERMD  woff(SI), Y3, Y0; \
 	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
 	VPSRLW  $4, Y0, Y1; \
-	VPAND   k6Lo<>(SB), Y0, Y0; \
-	VPAND   k6Lo<>(SB), Y1, Y1; \
+	VPAND   ·bytes0f(SB), Y0, Y0; \
+	VPAND   ·bytes0f(SB), Y1, Y1; \
 	G4KSUB(Y0, aoffA, scA); \
 	G4KSUB(Y1, aoffB, scB)
 
@@ -542,12 +542,6 @@ h4kdone:
 // sums are read, not made, once per row; scales at R8 + a·R10, R10 = 4·nb).
 // Integer lanes in Y4..Y7, float sums in Y8..Y11.
 
-DATA k6Lo<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k6Lo<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k6Lo<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k6Lo<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL k6Lo<>(SB), RODATA|NOPTR, $32
-
 DATA k6Hi<>+0(SB)/8, $0x3030303030303030
 DATA k6Hi<>+8(SB)/8, $0x3030303030303030
 DATA k6Hi<>+16(SB)/8, $0x3030303030303030
@@ -581,20 +575,20 @@ GLOBL k6Hi<>(SB), RODATA|NOPTR, $32
 	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
 	VPSHUFB k6Shuf<>(SB), Y1, Y1; \
 	VPSHUFB k6Shuf<>(SB), Y2, Y2; \
-	VPAND   k6Lo<>(SB), Y0, Y3; \
+	VPAND   ·bytes0f(SB), Y0, Y3; \
 	VPSLLW  $4, Y2, Y12; \
 	VPAND   k6Hi<>(SB), Y12, Y12; \
 	VPOR    Y12, Y3, Y3; \
-	VPAND   k6Lo<>(SB), Y1, Y12; \
+	VPAND   ·bytes0f(SB), Y1, Y12; \
 	VPSLLW  $2, Y2, Y13; \
 	VPAND   k6Hi<>(SB), Y13, Y13; \
 	VPOR    Y13, Y12, Y12; \
 	VPSRLW  $4, Y0, Y0; \
-	VPAND   k6Lo<>(SB), Y0, Y0; \
+	VPAND   ·bytes0f(SB), Y0, Y0; \
 	VPAND   k6Hi<>(SB), Y2, Y13; \
 	VPOR    Y13, Y0, Y0; \
 	VPSRLW  $4, Y1, Y1; \
-	VPAND   k6Lo<>(SB), Y1, Y1; \
+	VPAND   ·bytes0f(SB), Y1, Y1; \
 	VPSRLW  $2, Y2, Y2; \
 	VPAND   k6Hi<>(SB), Y2, Y2; \
 	VPOR    Y2, Y1, Y1; \
@@ -678,12 +672,6 @@ g6ydone:
 	VZEROUPPER
 	RET
 
-DATA k5Bit<>+0(SB)/8, $0x1010101010101010
-DATA k5Bit<>+8(SB)/8, $0x1010101010101010
-DATA k5Bit<>+16(SB)/8, $0x1010101010101010
-DATA k5Bit<>+24(SB)/8, $0x1010101010101010
-GLOBL k5Bit<>(SB), RODATA|NOPTR, $32
-
 // G5KCHUNK(woff, aoffA, aoffB, scA, scB, SHA, nA, SHB, nB): G4KCHUNK with
 // the fifth bits: the qh bytes in Y12 (in acts.k6's order, as the row
 // kernel's Y9) shifted by SHA nA (SHB nB) to bit 4 for sub-block A (B).
@@ -692,13 +680,13 @@ GLOBL k5Bit<>(SB), RODATA|NOPTR, $32
 	VPERMD  woff(SI), Y3, Y0; \
 	VPSHUFB k6Shuf<>(SB), Y0, Y0; \
 	VPSRLW  $4, Y0, Y1; \
-	VPAND   k6Lo<>(SB), Y0, Y0; \
-	VPAND   k6Lo<>(SB), Y1, Y1; \
+	VPAND   ·bytes0f(SB), Y0, Y0; \
+	VPAND   ·bytes0f(SB), Y1, Y1; \
 	SHA     $nA, Y12, Y4; \
-	VPAND   k5Bit<>(SB), Y4, Y4; \
+	VPAND   ·bytes10(SB), Y4, Y4; \
 	VPOR    Y4, Y0, Y0; \
 	SHB     $nB, Y12, Y5; \
-	VPAND   k5Bit<>(SB), Y5, Y5; \
+	VPAND   ·bytes10(SB), Y5, Y5; \
 	VPOR    Y5, Y1, Y1; \
 	G4KSUB(Y0, aoffA, scA); \
 	G4KSUB(Y1, aoffB, scB)
