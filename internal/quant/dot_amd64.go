@@ -216,6 +216,38 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 	}
 }
 
+// gemm1x4YFn is gemm1x4Fn finishing ggml's sums itself: row a's output
+// (sumf plus the eight lane sums in order) into y[a·ldy], a < 4.
+type gemm1x4YFn func(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
+
+// gemmKY is gemmK for a kernel that writes the outputs itself (the AVX2
+// K GEMM kernels): no per-call sum in Go, which cost a 4-block row (a
+// 1024-wide Q4_K row) about a fifth of its time.
+func gemmKY(t Type, g gemm1x4YFn, rows rowsFn, layout int) gemmFn {
+	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
+		nb := a.nb
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			qa, lda, da, aux := (*int8)(nil), a.k, &a.d[i*nb], auxOf(t, a, i)
+			switch layout {
+			case actK6:
+				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
+			case actK6S:
+				qa = &a.k6[i*a.k]
+			default:
+				panic("quant: gemmKY: unsupported activation layout")
+			}
+			_ = y[(i+3)*ldy+j1-1] // the kernel writes y[(i+r)·ldy+j], r < 4
+			for j := j0; j < j1; j++ {
+				g(&w[j*rb], nb, qa, lda, da, aux, &y[i*ldy+j], ldy)
+			}
+		}
+		for ; i < i1; i++ {
+			rows(w, rb, j0, j1, a, i, y[i*ldy:(i+1)*ldy])
+		}
+	}
+}
+
 //go:noescape
 func dot4Q5_0VNNI(w *byte, rb, nb int, qa *int8, da *float32, aux unsafe.Pointer, out *float32)
 
@@ -286,13 +318,13 @@ func dotQ5KVNNI(w *byte, nb int, qa *int8, da *float32, aux unsafe.Pointer, out 
 func gemm1x4Q5KVNNI(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
 
 //go:noescape
-func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 
 //go:noescape
-func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 
 //go:noescape
-func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 
 // dot16Fn computes the dot products of one r16 group of 16 weight rows
 // (pack.go) with one activation row (as dot4Fn) into out[0:16].

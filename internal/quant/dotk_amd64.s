@@ -33,17 +33,40 @@
 	VXORPS Y14, Y14, Y14; \
 	VXORPS X15, X15, X15
 
-// G4KOUT: each activation row's eight lane sums and sumf to out.
-#define G4KOUT \
-	MOVQ      out+48(FP), AX; \
-	VMOVUPS   Y10, (AX); \
-	VEXTRACTPS $0, X15, 32(AX); \
-	VMOVUPS   Y11, 36(AX); \
-	VEXTRACTPS $1, X15, 68(AX); \
-	VMOVUPS   Y13, 72(AX); \
-	VEXTRACTPS $2, X15, 104(AX); \
-	VMOVUPS   Y14, 108(AX); \
-	VEXTRACTPS $3, X15, 140(AX)
+// KSUMY(A, B, C, D, S): ggml's final sum of four activation rows, whose
+// eight lane sums are in A..D and whose sumf chains are S's lanes: the
+// lanes transposed so that lane r of column l is row r's sums[l], then S
+// += column 0, 1, ..., 7 (the generic code's sumf += sums[l], in order,
+// for the four rows at once); lane r of S goes to y + r·ldy. Clobbers
+// Y0..Y7 and AX, BX.
+#define KSUMY(A, B, C, D, S) \
+	VUNPCKLPS B, A, Y0; \
+	VUNPCKHPS B, A, Y1; \
+	VUNPCKLPS D, C, Y2; \
+	VUNPCKHPS D, C, Y3; \
+	VUNPCKLPD Y2, Y0, Y4; \
+	VUNPCKHPD Y2, Y0, Y5; \
+	VUNPCKLPD Y3, Y1, Y6; \
+	VUNPCKHPD Y3, Y1, Y7; \
+	VADDPS    X4, S, S; \
+	VADDPS    X5, S, S; \
+	VADDPS    X6, S, S; \
+	VADDPS    X7, S, S; \
+	VEXTRACTF128 $1, Y4, X4; \
+	VEXTRACTF128 $1, Y5, X5; \
+	VEXTRACTF128 $1, Y6, X6; \
+	VEXTRACTF128 $1, Y7, X7; \
+	VADDPS    X4, S, S; \
+	VADDPS    X5, S, S; \
+	VADDPS    X6, S, S; \
+	VADDPS    X7, S, S; \
+	MOVQ      y+48(FP), AX; \
+	MOVQ      ldy+56(FP), BX; \
+	VMOVSS    S, (AX); \
+	VEXTRACTPS $1, S, (AX)(BX*4); \
+	LEAQ      (AX)(BX*8), AX; \
+	VEXTRACTPS $2, S, (AX); \
+	VEXTRACTPS $3, S, (AX)(BX*4)
 
 // The Q4_K and Q5_K kernels read the activation quants in acts.k6's order (in
 // each 32: class c's quants c, c+8, c+16, c+24 at bytes 16*(c/4)+4*(c%4),
@@ -508,9 +531,9 @@ q6kdone:
 	VMULPS  X6, X0, X0; \
 	VSUBPS  X0, X15, X15
 
-// func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 // qa: acts.k6 of the first activation row; aux: its 32-quant sums (acts.m16).
-TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $80-56
+TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $80-64
 	G4KSETUP
 	TESTQ CX, CX
 	JZ    h4kdone
@@ -531,7 +554,7 @@ h4kloop:
 	DECQ CX
 	JNZ  h4kloop
 h4kdone:
-	G4KOUT
+	KSUMY(Y10, Y11, Y13, Y14, X15)
 	VZEROUPPER
 	RET
 
@@ -605,9 +628,9 @@ GLOBL k6Hi<>(SB), RODATA|NOPTR, $32
 	VMULPS       Y2, acc, acc; \
 	VADDPS       acc, sum, sum
 
-// func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// func gemm1x4Q6KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 // qa: acts.k6 of the first activation row; aux: its acts.k6c.
-TEXT ·gemm1x4Q6KAVX2(SB), NOSPLIT, $64-56
+TEXT ·gemm1x4Q6KAVX2(SB), NOSPLIT, $64-64
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ qa+16(FP), DI
@@ -660,15 +683,8 @@ g6yloop:
 	DECQ CX
 	JNZ  g6yloop
 g6ydone:
-	MOVQ    out+48(FP), AX
-	VMOVUPS Y8, (AX)
-	MOVL    $0, 32(AX)
-	VMOVUPS Y9, 36(AX)
-	MOVL    $0, 68(AX)
-	VMOVUPS Y10, 72(AX)
-	MOVL    $0, 104(AX)
-	VMOVUPS Y11, 108(AX)
-	MOVL    $0, 140(AX)
+	VXORPS X12, X12, X12 // Q6_K's sumf before the lane sums: 0
+	KSUMY(Y8, Y9, Y10, Y11, X12)
 	VZEROUPPER
 	RET
 
@@ -691,11 +707,11 @@ g6ydone:
 	G4KSUB(Y0, aoffA, scA); \
 	G4KSUB(Y1, aoffB, scB)
 
-// func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, out *float32)
+// func gemm1x4Q5KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 // One Q5_K weight row against four activation rows: gemm1x4Q4KAVX2 with
 // the row kernel's fifth bits. qa: acts.k6 of the first activation row;
 // aux: its 32-quant sums.
-TEXT ·gemm1x4Q5KAVX2(SB), NOSPLIT, $80-56
+TEXT ·gemm1x4Q5KAVX2(SB), NOSPLIT, $80-64
 	G4KSETUP
 	TESTQ CX, CX
 	JZ    h5kdone
@@ -719,7 +735,7 @@ h5kloop:
 	DECQ CX
 	JNZ  h5kloop
 h5kdone:
-	G4KOUT
+	KSUMY(Y10, Y11, Y13, Y14, X15)
 	VZEROUPPER
 	RET
 

@@ -18,11 +18,11 @@ func addLevel(k *Kernels, level string) bool {
 		k.rows[Q8_0] = rows4(Q8_0, dot4Q8_0AVX2)
 		k.gemm[Q8_0] = gemm4(Q8_0, gemm4x4Q8_0AVX2, k.rows[Q8_0])
 		k.rows[Q4_K], k.need[Q4_K] = rowsK(Q4_K, dotQ4KAVX2, actK6S), needK6S
-		k.gemm[Q4_K] = gemmK(Q4_K, gemm1x4Q4KAVX2, k.rows[Q4_K], actK6S)
+		k.gemm[Q4_K] = gemmKY(Q4_K, gemm1x4Q4KAVX2, k.rows[Q4_K], actK6S)
 		k.rows[Q5_K], k.need[Q5_K] = rowsK(Q5_K, dotQ5KAVX2, actK6S), needK6S
-		k.gemm[Q5_K] = gemmK(Q5_K, gemm1x4Q5KAVX2, k.rows[Q5_K], actK6S)
+		k.gemm[Q5_K] = gemmKY(Q5_K, gemm1x4Q5KAVX2, k.rows[Q5_K], actK6S)
 		k.rows[Q6_K], k.need[Q6_K] = rowsK(Q6_K, dotQ6KAVX2, actK6), needK6
-		k.gemm[Q6_K] = gemmK(Q6_K, gemm1x4Q6KAVX2, k.rows[Q6_K], actK6)
+		k.gemm[Q6_K] = gemmKY(Q6_K, gemm1x4Q6KAVX2, k.rows[Q6_K], actK6)
 		k.pack[Q4_0] = rows16(Q4_0, dot16Q4_0AVX2)
 		k.pack[Q4_1] = rows16(Q4_1, dot16Q4_1AVX2)
 		return true
