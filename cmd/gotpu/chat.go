@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,10 +21,17 @@ import (
 // generation prompt) and tokenizes the result without adding special
 // tokens, as transformers' apply_chat_template(tokenize=True) does.
 func chatIDs(m *models.Model, messages []chat.Message) ([]int, error) {
+	gguf := strings.EqualFold(filepath.Ext(m.Path), ".gguf")
 	if m.Chat == nil {
+		if gguf {
+			return nil, fmt.Errorf("%s has no chat template (GGUF metadata tokenizer.chat_template): run it without --chat, on a raw prompt", m.Path)
+		}
 		return nil, fmt.Errorf("%s has no chat template (tokenizer_config.json chat_template, chat_template.jinja)", m.Path)
 	}
 	if m.Tokenizer == nil {
+		if gguf {
+			return nil, fmt.Errorf("%s has no tokenizer (GGUF metadata tokenizer.ggml.*)", m.Path)
+		}
 		return nil, fmt.Errorf("%s has no tokenizer.json", m.Path)
 	}
 	text, err := m.Chat.Render(messages, chat.RenderOptions{AddGenerationPrompt: true})

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gotpu/gotpu/hf/chat"
+	"github.com/gotpu/gotpu/models"
 )
 
 // asciiTokenizer is a byte-level BPE tokenizer.json without merges whose
@@ -106,5 +109,29 @@ func TestChatTurns(t *testing.T) {
 	}
 	if _, err := runCmd(t, "chat", "--model", tinyLlama); err == nil || !strings.Contains(err.Error(), "chat template") {
 		t.Errorf("chat without a template: %v", err)
+	}
+}
+
+// TestChatIDsMissingParts checks that a model without a chat template or
+// tokenizer gets an error naming where each would come from: the GGUF
+// metadata keys for a .gguf file, the Hugging Face files for a directory.
+func TestChatIDsMissingParts(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/models/gemma.gguf", []string{"gemma.gguf has no chat template", "tokenizer.chat_template", "without --chat"}},
+		{"/models/SMOL.GGUF", []string{"tokenizer.chat_template"}},
+		{"/models/llama", []string{"llama has no chat template", "tokenizer_config.json", "chat_template.jinja"}},
+	} {
+		_, err := chatIDs(&models.Model{Path: tc.path}, []chat.Message{{Role: "user", Content: "hi"}})
+		if err == nil {
+			t.Fatalf("%s: no error", tc.path)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", tc.path, err, w)
+			}
+		}
 	}
 }
