@@ -2,11 +2,11 @@ package models
 
 import (
 	"fmt"
-	"github.com/gotpu/gotpu/device"
 	"math"
 	"strconv"
 
 	"github.com/gotpu/gotpu/compile"
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/hf/config"
 	"github.com/gotpu/gotpu/nn"

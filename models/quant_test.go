@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gotpu/gotpu/device"
+	"github.com/gotpu/gotpu/dist"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/gguf"
 	"github.com/gotpu/gotpu/internal/quant"
@@ -357,5 +359,47 @@ func TestKeepQuantizedNeedsGGUF(t *testing.T) {
 	_, err := Load(filepath.Join(refDir, "llama"), Options{KeepQuantized: true})
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Load with KeepQuantized: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestKeptEmbeddingTensorParallel shards a kept model (SmolLM2 Q4_1, its
+// tied embedding in Q8_0 blocks) over a one-rank group: the shard decodes
+// its share of the blocks into the dense table the vocab-parallel lookup
+// takes, and the logits stay the unsharded kept model's.
+func TestKeptEmbeddingTensorParallel(t *testing.T) {
+	path := ggufFile(t, "SmolLM2-135M-Instruct.Q4_1.gguf")
+	ref, err := LoadGGUF(path, Options{KeepQuantized: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := LoadGGUF(path, Options{KeepQuantized: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := dist.Init(context.Background(), dist.Options{Timeout: 30 * time.Second,
+		Env: &dist.Env{WorldSize: 1, LocalWorldSize: 1, MasterAddr: "127.0.0.1", Launcher: "single"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := sh.LM.ShardTensorParallel(g); err != nil {
+		t.Fatal(err)
+	}
+	if sh.LM.embedQ != nil || sh.LM.embed == nil {
+		t.Fatalf("sharded embedding: blocks %v, dense %v; want the dense share", sh.LM.embedQ != nil, sh.LM.embed != nil)
+	}
+	ids := [][]int{{1, 9690, 28, 253, 1135, 17, 2}}
+	want, _, err := ref.LM.ForwardLogits(ids, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := sh.LM.ForwardLogits(ids, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("logit %d: %g sharded, %g unsharded", i, got[i], want[i])
+		}
 	}
 }
