@@ -19,7 +19,8 @@ type acts struct {
 	s    []float32 // Q8_1: m*nb values of s (d*sum(q) in half precision)
 	isum []int32   // Q8_0, Q8_1: m*nb sums of each block's quants
 	bsum []int16   // Q8_K: m*nb*16 sums of 16 quants (ggml's bsums)
-	m16  []int16   // Q8_K: m*nb*8 sums of 32 quants (bsums pairwise; |sum| <= 32*128)
+	msum []int32   // Q8_K: m*nb*8 sums of 32 quants (bsums pairwise)
+	m16  []int16   // Q8_K: msum as int16 (|sum| <= 32*128), for VPMADDWD
 	// kp (Q8_K) is qs rearranged for the VPDPBUSD K kernels: each half of
 	// a block holds its sub-blocks of 32 in the order 0, 2, 1, 3, each with
 	// byte 4c+i = quant c+8i, so that a dword holds one p%8 class.
@@ -90,13 +91,15 @@ func (a *acts) quantizeRows(x []float32, i0, i1 int, raw []byte) {
 }
 
 // fillQ8KBlock derives, from block b of row i's quants and bsums, the
-// 32-sums (m16) and the extra layouts a holds.
+// 32-sums (msum, m16) and the extra layouts a holds.
 func (a *acts) fillQ8KBlock(i, b int) {
 	k, nb := a.k, a.nb
 	bs := a.bsum[(i*nb+b)*16:][:16]
+	ms := a.msum[(i*nb+b)*8:][:8]
 	m16 := a.m16[(i*nb+b)*8:][:8]
 	for j := range 8 {
-		m16[j] = bs[2*j] + bs[2*j+1]
+		ms[j] = int32(bs[2*j]) + int32(bs[2*j+1])
+		m16[j] = int16(ms[j])
 	}
 	src := a.qs[i*k+b*qkK:][:qkK]
 	if a.kp != nil {
@@ -215,6 +218,7 @@ type actBufs struct {
 	k6c    []int16
 	d, s   []float32
 	isum   []int32
+	msum   []int32
 	m16    []int16
 	bsum   []int16
 	raw    []byte
@@ -249,6 +253,7 @@ func newActs(t Type, x []float32, m, k int, par func(int, func(int, int)), need 
 		a.isum = grow(&b.isum, m*nb)
 	case Q8_K:
 		a.bsum = grow(&b.bsum, m*nb*16)
+		a.msum = grow(&b.msum, m*nb*8)
 		a.m16 = grow(&b.m16, m*nb*8)
 		if need&needKP != 0 {
 			a.kp = grow(&b.kp, m*k)

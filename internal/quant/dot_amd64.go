@@ -33,7 +33,9 @@ func auxOf(t Type, a *acts, i int) unsafe.Pointer {
 	case Q4_1, Q5_1:
 		return unsafe.Pointer(&a.s[i*a.nb])
 	case Q4_K, Q5_K:
-		return unsafe.Pointer(&a.m16[i*a.nb*8])
+		// int32: the AVX-512 GEMM kernels' (the AVX2 kernels take
+		// acts.m16, the same sums as int16: actK6S)
+		return unsafe.Pointer(&a.msum[i*a.nb*8])
 	}
 	return nil
 }
@@ -70,7 +72,7 @@ const (
 	actQS  = iota // acts.qs
 	actKP         // acts.kp, with acts.m16 as the kernel's aux
 	actK6         // acts.k6 (and acts.k6c as a GEMM kernel's aux)
-	actK6S        // acts.k6, with the type's own aux (Q4_K, Q5_K: acts.m16)
+	actK6S        // acts.k6, with acts.m16 (Q4_K, Q5_K: the 32-quant sums as int16)
 )
 
 // rowsK runs a K-type row kernel and adds its lane sums to sumf in ggml's
@@ -85,7 +87,7 @@ func rowsK(t Type, kern dotKFn, layout int) rowsFn {
 		case actK6: // the row kernels make k6c's sums themselves
 			qa, aux = &a.k6[i*a.k], nil
 		case actK6S:
-			qa = &a.k6[i*a.k]
+			qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
 		}
 		var out [9]float32
 		for j := j0; j < j1; j++ {
@@ -195,8 +197,6 @@ func gemmK(t Type, g gemm1x4Fn, rows rowsFn, layout int) gemmFn {
 				qa = &a.kp[i*a.k]
 			case actK6:
 				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
-			case actK6S:
-				qa = &a.k6[i*a.k]
 			}
 			for j := j0; j < j1; j++ {
 				g(&w[j*rb], nb, qa, lda, da, aux, &out[0])
@@ -233,7 +233,7 @@ func gemmKY(t Type, g gemm1x4YFn, rows rowsFn, layout int) gemmFn {
 			case actK6:
 				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.k6c[i*a.k/2])
 			case actK6S:
-				qa = &a.k6[i*a.k]
+				qa, aux = &a.k6[i*a.k], unsafe.Pointer(&a.m16[i*nb*8])
 			default:
 				panic("quant: gemmKY: unsupported activation layout")
 			}
