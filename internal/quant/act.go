@@ -202,8 +202,8 @@ func finite(x []float32, asm bool) bool {
 const (
 	needKP = 1 << iota // acts.kp
 	needK6             // acts.k6, acts.k6c
-	// needK6S is acts.k6 alone, for the kernels that take the quants in
-	// k6's order with the type's own sums (Q4_K, Q5_K), not k6c.
+	// needK6S is acts.k6 alone, for the AVX2 Q4_K and Q5_K kernels, which
+	// take the quants in k6's order with acts.m16, not k6c.
 	needK6S
 )
 
