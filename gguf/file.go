@@ -263,6 +263,27 @@ func (f *File) Bytes(name string) ([]byte, error) {
 	return buf, nil
 }
 
+// Release says that the named tensor's bytes are no longer needed for now:
+// when the file is memory-mapped, their whole pages leave the process's
+// resident memory (the view Bytes returned stays valid; reading it again
+// faults the pages back in from the file). A model loader calls it after
+// copying a tensor out, so that loading does not hold the file's pages and
+// the loaded weights at once. Elsewhere, and for an unknown name, it does
+// nothing.
+func (f *File) Release(name string) {
+	i, ok := f.hdr.index[name]
+	if !ok {
+		return
+	}
+	t := f.hdr.tensors[i]
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.closed || f.mapped == nil {
+		return
+	}
+	mmap.Release(f.mapped[t.Begin:t.End])
+}
+
 // Section returns a reader over the named tensor's raw bytes that reads the
 // file directly (no mapping), for streaming a large tensor in chunks.
 func (f *File) Section(name string) (*io.SectionReader, error) {

@@ -406,3 +406,56 @@ func TestClose(t *testing.T) {
 		t.Error("header gone after Close")
 	}
 }
+
+// TestRelease checks that Release leaves a tensor's bytes readable and
+// unchanged (a mapped file faults the released pages back in), for a
+// tensor of many pages and one smaller than a page, and that an unknown
+// name or a closed file is no error.
+func TestRelease(t *testing.T) {
+	big := make([]byte, 4*100000)
+	for i := range big {
+		big[i] = byte(i*7 + i>>9)
+	}
+	small := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	var buf bytes.Buffer
+	ts := []WriteTensor{
+		{Name: "big", Type: F32, Dims: []int64{100000}, Data: func() ([]byte, error) { return big, nil }},
+		{Name: "small", Type: F32, Dims: []int64{2}, Data: func() ([]byte, error) { return small, nil }},
+	}
+	if err := Write(&buf, nil, ts); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		want []byte
+	}{{"big", big}, {"small", small}} {
+		b, err := f.Bytes(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, c.want) {
+			t.Fatalf("%s: bytes differ before Release", c.name)
+		}
+		f.Release(c.name)
+		if !bytes.Equal(b, c.want) {
+			t.Fatalf("%s: the view differs after Release", c.name)
+		}
+		again, err := f.Bytes(c.name)
+		if err != nil || !bytes.Equal(again, c.want) {
+			t.Fatalf("%s: Bytes after Release: %v, equal %v", c.name, err, bytes.Equal(again, c.want))
+		}
+	}
+	f.Release("missing")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Release("big")
+}

@@ -325,6 +325,7 @@ func (s *ggufSource) Tensor(hf string, dev device.Device, dt dtype.DType) (t *te
 		}
 	}
 	err = tensor.Catch(func() { t = uploadFloats(dev, data, shape, dt) })
+	s.f.Release(g) // copied out: the file's pages may go
 	return t, err
 }
 
@@ -401,6 +402,7 @@ func (s *ggufSource) quantized(info gguf.TensorInfo, blk op.GGUFBlock, dev devic
 		raw, q.Layout = packed, op.LayoutR16
 	}
 	err = tensor.Catch(func() { q.Blocks = tensor.FromBytes(dev, dtype.U8, []int{out, rb}, raw) })
+	s.f.Release(info.Name) // copied out: the file's pages may go
 	return q, err
 }
 
