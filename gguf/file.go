@@ -278,7 +278,7 @@ func (f *File) Release(name string) {
 	t := f.hdr.tensors[i]
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	if f.closed || f.mapped == nil {
+	if f.closed || f.mapped == nil || f.unmap == nil {
 		return
 	}
 	mmap.Release(f.mapped[t.Begin:t.End])

@@ -84,6 +84,14 @@ func stDType(d safetensors.DType) (dtype.DType, bool) {
 	return dtype.Invalid, false
 }
 
+// release lets the checkpoint drop a copied-out tensor's mapped pages
+// (safetensors File.Release), where the reader can.
+func (s *safetensorsSource) release(name string) {
+	if r, ok := s.r.(interface{ Release(string) }); ok {
+		r.Release(name)
+	}
+}
+
 func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DType) (t *tensor.Tensor, err error) {
 	info, err := s.r.Info(name)
 	if err != nil {
@@ -116,6 +124,7 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 			dt = dtype.F32
 		}
 		err = tensor.Catch(func() { t = uploadFloats(dev, vals, info.Shape, dt) })
+		s.release(name)
 		return t, err
 	}
 	err = tensor.Catch(func() {
@@ -127,6 +136,7 @@ func (s *safetensorsSource) Tensor(name string, dev device.Device, dt dtype.DTyp
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
+	s.release(name)
 	return t, nil
 }
 

@@ -240,6 +240,27 @@ func (f *File) bytesAt(i int) ([]byte, error) {
 	return buf, nil
 }
 
+// Release says that the named tensor's bytes are no longer needed for now:
+// when Open memory-mapped the file, their whole pages leave the process's
+// resident memory (the view Bytes returned stays valid; reading it again
+// faults the pages back in from the file). A model loader calls it after
+// copying a tensor out, so that loading does not hold the file's pages and
+// the loaded weights at once. For a file read through ReadAt or given to
+// Parse, and for an unknown name, it does nothing.
+func (f *File) Release(name string) {
+	i, ok := f.hdr.index[name]
+	if !ok {
+		return
+	}
+	t := f.hdr.tensors[i]
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.closed || f.mapped == nil || f.unmap == nil {
+		return
+	}
+	mmap.Release(f.mapped[t.Begin:t.End])
+}
+
 // ReadInto copies the named tensor's data into dst, which must be exactly
 // NumBytes long; use it to fill memory you own (a device staging buffer).
 func (f *File) ReadInto(name string, dst []byte) error {

@@ -288,3 +288,46 @@ func TestOpenFile(t *testing.T) {
 		t.Errorf("Open(empty) = %v, want ErrInvalidHeader naming the file", err)
 	}
 }
+
+// TestRelease checks that Release leaves a mapped tensor readable and
+// unchanged (its pages fault back in from the file), and that it leaves
+// the memory given to Parse alone (dropping pages of anonymous memory
+// would zero them).
+func TestRelease(t *testing.T) {
+	big := make([]byte, 4*100000)
+	for i := range big {
+		big[i] = byte(i*7 + i>>9)
+	}
+	ts := []Tensor{{Name: "big", DType: F32, Shape: []int{100000}, Data: big}, {Name: "small", DType: F32, Shape: []int{2}, Data: big[:8]}}
+	path := filepath.Join(t.TempDir(), "r.safetensors")
+	if err := Write(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*File{f, p} {
+		for _, c := range ts {
+			b, err := r.Bytes(c.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release(c.Name)
+			again, err := r.Bytes(c.Name)
+			if err != nil || !bytes.Equal(b, c.Data) || !bytes.Equal(again, c.Data) {
+				t.Fatalf("%s (mapped %v): bytes after Release differ (err %v)", c.Name, r == f, err)
+			}
+		}
+		r.Release("missing")
+	}
+}

@@ -367,6 +367,14 @@ func (s *Sharded) Bytes(name string) ([]byte, error) {
 	return f.Bytes(name)
 }
 
+// Release releases the named tensor's pages in its shard, as
+// (*File).Release does; an unknown name does nothing.
+func (s *Sharded) Release(name string) {
+	if f, err := s.shardFor(name); err == nil {
+		f.Release(name)
+	}
+}
+
 // Verify opens every shard and checks that each tensor of the weight map is
 // present in its shard. Tensors in a shard but absent from the weight map are
 // returned (sorted) as extra; Hugging Face loaders ignore them.
