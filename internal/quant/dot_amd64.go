@@ -137,27 +137,23 @@ func gemm4(t Type, g4 gemm4x4Fn, rows rowsFn) gemmFn {
 // rows; nil: none) over groups of eight activation rows, the 4×4 kernel
 // over groups of four of the rest, and rows over what is left.
 func gemm48(t Type, g8, g4 gemm4x4Fn, rows rowsFn) gemmFn {
+	kernels := []struct {
+		h int // activation rows per call
+		g gemm4x4Fn
+	}{{8, g8}, {4, g4}}
 	return func(w []byte, rb, j0, j1 int, a *acts, i0, i1 int, y []float32, ldy int) {
 		nb := a.nb
 		i := i0
-		for ; g8 != nil && i+8 <= i1; i += 8 {
-			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
-			j := j0
-			for ; j+4 <= j1; j += 4 {
-				g8(&w[j*rb], rb, nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
-			}
-			for ii := i; ii < i+8 && j < j1; ii++ {
-				rows(w, rb, j, j1, a, ii, y[ii*ldy:(ii+1)*ldy])
-			}
-		}
-		for ; i+4 <= i1; i += 4 {
-			qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
-			j := j0
-			for ; j+4 <= j1; j += 4 {
-				g4(&w[j*rb], rb, nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
-			}
-			for ii := i; ii < i+4 && j < j1; ii++ {
-				rows(w, rb, j, j1, a, ii, y[ii*ldy:(ii+1)*ldy])
+		for _, kn := range kernels {
+			for ; kn.g != nil && i+kn.h <= i1; i += kn.h {
+				qa, da, aux := &a.qs[i*a.k], &a.d[i*nb], auxOf(t, a, i)
+				j := j0
+				for ; j+4 <= j1; j += 4 {
+					kn.g(&w[j*rb], rb, nb, qa, a.k, da, aux, &y[i*ldy+j], ldy)
+				}
+				for ii := i; ii < i+kn.h && j < j1; ii++ {
+					rows(w, rb, j, j1, a, ii, y[ii*ldy:(ii+1)*ldy])
+				}
 			}
 		}
 		for ; i < i1; i++ {

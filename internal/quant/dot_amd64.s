@@ -427,14 +427,18 @@ GLOBL ·bytes10(SB), RODATA|NOPTR, $32
 	ADDQ $4, R8; \
 	ADDQ $4, R9
 
+// OUTPAIR(Xa, Xb): two activation rows' four sums to (AX) and
+// (AX)(BX*4) (BX = ldo), then AX two rows on.
+#define OUTPAIR(Xa, Xb) \
+	VMOVUPS Xa, (AX); \
+	VMOVUPS Xb, (AX)(BX*4); \
+	LEAQ (AX)(BX*8), AX
+
 #define GFINISH2 \
 	MOVQ out+56(FP), AX; \
 	MOVQ ldo+64(FP), BX; \
-	VMOVUPS X13, (AX); \
-	VMOVUPS X12, (AX)(BX*4); \
-	LEAQ (AX)(BX*8), AX; \
-	VMOVUPS X11, (AX); \
-	VMOVUPS X10, (AX)(BX*4); \
+	OUTPAIR(X13, X12); \
+	OUTPAIR(X11, X10); \
 	VZEROUPPER; \
 	RET
 
@@ -696,17 +700,10 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 #define H8FINISH \
 	MOVQ out+56(FP), AX; \
 	MOVQ ldo+64(FP), BX; \
-	VMOVUPS X8, (AX); \
-	VMOVUPS X9, (AX)(BX*4); \
-	LEAQ (AX)(BX*8), AX; \
-	VMOVUPS X10, (AX); \
-	VMOVUPS X11, (AX)(BX*4); \
-	LEAQ (AX)(BX*8), AX; \
-	VMOVUPS X12, (AX); \
-	VMOVUPS X13, (AX)(BX*4); \
-	LEAQ (AX)(BX*8), AX; \
-	VMOVUPS X14, (AX); \
-	VMOVUPS X15, (AX)(BX*4); \
+	OUTPAIR(X8, X9); \
+	OUTPAIR(X10, X11); \
+	OUTPAIR(X12, X13); \
+	OUTPAIR(X14, X15); \
 	VZEROUPPER; \
 	RET
 

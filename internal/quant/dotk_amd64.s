@@ -531,6 +531,17 @@ q6kdone:
 	VMULPS  X6, X0, X0; \
 	VSUBPS  X0, X15, X15
 
+// G4KNEXT(size): the next block of the weight row and the four
+// activation rows (acts.k6, scales, int16 32-sums).
+#define G4KNEXT(size) \
+	ADDQ $size, SI; \
+	ADDQ $256, DI; \
+	ADDQ $256, DX; \
+	ADDQ $256, R14; \
+	ADDQ $256, R15; \
+	ADDQ $4, R8; \
+	ADDQ $16, R9
+
 // func gemm1x4Q4KAVX2(w *byte, nb int, qa *int8, lda int, da *float32, aux unsafe.Pointer, y *float32, ldy int)
 // qa: acts.k6 of the first activation row; aux: its 32-quant sums (acts.m16).
 TEXT ·gemm1x4Q4KAVX2(SB), NOSPLIT, $80-64
@@ -544,13 +555,7 @@ h4kloop:
 	G4KCHUNK(80, 128, 160, 32, 36)
 	G4KCHUNK(112, 192, 224, 40, 44)
 	G4KEND
-	ADDQ $144, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	ADDQ $256, R14
-	ADDQ $256, R15
-	ADDQ $4, R8
-	ADDQ $16, R9
+	G4KNEXT(144)
 	DECQ CX
 	JNZ  h4kloop
 h4kdone:
@@ -725,13 +730,7 @@ h5kloop:
 	G5KCHUNK(112, 128, 160, 32, 36, VPSLLW, 0, VPSRLW, 1)
 	G5KCHUNK(144, 192, 224, 40, 44, VPSRLW, 2, VPSRLW, 3)
 	G4KEND
-	ADDQ $176, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	ADDQ $256, R14
-	ADDQ $256, R15
-	ADDQ $4, R8
-	ADDQ $16, R9
+	G4KNEXT(176)
 	DECQ CX
 	JNZ  h5kloop
 h5kdone:
