@@ -110,11 +110,8 @@ func init() {
 			if !SetFloats.Has(x.DType) {
 				return nil, fmt.Errorf("linear_gguf: input must be a float tensor, got %v", x.DType)
 			}
-			if w.DType != dtype.U8 {
-				return nil, fmt.Errorf("linear_gguf: weight must be u8 blocks, got %v", w.DType)
-			}
-			if len(w.Shape) != 2 || w.Shape[1] != rb {
-				return nil, fmt.Errorf("linear_gguf: weight must be [n, %d] (k = %d of %s), got %v", rb, k, blk.Name, w.Shape)
+			if err := checkGGUFRows("linear_gguf", w, blk, k, rb); err != nil {
+				return nil, err
 			}
 			if l := a.String("layout"); l != "" {
 				if l != LayoutR16 {
@@ -182,11 +179,8 @@ func init() {
 				return nil, fmt.Errorf("dequantize_gguf: %w", err)
 			}
 			w := in[0]
-			if w.DType != dtype.U8 {
-				return nil, fmt.Errorf("dequantize_gguf: weight must be u8 blocks, got %v", w.DType)
-			}
-			if len(w.Shape) != 2 || w.Shape[1] != rb {
-				return nil, fmt.Errorf("dequantize_gguf: weight must be [n, %d] (k = %d of %s), got %v", rb, k, blk.Name, w.Shape)
+			if err := checkGGUFRows("dequantize_gguf", w, blk, k, rb); err != nil {
+				return nil, err
 			}
 			return []Meta{{Shape: []int{w.Shape[0], k}, DType: dtype.F32}}, nil
 		},
@@ -198,6 +192,18 @@ func init() {
 			return []Value{DequantizeGGUF(b, in[0], blk, a.Int("k"))}
 		},
 	})
+}
+
+// checkGGUFRows checks that w is u8 rows of rb bytes, k elements of blk
+// each (linear_gguf's and dequantize_gguf's weight); name is the op's.
+func checkGGUFRows(name string, w Meta, blk GGUFBlock, k, rb int) error {
+	if w.DType != dtype.U8 {
+		return fmt.Errorf("%s: weight must be u8 blocks, got %v", name, w.DType)
+	}
+	if len(w.Shape) != 2 || w.Shape[1] != rb {
+		return fmt.Errorf("%s: weight must be [n, %d] (k = %d of %s), got %v", name, rb, k, blk.Name, w.Shape)
+	}
+	return nil
 }
 
 // LayoutR16 is linear_gguf's interleaved weight layout (attribute layout).
