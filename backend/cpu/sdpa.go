@@ -25,7 +25,8 @@ import (
 // streams over blocks of sdpaBlockK keys: the score block (Q·scale)·Kᵀ
 // (the GEMM micro-kernel on Kᵀ packed in 16-key panels), masked (is_causal, bool or
 // float attn_mask broadcast to [..., L, S]), then the online softmax — a
-// running row max m, a running sum l of exp(s - m) (vec.Kernels.Exp) and an
+// running row max m, a running sum l of exp(s - m) (vec.Kernels.ExpSubSum,
+// which at avx2 makes the weights below exp(-87.68) exact zeros) and an
 // output accumulator O rescaled by exp(m_old - m_new) — and O += P·V (the
 // micro-kernel again, accumulating into O; V is read in place when it is
 // row-major and Ev a multiple of 16, else packed). At the end O is divided

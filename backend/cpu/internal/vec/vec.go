@@ -348,7 +348,12 @@ func (k *Kernels) Max(a []float32) float32 {
 // ExpSubSum sets x[i] = exp(x[i] - m) (Exp's bits) and returns their sum:
 // one pass at avx512 and above (summed in 16 lanes, element i in lane
 // i mod 16, the tail under a mask, folded pairwise), else the bits of
-// AddScalar, Exp and Sum (at avx2 in one pass up to SumBlock values).
+// AddScalar, Exp and Sum. At avx2, rows of up to SumBlock values take one
+// pass that flushes the exponentials Exp makes subnormal from a power of
+// two below 2^-126 — x[i] - m below about -87.68 — to +0 instead (the
+// softmax weights of flash attention, its caller, are then exact zeros
+// for those, as PyTorch's are; a single scale 2^n replaces Exp's two
+// halves and its underflow mask: the pass takes a third less time).
 func (k *Kernels) ExpSubSum(x []float32, m float32) float32 {
 	if len(x) == 0 {
 		return 0

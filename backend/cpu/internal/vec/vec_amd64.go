@@ -2,7 +2,11 @@
 
 package vec
 
-import "github.com/gotpu/gotpu/internal/cpulevel"
+import (
+	"math"
+
+	"github.com/gotpu/gotpu/internal/cpulevel"
+)
 
 // The AVX2+FMA loops of vec_amd64.s. Each takes n, a multiple of 8, and
 // works on the first n elements; the avx2 table runs them on the longest
@@ -71,10 +75,11 @@ func vecMaxF32AVX2(a *float32, n int) float32
 func vecRopeF32AVX2(dst, x, c, s *float32, h, n int)
 
 // expSubSumF32Y is ExpSubSum's AVX2 pass over the first n (a multiple of
-// 32) values: x[i] = exp(x[i] + negm), acc[i%32] += x[i] (see vec_amd64.s).
+// 32) values: x[i] = exp(x[i] + negm), acc[i%32] += x[i]; it returns
+// FoldLanes(acc) (see vec_amd64.s).
 //
 //go:noescape
-func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32)
+func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32) float32
 
 // expSubSumF32Z sets x[i] = exp(x[i] - m) for i < n and returns their sum
 // (AVX-512; see vec_amd64.s).
@@ -210,27 +215,41 @@ func (k *Kernels) maxAsm(a []float32) (float32, int) {
 }
 
 // expSubSumAsm is ExpSubSum's one AVX-512 pass over a non-empty x, or at
-// avx2 the one pass that gives AddScalar, Exp and Sum's bits: the 32-value
-// blocks in the assembly, the last values through those three, for x of
-// one Sum block (longer ones take the three passes).
+// avx2 its one AVX2 pass (Exp's bits but for the flushed results, Sum's
+// lanes) for x of one Sum block: the 32-value blocks, then the tail's
+// exponentials in a block padded with -Inf, added in Go as Sum adds its
+// tail. With m = -Inf (x - m is +Inf or NaN) or longer rows it takes the
+// three passes.
 func (k *Kernels) expSubSumAsm(x []float32, m float32) (float32, bool) {
 	if k.z {
 		return expSubSumF32Z(&x[0], len(x), m), true
 	}
-	n := len(x) &^ (SumLanes - 1)
-	if !k.Asm || n == 0 || len(x) > SumBlock {
+	if !k.Asm || len(x) > SumBlock || math.IsInf(float64(m), -1) {
 		return 0, false
 	}
+	n := len(x) &^ (SumLanes - 1)
 	var acc [SumLanes]float32
-	expSubSumF32Y(&x[0], n, -m, &acc)
+	s := expSubSumF32Y(&x[0], n, -m, &acc)
 	if t := x[n:]; len(t) > 0 {
+		// AddScalar splits the tail between its assembly and Go loops
+		// where the three passes split it (n is a multiple of 8), which
+		// keeps their NaN operand order; adding 0 then changes nothing.
 		k.AddScalar(t, t, -m)
-		k.Exp(t, t)
+		var pad [SumLanes]float32
+		for j := range pad {
+			pad[j] = float32(math.Inf(-1))
+		}
+		copy(pad[:], t)
+		var scratch [SumLanes]float32
+		expSubSumF32Y(&pad[0], SumLanes, 0, &scratch)
+		copy(t, pad[:])
+		// Sum's own tail loop (its NaN operand order is the compiler's).
 		for j, v := range t {
 			acc[j] += v
 		}
+		s = FoldLanes(&acc)
 	}
-	return FoldLanes(&acc), true
+	return s, true
 }
 
 // ropeAsm runs Rope's vector kernel on the longest multiple-of-8 prefix

@@ -25,6 +25,8 @@ VCONST(vtwo, $0x40000000)
 VCONST(vexphi, $0x42b1999a)
 // vexplo: -104.0 (exp clamp: underflows to 0)
 VCONST(vexplo, $0xc2d00000)
+// vexplo88: -88.0 (ExpSubSum's clamp: rounds to n = -127, a zero scale)
+VCONST(vexplo88, $0xc2b00000)
 // vlog2e: 1.4426950216293335
 VCONST(vlog2e, $0x3fb8aa3b)
 // vln2hi: 0.6931471824645996 (ln2 rounded to float32)
@@ -596,71 +598,107 @@ done:
 	VZEROUPPER
 	RET
 
-// ESY(OFF, ACC): ExpSubSum's step on the eight values at OFF(DI): the
-// instructions of AddScalar (Y12 = -m, the same operand order) and of
-// vecExpF32AVX2, the result stored back and added into ACC as
-// vecSumLanesF32AVX2 adds (the same bits as the three passes).
-#define ESY(OFF, ACC) \
-	VADDPS  OFF(DI), Y12, Y0; \
-	VCMPPS  $1, Y14, Y0, Y4; \
-	VANDNPS Y0, Y4, Y0; \
-	EXP; \
-	VANDNPS Y0, Y4, Y0; \
-	VMOVUPS Y0, OFF(DI); \
-	VADDPS  Y0, ACC, ACC
+// ESF2(OA, OB, ACCA, ACCB): ExpSubSum's step on the sixteen values at
+// OA(DI) and OB(DI), two vectors interleaved (one's chain alone waits on
+// latency): x - m (AddScalar's operation and operand order, Y15 = -m),
+// then EXPSPLIT's steps with two changes that leave a normal result's
+// bits as they are and make the rest cheaper: the clamp is [-88, 88.8]
+// (Y14, Y13), and 2^n is built in one piece from n + 1.5·2^23 (vmagic:
+// the same round to nearest even as VROUNDPS for |n| < 2^22), so p·2^n
+// rounds once as EXPSPLIT's p·2^n1·2^n2 does when 2^n is normal. For n =
+// -127 (x below about -87.68) the scale's bits are 0 and so is the result
+// (EXPSPLIT: a subnormal); n = 128 gives +Inf. The result is stored back
+// and added into ACC as vecSumLanesF32AVX2 adds. NaNs take the path
+// EXPSPLIT's take through the same operand slots, so their bits are the
+// same too. Clobbers Y0-Y7.
+#define ESF2(OA, OB, ACCA, ACCB) \
+	VADDPS       OA(DI), Y15, Y0; \
+	VADDPS       OB(DI), Y15, Y4; \
+	VMINPS       Y0, Y13, Y0; \
+	VMINPS       Y4, Y13, Y4; \
+	VMAXPS       Y0, Y14, Y0; \
+	VMAXPS       Y4, Y14, Y4; \
+	VMULPS       vlog2e<>(SB), Y0, Y1; \
+	VMULPS       vlog2e<>(SB), Y4, Y5; \
+	VADDPS       vmagic<>(SB), Y1, Y1; \
+	VADDPS       vmagic<>(SB), Y5, Y5; \
+	VSUBPS       vmagic<>(SB), Y1, Y2; \
+	VSUBPS       vmagic<>(SB), Y5, Y6; \
+	VFNMADD231PS vln2hi<>(SB), Y2, Y0; \
+	VFNMADD231PS vln2hi<>(SB), Y6, Y4; \
+	VFNMADD231PS vln2lo<>(SB), Y2, Y0; \
+	VFNMADD231PS vln2lo<>(SB), Y6, Y4; \
+	VMOVUPS      vexpP0<>(SB), Y3; \
+	VMOVUPS      vexpP0<>(SB), Y7; \
+	VFMADD213PS  vexpP1<>(SB), Y0, Y3; \
+	VFMADD213PS  vexpP1<>(SB), Y4, Y7; \
+	VFMADD213PS  vexpP2<>(SB), Y0, Y3; \
+	VFMADD213PS  vexpP2<>(SB), Y4, Y7; \
+	VFMADD213PS  vexpP3<>(SB), Y0, Y3; \
+	VFMADD213PS  vexpP3<>(SB), Y4, Y7; \
+	VFMADD213PS  vexpP4<>(SB), Y0, Y3; \
+	VFMADD213PS  vexpP4<>(SB), Y4, Y7; \
+	VFMADD213PS  vexpP5<>(SB), Y0, Y3; \
+	VFMADD213PS  vexpP5<>(SB), Y4, Y7; \
+	VMULPS       Y0, Y0, Y2; \
+	VMULPS       Y4, Y4, Y6; \
+	VFMADD213PS  Y0, Y2, Y3; \
+	VFMADD213PS  Y4, Y6, Y7; \
+	VADDPS       vone<>(SB), Y3, Y3; \
+	VADDPS       vone<>(SB), Y7, Y7; \
+	VPADDD       v127<>(SB), Y1, Y1; \
+	VPADDD       v127<>(SB), Y5, Y5; \
+	VPSLLD       $23, Y1, Y1; \
+	VPSLLD       $23, Y5, Y5; \
+	VMULPS       Y1, Y3, Y3; \
+	VMULPS       Y5, Y7, Y7; \
+	VMOVUPS      Y3, OA(DI); \
+	VMOVUPS      Y7, OB(DI); \
+	VADDPS       Y3, ACCA, ACCA; \
+	VADDPS       Y7, ACCB, ACCB
 
-// ESY2(OA, OB, ACCA, ACCB) is ESY on two vectors at once (EXPSPLIT2): the
-// second one's mask, for want of a register, is made again after the
-// exponential from its input, still in memory (the same operations: the
-// same mask).
-#define ESY2(OA, OB, ACCA, ACCB) \
-	VADDPS  OA(DI), Y12, Y0; \
-	VADDPS  OB(DI), Y12, Y5; \
-	VCMPPS  $1, Y14, Y0, Y4; \
-	VANDNPS Y0, Y4, Y0; \
-	VCMPPS  $1, Y14, Y5, Y6; \
-	VANDNPS Y5, Y6, Y5; \
-	EXPSPLIT2(Y0, Y1, Y2, Y3, Y5, Y6, Y7, Y13); \
-	VMULPS  Y1, Y2, Y0; \
-	VMULPS  Y6, Y7, Y5; \
-	VANDNPS Y0, Y4, Y0; \
-	VADDPS  OB(DI), Y12, Y6; \
-	VCMPPS  $1, Y14, Y6, Y6; \
-	VANDNPS Y5, Y6, Y5; \
-	VMOVUPS Y0, OA(DI); \
-	VMOVUPS Y5, OB(DI); \
-	VADDPS  Y0, ACCA, ACCA; \
-	VADDPS  Y5, ACCB, ACCB
-
-// func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32)
+// func expSubSumF32Y(x *float32, n int, negm float32, acc *[SumLanes]float32) float32
 // ExpSubSum at level avx2 in one pass: for n a multiple of 32, x[i] =
-// exp(x[i] + negm) and acc[i%32] += x[i] in order, with the instructions
-// of AddScalar, Exp and Sum's lane loop, so the bits are theirs.
-TEXT ·expSubSumF32Y(SB), NOSPLIT, $0-32
+// exp(x[i] + negm) and acc[i%32] += x[i] in order (ESF2: Exp's bits but
+// +0 where Exp's scale would be 2^-127 or less), and
+// returns acc folded pairwise as FoldLanes folds it (the same additions,
+// the same operand slots).
+TEXT ·expSubSumF32Y(SB), NOSPLIT, $0-36
 	MOVQ         x+0(FP), DI
 	MOVQ         n+8(FP), CX
-	VBROADCASTSS negm+16(FP), Y12
+	VBROADCASTSS negm+16(FP), Y15
 	MOVQ         acc+24(FP), SI
-	EXPCONSTS
+	VMOVUPS      vexplo88<>(SB), Y14
+	VMOVUPS      vexphi<>(SB), Y13
 	VMOVUPS      0(SI), Y8
 	VMOVUPS      32(SI), Y9
 	VMOVUPS      64(SI), Y10
 	VMOVUPS      96(SI), Y11
 	SHRQ         $5, CX
-	JZ           esydone
+	JZ           esfdone
 
-esyloop:
-	ESY2(0, 32, Y8, Y9)
-	ESY2(64, 96, Y10, Y11)
+esfloop:
+	ESF2(0, 32, Y8, Y9)
+	ESF2(64, 96, Y10, Y11)
 	ADDQ $128, DI
 	DECQ CX
-	JNZ  esyloop
+	JNZ  esfloop
 
-esydone:
-	VMOVUPS Y8, 0(SI)
-	VMOVUPS Y9, 32(SI)
-	VMOVUPS Y10, 64(SI)
-	VMOVUPS Y11, 96(SI)
+esfdone:
+	VMOVUPS      Y8, 0(SI)
+	VMOVUPS      Y9, 32(SI)
+	VMOVUPS      Y10, 64(SI)
+	VMOVUPS      Y11, 96(SI)
+	VADDPS       Y10, Y8, Y8 // lanes j < 16 += j + 16
+	VADDPS       Y11, Y9, Y9
+	VADDPS       Y9, Y8, Y8  // j < 8 += j + 8
+	VEXTRACTF128 $1, Y8, X0
+	VADDPS       X0, X8, X8  // j < 4 += j + 4
+	VMOVHLPS     X8, X8, X0
+	VADDPS       X0, X8, X8  // j < 2 += j + 2
+	VMOVSHDUP    X8, X0
+	VADDSS       X0, X8, X8  // 0 += 1
+	VMOVSS       X8, ret+32(FP)
 	VZEROUPPER
 	RET
 
