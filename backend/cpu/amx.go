@@ -63,7 +63,7 @@ var pairRowsAsm func(dst *uint32, dstStride int, src *uint16, chunks int)
 // A dword holds step p0+2j in its high half and step p0+2j+1 (pad when
 // past kc) in its low half, as bf16 bits, as in packPairs. Pairs from
 // ceil(kc/2) to ps and rows past the side's end are zero.
-func packPairRows[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w, ps int, pad uint32) {
+func packPairRows[S any, T gemmNum](lv *kset, dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w, ps int, pad uint32) {
 	if rows <= 0 {
 		return
 	}
@@ -119,7 +119,7 @@ func packPairRows[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 				tmp := as[float32]((*buf)[: kc*4 : kc*4])
 				b16 := as[uint16]((*buf)[kc*4 : kc*6])
 				for r, ro := range row {
-					f32ToBF16Part(b16, src[base+ro+ks[0]:base+ro+ks[0]+kc], tmp, s.round[pass])
+					f32ToBF16Part(lv, b16, src[base+ro+ks[0]:base+ro+ks[0]+kc], tmp, s.round[pass])
 					pairRow(at, r, b16, w, pad)
 				}
 				return
@@ -131,7 +131,7 @@ func packPairRows[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 	buf := getScratch(roundUp(rows, amxChunk)*kp*4 + gemmAlign)
 	defer putScratch(buf)
 	tmp := as[float32](*buf)[: roundUp(rows, amxChunk)*kp : roundUp(rows, amxChunk)*kp]
-	packPairs(any(tmp).([]T), s, b, r0, rows, p0, kc, amxChunk, pad)
+	packPairs(lv, any(tmp).([]T), s, b, r0, rows, p0, kc, amxChunk, pad)
 	t := as[uint32](bytesOfF32(tmp))
 	for r := 0; r < rows; r++ {
 		pn := t[(r/amxChunk)*amxChunk*kp:]
@@ -171,17 +171,17 @@ func bytesOfF32(s []float32) []byte {
 // packPairsPadded is packPairs into panels of ps pair steps (ps >=
 // ceil(kc/2), the pairs past ceil(kc/2) zero): the B side of the AMX
 // kernel, whose k blocks must be whole chunks of 16 pairs.
-func packPairsPadded[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w, ps int, pad uint32) {
+func packPairsPadded[S any, T gemmNum](ks *kset, dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w, ps int, pad uint32) {
 	kp := (kc + 1) / 2
 	if kp == ps || rows <= 0 {
-		packPairs(dst, s, b, r0, rows, p0, kc, w, pad)
+		packPairs(ks, dst, s, b, r0, rows, p0, kc, w, pad)
 		return
 	}
 	n := ceilDiv(rows, w)
 	buf := getScratch(n*w*kp*4 + gemmAlign)
 	defer putScratch(buf)
 	tmp := as[float32](*buf)[: n*w*kp : n*w*kp]
-	packPairs(any(tmp).([]T), s, b, r0, rows, p0, kc, w, pad)
+	packPairs(ks, any(tmp).([]T), s, b, r0, rows, p0, kc, w, pad)
 	padPairPanels(any(dst).([]float32), tmp, n, w, kp, ps)
 }
 

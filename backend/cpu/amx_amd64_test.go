@@ -169,14 +169,14 @@ func TestPackPairRows(t *testing.T) {
 						for i := range dst {
 							dst[i] = math.Float32frombits(0xdeadbeef)
 						}
-						packPairRows(dst, &sb, 0, 0, rows, p0, kc, w, ps, pairPadA)
+						packPairRows(procKS, dst, &sb, 0, 0, rows, p0, kc, w, ps, pairPadA)
 						check("bf16", dst, func(i, gp int) uint16 { return uint16(bf.at(i, gp)) })
 						// The f32 side's second and third passes (k tripled).
 						for _, p0f := range []int{p0 + k, p0 + 2*k} {
 							for i := range dst {
 								dst[i] = math.Float32frombits(0xdeadbeef)
 							}
-							packPairRows(dst, &sf, 0, 0, rows, p0f, kc, w, ps, pairPadA)
+							packPairRows(procKS, dst, &sf, 0, 0, rows, p0f, kc, w, ps, pairPadA)
 							check("f32", dst, func(i, gp int) uint16 {
 								gp += p0f - p0
 								return uint16(dtype.BF16FromF32(ca[gp/k](f.at(i, gp%k))))
@@ -240,7 +240,7 @@ func TestGEMMAMX(t *testing.T) {
 	}
 	// dot_general at level amx: bf16 (rounded to bf16 once) and f32 at
 	// medium and high.
-	withLevel(LevelAMX, func() {
+	func(ks *kset) {
 		for di, d := range dims {
 			m, n, k := d[0], d[1], d[2]
 			la, lb := layoutNames[(m+k)%4], layoutNames[(n+k)%4]
@@ -249,7 +249,7 @@ func TestGEMMAMX(t *testing.T) {
 			}
 			a := makeOperand(r, la, m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
 			b := makeOperand(r, lb, k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
-			got, err := matmul(dtype.BF16, op.PrecisionDefault, a, b)
+			got, err := matmul(ks, dtype.BF16, op.PrecisionDefault, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestGEMMAMX(t *testing.T) {
 				m, n, k := d[0], d[1], d[2]
 				a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
 				b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
-				got, err := matmul(dtype.F32, prec, a, b)
+				got, err := matmul(ks, dtype.F32, prec, a, b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -285,7 +285,7 @@ func TestGEMMAMX(t *testing.T) {
 				}
 			}
 		}
-	})
+	}(ksetFor(LevelAMX))
 }
 
 // TestConvAMX runs bf16 convolutions (not transposed: 1-d and 2-d, with
@@ -310,8 +310,8 @@ func TestConvAMX(t *testing.T) {
 		}
 		var got []float32
 		var p op.ConvParams
-		withLevel(LevelAMX, func() { got, p = conv16Run(t, c, dtype.BF16, x, w, b) })
-		if !convPairsOK(p) {
+		func(ks *kset) { got, p = conv16Run(t, ks, c, dtype.BF16, x, w, b) }(ksetFor(LevelAMX))
+		if !convPairsOK(procKS, p) {
 			continue
 		}
 		nd := len(p.In)

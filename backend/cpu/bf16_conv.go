@@ -25,7 +25,7 @@ func bf16Scratch(n int) (*[]byte, []float32) {
 // bits are the same: widening is exact, and narrowing rounds to nearest
 // even once, as BF16FromF32 and F16FromF32 do). It reports false for other
 // dtype pairs.
-func castFloat16s(s device.Operand, srcB []byte, d device.Operand, dstB []byte) bool {
+func castFloat16s(ks *kset, s device.Operand, srcB []byte, d device.Operand, dstB []byte) bool {
 	type pair struct{ from, to dtype.DType }
 	switch (pair{s.DType, d.DType}) {
 	case pair{dtype.F32, dtype.BF16}:
@@ -37,7 +37,7 @@ func castFloat16s(s device.Operand, srcB []byte, d device.Operand, dstB []byte) 
 				for i := 0; i < n; i += len(buf) {
 					c := min(len(buf), n-i)
 					copy(buf[:c], src[a+i:a+i+c])
-					vk().Narrow(dst[o+i:o+i+c], buf[:c])
+					ks.vec.Narrow(dst[o+i:o+i+c], buf[:c])
 				}
 				putScratch(p)
 				return
@@ -51,7 +51,7 @@ func castFloat16s(s device.Operand, srcB []byte, d device.Operand, dstB []byte) 
 		forEachRun(d.Shape, [][]int{d.Strides, s.Strides}, []int{d.Offset, s.Offset}, func(offs []int, n int, inner []int) {
 			o, a, so, sa := offs[0], offs[1], inner[0], inner[1]
 			if so == 1 && sa == 1 {
-				vk().Widen(dst[o:o+n], src[a:a+n])
+				ks.vec.Widen(dst[o:o+n], src[a:a+n])
 				return
 			}
 			for i := 0; i < n; i++ {

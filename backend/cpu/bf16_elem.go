@@ -91,9 +91,9 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 		defer putScratch(p)
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
-			vk().Widen(b[:m], src[i:i+m])
+			c.kernels().vec.Widen(b[:m], src[i:i+m])
 			f(b[:m], b[:m])
-			vk().Narrow(dst[i:i+m], b[:m])
+			c.kernels().vec.Narrow(dst[i:i+m], b[:m])
 		}
 	})
 	return true
@@ -128,13 +128,13 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = vk().Add
+		f = c.kernels().vec.Add
 	case vecOpSub:
-		f = vk().Sub
+		f = c.kernels().vec.Sub
 	case vecOpMul:
-		f = vk().Mul
+		f = c.kernels().vec.Mul
 	case vecOpDiv:
-		f = vk().Div
+		f = c.kernels().vec.Div
 	default:
 		return false
 	}
@@ -162,35 +162,35 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
 			if xs {
-				vk().Widen(b[:m], y[i:i+m])
+				c.kernels().vec.Widen(b[:m], y[i:i+m])
 				f(b[:m], a[:m], b[:m])
-				vk().Narrow(dst[i:i+m], b[:m])
+				c.kernels().vec.Narrow(dst[i:i+m], b[:m])
 				continue
 			}
-			vk().Widen(a[:m], x[i:i+m])
+			c.kernels().vec.Widen(a[:m], x[i:i+m])
 			switch {
 			case period > 0:
 				for j := 0; j < m; {
 					o := (i + j) % period
 					w := min(m-j, period-o)
-					vk().Widen(b[j:j+w], y[o:o+w])
+					c.kernels().vec.Widen(b[j:j+w], y[o:o+w])
 					j += w
 				}
 				f(a[:m], a[:m], b[:m])
 			case !ys:
-				vk().Widen(b[:m], y[i:i+m])
+				c.kernels().vec.Widen(b[:m], y[i:i+m])
 				f(a[:m], a[:m], b[:m])
 			case k == vecOpAdd:
-				vk().AddScalar(a[:m], a[:m], s)
+				c.kernels().vec.AddScalar(a[:m], a[:m], s)
 			case k == vecOpSub:
 				// x - s == x + (-s) exactly, signed zeros included.
-				vk().AddScalar(a[:m], a[:m], -s)
+				c.kernels().vec.AddScalar(a[:m], a[:m], -s)
 			case k == vecOpMul:
-				vk().MulScalar(a[:m], a[:m], s)
+				c.kernels().vec.MulScalar(a[:m], a[:m], s)
 			default:
 				f(a[:m], a[:m], b[:m])
 			}
-			vk().Narrow(dst[i:i+m], a[:m])
+			c.kernels().vec.Narrow(dst[i:i+m], a[:m])
 		}
 	})
 	return true

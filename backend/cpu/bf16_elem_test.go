@@ -51,7 +51,7 @@ func TestBF16Widen(t *testing.T) {
 	for _, level := range levels() {
 		for _, off := range []int{0, 1, 7} {
 			dst := make([]float32, 1<<16)
-			withLevel(level, func() { vk().Widen(dst, src[off:]) })
+			func(ks *kset) { ks.vec.Widen(dst, src[off:]) }(ksetFor(level))
 			for i, v := range dst {
 				if want := math.Float32bits(src[off+i].F32()); math.Float32bits(v) != want {
 					t.Fatalf("%s off %d: widen(%#04x) = %#08x, want %#08x", level, off, uint16(src[off+i]), math.Float32bits(v), want)
@@ -62,7 +62,7 @@ func TestBF16Widen(t *testing.T) {
 	for _, n := range bf16TestSizes {
 		dst := make([]float32, n+1)
 		dst[n] = 42
-		vk().Widen(dst[:n], src)
+		procKS.vec.Widen(dst[:n], src)
 		if dst[n] != 42 {
 			t.Fatalf("n=%d: widen wrote past its length", n)
 		}
@@ -93,7 +93,7 @@ func TestBF16Narrow(t *testing.T) {
 			}
 			got := make([]dtype.BFloat16, n+1)
 			got[n] = 0x1234
-			withLevel(level, func() { vk().Narrow(got, src) })
+			func(ks *kset) { ks.vec.Narrow(got, src) }(ksetFor(level))
 			if got[n] != 0x1234 {
 				t.Fatalf("%s n=%d: narrow wrote past its length", level, n)
 			}
@@ -129,9 +129,9 @@ func bf16Operand(v []float32, lay op.Layout) device.Operand {
 	return device.Operand{Buf: &Buf{b: b}, DType: dtype.BF16, Layout: lay}
 }
 
-func execBF16(t *testing.T, l *device.Launch) {
+func execBF16(t *testing.T, ks *kset, l *device.Launch) {
 	t.Helper()
-	if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+	if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 		t.Fatalf("%s: %v", l.Op.Name, err)
 	}
 }
@@ -164,11 +164,11 @@ func TestBF16Unary(t *testing.T) {
 					if inPlace {
 						l.Out[0].Buf = in.Buf
 					}
-					withLevel(level, func() { execBF16(t, l) })
+					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var one [1]float32
 					for i := 0; i < n; i++ {
-						withLevel(level, func() { k.f(vk(), one[:], []float32{xb[i].F32()}) })
+						func(ks *kset) { k.f(ks.vec, one[:], []float32{xb[i].F32()}) }(ksetFor(level))
 						want := dtype.BF16FromF32(one[0])
 						if got[i] != want {
 							t.Fatalf("%s n=%d %s%v in-place=%v: [%d] f(%g) = %#04x, want %#04x", level, n, k.name, k.attrs, inPlace, i, xb[i].F32(), uint16(got[i]), uint16(want))
@@ -206,7 +206,7 @@ func TestBF16Binary(t *testing.T) {
 					}
 					xo, yo := bf16Operand(x, xlay), bf16Operand(y, ylay)
 					l := bf16Launch(t, o.name, nil, []int{n}, dtype.BF16, xo, yo)
-					withLevel(level, func() { execBF16(t, l) })
+					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](xo.Buf.(*Buf).b), as[dtype.BFloat16](yo.Buf.(*Buf).b)
 					for i := 0; i < n; i++ {
@@ -307,7 +307,7 @@ func TestBF16Routes(t *testing.T) {
 		if tc.binary {
 			got = bf16RunBinary(c, vecOpMul)
 		} else {
-			got = bf16RunUnary(c, vk().Exp)
+			got = bf16RunUnary(c, procKS.vec.Exp)
 		}
 		if got != tc.want {
 			t.Errorf("%s: ran %v, want %v", tc.name, got, tc.want)
@@ -336,7 +336,7 @@ func TestBF16BinaryRowBroadcast(t *testing.T) {
 				c := &Call{Launch: l, InB: [][]byte{xo.Buf.(*Buf).b, yo.Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
 				k := map[string]vecOp{"add": vecOpAdd, "sub": vecOpSub, "mul": vecOpMul, "div": vecOpDiv}[name]
 				var ran bool
-				withLevel(level, func() { ran = bf16RunBinary(c, k) })
+				func(ks *kset) { c.ks = ks; ran = bf16RunBinary(c, k) }(ksetFor(level))
 				if !ran {
 					t.Fatalf("%s %dx%d: the row-broadcast path did not run", name, rows, cols)
 				}
@@ -372,7 +372,7 @@ func TestBF16NarrowEveryExponent(t *testing.T) {
 	for _, level := range levels() {
 		buf := slices.Clone(src)
 		got := make([]dtype.BFloat16, len(src))
-		withLevel(level, func() { vk().Narrow(got, buf) })
+		func(ks *kset) { ks.vec.Narrow(got, buf) }(ksetFor(level))
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: narrow(%#08x) = %#04x, want %#04x", level, math.Float32bits(src[i]), uint16(got[i]), uint16(want[i]))

@@ -39,8 +39,8 @@ import (
 
 // tileBF16 returns the VDPBF16PS micro-kernel when the active level has
 // it, else nil.
-func tileBF16() *gemmTile[float32] {
-	if atLeast(LevelAVX512BF16) {
+func tileBF16(ks *kset) *gemmTile[float32] {
+	if ks.atLeast(LevelAVX512BF16) {
 		return asmTileBF16
 	}
 	return nil
@@ -54,14 +54,14 @@ const deepBF16K = 1024
 // VDPBF16PS kernel for an m x n product over k when the level has it and the product is not a matrix-vector one (m == 1 or
 // n == 1 keep their gemv kernels), else nil. Every blocking gives the
 // same bits (see above).
-func pairTile(m, n, k int) *gemmTile[float32] {
+func pairTile(ks *kset, m, n, k int) *gemmTile[float32] {
 	if m <= 1 || n <= 1 {
 		return nil
 	}
-	if asmTileAMX != nil && atLeast(LevelAMX) {
+	if asmTileAMX != nil && ks.atLeast(LevelAMX) {
 		return asmTileAMX
 	}
-	t := tileBF16()
+	t := tileBF16(ks)
 	if t != nil && k >= deepBF16K && asmTileBF16Deep != nil {
 		return asmTileBF16Deep
 	}
@@ -143,7 +143,7 @@ func bf16Of(v float32, part int8) uint32 {
 // high half and step p0+2j+1 (pad when past kc) in its low half, as bf16
 // bits. Rows past the side's end are zero. T must be float32 (the packed
 // words are stored in its bits).
-func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int, pad uint32) {
+func packPairs[S any, T gemmNum](lv *kset, dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int, pad uint32) {
 	if kc <= 0 || rows <= 0 {
 		return
 	}
@@ -174,11 +174,11 @@ func packPairs[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc
 		ks := s.k[p0%nk : p0%nk+kc]
 		switch src := any(s.src).(type) {
 		case []dtype.BFloat16:
-			if s.plain && packPairsFast(d, as16(src), base, row, ks, kp, w, pad) {
+			if s.plain && packPairsFast(lv, d, as16(src), base, row, ks, kp, w, pad) {
 				return
 			}
 		case []float32:
-			if s.round != nil && packPairsF32(d, src, base, row, ks, kp, w, pad, part) {
+			if s.round != nil && packPairsF32(lv, d, src, base, row, ks, kp, w, pad, part) {
 				return
 			}
 		}
@@ -229,7 +229,7 @@ func as16(s []dtype.BFloat16) []uint16 {
 // common layouts: rows contiguous along k (a row-major A, or the W of
 // x·Wᵀ as B) and rows adjacent with a uniform stride between k steps (a
 // row-major B). It reports whether it handled the layout.
-func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int, pad uint32) bool {
+func packPairsFast(lv *kset, d []uint32, src []uint16, base int, row, ks []int, kp, w int, pad uint32) bool {
 	kc := len(ks)
 	full := kc / 2
 	if adjacent(ks) || kc == 1 {
@@ -239,7 +239,7 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 		// line of each row) at a time so that the panel's lines written
 		// stay in L1.
 		vn := 0
-		if pairT16Asm != nil && atLeast(LevelAVX512) && full >= 16 {
+		if pairT16Asm != nil && lv.atLeast(LevelAVX512) && full >= 16 {
 			vn = full &^ 15
 		}
 		for g0 := 0; g0 < len(row); {
@@ -279,7 +279,7 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 	// Whole panels of a k-pair step go to the vector interleave in one
 	// call; the partial last panel and odd last step to the loop.
 	vq := 0
-	if pairInterleaveAsm != nil && atLeast(LevelAVX512) && w%16 == 0 {
+	if pairInterleaveAsm != nil && lv.atLeast(LevelAVX512) && w%16 == 0 {
 		vq = nr / w
 	}
 	for j := 0; j < kp; j++ {
@@ -297,7 +297,7 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 			if 2*j+1 < kc {
 				bb := src[o+(2*j+1)*lds+q*w : o+(2*j+1)*lds+q*w+len(out)]
 				c0 := 0
-				if v := len(out) &^ 15; v > 0 && pairInterleaveAsm != nil && atLeast(LevelAVX512) {
+				if v := len(out) &^ 15; v > 0 && pairInterleaveAsm != nil && lv.atLeast(LevelAVX512) {
 					pairInterleaveAsm(&out[0], &a[0], &bb[0], v, 1, 0)
 					c0 = v
 				}
@@ -320,7 +320,7 @@ func packPairsFast(d []uint32, src []uint16, base int, row, ks []int, kp, w int,
 // (vec.Kernels.RoundHi/Lo and PackRounded), laid out as the source (rows
 // contiguous along k, or k steps contiguous across rows), and packed from
 // there by packPairsFast. It reports whether it handled the layout.
-func packPairsF32(d []uint32, src []float32, base int, row, ks []int, kp, w int, pad uint32, part int8) bool {
+func packPairsF32(lv *kset, d []uint32, src []float32, base int, row, ks []int, kp, w int, pad uint32, part int8) bool {
 	kc, nr := len(ks), len(row)
 	kAdj := adjacent(ks) || kc == 1
 	lds, uni := uniformStride(ks)
@@ -334,26 +334,26 @@ func packPairsF32(d []uint32, src []float32, base int, row, ks []int, kp, w int,
 	b16 := as[uint16]((*buf)[run*4 : run*4+nr*kc*2])
 	if kAdj {
 		for r, ro := range row {
-			f32ToBF16Part(b16[r*kc:(r+1)*kc], src[base+ro+ks[0]:base+ro+ks[0]+kc], tmp[:kc], part)
+			f32ToBF16Part(lv, b16[r*kc:(r+1)*kc], src[base+ro+ks[0]:base+ro+ks[0]+kc], tmp[:kc], part)
 		}
-		return packPairsFast(d, b16, 0, seqShared(nr, kc), seqShared(kc, 1), kp, w, pad)
+		return packPairsFast(lv, d, b16, 0, seqShared(nr, kc), seqShared(kc, 1), kp, w, pad)
 	}
 	o := base + row[0] + ks[0]
 	for p := 0; p < kc; p++ {
-		f32ToBF16Part(b16[p*nr:(p+1)*nr], src[o+p*lds:o+p*lds+nr], tmp[:nr], part)
+		f32ToBF16Part(lv, b16[p*nr:(p+1)*nr], src[o+p*lds:o+p*lds+nr], tmp[:nr], part)
 	}
-	return packPairsFast(d, b16, 0, seqShared(nr, 1), seqShared(kc, nr), kp, w, pad)
+	return packPairsFast(lv, d, b16, 0, seqShared(nr, 1), seqShared(kc, nr), kp, w, pad)
 }
 
 // f32ToBF16Part sets dst[i] to the bf16 bits of part (roundHi or roundLo)
 // of the bf16 split of src[i], as bf16Of, using tmp (as long as src) as
 // scratch.
-func f32ToBF16Part(dst []uint16, src, tmp []float32, part int8) {
+func f32ToBF16Part(ks *kset, dst []uint16, src, tmp []float32, part int8) {
 	copy(tmp, src)
 	if part == roundLo {
-		vk().RoundLo(tmp)
+		ks.vec.RoundLo(tmp)
 	} else {
-		vk().RoundHi(tmp)
+		ks.vec.RoundHi(tmp)
 	}
-	vk().PackRounded(dst, tmp)
+	ks.vec.PackRounded(dst, tmp)
 }

@@ -221,14 +221,14 @@ func TestGEMMBF16Pairs(t *testing.T) {
 		}
 	}
 	// f32 at medium and high through dot_general (the default blocking).
-	withLevel(LevelAVX512BF16, func() {
+	func(ks *kset) {
 		for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
 			ca, cb := bf16Passes(prec)
 			for _, d := range dims {
 				m, n, k := d[0], d[1], d[2]
 				a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
 				b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
-				got, err := matmul(dtype.F32, prec, a, b)
+				got, err := matmul(ks, dtype.F32, prec, a, b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -242,5 +242,5 @@ func TestGEMMBF16Pairs(t *testing.T) {
 				}
 			}
 		}
-	})
+	}(ksetFor(LevelAVX512BF16))
 }

@@ -146,14 +146,14 @@ func TestPackPairs(t *testing.T) {
 							for i := range dst {
 								dst[i] = math.Float32frombits(0xdeadbeef)
 							}
-							packPairs(dst, &sb, 0, 0, rows, p0, kc, w, pairPadA)
+							packPairs(procKS, dst, &sb, 0, 0, rows, p0, kc, w, pairPadA)
 							check("bf16", dst, func(i, gp int) uint16 { return uint16(bf.at(i, gp)) }, p0, kc)
 							// The f32 side over its three passes (k tripled).
 							for p0f := p0; p0f < 3*k; p0f += 2 * k {
 								for i := range dst {
 									dst[i] = math.Float32frombits(0xdeadbeef)
 								}
-								packPairs(dst, &sf, 0, 0, rows, p0f, kc, w, pairPadA)
+								packPairs(procKS, dst, &sf, 0, 0, rows, p0f, kc, w, pairPadA)
 								check("f32", dst, func(i, gp int) uint16 {
 									gp += p0f - p0
 									return uint16(dtype.BF16FromF32(ca[gp/k](f.at(i, gp%k))))

@@ -98,7 +98,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 		}
 		if vs, ok := uniformStride(vec.k); ok && (vs == 1 || k <= 1) {
 			if k > 0 {
-				vk().Widen(xb, vec.src[o+vec.k[0]:])
+				g.ks.vec.Widen(xb, vec.src[o+vec.k[0]:])
 			}
 		} else {
 			for p, ko := range vec.k {
@@ -117,7 +117,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 	}
 	// The axpy form on VDPBF16PS takes the vector as bf16 pairs.
 	var xps []uint32
-	if !dot && k > 0 && gemvAxpyBF16DPZ != nil && atLeast(LevelAVX512BF16) {
+	if !dot && k > 0 && gemvAxpyBF16DPZ != nil && g.ks.atLeast(LevelAVX512BF16) {
 		half := (k + 1) / 2
 		pbuf := getScratch(g.nb * half * 4)
 		defer putScratch(pbuf)
@@ -126,7 +126,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 			gemvPairsBF16(xps[b*half:(b+1)*half], xs[b*k:(b+1)*k])
 		}
 	}
-	dk, dkAVX2 := gemvDotBF16()
+	dk, dkAVX2 := gemvDotBF16(g.ks)
 	tail := gemvTailMask16(k)
 	var next atomic.Int64
 	pool.Run(nw, nil, func(tid, _ int) {
@@ -157,7 +157,7 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 					half := (k + 1) / 2
 					gemvAxpyBF16DPStrip(xps[b*half:(b+1)*half], k, src[base+r0:], ks, y[:n])
 				case !dot:
-					gemvAxpyBF16Strip(kr, x, src[base+r0:], ks, y[:n])
+					gemvAxpyBF16Strip(g.ks, kr, x, src[base+r0:], ks, y[:n])
 				default:
 					a, lda := src[base+r0*rs:], rs
 					if dkAVX2 && k%16 != 0 && base+(r0+n-1)*rs+k16 > len(src) {
@@ -183,11 +183,11 @@ func gemvBF16(g *gemmProblem[dtype.BFloat16, dtype.BFloat16, float32], kr *gemvK
 // gemvAxpyBF16Strip sets y[j] to the chain over p < len(x) of
 // x[p]*b[p*ldb+j]: the multiples of 8 columns on the kernel, gemvKB
 // matrix rows at a time, the last len(y)%8 columns in Go.
-func gemvAxpyBF16Strip(kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb int, y []float32) {
+func gemvAxpyBF16Strip(ks *kset, kr *gemvKernelsBF16, x []float32, b []dtype.BFloat16, ldb int, y []float32) {
 	k, n := len(x), len(y)
 	n8 := n &^ 7
 	axpy := kr.axpy
-	if gemvAxpyBF16Z != nil && atLeast(LevelAVX512) {
+	if gemvAxpyBF16Z != nil && ks.atLeast(LevelAVX512) {
 		axpy = gemvAxpyBF16Z
 	}
 	if n8 > 0 {

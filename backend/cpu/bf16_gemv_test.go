@@ -81,7 +81,7 @@ func TestGEMVBF16(t *testing.T) {
 						before := gemvHits.Load()
 						var got []dtype.BFloat16
 						var err error
-						withLevel(level, func() { got, err = matmul(dtype.BF16, "", a, b) })
+						func(ks *kset) { got, err = matmul(ks, dtype.BF16, "", a, b) }(ksetFor(level))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -131,7 +131,7 @@ func TestGEMVBF16Specials(t *testing.T) {
 				want := gemvBF16Ref(a, b, m, n, k, level)
 				var got []dtype.BFloat16
 				var err error
-				withLevel(level, func() { got, err = matmul(dtype.BF16, "", a, b) })
+				func(ks *kset) { got, err = matmul(ks, dtype.BF16, "", a, b) }(ksetFor(level))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,10 +162,10 @@ func TestGEMVBF16Threads(t *testing.T) {
 			a = makeOperand(r, "rowmajor", rows, k, genBF16)
 			b = makeOperand(r, "transposed", k, 1, genBF16)
 		}
-		want := gemvBF16Ref(a, b, m, n, k, cpuLevel)
+		want := gemvBF16Ref(a, b, m, n, k, procKS.level)
 		for _, procs := range []int{1, 2} {
 			runtime.GOMAXPROCS(procs)
-			got, err := matmul(dtype.BF16, op.PrecisionHighest, a, b)
+			got, err := matmul(procKS, dtype.BF16, op.PrecisionHighest, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,11 +208,12 @@ func TestGEMVBF16Batched(t *testing.T) {
 				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
 			}
 			before := gemvHits.Load()
-			withLevel(level, func() {
+			func(ks *kset) {
+				c.ks = ks
 				if err := dotGeneralKernel(c); err != nil {
 					t.Fatal(err)
 				}
-			})
+			}(ksetFor(level))
 			if level != LevelGeneric && gemvHits.Load() == before {
 				t.Fatalf("%s bT=%v: the gemv kernels did not run", level, bT)
 			}

@@ -31,7 +31,7 @@ func fusedSoftmaxBF16(c *Call, ax int, logSM bool) bool {
 	if n == 0 || d == 0 {
 		return false
 	}
-	k := vk()
+	k := c.kernels().vec
 	row := (*vec.Kernels).SoftmaxRow
 	if logSM {
 		row = (*vec.Kernels).LogSoftmaxRow
@@ -113,7 +113,7 @@ func bf16Param(c *Call, i, d int, into []float32) (p []float32, ok bool) {
 		return s, true
 	}
 	if s, sc, ok := bf16Dense(o, c.InB[i], d); ok && !(sc && d > 1) {
-		vk().Widen(into, s)
+		c.kernels().vec.Widen(into, s)
 		return into, true
 	}
 	return nil, false
@@ -156,13 +156,13 @@ func fusedNormBF16(c *Call, d int, eps float64, rms bool) bool {
 		defer putScratch(p)
 		x, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			vk().Widen(x, src[r*d:(r+1)*d])
+			c.kernels().vec.Widen(x, src[r*d:(r+1)*d])
 			if rms {
-				vk().RMSNormRow(y, x, w, tmp, eps)
+				c.kernels().vec.RMSNormRow(y, x, w, tmp, eps)
 			} else {
-				vk().LayerNormRow(y, x, w, b, tmp, eps)
+				c.kernels().vec.LayerNormRow(y, x, w, b, tmp, eps)
 			}
-			vk().Narrow(dst[r*d:(r+1)*d], y)
+			c.kernels().vec.Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return true
@@ -198,9 +198,9 @@ func rmsNormBF16(c *Call, d int) error {
 		buf := make([]float32, 3*d)
 		xr, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			vk().Widen(xr, x[r*d:(r+1)*d])
-			vk().RMSNormRow(y, xr, w, tmp, eps)
-			vk().Narrow(dst[r*d:(r+1)*d], y)
+			c.kernels().vec.Widen(xr, x[r*d:(r+1)*d])
+			c.kernels().vec.RMSNormRow(y, xr, w, tmp, eps)
+			c.kernels().vec.Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return nil

@@ -83,10 +83,10 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					withLevel(level, func() { execBF16(t, l) })
+					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
 					lg := bf16Launch(t, name, attrs, sh, outDT, in)
 					fusedNN = false
-					execBF16(t, lg)
+					execBF16(t, procKS, lg)
 					fusedNN = true
 					row := (*vec.Kernels).SoftmaxRow
 					if name == "log_softmax" {
@@ -97,7 +97,7 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						withLevel(level, func() { row(vk(), yr, xr) })
+						func(ks *kset) { row(ks.vec, yr, xr) }(ksetFor(level))
 						for j := range yr {
 							k := i*tc.d + j
 							what := fmt.Sprintf("%s %s %dx%d -> %s [%d,%d]", level, name, tc.rows, tc.d, outDT, i, j)
@@ -156,13 +156,13 @@ func TestBF16Norms(t *testing.T) {
 						eps = math.Ldexp(1, -7)
 					}
 					l := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
-					withLevel(level, func() { execBF16(t, l) })
+					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var gen []dtype.BFloat16
 					if name == "layer_norm" {
 						lg := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
 						fusedNN = false
-						execBF16(t, lg)
+						execBF16(t, procKS, lg)
 						fusedNN = true
 						gen = as[dtype.BFloat16](lg.Out[0].Buf.(*Buf).b)
 					}
@@ -180,13 +180,13 @@ func TestBF16Norms(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						withLevel(level, func() {
+						func(ks *kset) {
 							if name == "rms_norm" {
-								vk().RMSNormRow(yr, xr, wf, tmp, eps)
+								ks.vec.RMSNormRow(yr, xr, wf, tmp, eps)
 							} else {
-								vk().LayerNormRow(yr, xr, wf, bf, tmp, eps)
+								ks.vec.LayerNormRow(yr, xr, wf, bf, tmp, eps)
 							}
-						})
+						}(ksetFor(level))
 						var ref []float64
 						if name == "rms_norm" {
 							ref = make([]float64, tc.d)
@@ -243,8 +243,8 @@ func TestBF16RMSNormStrided(t *testing.T) {
 	for _, w := range []device.Operand{{}, bf16Operand(bf16RowInput(r, 1, d, 1), op.Contiguous([]int{d}))} {
 		ls := bf16Launch(t, "rms_norm", attrs, []int{rows, d}, dtype.BF16, tr, w)
 		ld := bf16Launch(t, "rms_norm", attrs, []int{rows, d}, dtype.BF16, bf16Operand(dense, op.Contiguous([]int{rows, d})), w)
-		execBF16(t, ls)
-		execBF16(t, ld)
+		execBF16(t, procKS, ls)
+		execBF16(t, procKS, ld)
 		gs, gd := as[dtype.BFloat16](ls.Out[0].Buf.(*Buf).b), as[dtype.BFloat16](ld.Out[0].Buf.(*Buf).b)
 		for i := range gd {
 			if gs[i] != gd[i] && !(gs[i].F32() != gs[i].F32() && gd[i].F32() != gd[i].F32()) {
@@ -320,7 +320,7 @@ func TestBF16SoftmaxLayouts(t *testing.T) {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					withLevel(level, func() { execBF16(t, l) })
+					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
 					return l
 				}
 				dense := run(-1, []int{rows, d}, bf16Operand(x, op.Contiguous([]int{rows, d})))

@@ -35,7 +35,7 @@ func TestCastFloat16s(t *testing.T) {
 			s := device.Operand{DType: dtype.F32, Layout: lay}
 			d := device.Operand{DType: half, Layout: op.Contiguous(lay.Shape)}
 			got, want := make([]byte, 2*len(vals)), make([]byte, 2*len(vals))
-			if !castFloat16s(s, src32, d, got) {
+			if !castFloat16s(procKS, s, src32, d, got) {
 				t.Fatalf("f32 -> %s not taken", half)
 			}
 			genericCast(s, src32, d, want)
@@ -46,7 +46,7 @@ func TestCastFloat16s(t *testing.T) {
 			s2 := device.Operand{DType: half, Layout: d.Layout}
 			d2 := device.Operand{DType: dtype.F32, Layout: op.Contiguous(lay.Shape)}
 			back, wantBack := make([]byte, 4*len(vals)), make([]byte, 4*len(vals))
-			if !castFloat16s(s2, got, d2, back) {
+			if !castFloat16s(procKS, s2, got, d2, back) {
 				t.Fatalf("%s -> f32 not taken", half)
 			}
 			genericCast(s2, got, d2, wantBack)

@@ -30,11 +30,11 @@ func cmpF32(c *Call, kind vec.Cmp) bool {
 		d := dst[o : o+n]
 		switch {
 		case sa == 1 && sb == 1:
-			vecParallel(n, func(lo, hi int) { vk().Compare(kind, d[lo:hi], xs[a+lo:a+hi], ys[b+lo:b+hi]) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.Compare(kind, d[lo:hi], xs[a+lo:a+hi], ys[b+lo:b+hi]) })
 		case sa == 1 && sb == 0:
-			vecParallel(n, func(lo, hi int) { vk().CompareScalar(kind, d[lo:hi], xs[a+lo:a+hi], ys[b]) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.CompareScalar(kind, d[lo:hi], xs[a+lo:a+hi], ys[b]) })
 		case sa == 0 && sb == 1:
-			vecParallel(n, func(lo, hi int) { vk().CompareScalar(kind.Swapped(), d[lo:hi], ys[b+lo:b+hi], xs[a]) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.CompareScalar(kind.Swapped(), d[lo:hi], ys[b+lo:b+hi], xs[a]) })
 		default:
 			for i := range d {
 				d[i] = kind.Of(xs[a+i*sa], ys[b+i*sb])

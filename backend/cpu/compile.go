@@ -1218,7 +1218,7 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 	if err := interp.CheckDynamic(p.dyn, opts.Dynamic); err != nil {
 		return nil, fmt.Errorf("cpu: run: %w", err)
 	}
-	r := &crun{c: c, index: index, bufs: make([][]byte, len(p.bufs)), outBufs: make([]*Buf, len(p.bufs))}
+	r := &crun{c: c, ks: c.be.ks, index: index, bufs: make([][]byte, len(p.bufs)), outBufs: make([]*Buf, len(p.bufs))}
 	defer func() {
 		if rec := recover(); rec != nil {
 			err = fmt.Errorf("cpu: run: internal error: %v", rec)
@@ -1249,7 +1249,7 @@ func (c *cprogram) Run(ctx context.Context, index int, in []device.Operand, opts
 		}
 		r.temps = append(r.temps, tmp)
 		tb := tmp.(*Buf).b[:n]
-		castLoop(o, b, device.Operand{DType: m.DType, Layout: op.Contiguous(slices.Clone(m.Shape))}, tb)
+		castLoop(r.ks, o, b, device.Operand{DType: m.DType, Layout: op.Contiguous(slices.Clone(m.Shape))}, tb)
 		r.params[i] = tb
 	}
 	if p.arena > 0 {
@@ -1345,6 +1345,7 @@ func checkParam(o device.Operand, m op.Meta) error {
 // crun is the state of one Run.
 type crun struct {
 	c       *cprogram
+	ks      *kset // the backend's kernels, which the program runs
 	index   int
 	params  [][]byte
 	arena   *Buf
@@ -1436,7 +1437,7 @@ func (r *crun) step(s *pstep) error {
 	case stCopy:
 		in, out := s.in[0], s.out[0]
 		iv, ov := p.vals[in], p.vals[out]
-		castLoop(r.operand(in, iv.layout), r.mem(in), r.operand(out, ov.layout), r.mem(out))
+		castLoop(r.ks, r.operand(in, iv.layout), r.mem(in), r.operand(out, ov.layout), r.mem(out))
 		return nil
 	case stKernel:
 		return r.kernel(s)
@@ -1484,7 +1485,9 @@ func (r *crun) callIn(s *pstep, sl *callSlot) (*Call, error) {
 		return nil, err
 	}
 	if l != &sl.l { // the operand-swapped product
-		return newCall(l, bufBytes), nil
+		c := newCall(l, bufBytes)
+		c.ks = r.ks
+		return c, nil
 	}
 	sl.ins, sl.outs = l.In, l.Out
 	sl.inB, sl.outB = sl.inB[:0], sl.outB[:0]
@@ -1498,7 +1501,7 @@ func (r *crun) callIn(s *pstep, sl *callSlot) (*Call, error) {
 	for _, o := range l.Out {
 		sl.outB = append(sl.outB, bufBytes(o.Buf))
 	}
-	sl.c = Call{Launch: l, InB: sl.inB, OutB: sl.outB}
+	sl.c = Call{Launch: l, InB: sl.inB, OutB: sl.outB, ks: r.ks}
 	return &sl.c, nil
 }
 
@@ -1541,7 +1544,7 @@ func bufBytes(b device.Buffer) []byte { return b.(*Buf).b }
 func (r *crun) fused(s *pstep) error {
 	p := r.c.pl
 	g := s.grp
-	e := &fexec{g: g, in: make([]fin, len(g.inputs)), outs: make([][]float32, len(g.outs))}
+	e := &fexec{g: g, ks: r.ks, in: make([]fin, len(g.inputs)), outs: make([][]float32, len(g.outs))}
 	for k, o := range g.outs {
 		e.outs[k] = as[float32](r.mem(o.val))
 	}
@@ -1618,8 +1621,8 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	}
 	outID := g.outs[0].val
 	l.Out = []device.Operand{r.operand(outID, p.vals[outID].layout)}
-	c := &Call{Launch: l, InB: [][]byte{r.mem(ops[0]), r.mem(ops[1])}, OutB: [][]byte{r.mem(outID)}}
-	if _, nb, m, _, _, err := dotSizes(c); err == nil && nb == 1 && gemvTakes(m) && l.In[0].DType == dtype.F32 {
+	c := &Call{Launch: l, InB: [][]byte{r.mem(ops[0]), r.mem(ops[1])}, OutB: [][]byte{r.mem(outID)}, ks: r.ks}
+	if _, nb, m, _, _, err := dotSizes(c); err == nil && nb == 1 && gemvTakes(r.ks, m) && l.In[0].DType == dtype.F32 {
 		// A product of one or a few activation rows (a decode step) is
 		// memory-bound: the plain kernel reads the matrix once on the gemv
 		// kernels; the group then runs over its few output rows.

@@ -52,7 +52,7 @@ func (pl *planner) findChainsBF16(users map[*ir.Value][]*ir.Node) map[*ir.Node]*
 	for m, c := range pl.findNormsBF16(users) {
 		add(m, c)
 	}
-	for m, c := range pl.findGLUsBF16(users) {
+	for m, c := range pl.findGLUsBF16(procKS, users) {
 		if found[m] == nil {
 			add(m, c)
 		}
@@ -209,7 +209,7 @@ func (r *crun) normBF16(s *pstep) error {
 	wbuf := getScratch(4 * d)
 	defer putScratch(wbuf)
 	w := as[float32](*wbuf)[:d]
-	vk().Widen(w, wb)
+	r.ks.vec.Widen(w, wb)
 	fusedRows(rows, d, func(lo, hi int) {
 		buf := getScratch(4*3*d + 2*d)
 		defer putScratch(buf)
@@ -217,16 +217,16 @@ func (r *crun) normBF16(s *pstep) error {
 		xr, y, tmp := f[:d], f[d:2*d], f[2*d:3*d]
 		ob := as[dtype.BFloat16]((*buf)[12*d:])[:d]
 		for i := lo; i < hi; i++ {
-			vk().Widen(xr, x[i*d:(i+1)*d])
-			vk().RMSNormRow(y, xr, nil, tmp, eps)
-			vk().Narrow(ob, y)
-			vk().Widen(y, ob)
+			r.ks.vec.Widen(xr, x[i*d:(i+1)*d])
+			r.ks.vec.RMSNormRow(y, xr, nil, tmp, eps)
+			r.ks.vec.Narrow(ob, y)
+			r.ks.vec.Widen(y, ob)
 			if weightFirst { // the mul's operand order (NaN payloads)
-				vk().Mul(y, w, y)
+				r.ks.vec.Mul(y, w, y)
 			} else {
-				vk().Mul(y, y, w)
+				r.ks.vec.Mul(y, y, w)
 			}
-			vk().Narrow(out[i*d:(i+1)*d], y)
+			r.ks.vec.Narrow(out[i*d:(i+1)*d], y)
 		}
 	})
 	normSteps.Add(1)
@@ -273,23 +273,23 @@ func (p *plan) validateNorm(s pstep, stored, owned func(int) bool) error {
 // gluAct returns the vec kernel of activation node a (silu, or gelu
 // exact or tanh) as its bf16 kernel runs it, or nil; the kernel is the
 // CPU level's when the step runs.
-func gluAct(a *ir.Node) func(dst, x []float32) {
+func gluAct(ks *kset, a *ir.Node) func(dst, x []float32) {
 	switch {
 	case a == nil || a.IsConst():
 		return nil
 	case a.Op == op.Silu:
-		return func(d, x []float32) { vk().Silu(d, x) }
+		return func(d, x []float32) { ks.vec.Silu(d, x) }
 	case a.Op == op.Gelu && a.Attrs.String("approximate") == "tanh":
-		return func(d, x []float32) { vk().GeluTanh(d, x) }
+		return func(d, x []float32) { ks.vec.GeluTanh(d, x) }
 	case a.Op == op.Gelu && (a.Attrs.String("approximate") == "" || a.Attrs.String("approximate") == "none"):
-		return func(d, x []float32) { vk().Gelu(d, x) }
+		return func(d, x []float32) { ks.vec.Gelu(d, x) }
 	}
 	return nil
 }
 
 // findGLUsBF16 returns the bf16 act(gate) * up chains of the live graph
 // (gate and up of the output's shape), keyed by their mul.
-func (pl *planner) findGLUsBF16(users map[*ir.Value][]*ir.Node) map[*ir.Node]*chainMatch {
+func (pl *planner) findGLUsBF16(ks *kset, users map[*ir.Value][]*ir.Node) map[*ir.Node]*chainMatch {
 	found := map[*ir.Node]*chainMatch{}
 	for _, m := range pl.g.Nodes {
 		if !pl.live[m] || m.Op != op.Mul || len(m.In) != 2 || len(m.Out) != 1 || !isDType(m.Out[0], dtype.BF16) {
@@ -299,7 +299,7 @@ func (pl *planner) findGLUsBF16(users map[*ir.Value][]*ir.Node) map[*ir.Node]*ch
 		for side := range 2 {
 			av, up := m.In[side], m.In[1-side]
 			a := av.Def
-			if gluAct(a) == nil || len(a.In) != 1 || pl.onlyUser(users, av) != m || !isDType(av, dtype.BF16) ||
+			if gluAct(ks, a) == nil || len(a.In) != 1 || pl.onlyUser(users, av) != m || !isDType(av, dtype.BF16) ||
 				!isDType(a.In[0], dtype.BF16) || !isDType(up, dtype.BF16) || av == up ||
 				!slices.Equal(a.In[0].Meta.Shape, shape) || !slices.Equal(up.Meta.Shape, shape) {
 				continue
@@ -313,12 +313,12 @@ func (pl *planner) findGLUsBF16(users map[*ir.Value][]*ir.Node) map[*ir.Node]*ch
 
 // gluChain returns the activation node of the chain whose mul is m and
 // whether it is the mul's first operand; nil when m is not such a mul.
-func gluChain(m *ir.Node) (act *ir.Node, actFirst bool) {
+func gluChain(ks *kset, m *ir.Node) (act *ir.Node, actFirst bool) {
 	if m == nil || m.IsConst() || m.Op != op.Mul || len(m.In) != 2 {
 		return nil, false
 	}
 	for side, v := range m.In {
-		if v != nil && gluAct(v.Def) != nil {
+		if v != nil && gluAct(ks, v.Def) != nil {
 			return v.Def, side == 0
 		}
 	}
@@ -328,8 +328,8 @@ func gluChain(m *ir.Node) (act *ir.Node, actFirst bool) {
 // gluBF16 runs an stGLUBF16 step.
 func (r *crun) gluBF16(s *pstep) error {
 	p := r.c.pl
-	act, actFirst := gluChain(p.g.Nodes[s.node])
-	f := gluAct(act)
+	act, actFirst := gluChain(r.ks, p.g.Nodes[s.node])
+	f := gluAct(r.ks, act)
 	n := op.Numel(p.vals[s.out[0]].layout.Shape)
 	out := as[dtype.BFloat16](r.mem(s.out[0]))[:n]
 	g := as[dtype.BFloat16](r.mem(s.in[0]))[s.inL[0].Offset:][:n]
@@ -342,17 +342,17 @@ func (r *crun) gluBF16(s *pstep) error {
 		ab := as[dtype.BFloat16]((*buf)[8*bf16Block:])[:bf16Block]
 		for i := lo; i < hi; i += bf16Block {
 			k := min(bf16Block, hi-i)
-			vk().Widen(a[:k], g[i:i+k])
+			r.ks.vec.Widen(a[:k], g[i:i+k])
 			f(a[:k], a[:k])
-			vk().Narrow(ab[:k], a[:k])
-			vk().Widen(a[:k], ab[:k])
-			vk().Widen(b[:k], u[i:i+k])
+			r.ks.vec.Narrow(ab[:k], a[:k])
+			r.ks.vec.Widen(a[:k], ab[:k])
+			r.ks.vec.Widen(b[:k], u[i:i+k])
 			if actFirst {
-				vk().Mul(a[:k], a[:k], b[:k])
+				r.ks.vec.Mul(a[:k], a[:k], b[:k])
 			} else {
-				vk().Mul(a[:k], b[:k], a[:k])
+				r.ks.vec.Mul(a[:k], b[:k], a[:k])
 			}
-			vk().Narrow(out[i:i+k], a[:k])
+			r.ks.vec.Narrow(out[i:i+k], a[:k])
 		}
 	})
 	gluSteps.Add(1)
@@ -366,7 +366,7 @@ func (p *plan) validateGLU(s pstep, stored, owned func(int) bool) error {
 	if len(s.in) != 2 || len(s.inL) != 2 || len(s.out) != 1 || s.nOut != 1 || !owned(s.out[0]) || s.node < 0 || s.node >= len(p.g.Nodes) {
 		return fmt.Errorf("%w: glu step", errPlan)
 	}
-	act, _ := gluChain(p.g.Nodes[s.node])
+	act, _ := gluChain(procKS, p.g.Nodes[s.node])
 	ov := p.vals[s.out[0]]
 	if act == nil || ov.dt != dtype.BF16 || !planIsContig(ov.layout) {
 		return fmt.Errorf("%w: glu output", errPlan)

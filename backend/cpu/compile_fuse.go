@@ -121,6 +121,7 @@ type fin struct {
 // fexec is a group bound to one run's memory.
 type fexec struct {
 	g    *fgroup
+	ks   *kset
 	in   []fin
 	outs [][]float32 // per g.outs: the whole output buffer (contiguous)
 	red  []float32   // reduction output
@@ -162,7 +163,7 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 		if in.src8 != nil {
 			switch in.kind {
 			case ldDirect:
-				epiU8ToF32(regs[i], in.src8[in.off+lo:in.off+hi])
+				epiU8ToF32(e.ks, regs[i], in.src8[in.off+lo:in.off+hi])
 			case ldScalar:
 				epiFill(regs[i], float32(in.src8[in.off]))
 			default:
@@ -204,12 +205,12 @@ func (e *fexec) evalRange(lo, hi int, sc *fscratch, regs [][]float32) {
 		}
 	}
 	for _, ins := range g.code {
-		runInstr(ins, regs)
+		runInstr(e.ks, ins, regs)
 	}
 }
 
 // runInstr executes one instruction on register slices.
-func runInstr(ins finstr, regs [][]float32) {
+func runInstr(ks *kset, ins finstr, regs [][]float32) {
 	d := regs[ins.dst]
 	var a, b []float32
 	if ins.op != fFill {
@@ -226,23 +227,23 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = -a[i]
 		}
 	case fExp:
-		vk().Exp(d, a)
+		ks.vec.Exp(d, a)
 	case fLog:
-		vk().Log(d, a)
+		ks.vec.Log(d, a)
 	case fTanh:
-		vk().Tanh(d, a)
+		ks.vec.Tanh(d, a)
 	case fErf:
-		vk().Erf(d, a)
+		ks.vec.Erf(d, a)
 	case fSigmoid:
-		vk().Sigmoid(d, a)
+		ks.vec.Sigmoid(d, a)
 	case fRelu:
-		vk().Relu(d, a)
+		ks.vec.Relu(d, a)
 	case fGelu:
-		vk().Gelu(d, a)
+		ks.vec.Gelu(d, a)
 	case fGeluTanh:
-		vk().GeluTanh(d, a)
+		ks.vec.GeluTanh(d, a)
 	case fSilu:
-		vk().Silu(d, a)
+		ks.vec.Silu(d, a)
 	case fSqrt:
 		a = a[:len(d)]
 		for i := range d {
@@ -259,22 +260,22 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = float32(math.Abs(float64(a[i])))
 		}
 	case fAdd:
-		vk().Add(d, a, b)
+		ks.vec.Add(d, a, b)
 	case fSub:
-		vk().Sub(d, a, b)
+		ks.vec.Sub(d, a, b)
 	case fMul:
-		vk().Mul(d, a, b)
+		ks.vec.Mul(d, a, b)
 	case fDiv:
-		vk().Div(d, a, b)
+		ks.vec.Div(d, a, b)
 	case fMax:
-		vk().Maximum(d, a, b)
+		ks.vec.Maximum(d, a, b)
 	case fMin:
 		a, b = a[:len(d)], b[:len(d)]
 		for i := range d {
 			d[i] = fuseMinF32(a[i], b[i])
 		}
 	case fAddS:
-		vk().AddScalar(d, a, s)
+		ks.vec.AddScalar(d, a, s)
 	case fSubS:
 		a = a[:len(d)]
 		for i := range d {
@@ -286,7 +287,7 @@ func runInstr(ins finstr, regs [][]float32) {
 			d[i] = s - a[i]
 		}
 	case fMulS:
-		vk().MulScalar(d, a, s)
+		ks.vec.MulScalar(d, a, s)
 	case fDivS:
 		a = a[:len(d)]
 		for i := range d {
@@ -310,7 +311,7 @@ func runInstr(ins finstr, regs [][]float32) {
 	case fFill:
 		epiFill(d, s)
 	case fWhere:
-		vk().Where(d, regs[ins.c], a, b)
+		ks.vec.Where(d, regs[ins.c], a, b)
 	case fCopy:
 		copy(d, a)
 	}
@@ -479,7 +480,7 @@ func (e *fexec) reduceRows(lo, hi int, r []float32) {
 			}
 			e.red[row] = float32(acc)
 		} else {
-			e.red[row] = vk().Max(s)
+			e.red[row] = e.ks.vec.Max(s)
 		}
 	}
 }

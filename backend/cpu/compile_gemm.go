@@ -34,7 +34,7 @@ func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	// Only precision highest on the tiled kernels: the bf16 passes of
 	// medium and high take the plain kernel (their packing details belong
 	// to dotGeneralKernel) and the epilogue after it.
-	t := tileF32()
+	t := tileF32(c.kernels())
 	if !isHighest(c.Attrs.String("precision")) || t == nil {
 		return false
 	}
@@ -49,6 +49,7 @@ func dotF32Epilogue(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 		kern: kern4x4[float32],
 		dot:  dotPlain[float32],
 		tile: t,
+		ks:   c.kernels(),
 	}
 	g.dst, g.ldc, g.dstBatch = out, n, m*n
 	g.fin = func(b, i0, j0, mc, nc int, _ []float32, _ int) { fin(b, i0, j0, mc, nc, m, n) }
@@ -78,7 +79,7 @@ const swapMinK = 16
 // rows (see above); ok is false otherwise.
 func swappedOperands(c *Call) (x, w, out []float32, m, n, k, ldw int, ok bool) {
 	l, r, o := c.In[0], c.In[1], c.Out[0]
-	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 || tileF32() == nil || !isHighest(c.Attrs.String("precision")) {
+	if l.DType != dtype.F32 || r.DType != dtype.F32 || o.DType != dtype.F32 || tileF32(c.kernels()) == nil || !isHighest(c.Attrs.String("precision")) {
 		return
 	}
 	if m, n, k, ldw, ok = xwtShape(c); !ok {
@@ -120,22 +121,22 @@ func xwtShape(c *Call) (m, n, k, ldw int, ok bool) {
 // dotF32Epilogue does. It reports false, having done nothing, otherwise.
 func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || gemvTakes(m) {
+	if !ok || gemvTakes(c.kernels(), m) {
 		return false
 	}
 	var sfin func(i0, j0, mc, nc int)
 	if fin != nil {
 		sfin = func(i0, j0, mc, nc int) { fin(0, i0, j0, mc, nc, m, n) }
 	}
-	if gemmStreamXWt(m, n, k, x, k, w, ldw, out, n, sfin, nil) {
+	if gemmStreamXWt(c.kernels(), m, n, k, x, k, w, ldw, out, n, sfin, nil) {
 		return true
 	}
 	buf := getScratch(m * n * 4)
 	defer putScratch(buf)
 	ct := as[float32](*buf)[: m*n : m*n]
-	gemmF32(n, m, k, w, ldw, false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
+	gemmF32(c.kernels(), n, m, k, w, ldw, false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
 		// Tile rows i0.. of Cᵀ are columns of C, its columns j0.. rows.
-		gemmTranspose(out[j0*n+i0:], n, t, ldt, mc, nc)
+		gemmTranspose(c.kernels(), out[j0*n+i0:], n, t, ldt, mc, nc)
 		if fin != nil {
 			fin(0, j0, i0, nc, mc, m, n)
 		}
@@ -147,7 +148,7 @@ func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 // x·Wᵀ path (dotF32StreamCols then runs it).
 func dotStreams(c *Call) bool {
 	_, _, _, m, n, k, _, ok := swappedOperands(c)
-	return ok && gemmStreamApplies(m, n, k) && !gemvTakes(m)
+	return ok && gemmStreamApplies(c.kernels(), m, n, k) && !gemvTakes(c.kernels(), m)
 }
 
 // gemvTakes reports whether an x·Wᵀ product with m activation rows runs
@@ -157,8 +158,8 @@ func dotStreams(c *Call) bool {
 // padding (the streaming path's 6x16 tiles pad m to 16 columns: half
 // their arithmetic is padding at m = 8). Its epilogue then runs after the
 // product, on an output of m rows.
-func gemvTakes(m int) bool {
-	return m >= 1 && m <= gemvRowsMax && gemvAsmF32 != nil && atLeast(LevelAVX2)
+func gemvTakes(ks *kset, m int) bool {
+	return m >= 1 && m <= gemvRowsMax && gemvAsmF32 != nil && ks.atLeast(LevelAVX2)
 }
 
 // gemvRowsMax is the most activation rows an f32 x·Wᵀ takes on the
@@ -173,10 +174,10 @@ var gemvRowsMax = 8
 // false, having done nothing, otherwise.
 func dotF32StreamCols(c *Call, col func(j0, h int, t []float32, ldt int)) bool {
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || !gemmStreamApplies(m, n, k) {
+	if !ok || !gemmStreamApplies(c.kernels(), m, n, k) {
 		return false
 	}
-	return gemmStreamXWt(m, n, k, x, k, w, ldw, out, n, nil, col)
+	return gemmStreamXWt(c.kernels(), m, n, k, x, k, w, ldw, out, n, nil, col)
 }
 
 // epiMinTileCols is the narrowest C tile (in columns) on which the
@@ -210,7 +211,7 @@ func dotTilesWide(c *Call) bool {
 // building that driver's offset tables, closures and scratch on every
 // call — a decode step makes a few hundred of these calls. It reports
 // false, having done nothing, for any other problem.
-func dotF32GEMV(c *Call) bool { return gemvSiblings([]*Call{c}) }
+func dotF32GEMV(c *Call) bool { return gemvSiblings(c.kernels(), []*Call{c}) }
 
 // gemvMultiBlock is the bytes of W rows a GEMV of several activation rows
 // takes at a time.
@@ -254,7 +255,7 @@ func gemvUnit(first []int, u, step int) (job, r0 int) {
 // the units of all the products shared between the pool's threads from
 // gemvParallelMACs multiply-adds on: a decoder layer's query, key and
 // value products are one hand-off instead of three.
-func gemvRunF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x []float32, m, k int, jobs []gemvJob[float32]) {
+func gemvRunF32(ks *kset, dk func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32), x []float32, m, k int, jobs []gemvJob[float32]) {
 	tail := gemvTailMask(k)
 	step := 16
 	if m > 1 {
@@ -270,7 +271,7 @@ func gemvRunF32(dk func(k int, a *float32, lda int, x, y *float32, rows int, tai
 	// Four rows of x at a time where the four-vector kernel runs (the
 	// same bits as dk).
 	x4 := gemvDotF32x4Z
-	if x4 == nil || !atLeast(LevelAVX512) {
+	if x4 == nil || !ks.atLeast(LevelAVX512) {
 		x4 = nil
 	}
 	first := gemvUnits(jobs, step)
@@ -316,14 +317,14 @@ func gemvShare(total int, run func(u0, u1 int)) {
 // gemvRowsMax rows) and W (bf16 output) runs on the bf16 dot-form kernel
 // (gemvRunBF16). It reports false, having done nothing, for any other
 // problem.
-func dotBF16GEMV(c *Call) bool { return gemvSiblings([]*Call{c}) }
+func dotBF16GEMV(c *Call) bool { return gemvSiblings(c.kernels(), []*Call{c}) }
 
 // gemvRunBF16 is gemvRunF32 for bf16 activations, weights and outputs,
 // on the bf16 dot-form kernel with each row of x widened and
 // deinterleaved once, as gemvBF16 does it (same kernel, order and final
 // rounding, so a row gets the bits of its batch-1 product).
-func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16]) bool {
-	dk, dkAVX2 := gemvDotBF16()
+func gemvRunBF16(ks *kset, xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16]) bool {
+	dk, dkAVX2 := gemvDotBF16(ks)
 	if dk == nil {
 		return false
 	}
@@ -355,7 +356,7 @@ func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16])
 	// Four vectors at a time where the four-vector kernel runs (the same
 	// bits as dk).
 	x4 := gemvDotBF16x4Z
-	if x4 == nil || dkAVX2 || !atLeast(LevelAVX512) {
+	if x4 == nil || dkAVX2 || !ks.atLeast(LevelAVX512) {
 		x4 = nil
 	}
 	first := gemvUnits(jobs, step)
@@ -382,12 +383,12 @@ func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16])
 			for ; x4 != nil && i+4 <= m; i += 4 {
 				x4(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], kp, &y[0], 16, nr, tail)
 				for j := 0; j < 4; j++ {
-					vk().Narrow(out[(i+j)*n+r0:(i+j)*n+r0+nr], y[j*16:j*16+nr])
+					ks.vec.Narrow(out[(i+j)*n+r0:(i+j)*n+r0+nr], y[j*16:j*16+nr])
 				}
 			}
 			for ; i < m; i++ {
 				dk(k, (*uint16)(unsafe.Pointer(&a[0])), lda, &xs[i*kp], &y[0], nr, tail)
-				vk().Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
+				ks.vec.Narrow(out[i*n+r0:i*n+r0+nr], y[:nr])
 			}
 		}
 	}
@@ -417,7 +418,7 @@ func gemvRunBF16(xin []dtype.BFloat16, m, k int, jobs []gemvJob[dtype.BFloat16])
 // bf16, one dtype, the same activation rows. Each output gets the bits
 // its own call gives it. It reports false, having done nothing,
 // otherwise.
-func gemvSiblings(cs []*Call) bool {
+func gemvSiblings(ks *kset, cs []*Call) bool {
 	c0 := cs[0]
 	m, _, k, _, ok := xwtShape(c0)
 	if !ok || m > gemvRowsMax {
@@ -433,10 +434,10 @@ func gemvSiblings(cs []*Call) bool {
 	}
 	switch dt {
 	case dtype.F32:
-		if !gemvTakes(m) {
+		if !gemvTakes(ks, m) {
 			return false
 		}
-		dk := gemvDotF32()
+		dk := gemvDotF32(ks)
 		if dk == nil {
 			return false
 		}
@@ -449,9 +450,9 @@ func gemvSiblings(cs []*Call) bool {
 			}
 			x, jobs[i] = xi, gemvJob[float32]{w: w, ldw: ldw, n: n, out: out}
 		}
-		gemvRunF32(dk, x, m, k, jobs)
+		gemvRunF32(ks, dk, x, m, k, jobs)
 	case dtype.BF16:
-		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) {
+		if gemvAsmBF16 == nil || !ks.atLeast(LevelAVX2) {
 			return false
 		}
 		jobs := make([]gemvJob[dtype.BFloat16], len(cs))
@@ -461,7 +462,7 @@ func gemvSiblings(cs []*Call) bool {
 			jobs[i] = gemvJob[dtype.BFloat16]{w: as[dtype.BFloat16](c.InB[1])[r.Offset:], ldw: ldw, n: n,
 				out: as[dtype.BFloat16](c.OutB[0])[o.Offset : o.Offset+m*n]}
 		}
-		if !gemvRunBF16(as[dtype.BFloat16](c0.InB[0])[c0.In[0].Offset:][:m*k], m, k, jobs) {
+		if !gemvRunBF16(ks, as[dtype.BFloat16](c0.InB[0])[c0.In[0].Offset:][:m*k], m, k, jobs) {
 			return false
 		}
 	default:

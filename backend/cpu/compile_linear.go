@@ -115,7 +115,7 @@ func (r *crun) linearSteps(ss []pstep) error {
 		calls[i] = c
 	}
 	if r.c.pl.g.Nodes[ss[0].node].Op == op.DotGeneral {
-		if gemvSiblings(calls) {
+		if gemvSiblings(r.ks, calls) {
 			denseGEMVMultiRuns.Add(1)
 			return nil
 		}
@@ -127,7 +127,7 @@ func (r *crun) linearSteps(ss []pstep) error {
 		}
 		return nil
 	}
-	return linearGGUFMulti(calls, quantKernels)
+	return linearGGUFMulti(calls, r.ks.quant)
 }
 
 // linearGGUFMulti runs linear_gguf calls that multiply the same

@@ -111,7 +111,7 @@ func TestCompileSiblingGEMVs(t *testing.T) {
 						if mixed {
 							wantRuns = 0
 						}
-						if runs := denseGEMVMultiRuns.Load() - before; gemvTakes(m) && runs != wantRuns {
+						if runs := denseGEMVMultiRuns.Load() - before; gemvTakes(procKS, m) && runs != wantRuns {
 							t.Errorf("%d sibling runs done as one product, want %d", runs, wantRuns)
 						}
 						for i := range want {

@@ -201,9 +201,9 @@ var ropeSteps atomic.Uint64
 // rope runs an stRope step.
 func (r *crun) rope(s *pstep) error {
 	if r.c.pl.vals[s.out[0]].dt == dtype.BF16 {
-		ropeRows(r, s, as[dtype.BFloat16], func(d, x, c, s []dtype.BFloat16, h int) { vk().RopeBF16(d, x, c, s, h) })
+		ropeRows(r, s, as[dtype.BFloat16], func(d, x, c, s []dtype.BFloat16, h int) { r.ks.vec.RopeBF16(d, x, c, s, h) })
 	} else {
-		ropeRows(r, s, as[float32], func(d, x, c, s []float32, h int) { vk().Rope(d, x, c, s, h) })
+		ropeRows(r, s, as[float32], func(d, x, c, s []float32, h int) { r.ks.vec.Rope(d, x, c, s, h) })
 	}
 	ropeSteps.Add(1)
 	return nil

@@ -76,7 +76,7 @@ func TestCompileRope(t *testing.T) {
 					dtype.PutFloat64(dt, ins[0], 7*i+1, x)
 				}
 				dtype.PutFloat64(dt, ins[2], 3, math.Inf(1))
-				if dt == dtype.BF16 && !v.swap && vecAsm() {
+				if dt == dtype.BF16 && !v.swap && procKS.vec.Asm {
 					// Both operands of the first pair's products and sums
 					// NaN, of opposite signs: the step takes the left
 					// operand's NaN as the op-by-op vector kernels do (the

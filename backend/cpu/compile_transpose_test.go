@@ -134,7 +134,7 @@ func TestCompileTransposeCopies(t *testing.T) {
 // tile passed to the epilogue exactly once) and that it declines the
 // problems it does not cover.
 func TestDotF32Swapped(t *testing.T) {
-	if tileF32() == nil {
+	if tileF32(procKS) == nil {
 		t.Skip("no tiled f32 kernel")
 	}
 	dims := op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{1}, "precision": ""}

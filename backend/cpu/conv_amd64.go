@@ -34,7 +34,7 @@ func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns, ldd
 var convAVX512 = haveAVX512()
 
 // hasConvRuns16 reports whether convRuns16 can run (level avx512).
-func hasConvRuns16() bool { return convAVX512 && atLeast(LevelAVX512) }
+func hasConvRuns16(ks *kset) bool { return convAVX512 && ks.atLeast(LevelAVX512) }
 
 //go:generate sh -c "python3 ../../tools/convasm/gen_direct.py > conv_direct_amd64.s"
 

@@ -42,14 +42,14 @@ var convDirectBF16Kerns = map[int]func(kc int, a *float32, src *uint16, koff *in
 
 // convPairsOK reports whether the VDPBF16PS path takes p (bf16 operands is
 // the caller's check).
-func convPairsOK(p op.ConvParams) bool {
-	return tileBF16() != nil && len(convPairKerns) == 3 && len(p.In) >= 1 && len(p.In) <= 2 && !(p.Transposed && convStrided(p))
+func convPairsOK(ks *kset, p op.ConvParams) bool {
+	return tileBF16(ks) != nil && len(convPairKerns) == 3 && len(p.In) >= 1 && len(p.In) <= 2 && !(p.Transposed && convStrided(p))
 }
 
 // conv16FastOK reports whether runConv16 takes p: the f32 fast path would,
 // or (bf16) the VDPBF16PS path.
-func conv16FastOK(dt dtype.DType, p op.ConvParams) bool {
-	return convFastOK(p) || dt == dtype.BF16 && convPairsOK(p)
+func conv16FastOK(ks *kset, dt dtype.DType, p op.ConvParams) bool {
+	return convFastOK(ks, p) || dt == dtype.BF16 && convPairsOK(ks, p)
 }
 
 // runConv16 is the convolution kernel for bf16 and f16 operands
@@ -60,29 +60,29 @@ func runConv16(c *Call, p op.ConvParams) {
 	var bias []float32
 	if c.In[2].Buf != nil {
 		bias = make([]float32, p.Cout)
-		widen16(dt, bias, c.InB[2][c.In[2].Offset*2:])
+		widen16(c.kernels(), dt, bias, c.InB[2][c.In[2].Offset*2:])
 	}
-	if dt == dtype.BF16 && convPairsOK(p) {
+	if dt == dtype.BF16 && convPairsOK(c.kernels(), p) {
 		x := as[uint16](c.InB[0][c.In[0].Offset*2:])[:nx]
 		w := as[uint16](c.InB[1][c.In[1].Offset*2:])[:nw]
 		out := as[dtype.BFloat16](c.OutB[0][c.Out[0].Offset*2:])[:no]
-		convBF16Pairs(x, w, bias, out, geomOf(p), p.Transposed)
+		convBF16Pairs(c.kernels(), x, w, bias, out, geomOf(p), p.Transposed)
 		return
 	}
 	buf := getScratch(4 * (nx + nw + no))
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	x32, w32, o32 := all[:nx:nx], all[nx:nx+nw:nx+nw], all[nx+nw:nx+nw+no:nx+nw+no]
-	widen16(dt, x32, c.InB[0][c.In[0].Offset*2:])
-	widen16(dt, w32, c.InB[1][c.In[1].Offset*2:])
-	convFastF32(x32, w32, bias, o32, p, op.PrecisionHighest)
+	widen16(c.kernels(), dt, x32, c.InB[0][c.In[0].Offset*2:])
+	widen16(c.kernels(), dt, w32, c.InB[1][c.In[1].Offset*2:])
+	convFastF32(c.kernels(), x32, w32, bias, o32, p, op.PrecisionHighest)
 	ob := c.OutB[0][c.Out[0].Offset*2:]
 	if dt == dtype.BF16 {
 		parallelFor(ceilDiv(no, bf16Block), no, func(lo, hi int) {
 			out := as[dtype.BFloat16](ob)
 			for b := lo; b < hi; b++ {
 				i0, i1 := b*bf16Block, min(no, (b+1)*bf16Block)
-				vk().Narrow(out[i0:i1], o32[i0:i1])
+				c.kernels().vec.Narrow(out[i0:i1], o32[i0:i1])
 			}
 		})
 		return
@@ -97,14 +97,14 @@ func runConv16(c *Call, p op.ConvParams) {
 
 // widen16 sets dst[i] to the f32 value of the i-th bf16 or f16 element of
 // src (exact).
-func widen16(dt dtype.DType, dst []float32, src []byte) {
+func widen16(ks *kset, dt dtype.DType, dst []float32, src []byte) {
 	n := len(dst)
 	if dt == dtype.BF16 {
 		s := as[dtype.BFloat16](src)[:n]
 		parallelFor(ceilDiv(n, bf16Block), n, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
 				i0, i1 := b*bf16Block, min(n, (b+1)*bf16Block)
-				vk().Widen(dst[i0:i1], s[i0:i1])
+				ks.vec.Widen(dst[i0:i1], s[i0:i1])
 			}
 		})
 		return
@@ -134,7 +134,7 @@ func convPairMR(rows int) int {
 // kernel: out = bf16(conv(x, w) + bias) for the forward-form geometry g
 // (bias may be nil; flip: w is a stride-1 transposed convolution's
 // weight). x, w and out start at their first element.
-func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGeom, flip bool) {
+func convBF16Pairs(ks *kset, x, w []uint16, bias []float32, out []dtype.BFloat16, g convGeom, flip bool) {
 	L := g.oh * g.ow
 	if g.n == 0 || g.cout == 0 || L == 0 {
 		return
@@ -159,7 +159,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	// At level amx the AMX kernel runs instead (amx.go): 32-row A panels
 	// in tile rows, k blocks of whole 32-step chunks, every panel padded to
 	// whole chunks of 16 pairs (chunk pairs below).
-	amx := asmTileAMX != nil && atLeast(LevelAMX)
+	amx := asmTileAMX != nil && ks.atLeast(LevelAMX)
 	kcMax, kAlign := asmTileBF16.kc, 2
 	if amx {
 		mr, kern, kcMax, kAlign = asmTileAMX.mr, asmTileAMX.kern, asmTileAMX.kc, 2*amxChunk
@@ -269,12 +269,12 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
 	switch {
 	case amx && !flip:
-		packConvTileRowsA(apack, w, g, nkb, kcb, mpad, mr)
+		packConvTileRowsA(ks, apack, w, g, nkb, kcb, mpad, mr)
 	case amx:
-		packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
+		packConvPairsA(ks, apack, w, g, nkb, kcb, mpad, mr, flip)
 		convTileRowsA(apack, g, nkb, kcb, mpad, mr)
 	default:
-		packConvPairsA(apack, w, g, nkb, kcb, mpad, mr, flip)
+		packConvPairsA(ks, apack, w, g, nkb, kcb, mpad, mr, flip)
 	}
 	var next atomic.Int64
 	pool.RunShare(nw, func(tid, _ int) {
@@ -341,7 +341,7 @@ func convBF16Pairs(x, w []uint16, bias []float32, out []dtype.BFloat16, g convGe
 						row[i] += bv
 					}
 				}
-				vk().Narrow(tmp[:n16], row)
+				ks.vec.Narrow(tmp[:n16], row)
 				ch := oc * L
 				for _, sg := range segs {
 					copy(out[sg[2]+ch:sg[2]+ch+sg[1]], tmp[sg[0]:sg[0]+sg[1]])
@@ -361,7 +361,7 @@ func asU32(s []float32) []uint32 {
 // past coutG zero, an odd last step padded with pairPadA). flip reads a
 // stride-1 transposed convolution's weight as its forward form (see
 // packConvA).
-func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int, flip bool) {
+func packConvPairsA(ks *kset, dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int, flip bool) {
 	kp := g.kh * g.kw
 	parallelFor(g.groups*nkb, g.groups*mpad*g.kdim, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
@@ -374,7 +374,7 @@ func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int
 				clear(blk[(mpad-mr)*kpc:])
 			}
 			if !flip {
-				packPairsFast(blk, w, (gi*g.coutG)*g.kdim+k0, seqShared(g.coutG, g.kdim), seqShared(kc, 1), kpc, mr, pairPadA)
+				packPairsFast(ks, blk, w, (gi*g.coutG)*g.kdim+k0, seqShared(g.coutG, g.kdim), seqShared(kc, 1), kpc, mr, pairPadA)
 				continue
 			}
 			get := func(co, k int) uint32 {
@@ -400,7 +400,7 @@ func packConvPairsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int
 // (rows contiguous along k), per group and k block as packConvPairsA does,
 // straight into the AMX kernel's tile rows (packPairRows: a rotating copy
 // of each row).
-func packConvTileRowsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int) {
+func packConvTileRowsA(lv *kset, dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr int) {
 	kpb := kcb / 2
 	wb := unsafe.Slice((*dtype.BFloat16)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
 	toF := []func(dtype.BFloat16) float32{dtype.BFloat16.F32}
@@ -413,7 +413,7 @@ func packConvTileRowsA(dst []uint32, w []uint16, g convGeom, nkb, kcb, mpad, mr 
 			kpp := roundUp((kc+1)/2, amxChunk)
 			side := gemmSide[dtype.BFloat16, float32]{src: wb, base: gi * g.coutG * g.kdim, row: rows, k: ks, conv: toF, plain: true}
 			blk := dst[b*mpad*kpb:][:mpad*kpp]
-			packPairRows(unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(blk))), len(blk)), &side, 0, 0, g.coutG, k0, kc, mr, kpp, pairPadA)
+			packPairRows(lv, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(blk))), len(blk)), &side, 0, 0, g.coutG, k0, kc, mr, kpp, pairPadA)
 		}
 	})
 }

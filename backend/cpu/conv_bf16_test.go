@@ -37,7 +37,7 @@ func conv16Cases() []convCase {
 
 // conv16Run runs the convolution kernel on c with dt operands holding
 // x, w and b (values of dt), returning the output widened to f32.
-func conv16Run(t testing.TB, c convCase, dt dtype.DType, x, w, b []float32) ([]float32, op.ConvParams) {
+func conv16Run(t testing.TB, ks *kset, c convCase, dt dtype.DType, x, w, b []float32) ([]float32, op.ConvParams) {
 	t.Helper()
 	call, out32, p := convCall(t, c, x, w, b)
 	narrow := func(v []float32) []byte {
@@ -58,6 +58,7 @@ func conv16Run(t testing.TB, c convCase, dt dtype.DType, x, w, b []float32) ([]f
 	call.Out[0].DType = dt
 	ob := make([]byte, 2*max(len(out32), 1))
 	call.OutB[0] = ob
+	call.ks = ks
 	if err := convolutionKernel(call); err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
@@ -121,7 +122,7 @@ func TestConv16Levels(t *testing.T) {
 					var got []float32
 					var p op.ConvParams
 					var pairs bool // the VDPBF16PS/AMX path ran (asked at the level, not the process's)
-					withLevel(level, func() { got, p = conv16Run(t, c, dt, x, w, b); pairs = convPairsOK(p) })
+					func(ks *kset) { got, p = conv16Run(t, ks, c, dt, x, w, b); pairs = convPairsOK(ks, p) }(ksetFor(level))
 					if ref32 == nil {
 						ref, mag := convNaive(p, x, w, b)
 						for i := range got {
@@ -176,11 +177,11 @@ func TestConvPairsTaken(t *testing.T) {
 			continue
 		}
 		_, _, p := convCall(t, c, make([]float32, 1<<20), make([]float32, 1<<20), nil)
-		withLevel(LevelAVX512BF16, func() {
-			if !convPairsOK(p) {
+		func(ks *kset) {
+			if !convPairsOK(ks, p) {
 				t.Errorf("%v: VDPBF16PS path not taken", c)
 			}
-		})
+		}(ksetFor(LevelAVX512BF16))
 	}
 }
 

@@ -74,8 +74,8 @@ type convGeom struct {
 // convFastOK reports whether the fast path can take p (the dtype, f32, and
 // the precision are the caller's checks): the assembly GEMM kernel is in
 // use and the convolution is 1-d or 2-d (3-d ones keep the generic path).
-func convFastOK(p op.ConvParams) bool {
-	return asmTileF32 != nil && tileF32() != nil && len(p.In) >= 1 && len(p.In) <= 2
+func convFastOK(ks *kset, p op.ConvParams) bool {
+	return asmTileF32 != nil && tileF32(ks) != nil && len(p.In) >= 1 && len(p.In) <= 2
 }
 
 // convStrided reports whether any stride of p is above 1.
@@ -123,7 +123,7 @@ func geomOf(p op.ConvParams) convGeom {
 // the bf16 precision passes (bf16Rounds: medium one, high three) of the A
 // and B sides: k runs over pass-major (pass, ci, kh, kw) and each packed
 // panel is rounded in place, as the generic path's packing does.
-func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8) {
+func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8) {
 	L := g.oh * g.ow
 	if g.n == 0 || g.cout == 0 || L == 0 {
 		return
@@ -142,7 +142,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		return
 	}
 	if rounds[0] == nil && !flip && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.padT == 0 && g.padL == 0 && L == g.lin {
-		conv1x1F32(x, w, bias, out, g)
+		conv1x1F32(ks, x, w, bias, out, g)
 		return
 	}
 	const mr = 6
@@ -186,9 +186,9 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 		krun = g.kw
 	}
 	cols := g.n * L
-	if asm512TileF32 != nil && atLeast(LevelAVX512) && (krun < 8 || (roundUp(cols, 64)-cols)*8 <= cols) {
+	if asm512TileF32 != nil && ks.atLeast(LevelAVX512) && (krun < 8 || (roundUp(cols, 64)-cols)*8 <= cols) {
 		t, nr = asm512TileF32, 64
-	} else if zt := convTile16Z(); zt != nil && atLeast(LevelAVX512) {
+	} else if zt := convTile16Z(); zt != nil && ks.atLeast(LevelAVX512) {
 		t = zt // the same 6x16 tile on ZMM registers: six FMAs a k step, not twelve
 	}
 	// Direct B: with at most six output channels per group a packed B
@@ -291,7 +291,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 	img := g.cin * ps
 	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
-	packConvA(apack, w, g, nkb, kcb, mpad, flip, rounds[0])
+	packConvA(ks, apack, w, g, nkb, kcb, mpad, flip, rounds[0])
 	var next atomic.Int64
 	pool.RunShare(nw, func(tid, _ int) {
 		off := tid * per
@@ -313,13 +313,13 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 				for q := 0; q < pn && !direct; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
 					if rounds[1] == nil {
-						packConvPanel(panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
+						packConvPanel(ks, panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
 						continue
 					}
 					forPassSegments(k0, kc, g.kdim, func(s, kk, n, pass int) {
 						seg := panel[s*nr : (s+n)*nr]
-						packConvPanel(seg, src, base, kOff[kk:kk+n], cols, kmin, kmax, nr)
-						roundPass(seg, rounds[1][pass])
+						packConvPanel(ks, seg, src, base, kOff[kk:kk+n], cols, kmin, kmax, nr)
+						roundPass(ks, seg, rounds[1][pass])
 					})
 				}
 				ab := apack[(gi*nkb+kb)*mpad*kcb:]
@@ -367,7 +367,7 @@ func convF32(x, w, bias, out []float32, g convGeom, flip bool, rounds [2][]int8)
 						copy(dst, src)
 						continue
 					}
-					vk().AddScalar(dst, src, bv)
+					ks.vec.AddScalar(dst, src, bv)
 				}
 			}
 		}
@@ -456,7 +456,7 @@ func convColumns(colOff, outIdx []int, g convGeom, lc int, wide bool, rs, img, c
 // faster here than the packed-column path, whose output is scattered),
 // the bias added by the epilogue while each tile is in cache. Same FMA
 // chains, then the bias, as the other paths.
-func conv1x1F32(x, w, bias, out []float32, g convGeom) {
+func conv1x1F32(ks *kset, x, w, bias, out []float32, g convGeom) {
 	L := g.lin
 	for n := 0; n < g.n; n++ {
 		for gi := 0; gi < g.groups; gi++ {
@@ -472,7 +472,7 @@ func conv1x1F32(x, w, bias, out []float32, g convGeom) {
 					}
 				}
 			}
-			gemmF32(g.coutG, L, g.cinG, w[gi*g.coutG*g.cinG:], g.cinG, false,
+			gemmF32(ks, g.coutG, L, g.cinG, w[gi*g.coutG*g.cinG:], g.cinG, false,
 				x[(n*g.cin+gi*g.cinG)*L:], L, false, out[(n*g.cout+gi*g.coutG)*L:], L, epi)
 		}
 	}
@@ -564,7 +564,7 @@ func padPhases[E float32 | uint16](dst, x []E, g convGeom, hph, wph int) {
 // weight as its forward form: row co, k = (ci, t) is w[g*cinG+ci, co,
 // KH*KW-1-t]. rounds, when not nil, are the precision passes (k then runs
 // over (pass, ci, t) and each pass's steps are rounded).
-func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, rounds []int8) {
+func packConvA(ks *kset, dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, rounds []int8) {
 	const mr = 6
 	kp := g.kh * g.kw
 	kall := g.kdim * max(1, len(rounds))
@@ -592,7 +592,7 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 						o[0], o[1], o[2], o[3], o[4], o[5] = r0[k], r1[k], r2[k], r3[k], r4[k], r5[k]
 					}
 					if rounds != nil {
-						roundPass(panel, rounds[0])
+						roundPass(ks, panel, rounds[0])
 					}
 					continue
 				}
@@ -625,7 +625,7 @@ func packConvA(dst, w []float32, g convGeom, nkb, kcb, mpad int, flip bool, roun
 				}
 				if rounds != nil {
 					forPassSegments(k0, kc, g.kdim, func(s, _, n, pass int) {
-						roundPass(panel[s*mr:(s+n)*mr], rounds[pass])
+						roundPass(ks, panel[s*mr:(s+n)*mr], rounds[pass])
 					})
 				}
 			}
@@ -647,19 +647,19 @@ func forPassSegments(k0, kc, kdim int, fn func(s, kk, n, pass int)) {
 }
 
 // roundPass rounds packed values in place to the bf16 part a pass takes.
-func roundPass(x []float32, r int8) {
+func roundPass(ks *kset, x []float32, r int8) {
 	if r == roundLo {
-		vk().RoundLo(x)
+		ks.vec.RoundLo(x)
 	} else {
-		vk().RoundHi(x)
+		ks.vec.RoundHi(x)
 	}
 }
 
 // packConvPanel packs an nr-column B panel (16 or 64), 16 columns at a
 // time (packConvB).
-func packConvPanel(dst, src []float32, base int, kOff, cols []int, kmin, kmax, nr int) {
+func packConvPanel(ks *kset, dst, src []float32, base int, kOff, cols []int, kmin, kmax, nr int) {
 	for sub := 0; sub < nr; sub += 16 {
-		packConvB(dst[sub:], src, base, kOff, cols[min(sub, len(cols)):min(sub+16, len(cols))], kmin, kmax, nr)
+		packConvB(ks, dst[sub:], src, base, kOff, cols[min(sub, len(cols)):min(sub+16, len(cols))], kmin, kmax, nr)
 	}
 }
 
@@ -669,7 +669,7 @@ func packConvPanel(dst, src []float32, base int, kOff, cols []int, kmin, kmax, n
 // Columns that are one contiguous run are copied 64 bytes per step. kmin
 // and kmax bound the values in kOff (the reads of the assembly copy are
 // checked against them).
-func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd int) {
+func packConvB(ks *kset, dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd int) {
 	const nr = 16
 	if len(kOff) == 0 {
 		return
@@ -685,7 +685,7 @@ func packConvB(dst, src []float32, base int, kOff, cols []int, kmin, kmax, ldd i
 		convCopy16(&dst[0], &src[o], &kOff[0], len(kOff), ldd)
 		return
 	}
-	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16() {
+	if len(cols) == nr && len(kOff) > 0 && !kRunsLong(kOff) && hasConvRuns16(ks) {
 		// A few contiguous runs (output rows shorter than the panel, on
 		// the compact grid): masked copies, run by run.
 		var runs [4][2]int
@@ -825,12 +825,12 @@ func runConvFast(c *Call, p op.ConvParams) {
 	if c.In[2].Buf != nil {
 		bias = as[float32](c.InB[2][c.In[2].Offset*4:])
 	}
-	convFastF32(x, w, bias, out, p, c.Attrs.String("precision"))
+	convFastF32(c.kernels(), x, w, bias, out, p, c.Attrs.String("precision"))
 }
 
 // convFastF32 is runConvFast on slices: out = conv(x, w) + bias (bias may
 // be nil) at precision prec, each slice starting at its first element.
-func convFastF32(x, w, bias, out []float32, p op.ConvParams, prec string) {
+func convFastF32(ks *kset, x, w, bias, out []float32, p op.ConvParams, prec string) {
 	g := geomOf(p)
 	if p.Transposed && convStrided(p) {
 		// geomOf's forward-form padding is for stride 1: take the
@@ -839,14 +839,14 @@ func convFastF32(x, w, bias, out []float32, p op.ConvParams, prec string) {
 		if len(p.PadLo) == 1 {
 			g.padT = 0
 		}
-		convTransF32(x, w, bias, out, g)
+		convTransF32(ks, x, w, bias, out, g)
 		return
 	}
 	var rounds [2][]int8
 	if !isHighest(prec) {
 		rounds = bf16Rounds(prec)
 	}
-	convF32(x, w, bias, out, g, p.Transposed, rounds)
+	convF32(ks, x, w, bias, out, g, p.Transposed, rounds)
 }
 
 // convTransF32 is a strided transposed convolution (the input gradient of
@@ -859,7 +859,7 @@ func convFastF32(x, w, bias, out []float32, p op.ConvParams, prec string) {
 // output rows, so threads never add into the same element. g is the raw
 // transposed geometry (weights [Cin, Cout/groups, KH, KW], padT/padL the
 // transposed convolution's low padding).
-func convTransF32(x, w, bias, out []float32, g convGeom) {
+func convTransF32(ks *kset, x, w, bias, out []float32, g convGeom) {
 	L := g.oh * g.ow
 	if g.n == 0 || g.cout == 0 || L == 0 {
 		return
@@ -944,7 +944,7 @@ func convTransF32(x, w, bias, out []float32, g convGeom) {
 						k0 := kb * kcb
 						kc := min(kcb, K-k0)
 						for q := 0; q < pn; q++ {
-							packConvB(bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin, nr)
+							packConvB(ks, bb[q*nr*kc:(q+1)*nr*kc], x, base, kOff[k0:k0+kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)], 0, (K-1)*g.lin, nr)
 						}
 						ab := ap[k0*rpad:]
 						load := 0

@@ -54,12 +54,12 @@ func runConvGeneric(call *Call, p op.ConvParams, prec string) {
 	if prec == "" || isHighest(prec) {
 		id := []func(float32) float32{idF32}
 		runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
-			toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+			toT: idF32, fromT: idF32, plain: true, tile: tileF32(procKS)})
 		return
 	}
 	pa, pb := bf16Passes(prec)
 	runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb,
-		toT: idF32, fromT: idF32, tile: tileF32()})
+		toT: idF32, fromT: idF32, tile: tileF32(procKS)})
 }
 
 // convCall builds the convolution kernel's call for c and returns it with
@@ -292,7 +292,7 @@ func convCases() []convCase {
 // (all: within f32 rounding of the terms' magnitude), NaN positions
 // included.
 func TestConvFastMatches(t *testing.T) {
-	if tileF32() == nil {
+	if tileF32(procKS) == nil {
 		t.Skip("no register-tiled f32 kernel at this CPU level")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -331,7 +331,7 @@ func TestConvFastMatches(t *testing.T) {
 					x[r.IntN(len(x))] = float32(math.NaN())
 				}
 				got, p := convRun(t, c, x, w, b, false)
-				if !convFastOK(p) {
+				if !convFastOK(procKS, p) {
 					t.Fatalf("fast path does not take %v", c)
 				}
 				xr, wr, tolRel := x, w, 1e-5
@@ -356,7 +356,7 @@ func TestConvFastMatches(t *testing.T) {
 						t.Fatalf("out[%d] = %v, want %v (|diff| %g > %g)", i, g, want, math.Abs(g-want), tol)
 					}
 				}
-				if p.Transposed || c.prec != "" && !convFastOK(p) {
+				if p.Transposed || c.prec != "" && !convFastOK(procKS, p) {
 					return
 				}
 				old, _ := convRun(t, c, x, w, b, true)
@@ -425,7 +425,7 @@ func BenchmarkConvF32(b *testing.B) {
 				if generic {
 					// The generic im2col path, for comparison.
 					runConv(call, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id,
-						toT: idF32, fromT: idF32, plain: true, tile: tileF32()})
+						toT: idF32, fromT: idF32, plain: true, tile: tileF32(procKS)})
 					continue
 				}
 				if err := convolutionKernel(call); err != nil {

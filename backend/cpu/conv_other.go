@@ -99,7 +99,7 @@ func convRuns16(dst, src *float32, koff *int, n int, runs *[4][2]int, nruns, ldd
 }
 
 // hasConvRuns16 reports false: there is no assembly here.
-func hasConvRuns16() bool { return false }
+func hasConvRuns16(*kset) bool { return false }
 
 // convDirect6x64 is conv_direct_amd64.s's kernel in Go (FMA chains in k
 // order; the direct path does not run here).

@@ -9,8 +9,8 @@ import (
 )
 
 func init() {
-	RegisterKernel(op.Copy, Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
-	RegisterKernel(op.Convert, Kernel{Run: func(c *Call) error { castLoop(c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
+	RegisterKernel(op.Copy, Kernel{Run: func(c *Call) error { castLoop(c.kernels(), c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
+	RegisterKernel(op.Convert, Kernel{Run: func(c *Call) error { castLoop(c.kernels(), c.In[0], c.InB[0], c.Out[0], c.OutB[0]); return nil }})
 	// copy_(dst, src): src (broadcast to dst) cast into dst's strided layout.
 	RegisterKernel(op.CopyInPlace, Kernel{Run: func(c *Call) error {
 		dst, src := c.In[0], c.In[1]
@@ -19,7 +19,7 @@ func init() {
 			bl = src.Layout
 		}
 		src.Layout = bl
-		castLoop(src, c.InB[1], dst, c.InB[0])
+		castLoop(c.kernels(), src, c.InB[1], dst, c.InB[0])
 		return nil
 	}})
 }
@@ -27,9 +27,9 @@ func init() {
 // castLoop copies src into dst (same shape, any layouts), converting dtypes as
 // PyTorch's .to(dtype) does: float -> int truncates toward zero; NaN -> int
 // gives the integer minimum as x86 does; any -> bool is "!= 0".
-func castLoop(s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
+func castLoop(ks *kset, s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 	sdt, ddt := s.DType, d.DType
-	if sdt == ddt && transposeCopy(s, srcB, d, dstB) {
+	if sdt == ddt && transposeCopy(ks, s, srcB, d, dstB) {
 		return
 	}
 	if sdt == ddt {
@@ -45,7 +45,7 @@ func castLoop(s device.Operand, srcB []byte, d device.Operand, dstB []byte) {
 		}
 		return
 	}
-	if castFloat16s(s, srcB, d, dstB) {
+	if castFloat16s(ks, s, srcB, d, dstB) {
 		return
 	}
 	load := loader(sdt)

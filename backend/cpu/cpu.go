@@ -26,6 +26,16 @@ type Call struct {
 	// InB and OutB are the whole buffers of In and Out (index with the
 	// operand layouts, which are in elements and include offsets).
 	InB, OutB [][]byte
+	// ks is the kernel table the call runs (nil: the process's).
+	ks *kset
+}
+
+// kernels returns the call's kernel table.
+func (c *Call) kernels() *kset {
+	if c.ks == nil {
+		return procKS
+	}
+	return c.ks
 }
 
 // Kernel is a CPU implementation of an op for a set of dtypes.
@@ -63,11 +73,18 @@ func Has(o *op.Def, dt dtype.DType) bool {
 // Exec runs launch l with the library's kernel, resolving buffers to host
 // bytes with mem.
 func Exec(l *device.Launch, mem func(device.Buffer) []byte) error {
+	return execAt(procKS, l, mem)
+}
+
+// execAt runs launch l with the kernels of table ks.
+func execAt(ks *kset, l *device.Launch, mem func(device.Buffer) []byte) error {
 	k, ok := kernelOf(l.Op)
 	if !ok {
 		return fmt.Errorf("%w: %s on cpu", device.ErrUnsupported, l.Op.Name)
 	}
-	return k.Run(newCall(l, mem))
+	c := newCall(l, mem)
+	c.ks = ks
+	return k.Run(c)
 }
 
 // kernelOf returns op d's registered kernel.
@@ -119,10 +136,16 @@ func AlignedBytes(n int) []byte {
 type Backend struct {
 	alloc device.CachingAllocator
 	props atomic.Pointer[cpuProps]
+	name  string // the device type: "cpu"
+	ks    *kset  // the kernels it runs: the process's
 }
 
-func newBackend() *Backend {
-	b := &Backend{}
+func newBackend() *Backend { return newBackendAt("cpu", procKS) }
+
+// newBackendAt returns a CPU backend registered as device type name that
+// runs the kernels of ks (tests register one per level).
+func newBackendAt(name string, ks *kset) *Backend {
+	b := &Backend{name: name, ks: ks}
 	b.alloc.Raw = func(n int) (device.Buffer, error) {
 		mem, mapped := hostAlloc(n)
 		return &Buf{b: mem, mapped: mapped}, nil
@@ -153,7 +176,7 @@ func reclaim() {
 }
 
 // Name implements device.Backend.
-func (b *Backend) Name() string { return "cpu" }
+func (b *Backend) Name() string { return b.name }
 
 // NumDevices implements device.Backend: one CPU device.
 func (b *Backend) NumDevices() int { return 1 }
@@ -203,7 +226,7 @@ func (b *Backend) Supports(o *op.Def, dt dtype.DType) bool { return Has(o, dt) }
 
 // Launch implements device.Backend: CPU kernels run synchronously.
 func (b *Backend) Launch(_ int, l *device.Launch) error {
-	return Exec(l, func(buf device.Buffer) []byte { return buf.(*Buf).b })
+	return execAt(b.ks, l, func(buf device.Buffer) []byte { return buf.(*Buf).b })
 }
 
 // Sync implements device.Backend (nothing is ever pending).

@@ -359,7 +359,7 @@ func eyeKernel(c *Call) error {
 // triKernel copies the input and zeroes the elements outside the triangle.
 func triKernel(c *Call, lower bool) error {
 	in, out := c.In[0], c.Out[0]
-	castLoop(in, c.InB[0], out, c.OutB[0])
+	castLoop(c.kernels(), in, c.InB[0], out, c.OutB[0])
 	r := len(out.Shape)
 	rows, cols := out.Shape[r-2], out.Shape[r-1]
 	if rows == 0 || cols == 0 {

@@ -74,7 +74,7 @@ func registerUnaryKernels() {
 	fl := func(d *op.Def, f func(float64) float64) {
 		v := vecUnaryFor(d) // dense f32: vec.go
 		reg(d, op.SetFloats, func(c *Call) error {
-			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
+			if v == nil || !vecRunUnary(c, func(dst, a []float32) { v(c.kernels().vec, dst, a) }) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
@@ -340,12 +340,12 @@ func whereLoop32(c *Call) {
 		cr := cs[a:]
 		switch {
 		case sa == 1 && sb == 1 && sc == 1:
-			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
 		case sa == 1 && sb == 1 && sc == 0:
 			// One value broadcast (a ReLU gradient's zero).
-			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
 		case sa == 1 && sb == 0 && sc == 1:
-			vecParallel(n, func(lo, hi int) { vk().Select32(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
 		default:
 			for i := range d {
 				d[i] = vec.SelectBits(cs[a+i*sa], xs[b+i*sb], ys[cc+i*sc])
@@ -546,7 +546,7 @@ func registerCompositeKernels() {
 	fl := func(d *op.Def, f func(float64) float64) {
 		v := vecUnaryFor(d) // dense f32: vec.go
 		reg(d, op.SetFloats, func(c *Call) error {
-			if v == nil || !vecRunUnary(c, v) { // dense bf16: bf16_elem.go
+			if v == nil || !vecRunUnary(c, func(dst, a []float32) { v(c.kernels().vec, dst, a) }) { // dense bf16: bf16_elem.go
 				floatUnary(c, f)
 			}
 			return nil
@@ -599,7 +599,7 @@ func registerCompositeKernels() {
 	})
 	reg(op.Gelu, op.SetFloats, func(c *Call) error {
 		if c.Attrs.String("approximate") == "tanh" {
-			if vecRunUnary(c, vk().GeluTanh) {
+			if vecRunUnary(c, c.kernels().vec.GeluTanh) {
 				return nil
 			}
 			k := math.Sqrt(2 / math.Pi)
@@ -608,7 +608,7 @@ func registerCompositeKernels() {
 			})
 			return nil
 		}
-		if vecRunUnary(c, vk().Gelu) {
+		if vecRunUnary(c, c.kernels().vec.Gelu) {
 			return nil
 		}
 		floatUnary(c, func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) })
@@ -629,12 +629,12 @@ func registerCompositeKernels() {
 		return nil
 	})
 	reg(op.Relu, op.SetNumeric, func(c *Call) error {
-		if bf16RunUnary(c, vk().Relu) { // dense bf16: bf16_elem.go
+		if bf16RunUnary(c, c.kernels().vec.Relu) { // dense bf16: bf16_elem.go
 			return nil
 		}
 		switch c.In[0].DType {
 		case dtype.F32:
-			if vecRunUnary(c, vk().Relu) {
+			if vecRunUnary(c, c.kernels().vec.Relu) {
 				return nil
 			}
 			unaryLoop(c, func(x float32) float32 {

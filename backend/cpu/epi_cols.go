@@ -175,7 +175,7 @@ func (ec *epiCols) run(j0, h int, t []float32, ldt int) {
 				}
 				ins = finstr{op: ci.sop, dst: ins.dst, a: a, b: -1, c: -1, imm: ec.scalar(ci.reg, j)}
 			}
-			runInstr(ins, regs)
+			runInstr(ec.e.ks, ins, regs)
 		}
 	}
 }

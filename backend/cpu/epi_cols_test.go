@@ -116,7 +116,7 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 				cols0 := epiColsRuns.Load()
 				got := runProg(t, be, p, g, ins, device.RunOptions{})
 				tookCols := epiColsRuns.Load() > cols0
-				if sh.colPath && atLeast(LevelAVX2) && !tookCols {
+				if sh.colPath && procKS.atLeast(LevelAVX2) && !tookCols {
 					t.Errorf("column epilogue not taken")
 				}
 				if !sh.colPath && tookCols {
@@ -137,7 +137,7 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 // blocked driver with wide tiles takes the per-tile epilogue, and a
 // small-path product the epilogue after the product.
 func TestGEMMEpilogueTileRuns(t *testing.T) {
-	if tileF32() == nil {
+	if tileF32(procKS) == nil {
 		t.Skip("no tiled kernels")
 	}
 	be := testBackend(t)

@@ -13,10 +13,10 @@ var epiU8ToF32Vec func(dst *float32, src *uint8, n int)
 
 // epiU8ToF32 sets dst[i] = float32(src[i]) for i < len(dst) (bools as
 // 0/1).
-func epiU8ToF32(dst []float32, src []uint8) {
+func epiU8ToF32(ks *kset, dst []float32, src []uint8) {
 	src = src[:len(dst)]
 	done := 0
-	if epiU8ToF32Vec != nil && atLeast(LevelAVX2) && len(dst) >= 8 {
+	if epiU8ToF32Vec != nil && ks.atLeast(LevelAVX2) && len(dst) >= 8 {
 		done = len(dst) &^ 7
 		epiU8ToF32Vec(&dst[0], &src[0], done)
 	}

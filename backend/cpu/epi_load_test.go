@@ -19,7 +19,7 @@ func TestEpiLoad(t *testing.T) {
 		}
 		buf := make([]float32, n+1)
 		buf[n] = packGuard
-		epiU8ToF32(buf[:n], src)
+		epiU8ToF32(procKS, buf[:n], src)
 		for i := 0; i < n; i++ {
 			if buf[i] != float32(src[i]) {
 				t.Fatalf("n %d: widened %d = %v, want %v", n, i, buf[i], src[i])

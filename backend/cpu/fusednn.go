@@ -45,9 +45,9 @@ func fusedRows(rows, d int, fn func(lo, hi int)) {
 
 // fusedSoftmaxF32 runs softmax or log_softmax over the rows of a dense
 // rows x d f32 array.
-func fusedSoftmaxF32(dst, src []float32, rows, d int, logSM bool) {
+func fusedSoftmaxF32(ks *kset, dst, src []float32, rows, d int, logSM bool) {
 	fusedRows(rows, d, func(lo, hi int) {
-		k := vk()
+		k := ks.vec
 		for r := lo; r < hi; r++ {
 			y, x := dst[r*d:(r+1)*d], src[r*d:(r+1)*d]
 			if logSM {
@@ -61,10 +61,10 @@ func fusedSoftmaxF32(dst, src []float32, rows, d int, logSM bool) {
 
 // fusedLayerNormF32 runs layer_norm over the rows of a dense rows x d f32
 // array (w, b of length d or nil).
-func fusedLayerNormF32(dst, src, w, b []float32, rows, d int, eps float64) {
+func fusedLayerNormF32(ks *kset, dst, src, w, b []float32, rows, d int, eps float64) {
 	fusedRows(rows, d, func(lo, hi int) {
 		tmp := make([]float32, d)
-		k := vk()
+		k := ks.vec
 		for r := lo; r < hi; r++ {
 			k.LayerNormRow(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, b, tmp, eps)
 		}
@@ -72,12 +72,12 @@ func fusedLayerNormF32(dst, src, w, b []float32, rows, d int, eps float64) {
 }
 
 // fusedRMSNormF32 is fusedLayerNormF32 for rms_norm.
-func fusedRMSNormF32(dst, src, w []float32, rows, d int, eps float64) {
+func fusedRMSNormF32(ks *kset, dst, src, w []float32, rows, d int, eps float64) {
 	fusedRows(rows, d, func(lo, hi int) {
 		buf := getScratch(4 * d)
 		defer putScratch(buf)
 		tmp := as[float32](*buf)[:d]
-		k := vk()
+		k := ks.vec
 		for r := lo; r < hi; r++ {
 			k.RMSNormRow(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], w, tmp, eps)
 		}
@@ -102,7 +102,7 @@ func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 		src, scalar, ok := vecOperand(in, c.InB[0], n)
 		dst, _, dok := vecOut(c)
 		if ok && dok && !(scalar && n > 1) && &dst[0] != &src[0] {
-			fusedSoftmaxF32(dst, src, n/d, d, logSM)
+			fusedSoftmaxF32(c.kernels(), dst, src, n/d, d, logSM)
 			return true
 		}
 	}
@@ -116,9 +116,9 @@ func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 				x[i] = src[io+i*l.inStride]
 			}
 			if logSM {
-				vk().LogSoftmaxRow(y, x)
+				c.kernels().vec.LogSoftmaxRow(y, x)
 			} else {
-				vk().SoftmaxRow(y, x)
+				c.kernels().vec.SoftmaxRow(y, x)
 			}
 			for i, v := range y {
 				dst[oo+i*os] = v
@@ -166,7 +166,7 @@ func fusedLayerNorm(c *Call, d int, eps float64) bool {
 	if !ok || &dst[0] == &src[0] {
 		return false
 	}
-	fusedLayerNormF32(dst, src, wb[0], wb[1], len(src)/d, d, eps)
+	fusedLayerNormF32(c.kernels(), dst, src, wb[0], wb[1], len(src)/d, d, eps)
 	return true
 }
 
@@ -198,7 +198,7 @@ func rmsNormKernel(c *Call) error {
 			wb[0] = fusedGatherF32(c.In[1], c.InB[1])
 		}
 	}
-	fusedRMSNormF32(dst, src, wb[0], n/d, d, eps)
+	fusedRMSNormF32(c.kernels(), dst, src, wb[0], n/d, d, eps)
 	return nil
 }
 

@@ -23,7 +23,7 @@ func f32Operand(v []float32, lay op.Layout) device.Operand {
 
 // runF32 executes op name on the operands (an absent optional input is an
 // operand with a nil Buf) and returns its dense f32 output of outShape.
-func runF32(t *testing.T, name string, attrs op.Attrs, outShape []int, in ...device.Operand) []float32 {
+func runF32(t *testing.T, ks *kset, name string, attrs op.Attrs, outShape []int, in ...device.Operand) []float32 {
 	t.Helper()
 	d := op.MustLookup(name)
 	a, err := d.Normalize(attrs)
@@ -33,7 +33,7 @@ func runF32(t *testing.T, name string, attrs op.Attrs, outShape []int, in ...dev
 	n := op.Numel(outShape)
 	l := &device.Launch{Op: d, Attrs: a, In: in,
 		Out: []device.Operand{{Buf: &Buf{b: make([]byte, 4*n)}, DType: dtype.F32, Layout: op.Contiguous(outShape)}}}
-	if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+	if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return as[float32](l.Out[0].Buf.(*Buf).b)
@@ -115,9 +115,9 @@ func TestFusedSoftmax(t *testing.T) {
 				rows := rowsOf[ci]
 				d := len(x) / rows
 				var got []float32
-				withLevel(level, func() {
-					got = runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
-				})
+				func(ks *kset) {
+					got = runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
+				}(ksetFor(level))
 				old := make([]float32, len(x))
 				in := device.Operand{DType: dtype.F32, Layout: op.Contiguous([]int{rows, d})}
 				softmaxRedLanes(newRedLanes(in, in, 1), x, old, logSM)
@@ -156,7 +156,7 @@ func TestFusedNorms(t *testing.T) {
 				}
 				attrs := op.Attrs{"normalized_shape": []int{d}, "eps": 1e-5}
 				var got []float32
-				withLevel(level, func() { got = runF32(t, "layer_norm", attrs, []int{rows, d}, ins...) })
+				func(ks *kset) { got = runF32(t, ks, "layer_norm", attrs, []int{rows, d}, ins...) }(ksetFor(level))
 				// The generic kernel, through an f64 launch of the same values.
 				want := layerNormF64(t, x, w, b, rows, d, affine)
 				for i := range got {
@@ -174,10 +174,10 @@ func TestFusedNorms(t *testing.T) {
 					}
 				}
 				tins := []device.Operand{f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}), ins[1]}
-				withLevel(level, func() {
-					rgot = runF32(t, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, rins...)
-					tgot = runF32(t, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, tins...)
-				})
+				func(ks *kset) {
+					rgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, rins...)
+					tgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, tins...)
+				}(ksetFor(level))
 				for row := 0; row < rows; row++ {
 					var ms float64
 					for j := 0; j < d; j++ {
@@ -222,7 +222,7 @@ func layerNormF64(t *testing.T, x, w, b []float32, rows, d int, affine bool) []f
 	}
 	l := &device.Launch{Op: dd, Attrs: a, In: ins,
 		Out: []device.Operand{{Buf: &Buf{b: make([]byte, 8*rows*d)}, DType: dtype.F64, Layout: op.Contiguous([]int{rows, d})}}}
-	if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+	if err := execAt(procKS, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 		t.Fatal(err)
 	}
 	return as[float64](l.Out[0].Buf.(*Buf).b)
@@ -272,7 +272,7 @@ func TestVecRouting(t *testing.T) {
 						arg = f32Operand(ax, in.Layout)
 					}
 					var got []float32
-					withLevel(level, func() { got = runF32(t, name, nil, shape, arg) })
+					func(ks *kset) { got = runF32(t, ks, name, nil, shape, arg) }(ksetFor(level))
 					for i := range got {
 						if want := f(xAt(in.Layout, i)); !fusedClose(got[i], want, 1.3e-6, 1e-5) {
 							t.Fatalf("%s %s%v strides %v [%d] = %g, want %g", level, name, shape, in.Strides, i, got[i], want)
@@ -288,7 +288,7 @@ func TestVecRouting(t *testing.T) {
 				for kind, other := range others {
 					for _, in := range []device.Operand{dense, trans} {
 						var got []float32
-						withLevel(level, func() { got = runF32(t, name, nil, shape, in, other) })
+						func(ks *kset) { got = runF32(t, ks, name, nil, shape, in, other) }(ksetFor(level))
 						for i := range got {
 							b := float64(s[0])
 							if kind == "dense" {
@@ -360,10 +360,10 @@ func BenchmarkVecOps(b *testing.B) {
 		return &device.Launch{Op: dd, Attrs: a, In: in, Out: out}
 	}
 	mem := func(buf device.Buffer) []byte { return buf.(*Buf).b }
-	run := func(b *testing.B, l *device.Launch) {
+	run := func(b *testing.B, ks *kset, l *device.Launch) {
 		b.SetBytes(4 * rows * d)
 		for b.Loop() {
-			if err := Exec(l, mem); err != nil {
+			if err := execAt(ks, l, mem); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -382,7 +382,7 @@ func BenchmarkVecOps(b *testing.B) {
 				prev := fusedNN
 				fusedNN = fused
 				defer func() { fusedNN = prev }()
-				run(b, tc.l)
+				run(b, procKS, tc.l)
 			})
 		}
 	}
@@ -396,7 +396,7 @@ func BenchmarkVecOps(b *testing.B) {
 		{"add", launch("add", nil, x, y)},
 	} {
 		for _, level := range levels() {
-			b.Run(tc.name+"/"+level, func(b *testing.B) { withLevel(level, func() { run(b, tc.l) }) })
+			b.Run(tc.name+"/"+level, func(b *testing.B) { run(b, ksetFor(level), tc.l) })
 		}
 	}
 }
@@ -428,11 +428,11 @@ func TestVecRoutingBF16(t *testing.T) {
 				l := &device.Launch{Op: d, Attrs: a,
 					In:  []device.Operand{{Buf: &Buf{b: b}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}},
 					Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-				withLevel(level, func() {
-					if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+				func(ks *kset) {
+					if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 						t.Fatal(err)
 					}
-				})
+				}(ksetFor(level))
 				got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 				for i := range got {
 					want := dtype.BF16FromF32(float32(f(float64(x[i].F32()))))
@@ -530,11 +530,11 @@ func TestVecRoutingBF16Binary(t *testing.T) {
 							{Buf: &Buf{b: bf(x)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})},
 							{Buf: &Buf{b: bf(y)}, DType: dtype.BF16, Layout: ylay}},
 						Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-					withLevel(level, func() {
-						if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+					func(ks *kset) {
+						if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 							t.Fatal(err)
 						}
-					})
+					}(ksetFor(level))
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](l.In[0].Buf.(*Buf).b), as[dtype.BFloat16](l.In[1].Buf.(*Buf).b)
 					for i := range got {
@@ -582,7 +582,7 @@ func TestVecLayoutIndependent(t *testing.T) {
 			}
 			return device.Operand{Buf: &Buf{b: b}, DType: dt, Layout: lay}
 		}
-		run := func(name string, in device.Operand) []byte {
+		run := func(ks *kset, name string, in device.Operand) []byte {
 			d := op.MustLookup(name)
 			a, err := d.Normalize(nil)
 			if err != nil {
@@ -591,25 +591,25 @@ func TestVecLayoutIndependent(t *testing.T) {
 			n := rows * cols * dt.Size()
 			l := &device.Launch{Op: d, Attrs: a, In: []device.Operand{in},
 				Out: []device.Operand{{Buf: &Buf{b: make([]byte, n)}, DType: dt, Layout: op.Contiguous(shape)}}}
-			if err := Exec(l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+			if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
 				t.Fatal(err)
 			}
 			return l.Out[0].Buf.(*Buf).b
 		}
 		for _, name := range []string{"exp", "tanh", "erf", "sigmoid", "silu", "gelu"} {
 			for _, level := range levels() {
-				withLevel(level, func() {
-					dense := run(name, operand(x, op.Contiguous(shape)))
-					trans := run(name, operand(xt, op.Layout{Shape: shape, Strides: []int{1, rows}}))
+				func(ks *kset) {
+					dense := run(ks, name, operand(x, op.Contiguous(shape)))
+					trans := run(ks, name, operand(xt, op.Layout{Shape: shape, Strides: []int{1, rows}}))
 					if string(dense) != string(trans) {
 						t.Errorf("%s %s %s: transposed input gives different bits", level, dt, name)
 					}
-					bd := run(name, operand(bcast, op.Contiguous(shape)))
-					bb := run(name, operand(x[:cols], op.Layout{Shape: shape, Strides: []int{0, 1}}))
+					bd := run(ks, name, operand(bcast, op.Contiguous(shape)))
+					bb := run(ks, name, operand(x[:cols], op.Layout{Shape: shape, Strides: []int{0, 1}}))
 					if string(bd) != string(bb) {
 						t.Errorf("%s %s %s: broadcast input gives different bits", level, dt, name)
 					}
-				})
+				}(ksetFor(level))
 			}
 		}
 	}
@@ -631,10 +631,10 @@ func TestFusedSoftmaxLayouts(t *testing.T) {
 	}
 	for _, name := range []string{"softmax", "log_softmax"} {
 		for _, level := range levels() {
-			withLevel(level, func() {
-				dense := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
-				view := runF32(t, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
-				dim0 := runF32(t, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
+			func(ks *kset) {
+				dense := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
+				view := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
+				dim0 := runF32(t, ks, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
 				for i := 0; i < rows; i++ {
 					for j := 0; j < d; j++ {
 						a, b, c := dense[i*d+j], view[i*d+j], dim0[j*rows+i]
@@ -643,7 +643,7 @@ func TestFusedSoftmaxLayouts(t *testing.T) {
 						}
 					}
 				}
-			})
+			}(ksetFor(level))
 		}
 	}
 }

@@ -133,7 +133,7 @@ func (g *gemmProblem[SA, SB, T]) runTiled() {
 		// A matrix-vector product the gemv kernels do not cover: swap the
 		// operands so the vector is the (padded) MR side; C^T = B^T A^T is
 		// the same FMA chains.
-		s := gemmProblem[SB, SA, T]{nb: g.nb, m: g.n, n: g.m, k: g.k, a: g.b, b: g.a, tile: g.tile}
+		s := gemmProblem[SB, SA, T]{nb: g.nb, m: g.n, n: g.m, k: g.k, a: g.b, b: g.a, tile: g.tile, ks: g.ks}
 		if g.dst != nil {
 			s.store = func(b, i0, j0, mc, nc int, c []T) {
 				for j := 0; j < nc; j++ {
@@ -308,11 +308,11 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				plo := v * gemmPackChunk
 				phi := min(plo+gemmPackChunk, npan)
 				if t.amx {
-					packPairsPadded(bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, ps, pairPadB)
+					packPairsPadded(g.ks, bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, ps, pairPadB)
 				} else if t.pairs {
-					packPairs(bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, pairPadB)
-				} else if !packSideFast(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
-					packSide(bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
+					packPairs(g.ks, bp[plo*nr*ps:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr, pairPadB)
+				} else if !packSideFast(g.ks, bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr) {
+					packSide(g.ks, bp[plo*nr*kc:], &g.b, b, jc+plo*nr, min(phi*nr, nc)-plo*nr, pc, kc, nr)
 				}
 				st.packDone.Add(1)
 			}
@@ -344,11 +344,11 @@ func (g *gemmProblem[SA, SB, T]) blocked(tid, nw, b int, sh *gemmShared[T], th *
 				mc := min(mcb, g.m-ic)
 				if ib != packed {
 					if t.amx {
-						packPairRows(th.apack, &g.a, b, ic, mc, pc, kc, mr, ps, pairPadA)
+						packPairRows(g.ks, th.apack, &g.a, b, ic, mc, pc, kc, mr, ps, pairPadA)
 					} else if t.pairs {
-						packPairs(th.apack, &g.a, b, ic, mc, pc, kc, mr, pairPadA)
-					} else if !packSideFast(th.apack, &g.a, b, ic, mc, pc, kc, mr) {
-						packSide(th.apack, &g.a, b, ic, mc, pc, kc, mr)
+						packPairs(g.ks, th.apack, &g.a, b, ic, mc, pc, kc, mr, pairPadA)
+					} else if !packSideFast(g.ks, th.apack, &g.a, b, ic, mc, pc, kc, mr) {
+						packSide(g.ks, th.apack, &g.a, b, ic, mc, pc, kc, mr)
 					}
 					packed = ib
 				}

@@ -209,12 +209,12 @@ func GEMMBlocking() (CacheSizes, []GEMMBlock) {
 	var out []GEMMBlock
 	add32 := func(level string, t *gemmTile[float32]) {
 		if t != nil && levelRank(level) < len(SupportedLevels()) {
-			out = append(out, GEMMBlock{level, "f32", t.mr, t.nr, t.kc, t.mc, t.nc, tileF32() == t})
+			out = append(out, GEMMBlock{level, "f32", t.mr, t.nr, t.kc, t.mc, t.nc, tileF32(procKS) == t})
 		}
 	}
 	add64 := func(level string, t *gemmTile[float64]) {
 		if t != nil && levelRank(level) < len(SupportedLevels()) {
-			out = append(out, GEMMBlock{level, "f64", t.mr, t.nr, t.kc, t.mc, t.nc, tileF64() == t})
+			out = append(out, GEMMBlock{level, "f64", t.mr, t.nr, t.kc, t.mc, t.nc, tileF64(procKS) == t})
 		}
 	}
 	add32(LevelAVX2, asmTileF32)

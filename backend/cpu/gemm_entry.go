@@ -22,7 +22,7 @@ import "sync"
 // for disjoint tiles. A fused bias, activation or residual is applied
 // there in place. The slices must hold every element the strides reach;
 // m, n or k of 0 is allowed (k == 0 gives zeros, and epi still runs).
-func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb int, transB bool, c []float32, ldc int, epi func(i0, j0, mc, nc int, c []float32, ldc int)) {
+func gemmF32(ks *kset, m, n, k int, a []float32, lda int, transA bool, b []float32, ldb int, transB bool, c []float32, ldc int, epi func(i0, j0, mc, nc int, c []float32, ldc int)) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -39,13 +39,13 @@ func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb in
 	if epi != nil {
 		fin = func(_, i0, j0, mc, nc int, c []float32, ldc int) { epi(i0, j0, mc, nc, c, ldc) }
 	}
-	if t := tileF32(); t != nil {
+	if t := tileF32(ks); t != nil {
 		id := convIdF32
 		g := gemmProblem[float32, float32, float32]{nb: 1, m: m, n: n, k: k,
 			a:    gemmSide[float32, float32]{src: a, row: ar, k: ak, conv: id, plain: true},
 			b:    gemmSide[float32, float32]{src: b, row: br, k: bk, conv: id, plain: true},
 			kern: kern4x4[float32], dot: dotPlain[float32], tile: t,
-			dst: c, ldc: ldc, fin: fin,
+			dst: c, ldc: ldc, fin: fin, ks: ks,
 		}
 		g.run()
 		return
@@ -54,7 +54,7 @@ func gemmF32(m, n, k int, a []float32, lda int, transA bool, b []float32, ldb in
 	g := gemmProblem[float32, float32, float64]{nb: 1, m: m, n: n, k: k,
 		a:    gemmSide[float32, float64]{src: a, row: ar, k: ak, conv: w, plain: true},
 		b:    gemmSide[float32, float64]{src: b, row: br, k: bk, conv: w, plain: true},
-		kern: kern4x4F32, dot: dotF32,
+		kern: kern4x4F32, dot: dotF32, ks: ks,
 		store: func(_, i0, j0, mc, nc int, t []float64) {
 			for i := 0; i < mc; i++ {
 				row := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+nc]

@@ -150,11 +150,11 @@ func gemvWidenDeinterleave(dst []float32, x []dtype.BFloat16) {
 
 // gemvDotF32 returns the f32 dot-form kernel of the active level (nil if
 // none).
-func gemvDotF32() func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32) {
+func gemvDotF32(ks *kset) func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32) {
 	switch {
-	case gemvDotF32Z != nil && atLeast(LevelAVX512):
+	case gemvDotF32Z != nil && ks.atLeast(LevelAVX512):
 		return gemvDotF32Z
-	case gemvDotF32Y != nil && atLeast(LevelAVX2):
+	case gemvDotF32Y != nil && ks.atLeast(LevelAVX2):
 		return gemvDotF32Y
 	}
 	return nil
@@ -162,11 +162,11 @@ func gemvDotF32() func(k int, a *float32, lda int, x, y *float32, rows int, tail
 
 // gemvDotBF16 is gemvDotF32 for a bf16 matrix; avx2 reports whether the
 // kernel is the AVX2 one (which reads up to k rounded up to 16 values).
-func gemvDotBF16() (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16), avx2 bool) {
+func gemvDotBF16(ks *kset) (kr func(k int, a *uint16, lda int, x, y *float32, rows int, tail *int16), avx2 bool) {
 	switch {
-	case gemvDotBF16Z != nil && atLeast(LevelAVX512):
+	case gemvDotBF16Z != nil && ks.atLeast(LevelAVX512):
 		return gemvDotBF16Z, false
-	case gemvDotBF16Y != nil && atLeast(LevelAVX2):
+	case gemvDotBF16Y != nil && ks.atLeast(LevelAVX2):
 		return gemvDotBF16Y, true
 	}
 	return nil, false
@@ -225,16 +225,16 @@ func (g *gemmProblem[SA, SB, T]) gemvTiled() bool {
 		return false
 	}
 	if p, ok := any(g).(*gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]); ok {
-		if gemvAsmBF16 == nil || !atLeast(LevelAVX2) || p.dst != nil || p.store == nil {
+		if gemvAsmBF16 == nil || !g.ks.atLeast(LevelAVX2) || p.dst != nil || p.store == nil {
 			return false
 		}
-		if dk, _ := gemvDotBF16(); dk == nil {
+		if dk, _ := gemvDotBF16(g.ks); dk == nil {
 			return false
 		}
 		return gemvBF16(p, gemvAsmBF16)
 	}
 	p, ok := any(g).(*gemmProblem[float32, float32, float32])
-	if !ok || gemvAsmF32 == nil || gemvDotF32() == nil || !atLeast(LevelAVX2) || p.dst == nil {
+	if !ok || gemvAsmF32 == nil || gemvDotF32(g.ks) == nil || !g.ks.atLeast(LevelAVX2) || p.dst == nil {
 		return false
 	}
 	return gemvF32(p, gemvAsmF32)
@@ -315,9 +315,9 @@ func gemvF32(g *gemmProblem[float32, float32, float32], kr *gemvKernelsF32) bool
 	k := g.k
 	vs, vok := uniformStride(vec.k)
 	contig := vok && (vs == 1 || k <= 1)
-	dk, tail := gemvDotF32(), gemvTailMask(k)
+	dk, tail := gemvDotF32(g.ks), gemvTailMask(k)
 	axpy := kr.axpy
-	if gemvAxpyF32Z != nil && atLeast(LevelAVX512) {
+	if gemvAxpyF32Z != nil && g.ks.atLeast(LevelAVX512) {
 		axpy = gemvAxpyF32Z
 	}
 	// Scratch: gathered vectors (when not contiguous).

@@ -39,8 +39,8 @@ func BenchmarkGEMVDotKernels(b *testing.B) {
 		gemvDeinterleave(xd, x)
 		run := func(name string, bytes int, f func(c int)) {
 			b.Run(fmt.Sprintf("%dto%d/%s", in, out, name), func(b *testing.B) {
-				if strings.Contains(name, "avx512") && !atLeast(LevelAVX512) {
-					b.Skipf("this CPU runs level %s, not avx512", cpuLevel)
+				if strings.Contains(name, "avx512") && !procKS.atLeast(LevelAVX512) {
+					b.Skipf("this CPU runs level %s, not avx512", procKS.level)
 				}
 				b.SetBytes(int64(bytes))
 				cpu0 := cpuSeconds()

@@ -256,7 +256,7 @@ func TestGEMV(t *testing.T) {
 						before := gemvHits.Load()
 						var got []float32
 						var err error
-						withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+						func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -314,11 +314,12 @@ func TestGEMVThreads(t *testing.T) {
 						},
 						InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
 					}
-					withLevel(level, func() {
+					func(ks *kset) {
+						c.ks = ks
 						if err := dotGeneralKernel(c); err != nil {
 							t.Fatal(err)
 						}
-					})
+					}(ksetFor(level))
 					name := fmt.Sprintf("%s nb=%d n=%d k=%d procs=%d bT=%v", level, nb, n, k, procs, bT)
 					if first == nil {
 						first = out
@@ -350,7 +351,6 @@ func TestGEMVThreads(t *testing.T) {
 // level that has them, and agrees with interp (bf16: bit for bit; f32:
 // within the fused epilogue's tolerance).
 func TestGEMVCompiled(t *testing.T) {
-	be := testBackend(t)
 	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
 		params := mlpParams(1, 96, 200)
 		for i := range params {
@@ -362,7 +362,8 @@ func TestGEMVCompiled(t *testing.T) {
 		}
 		ins := inputsFor(params, 9, 0)
 		for _, level := range levels() {
-			withLevel(level, func() {
+			func(ks *kset) {
+				be := levelBackend(ks.level)
 				ip, p := interpAndCompiled(t, be, g)
 				want := runProg(t, be, ip, g, ins, device.RunOptions{})
 				before := gemvHits.Load()
@@ -377,7 +378,7 @@ func TestGEMVCompiled(t *testing.T) {
 				} else if k, ok := closeF32(got[0], want[0], 4); !ok {
 					t.Errorf("%s %s: element %d: %v vs interp %v", dt, level, k, as[float32](got[0])[k], as[float32](want[0])[k])
 				}
-			})
+			}(ksetFor(level))
 		}
 	}
 }
@@ -418,11 +419,11 @@ func BenchmarkGEMVDecode(b *testing.B) {
 						wshape, rc = []int{in, out}, 0 // x·W (GPT-2's Conv1D): the axpy form
 					}
 					b.Run(fmt.Sprintf("%dto%d/%s/%s/%s", in, out, dt, level, form), func(b *testing.B) {
-						withLevel(level, func() {
+						func(ks *kset) {
 							b.SetBytes(int64(wbytes))
 							for i := 0; i < b.N; i++ {
 								c := i % copies
-								call := &Call{
+								call := &Call{ks: ks,
 									Launch: &device.Launch{
 										Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{rc}, "precision": ""},
 										In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous(wshape)}},
@@ -434,7 +435,7 @@ func BenchmarkGEMVDecode(b *testing.B) {
 									b.Fatal(err)
 								}
 							}
-						})
+						}(ksetFor(level))
 					})
 				}
 			}
@@ -511,7 +512,7 @@ func TestGEMVDirect(t *testing.T) {
 				}
 				in, win = bytesOf(xb), bytesOf(wb)
 			}
-			run := func(batched bool) ([]byte, bool) {
+			run := func(ks *kset, batched bool) ([]byte, bool) {
 				out := make([]byte, n*dt.Size())
 				xl := op.Layout{Shape: []int{1, k}, Strides: []int{k, 1}, Offset: sh.xoff}
 				wl := op.Layout{Shape: []int{n, k}, Strides: []int{ldw, 1}, Offset: sh.woff}
@@ -527,7 +528,7 @@ func TestGEMVDirect(t *testing.T) {
 					Launch: &device.Launch{Attrs: a,
 						In:  []device.Operand{{DType: dt, Layout: xl}, {DType: dt, Layout: wl}},
 						Out: []device.Operand{{DType: dt, Layout: ol}}},
-					InB: [][]byte{in, win}, OutB: [][]byte{out},
+					InB: [][]byte{in, win}, OutB: [][]byte{out}, ks: ks,
 				}
 				direct := false
 				if !batched {
@@ -548,10 +549,10 @@ func TestGEMVDirect(t *testing.T) {
 						gemvParallelMACs = macs
 						var want, got []byte
 						var direct bool
-						withLevel(level, func() {
-							want, _ = run(true)
-							got, direct = run(false)
-						})
+						func(ks *kset) {
+							want, _ = run(ks, true)
+							got, direct = run(ks, false)
+						}(ksetFor(level))
 						name := fmt.Sprintf("%s %s n=%d k=%d ldw=%d procs=%d macs=%d", dt, level, n, k, ldw, procs, macs)
 						if takes := level != LevelGeneric; direct != takes {
 							t.Fatalf("%s: direct path taken %v, want %v", name, direct, takes)
@@ -713,9 +714,10 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 		}
 		return b
 	}
-	dot := func(dt dtype.DType, m, n, k int, x, w []byte) []byte {
+	dot := func(ks *kset, dt dtype.DType, m, n, k int, x, w []byte) []byte {
 		out := make([]byte, m*n*dt.Size())
 		c := xwtCall(dt, m, n, k, x, w, out)
+		c.ks = ks
 		if err := dotGeneralKernel(c); err != nil {
 			t.Fatal(err)
 		}
@@ -737,7 +739,7 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 					runtime.GOMAXPROCS(procs)
 					for _, macs := range []int{1 << 40, 0} {
 						gemvParallelMACs = macs
-						withLevel(level, func() {
+						func(ks *kset) {
 							for m := 2; m <= gemvRowsMax+1; m++ {
 								if m >= n {
 									break
@@ -748,7 +750,7 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 								}
 								x := enc(dt, xv)
 								hits := gemvHits.Load()
-								got := dot(dt, m, n, k, x, w)
+								got := dot(ks, dt, m, n, k, x, w)
 								if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
 									t.Fatalf("%s %s n=%d k=%d m=%d: gemv path taken %v", dt, level, n, k, m, took)
 								}
@@ -757,13 +759,13 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 								}
 								es := dt.Size()
 								for i := 0; i < m; i++ {
-									one := dot(dt, 1, n, k, x[i*k*es:(i+1)*k*es], w)
+									one := dot(ks, dt, 1, n, k, x[i*k*es:(i+1)*k*es], w)
 									if !bytes.Equal(got[i*n*es:(i+1)*n*es], one) {
 										t.Fatalf("%s %s procs=%d macs=%d n=%d k=%d m=%d: row %d differs from its batch-1 product", dt, level, procs, macs, n, k, m, i)
 									}
 								}
 							}
-						})
+						}(ksetFor(level))
 					}
 				}
 			}

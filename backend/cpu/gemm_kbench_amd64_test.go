@@ -70,7 +70,7 @@ func BenchmarkBlockSweep(b *testing.B) {
 	for _, c := range cfgs {
 		b.Run(fmt.Sprintf("kc=%d/mc=%d/nc=%d", c.kc, c.mc, c.nc), func(b *testing.B) {
 			asmTileF32.kc, asmTileF32.mc, asmTileF32.nc = c.kc, c.mc, c.nc
-			benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(dtype.F32, op.PrecisionHighest, a, bo) })
+			benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(procKS, dtype.F32, op.PrecisionHighest, a, bo) })
 		})
 	}
 }
@@ -120,8 +120,8 @@ func BenchmarkGEMVBandwidth(b *testing.B) {
 			name string
 			fn   func()
 		}{
-			{"axpy", func() { matmul(dtype.F32, op.PrecisionHighest, x, w) }},
-			{"dot", func() { matmul(dtype.F32, op.PrecisionHighest, x, wt) }},
+			{"axpy", func() { matmul(procKS, dtype.F32, op.PrecisionHighest, x, w) }},
+			{"dot", func() { matmul(procKS, dtype.F32, op.PrecisionHighest, x, wt) }},
 			{"copy", func() {
 				pool.Run(nw, nil, func(tid, nw int) {
 					lo, hi := len(dst)*tid/nw, len(dst)*(tid+1)/nw

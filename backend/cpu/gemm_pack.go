@@ -41,8 +41,8 @@ var (
 // panel. It reports false, having done nothing, where they do not (a
 // panel under eight rows, other than a full six-row one; fewer than nine
 // steps; no AVX2).
-func packBF16Panel(dst []float32, src []dtype.BFloat16, lds, rows, kc, w int) bool {
-	if !atLeast(LevelAVX2) || packT8WBF16Asm == nil || kc < 9 || lds < 1 {
+func packBF16Panel(ks *kset, dst []float32, src []dtype.BFloat16, lds, rows, kc, w int) bool {
+	if !ks.atLeast(LevelAVX2) || packT8WBF16Asm == nil || kc < 9 || lds < 1 {
 		return false
 	}
 	_ = dst[kc*w-1]
@@ -87,17 +87,17 @@ func packBF16Panel(dst []float32, src []dtype.BFloat16, lds, rows, kc, w int) bo
 // gemmPackN copies np panels of w columns (w 6 or a multiple of 16) of a matrix whose
 // rows are lds >= 0 elements apart into p-major panels dps elements apart:
 // dst[q*dps + p*w + j] = src[p*lds + q*w + j] for p < kc, q < np, j < w.
-func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
+func gemmPackN(ks *kset, dst, src []float32, lds, kc, np, w, dps int) {
 	if kc <= 0 || np <= 0 {
 		return
 	}
 	_ = dst[(np-1)*dps+kc*w-1]
 	_ = src[(kc-1)*lds+np*w-1]
-	if w%16 == 0 && w > 16 && packNZAsm != nil && atLeast(LevelAVX512) {
+	if w%16 == 0 && w > 16 && packNZAsm != nil && ks.atLeast(LevelAVX512) {
 		packNZAsm(&dst[0], &src[0], lds, kc, np, dps, w/16)
 		return
 	}
-	if atLeast(LevelAVX2) {
+	if ks.atLeast(LevelAVX2) {
 		switch {
 		case w == 16 && packN16Asm != nil:
 			packN16Asm(&dst[0], &src[0], lds, kc, np, dps)
@@ -122,7 +122,7 @@ func gemmPackN(dst, src []float32, lds, kc, np, w, dps int) {
 // (the ZMM tiles' 14-row A panels, or 16 and more columns of B), rows evenly
 // spaced and each contiguous along k (the W of x·Wᵀ as B). It reports
 // false, having done nothing, for any other side.
-func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
+func packSideFast[S any, T gemmNum](lv *kset, dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) bool {
 	d, ok1 := any(dst).([]float32)
 	src, ok2 := any(s.src).([]float32)
 	if !ok1 || !ok2 || !s.plain || s.round != nil || len(s.conv) != 1 || (w%16 != 0 && w != 6 && w < 8) ||
@@ -139,7 +139,7 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 		}
 		o := s.batchOff(b) + s.row[r0] + ks[0]
 		for q := 0; q*w < rows; q++ {
-			gemmPackTW(d[q*w*kc:(q+1)*w*kc], src[o+q*w*lr:], lr, min(w, rows-q*w), kc, w)
+			gemmPackTW(lv, d[q*w*kc:(q+1)*w*kc], src[o+q*w*lr:], lr, min(w, rows-q*w), kc, w)
 		}
 		return true
 	}
@@ -149,7 +149,7 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 	}
 	o := s.batchOff(b) + s.row[r0] + ks[0]
 	full := rows / w
-	gemmPackN(d, src[o:], lds, kc, full, w, w*kc)
+	gemmPackN(lv, d, src[o:], lds, kc, full, w, w*kc)
 	if rem := rows - full*w; rem > 0 {
 		// The last partial panel, zero-padded.
 		panel := d[full*w*kc : (full+1)*w*kc]
@@ -166,11 +166,13 @@ func packSideFast[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0,
 // gemmPackT16 transposes rows (at most 16) rows lds elements apart into a
 // 16-wide panel, zero-padding the missing rows: dst[p*16+r] =
 // src[r*lds+p] for r < rows and 0 for rows <= r < 16, p < n.
-func gemmPackT16(dst, src []float32, lds, rows, n int) { gemmPackTW(dst, src, lds, rows, n, 16) }
+func gemmPackT16(ks *kset, dst, src []float32, lds, rows, n int) {
+	gemmPackTW(ks, dst, src, lds, rows, n, 16)
+}
 
 // gemmPackTW is gemmPackT16 into a w-wide panel (w >= 8, rows at most
 // w): dst[p*w+r] = src[r*lds+p] for r < rows, 0 for rows <= r < w.
-func gemmPackTW(dst, src []float32, lds, rows, n, w int) {
+func gemmPackTW(ks *kset, dst, src []float32, lds, rows, n, w int) {
 	if n <= 0 {
 		return
 	}
@@ -182,7 +184,7 @@ func gemmPackTW(dst, src []float32, lds, rows, n, w int) {
 	// last eight rows, overlapping the one before it (the same values are
 	// written twice), so that no store reaches past row rows-1.
 	vr, vn := 0, 0
-	if atLeast(LevelAVX2) && n >= 8 && rows >= 8 && (w == 16 && packT8Asm != nil || packT8WAsm != nil) {
+	if ks.atLeast(LevelAVX2) && n >= 8 && rows >= 8 && (w == 16 && packT8Asm != nil || packT8WAsm != nil) {
 		vr, vn = rows, n&^7
 		for r := 0; r < rows; r += 8 {
 			r = min(r, rows-8)
@@ -218,14 +220,14 @@ func packT16Loop(dst, src []float32, lds, r0, r1, s0, s1, w int) {
 
 // gemmStoreT6 writes the first h (at most 6) rows of a tile transposed:
 // out[i*ldo+r] = t[r*ldt+i] for r < h, i < n.
-func gemmStoreT6(out []float32, ldo int, t []float32, ldt, h, n int) {
+func gemmStoreT6(ks *kset, out []float32, ldo int, t []float32, ldt, h, n int) {
 	if n <= 0 || h <= 0 {
 		return
 	}
 	_ = out[(n-1)*ldo+h-1]
 	_ = t[(h-1)*ldt+n-1]
 	done := 0
-	if h == 6 && storeT6Asm != nil && atLeast(LevelAVX2) && n >= 8 {
+	if h == 6 && storeT6Asm != nil && ks.atLeast(LevelAVX2) && n >= 8 {
 		done = n &^ 7
 		storeT6Asm(&out[0], ldo, &t[0], ldt, done)
 	}
@@ -241,14 +243,14 @@ func gemmStoreT6(out []float32, ldo int, t []float32, ldt, h, n int) {
 // transposed into dst (rows ldd apart): dst[c*ldd+r] = src[r*lds+c] for
 // r < rows, c < cols. Eight by eight blocks go to the vector transpose,
 // the edges to a loop.
-func gemmTranspose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+func gemmTranspose(ks *kset, dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	if rows <= 0 || cols <= 0 {
 		return
 	}
 	_ = dst[(cols-1)*ldd+rows-1]
 	_ = src[(rows-1)*lds+cols-1]
 	vr, vc := 0, 0
-	if t8x8Asm != nil && atLeast(LevelAVX2) {
+	if t8x8Asm != nil && ks.atLeast(LevelAVX2) {
 		vr, vc = rows&^7, cols&^7
 		for r := 0; r < vr; r += 8 {
 			for c := 0; c < vc; c += 8 {

@@ -58,7 +58,7 @@ func TestGEMMPackN(t *testing.T) {
 					for _, level := range levels() {
 						name := fmt.Sprintf("w%d/kc%d/np%d/lds%d/%s", w, kc, np, lds, level)
 						got := guarded(np * dps)
-						withLevel(level, func() { gemmPackN(got, src, lds, kc, np, w, dps) })
+						func(ks *kset) { gemmPackN(ks, got, src, lds, kc, np, w, dps) }(ksetFor(level))
 						if i := sameBits(got, want); i >= 0 {
 							t.Fatalf("%s: element %d = %v, want %v", name, i, got[i], want[i])
 						}
@@ -93,7 +93,7 @@ func TestGEMMPackTW(t *testing.T) {
 						}
 					}
 					got := guarded(n*w + 4)
-					withLevel(level, func() { gemmPackTW(got, src, lds, rows, n, w) })
+					func(ks *kset) { gemmPackTW(ks, got, src, lds, rows, n, w) }(ksetFor(level))
 					if i := sameBits(got, want); i >= 0 {
 						t.Fatalf("%s w %d rows %d n %d: element %d = %v, want %v", level, w, rows, n, i, got[i], want[i])
 					}
@@ -124,7 +124,7 @@ func TestGEMMPackT16(t *testing.T) {
 					}
 				}
 				got := guarded(n*16 + 4)
-				gemmPackT16(got, src, lds, rows, n)
+				gemmPackT16(procKS, got, src, lds, rows, n)
 				if i := sameBits(got, want); i >= 0 {
 					t.Fatalf("rows %d n %d lds %d: element %d = %v, want %v", rows, n, lds, i, got[i], want[i])
 				}
@@ -148,7 +148,7 @@ func TestGEMMStoreT6(t *testing.T) {
 					}
 				}
 				got := guarded((n-1)*ldo + 8)
-				gemmStoreT6(got, ldo, tile, ldt, h, n)
+				gemmStoreT6(procKS, got, ldo, tile, ldt, h, n)
 				if i := sameBits(got, want); i >= 0 {
 					t.Fatalf("h %d n %d ldo %d: element %d = %v, want %v", h, n, ldo, i, got[i], want[i])
 				}
@@ -175,9 +175,9 @@ func TestPackSideFast(t *testing.T) {
 					want := guarded(n)
 					general := s
 					general.plain = false
-					packSide(want, &general, 0, r0, rr, p0, kc, w)
+					packSide(procKS, want, &general, 0, r0, rr, p0, kc, w)
 					got := guarded(n)
-					if !packSideFast(got, &s, 0, r0, rr, p0, kc, w) {
+					if !packSideFast(procKS, got, &s, 0, r0, rr, p0, kc, w) {
 						if rr < 2 {
 							continue
 						}
@@ -199,9 +199,9 @@ func TestPackSideFast(t *testing.T) {
 		w := tc.w
 		lv := tc.level
 		if lv == "" {
-			lv = cpuLevel
+			lv = procKS.level
 		}
-		withLevel(lv, func() { packSideFastStrided(t, w) })
+		packSideFastStrided(t, ksetFor(lv), w)
 	}
 	// Layouts it must decline: rows not adjacent, k steps not uniform.
 	src := iotaF32(1000)
@@ -212,7 +212,7 @@ func TestPackSideFast(t *testing.T) {
 		{src: src, row: seq(16, 1), k: []int{0, 40, 90}, conv: id, plain: true},
 		{src: src, row: seq(16, 1), k: seq(8, 40), conv: id, plain: false},
 	} {
-		if packSideFast(make([]float32, 16*8), &s, 0, 0, 16, 0, len(s.k), 16) {
+		if packSideFast(procKS, make([]float32, 16*8), &s, 0, 0, 16, 0, len(s.k), 16) {
 			t.Errorf("layout row %v k %v plain %v taken", s.row[:3], s.k, s.plain)
 		}
 	}
@@ -220,7 +220,7 @@ func TestPackSideFast(t *testing.T) {
 
 // packSideFastStrided checks packSideFast on rows evenly spaced and
 // contiguous along k (the transpose) into w-wide panels.
-func packSideFastStrided(t *testing.T, w int) {
+func packSideFastStrided(t *testing.T, ks *kset, w int) {
 	for _, rows := range []int{2, 10, 16, 17, 40, 70} {
 		for _, kc := range []int{1, 8, 9, 70} {
 			for _, p0 := range []int{0, 5} {
@@ -231,13 +231,13 @@ func packSideFastStrided(t *testing.T, w int) {
 				want := guarded(n)
 				general := s
 				general.plain = false
-				packSide(want, &general, 0, 1, rows, p0, kc, w)
+				packSide(ks, want, &general, 0, 1, rows, p0, kc, w)
 				got := guarded(n)
-				if !packSideFast(got, &s, 0, 1, rows, p0, kc, w) {
-					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: not taken", w, cpuLevel, rows, kc, p0)
+				if !packSideFast(ks, got, &s, 0, 1, rows, p0, kc, w) {
+					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: not taken", w, ks.level, rows, kc, p0)
 				}
 				if i := sameBits(got, want); i >= 0 {
-					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: element %d = %v, want %v", w, cpuLevel, rows, kc, p0, i, got[i], want[i])
+					t.Fatalf("w %d %s strided rows %d kc %d p0 %d: element %d = %v, want %v", w, ks.level, rows, kc, p0, i, got[i], want[i])
 				}
 			}
 		}
@@ -254,7 +254,7 @@ func BenchmarkGEMMPackN(b *testing.B) {
 			dst := make([]float32, np*w*kc)
 			b.Run(fmt.Sprintf("w%d/lds%d", w, lds), func(b *testing.B) {
 				for b.Loop() {
-					gemmPackN(dst, src, lds, kc, np, w, w*kc)
+					gemmPackN(procKS, dst, src, lds, kc, np, w, w*kc)
 				}
 				b.ReportMetric(float64(kc*np*w*4*b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			})
@@ -277,7 +277,7 @@ func TestGEMMTranspose(t *testing.T) {
 					}
 				}
 				got := guarded(len(want))
-				gemmTranspose(got, ldd, src, lds, rows, cols)
+				gemmTranspose(procKS, got, ldd, src, lds, rows, cols)
 				if i := sameBits(got, want); i >= 0 {
 					t.Fatalf("%dx%d pad %d: element %d = %v, want %v", rows, cols, pad, i, got[i], want[i])
 				}
@@ -296,7 +296,7 @@ func TestPackBF16Fast(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	toF := []func(dtype.BFloat16) float32{func(v dtype.BFloat16) float32 { return v.F32() }}
 	for _, lv := range levels() {
-		withLevel(lv, func() {
+		func(ks *kset) {
 			for _, w := range []int{6, 8, 12, 16, 64} {
 				for _, rows := range []int{1, 5, 6, 7, 8, 9, 13, 16, 17, 40} {
 					for _, kc := range []int{1, 8, 9, 15, 16, 17, 70} {
@@ -311,9 +311,9 @@ func TestPackBF16Fast(t *testing.T) {
 							want := guarded(n)
 							general := s
 							general.plain = false
-							packSide(want, &general, 0, 1, rows, p0, kc, w)
+							packSide(ks, want, &general, 0, 1, rows, p0, kc, w)
 							got := guarded(n)
-							packSide(got, &s, 0, 1, rows, p0, kc, w)
+							packSide(ks, got, &s, 0, 1, rows, p0, kc, w)
 							if i := sameBits(got, want); i >= 0 {
 								t.Fatalf("%s w %d rows %d kc %d p0 %d: element %d = %#x, want %#x", lv, w, rows, kc, p0, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 							}
@@ -325,11 +325,11 @@ func TestPackBF16Fast(t *testing.T) {
 			if lv != LevelGeneric && packT8WBF16Asm != nil {
 				src := make([]dtype.BFloat16, 16*20)
 				for _, c := range []struct{ rows, w int }{{6, 6}, {8, 16}, {13, 16}, {16, 16}} {
-					if !packBF16Panel(make([]float32, c.w*20), src, 20, c.rows, 20, c.w) {
+					if !packBF16Panel(ks, make([]float32, c.w*20), src, 20, c.rows, 20, c.w) {
 						t.Errorf("%s: %d rows into %d-wide panels not taken", lv, c.rows, c.w)
 					}
 				}
 			}
-		})
+		}(ksetFor(lv))
 	}
 }

@@ -35,9 +35,9 @@ func BenchmarkGEMMReport(b *testing.B) {
 			name string
 			fn   func()
 		}{
-			{"gotpu-f32-highest", func() { matmul(dtype.F32, op.PrecisionHighest, a32, b32) }},
-			{"gotpu-f64", func() { matmul(dtype.F64, op.PrecisionHighest, a64, b64) }},
-			{"gotpu-f32-medium", func() { matmul(dtype.F32, op.PrecisionMedium, a32, b32) }},
+			{"gotpu-f32-highest", func() { matmul(procKS, dtype.F32, op.PrecisionHighest, a32, b32) }},
+			{"gotpu-f64", func() { matmul(procKS, dtype.F64, op.PrecisionHighest, a64, b64) }},
+			{"gotpu-f32-medium", func() { matmul(procKS, dtype.F32, op.PrecisionMedium, a32, b32) }},
 		}
 		if size <= 2048 {
 			cases = append(cases,

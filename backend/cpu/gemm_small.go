@@ -29,8 +29,8 @@ var smallKernF32, smallKernF32Z func(kc int, a *float32, rsa, csa int, b *float3
 var smallKern64F32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
 
 // smallKern returns the strided micro-kernel of the active level.
-func smallKern() func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int) {
-	if smallKernF32Z != nil && atLeast(LevelAVX512) {
+func smallKern(ks *kset) func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int) {
+	if smallKernF32Z != nil && ks.atLeast(LevelAVX512) {
 		return smallKernF32Z
 	}
 	return smallKernF32
@@ -121,7 +121,7 @@ func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, ti
 	mine := all[tid*tsz : (tid+1)*tsz]
 	bpad, apad, edge := mine[:nr*k], mine[nr*k:nr*k+mr*k], mine[nr*k+mr*k:nr*k+mr*k+mr*nr]
 	lastB, lastA := -1, -1
-	kern := smallKern()
+	kern := smallKern(g.ks)
 	for {
 		u := int(next.Add(1) - 1)
 		if u >= units {
@@ -137,7 +137,7 @@ func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, ti
 		bp, ldb := &b.src[bbase+j0], rsb
 		if w < nr {
 			if lastB != bi {
-				packPlainAt(bpad, b.src, b.batchOff(bi), b.row[j0:], b.k, nr, k, 0)
+				packPlainAt(g.ks, bpad, b.src, b.batchOff(bi), b.row[j0:], b.k, nr, k, 0)
 				lastB = bi
 			}
 			bp, ldb = &bpad[0], nr
@@ -149,7 +149,7 @@ func smallWork(g *gemmProblem[float32, float32, float32], all []float32, tsz, ti
 			if h < mr {
 				// Only the last row panel is partial: pack it once per batch.
 				if lastA != bi {
-					packPlainAt(apad, a.src, a.batchOff(bi), a.row[i:i+h], a.k, mr, k, 0)
+					packPlainAt(g.ks, apad, a.src, a.batchOff(bi), a.row[i:i+h], a.k, mr, k, 0)
 					lastA = bi
 				}
 				ap, ra, ca = &apad[0], 1, mr

@@ -44,8 +44,8 @@ var gemmStreamOff bool
 // rewrite in place; it too may run on several goroutines at once for
 // disjoint columns. It reports false, having done nothing, when the path
 // does not apply.
-func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int), col func(j0, h int, t []float32, ldt int)) bool {
-	if !gemmStreamApplies(m, n, k) {
+func gemmStreamXWt(ks *kset, m, n, k int, x []float32, ldx int, w []float32, ldw int, out []float32, ldo int, fin func(i0, j0, mc, nc int), col func(j0, h int, t []float32, ldt int)) bool {
+	if !gemmStreamApplies(ks, m, n, k) {
 		return false
 	}
 	const mr, nr = 6, 16
@@ -66,10 +66,10 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 	// x is small (m·k): packed up front by the caller, so that the
 	// threads need no barrier and a late one simply takes fewer chunks.
 	for q := 0; q < nq; q++ {
-		gemmPackT16(xt[q*nr*k:(q+1)*nr*k], x[q*nr*ldx:], ldx, min(nr, m-q*nr), k)
+		gemmPackT16(ks, xt[q*nr*k:(q+1)*nr*k], x[q*nr*ldx:], ldx, min(nr, m-q*nr), k)
 	}
 	var next atomic.Int64
-	kern := smallKern()
+	kern := smallKern(ks)
 	job := func(tid, nw int) {
 		mine := all[xsz+tid*tsz : xsz+(tid+1)*tsz]
 		apad := mine[:mr*min(k, gemmStreamKB)]
@@ -109,7 +109,7 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 				if col != nil {
 					col(j0, h, tile, wq)
 				}
-				gemmStoreT6(out[j0:], ldo, tile, wq, h, m)
+				gemmStoreT6(ks, out[j0:], ldo, tile, wq, h, m)
 			}
 			if fin != nil {
 				c0 := p0 * mr
@@ -123,6 +123,6 @@ func gemmStreamXWt(m, n, k int, x []float32, ldx int, w []float32, ldw int, out 
 
 // gemmStreamApplies reports whether gemmStreamXWt takes an m×n product
 // over k.
-func gemmStreamApplies(m, n, k int) bool {
-	return !gemmStreamOff && smallKernF32 != nil && atLeast(LevelAVX2) && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
+func gemmStreamApplies(ks *kset, m, n, k int) bool {
+	return !gemmStreamOff && smallKernF32 != nil && ks.atLeast(LevelAVX2) && m >= 1 && m <= gemmStreamMaxM && n >= 6 && k >= 1
 }

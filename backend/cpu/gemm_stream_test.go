@@ -13,7 +13,7 @@ import (
 // k block — with a row stride on W, NaN and Inf, and that the epilogue
 // hook covers every element of C exactly once.
 func TestGEMMStream(t *testing.T) {
-	if smallKernF32 == nil || !atLeast(LevelAVX2) {
+	if smallKernF32 == nil || !procKS.atLeast(LevelAVX2) {
 		t.Skip("no AVX2 kernels")
 	}
 	r := rand.New(rand.NewPCG(4, 5))
@@ -39,12 +39,12 @@ func TestGEMMStream(t *testing.T) {
 				// The reference: the AVX2 level's blocked or small path;
 				// every assembly level's streaming kernel must give its bits.
 				want := make([]float32, m*n)
-				withLevel(LevelAVX2, func() { gemmF32(m, n, k, x, k, false, w, ldw, true, want, n, nil) })
+				gemmF32(ksetFor(LevelAVX2), m, n, k, x, k, false, w, ldw, true, want, n, nil)
 				for _, level := range levels() {
 					if levelRank(level) < levelRank(LevelAVX2) {
 						continue
 					}
-					withLevel(level, func() { checkStream(t, level, m, n, k, x, w, ldw, want) })
+					checkStream(t, level, m, n, k, x, w, ldw, want)
 				}
 			}
 		}
@@ -54,10 +54,11 @@ func TestGEMMStream(t *testing.T) {
 // checkStream runs gemmStreamXWt at the active level and compares it with
 // want bit for bit, checking the epilogue sees every element once.
 func checkStream(t *testing.T, level string, m, n, k int, x, w []float32, ldw int, want []float32) {
+	ks := ksetFor(level)
 	t.Helper()
 	got := make([]float32, m*n)
 	hits := make([]int32, m*n)
-	ok := gemmStreamXWt(m, n, k, x, k, w, ldw, got, n, func(i0, j0, mc, nc int) {
+	ok := gemmStreamXWt(ks, m, n, k, x, k, w, ldw, got, n, func(i0, j0, mc, nc int) {
 		for i := i0; i < i0+mc; i++ {
 			for j := j0; j < j0+nc; j++ {
 				hits[i*n+j]++
@@ -97,9 +98,9 @@ func BenchmarkGEMMStream(b *testing.B) {
 				gemmStreamOff = off
 				defer func() { gemmStreamOff = false }()
 				for b.Loop() {
-					if !gemmStreamXWt(m, n, k, x, k, w, k, c, n, nil, nil) {
+					if !gemmStreamXWt(procKS, m, n, k, x, k, w, k, c, n, nil, nil) {
 						buf := make([]float32, m*n)
-						gemmF32(n, m, k, w, k, false, x, k, true, buf, m, nil)
+						gemmF32(procKS, n, m, k, w, k, false, x, k, true, buf, m, nil)
 					}
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

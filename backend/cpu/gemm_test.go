@@ -21,14 +21,6 @@ func levels() []string {
 	return SupportedLevels()
 }
 
-// withLevel runs fn with the GEMM forced to level.
-func withLevel(level string, fn func()) {
-	prev := cpuLevel
-	cpuLevel = level
-	defer func() { cpuLevel = prev }()
-	fn()
-}
-
 func bytesOf[T any](s []T) []byte {
 	var z T
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
@@ -71,7 +63,7 @@ func makeOperand[T any](r *rand.Rand, kind string, rows, cols int, gen func(*ran
 
 // matmul runs dot_general (contracting a's axis 1 with b's axis 0) through
 // the CPU kernel and returns the row-major [m, n] result.
-func matmul[T any](dt dtype.DType, prec string, a, b operand[T]) ([]T, error) {
+func matmul[T any](ks *kset, dt dtype.DType, prec string, a, b operand[T]) ([]T, error) {
 	m, n := a.lay.Shape[0], b.lay.Shape[1]
 	out := make([]T, max(m*n, 1))
 	c := &Call{
@@ -82,6 +74,7 @@ func matmul[T any](dt dtype.DType, prec string, a, b operand[T]) ([]T, error) {
 		},
 		InB:  [][]byte{bytesOf(a.data), bytesOf(b.data)},
 		OutB: [][]byte{bytesOf(out)},
+		ks:   ks,
 	}
 	if err := dotGeneralKernel(c); err != nil {
 		return nil, err
@@ -158,7 +151,7 @@ func TestGEMMF32Highest(t *testing.T) {
 				for _, level := range levels() {
 					var got []float32
 					var err error
-					withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+					func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -216,7 +209,7 @@ func TestGEMMF64(t *testing.T) {
 				for _, level := range levels() {
 					var got []float64
 					var err error
-					withLevel(level, func() { got, err = matmul(dtype.F64, op.PrecisionHighest, a, b) })
+					func(ks *kset) { got, err = matmul(ks, dtype.F64, op.PrecisionHighest, a, b) }(ksetFor(level))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -257,7 +250,7 @@ func TestGEMMBF16Precisions(t *testing.T) {
 					for _, level := range levels() {
 						var got []float32
 						var err error
-						withLevel(level, func() { got, err = matmul(dtype.F32, prec, a, b) })
+						func(ks *kset) { got, err = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -308,7 +301,7 @@ func TestGEMMBF16Precisions(t *testing.T) {
 		for _, level := range levels() {
 			var got []uint16
 			var err error
-			withLevel(level, func() { got, err = matmul(dt, "", a, b) })
+			func(ks *kset) { got, err = matmul(ks, dt, "", a, b) }(ksetFor(level))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +346,7 @@ func TestGEMMNonFinite(t *testing.T) {
 	for _, level := range levels() {
 		var got []float32
 		var err error
-		withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+		func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,10 +390,10 @@ func TestGEMMBatchedAndInts(t *testing.T) {
 		bi[i] = int32(r.IntN(2000) - 1000)
 	}
 	for _, level := range levels() {
-		withLevel(level, func() {
+		func(ks *kset) {
 			// a: [nb, m, k]; b stored [nb, n, k], contracted on its last axis.
 			out := make([]float32, nb*m*n)
-			c := &Call{
+			c := &Call{ks: ks,
 				Launch: &device.Launch{
 					Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{2}, "precision": ""},
 					In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
@@ -419,7 +412,7 @@ func TestGEMMBatchedAndInts(t *testing.T) {
 					t.Fatalf("%s batch %d: %s", level, bb, bad)
 				}
 			}
-			got, err := matmul(dtype.I32, "", operand[int32]{ai, op.Contiguous([]int{m, k})}, operand[int32]{bi, op.Contiguous([]int{k, n})})
+			got, err := matmul(ks, dtype.I32, "", operand[int32]{ai, op.Contiguous([]int{m, k})}, operand[int32]{bi, op.Contiguous([]int{k, n})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,7 +427,7 @@ func TestGEMMBatchedAndInts(t *testing.T) {
 					}
 				}
 			}
-		})
+		}(ksetFor(level))
 	}
 }
 
@@ -452,7 +445,7 @@ func TestGEMMThreadIndependence(t *testing.T) {
 			runtime.GOMAXPROCS(procs)
 			var got []float32
 			var err error
-			withLevel(level, func() { got, err = matmul(dtype.F32, op.PrecisionHighest, a, b) })
+			func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -486,7 +479,8 @@ func TestGEMMSteadyStateAlloc(t *testing.T) {
 		InB: [][]byte{bytesOf(a.data), bytesOf(b.data)}, OutB: [][]byte{bytesOf(out)},
 	}
 	for _, level := range levels() {
-		withLevel(level, func() {
+		func(ks *kset) {
+			c.ks = ks
 			run := func() {
 				if err := dotGeneralKernel(c); err != nil {
 					t.Fatal(err)
@@ -507,7 +501,7 @@ func TestGEMMSteadyStateAlloc(t *testing.T) {
 			if perCall > 32<<10 || allocs > 64 {
 				t.Errorf("%s: %.0f allocs and %d bytes per call, want the packing buffers reused", level, allocs, perCall)
 			}
-		})
+		}(ksetFor(level))
 	}
 }
 
@@ -521,14 +515,14 @@ func BenchmarkGEMM(b *testing.B) {
 					continue // minutes per op
 				}
 				b.Run(fmt.Sprintf("%s/%d/%s", dt, size, level), func(b *testing.B) {
-					withLevel(level, func() { benchGEMM(b, dt, size) })
+					func(ks *kset) { benchGEMM(b, ks, dt, size) }(ksetFor(level))
 				})
 			}
 		}
 	}
 }
 
-func benchGEMM(b *testing.B, dt dtype.DType, size int) {
+func benchGEMM(b *testing.B, ks *kset, dt dtype.DType, size int) {
 	r := rand.New(rand.NewPCG(1, 1))
 	n := size * size
 	ab, bb, ob := make([]byte, n*dt.Size()), make([]byte, n*dt.Size()), make([]byte, n*dt.Size())
@@ -600,11 +594,11 @@ func BenchmarkGEMMShapes(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 1))
 				a := makeOperand(r, tc.la, tc.m, tc.k, genF32)
 				bo := makeOperand(r, "rowmajor", tc.k, tc.n, genF32)
-				withLevel(level, func() {
+				func(ks *kset) {
 					b.ResetTimer()
 					cpu0 := cpuSeconds()
 					for i := 0; i < b.N; i++ {
-						if _, err := matmul(dtype.F32, tc.prec, a, bo); err != nil {
+						if _, err := matmul(ks, dtype.F32, tc.prec, a, bo); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -613,7 +607,7 @@ func BenchmarkGEMMShapes(b *testing.B) {
 					if cs := cpuSeconds() - cpu0; cs > 0 {
 						b.ReportMetric(flops/cs/1e9, "GFLOP/cpu-s")
 					}
-				})
+				}(ksetFor(level))
 			})
 		}
 	}
@@ -638,13 +632,13 @@ func BenchmarkGEMV(b *testing.B) {
 		}{{"xW", w}, {"xWt", wt}} {
 			for _, level := range levels() {
 				b.Run(fmt.Sprintf("%s/%dx%d/%s", tc.name, in, out, level), func(b *testing.B) {
-					withLevel(level, func() {
+					func(ks *kset) {
 						for i := 0; i < b.N; i++ {
-							if _, err := matmul(dtype.F32, op.PrecisionHighest, x, tc.w); err != nil {
+							if _, err := matmul(ks, dtype.F32, op.PrecisionHighest, x, tc.w); err != nil {
 								b.Fatal(err)
 							}
 						}
-					})
+					}(ksetFor(level))
 					b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})
 			}
@@ -688,7 +682,7 @@ func TestGEMMPrecisionBounds(t *testing.T) {
 			for _, level := range levels() {
 				var got []float32
 				var err error
-				withLevel(level, func() { got, err = matmul(dtype.F32, prec, a, b) })
+				func(ks *kset) { got, err = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -727,7 +721,7 @@ func TestGEMMPrecisionBounds(t *testing.T) {
 	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
 		for _, level := range levels() {
 			var got []float32
-			withLevel(level, func() { got, _ = matmul(dtype.F32, prec, a, b) })
+			func(ks *kset) { got, _ = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
 			for i := 0; i < m; i++ {
 				for j := 0; j < n; j++ {
 					g := float64(got[i*n+j])
@@ -786,8 +780,8 @@ func TestGEMMF32Entry(t *testing.T) {
 					}
 					var mu sync.Mutex
 					seen := make([]int, m*n)
-					withLevel(level, func() {
-						gemmF32(m, n, k, a, lda, tA, b, ldb, tB, c, ldc, func(i0, j0, mc, nc int, ct []float32, ld int) {
+					func(ks *kset) {
+						gemmF32(ks, m, n, k, a, lda, tA, b, ldb, tB, c, ldc, func(i0, j0, mc, nc int, ct []float32, ld int) {
 							mu.Lock()
 							defer mu.Unlock()
 							for i := 0; i < mc; i++ {
@@ -799,7 +793,7 @@ func TestGEMMF32Entry(t *testing.T) {
 								}
 							}
 						})
-					})
+					}(ksetFor(level))
 					got := make([]float32, m*n)
 					for i := 0; i < m; i++ {
 						copy(got[i*n:(i+1)*n], c[i*ldc:i*ldc+n])
@@ -835,11 +829,11 @@ func BenchmarkGEMMSmall(b *testing.B) {
 		}
 		for _, level := range levels() {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, level), func(b *testing.B) {
-				withLevel(level, func() {
+				func(ks *kset) {
 					for i := 0; i < b.N; i++ {
-						gemmF32(m, n, k, a, k, false, bb, n, false, c, n, nil)
+						gemmF32(ks, m, n, k, a, k, false, bb, n, false, c, n, nil)
 					}
-				})
+				}(ksetFor(level))
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
@@ -867,9 +861,9 @@ func TestGEMMBroadcastBatch(t *testing.T) {
 		for _, procs := range []int{1, 2} {
 			runtime.GOMAXPROCS(procs)
 			for _, level := range levels() {
-				withLevel(level, func() {
+				func(ks *kset) {
 					out := make([]float32, nb*m*n)
-					c := &Call{
+					c := &Call{ks: ks,
 						Launch: &device.Launch{
 							Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{1}, "precision": ""},
 							In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
@@ -888,7 +882,7 @@ func TestGEMMBroadcastBatch(t *testing.T) {
 							t.Fatalf("%s procs=%d nb=%d m=%d n=%d k=%d batch %d: %s", level, procs, nb, m, n, k, bb, bad)
 						}
 					}
-				})
+				}(ksetFor(level))
 			}
 		}
 	}
@@ -911,13 +905,13 @@ func TestRoundBF16Slices(t *testing.T) {
 			x[i] = math.Float32frombits(v)
 		}
 		level := levels()[i/2%len(levels())]
-		withLevel(level, func() {
+		func(ks *kset) {
 			if lo {
-				vk().RoundLo(x)
+				ks.vec.RoundLo(x)
 			} else {
-				vk().RoundHi(x)
+				ks.vec.RoundHi(x)
 			}
-		})
+		}(ksetFor(level))
 		for i, v := range vals {
 			f := math.Float32frombits(v)
 			want := bf16Hi(f)

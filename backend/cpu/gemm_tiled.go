@@ -12,21 +12,21 @@ package cpu
 
 // tileF32 and tileF64 return the assembly micro-kernels for the active
 // level, or nil for the pure-Go path.
-func tileF32() *gemmTile[float32] {
-	if asm512TileF32 != nil && atLeast(LevelAVX512) {
+func tileF32(ks *kset) *gemmTile[float32] {
+	if asm512TileF32 != nil && ks.atLeast(LevelAVX512) {
 		return asm512TileF32
 	}
-	if atLeast(LevelAVX2) {
+	if ks.atLeast(LevelAVX2) {
 		return asmTileF32
 	}
 	return nil
 }
 
-func tileF64() *gemmTile[float64] {
-	if asm512TileF64 != nil && atLeast(LevelAVX512) {
+func tileF64(ks *kset) *gemmTile[float64] {
+	if asm512TileF64 != nil && ks.atLeast(LevelAVX512) {
 		return asm512TileF64
 	}
-	if atLeast(LevelAVX2) {
+	if ks.atLeast(LevelAVX2) {
 		return asmTileF64
 	}
 	return nil

@@ -132,7 +132,7 @@ func catKernel(c *Call) error {
 			continue
 		}
 		dst := device.Operand{DType: out.DType, Layout: op.Layout{Shape: o.Shape, Strides: out.Strides, Offset: out.Offset + off*out.Strides[ax]}}
-		castLoop(o, c.InB[i], dst, c.OutB[0])
+		castLoop(c.kernels(), o, c.InB[i], dst, c.OutB[0])
 		off += o.Shape[ax]
 	}
 	return nil
@@ -256,7 +256,7 @@ func scatterKernel[T any](c *Call) error {
 	if err != nil {
 		return err
 	}
-	castLoop(x, c.InB[0], out, c.OutB[0])
+	castLoop(c.kernels(), x, c.InB[0], out, c.OutB[0])
 	dst := as[T](c.OutB[0])
 	base, n, st := gatherBase(out.Layout, idx.Shape, ax)
 	ioffs := ixOffsets(idx.Layout)
@@ -296,7 +296,7 @@ func scatterReduceKernel(c *Call) error {
 		return err
 	}
 	reduce, self := c.Attrs.String("reduce"), c.Attrs.Bool("include_self")
-	castLoop(x, c.InB[0], out, c.OutB[0])
+	castLoop(c.kernels(), x, c.InB[0], out, c.OutB[0])
 	if !slowPools {
 		if ok, err := scatterSumFast(c, ax); ok {
 			return err
@@ -569,7 +569,7 @@ func indexPutKernel(c *Call) error {
 	if !ok {
 		return fmt.Errorf("shape mismatch: value tensor of shape %v cannot be broadcast to indexing result of shape %v", v.Shape, p.Result)
 	}
-	castLoop(x, c.InB[0], out, c.OutB[0])
+	castLoop(c.kernels(), x, c.InB[0], out, c.OutB[0])
 	voffs := ixOffsets(vl)
 	ob, vb := c.OutB[0], c.InB[1]
 	ld, lv, st := loader(out.DType), loader(v.DType), storer(out.DType)
@@ -660,7 +660,7 @@ func maskedScatterKernel[T any](c *Call) error {
 	if sn := op.Numel(s.Shape); cnt > sn {
 		return fmt.Errorf("masked_scatter: Number of elements of source < number of ones in mask (%d < %d)", sn, cnt)
 	}
-	castLoop(device.Operand{DType: c.In[0].DType, Layout: xl}, c.InB[0], out, c.OutB[0])
+	castLoop(c.kernels(), device.Operand{DType: c.In[0].DType, Layout: xl}, c.InB[0], out, c.OutB[0])
 	so := ixOffsets(s.Layout)
 	src, dst := as[T](c.InB[2]), as[T](c.OutB[0])
 	k := 0
@@ -777,7 +777,7 @@ func padNDKernel(c *Call) error {
 		dst.Offset += (low[d] + lo*step) * out.Strides[d]
 		dst.Strides[d] = out.Strides[d] * step
 	}
-	castLoop(src, c.InB[0], dst, ob)
+	castLoop(c.kernels(), src, c.InB[0], dst, ob)
 	return nil
 }
 
@@ -797,7 +797,7 @@ func flipKernel(c *Call) error {
 			src.Strides[d] = -x.Strides[d]
 		}
 	}
-	castLoop(src, c.InB[0], c.Out[0], c.OutB[0])
+	castLoop(c.kernels(), src, c.InB[0], c.Out[0], c.OutB[0])
 	return nil
 }
 

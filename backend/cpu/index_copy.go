@@ -55,7 +55,7 @@ func indexCopyKernel[T any](c *Call) error {
 		pos[j] = int(v) * ost
 	}
 	if !sameView(x, c.InB[0], out, c.OutB[0]) {
-		castLoop(x, c.InB[0], out, c.OutB[0])
+		castLoop(c.kernels(), x, c.InB[0], out, c.OutB[0])
 	}
 	oo, so := ixOffsets(oOuter), ixOffsets(sOuter)
 	inner := op.Numel(oInner.Shape)

@@ -3,7 +3,9 @@ package cpu
 import (
 	"os"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/vec"
 	"github.com/gotpu/gotpu/internal/cpulevel"
+	"github.com/gotpu/gotpu/internal/quant"
 )
 
 // CPU kernel levels (GOTPU_CPU_LEVEL), from least to most capable. A
@@ -26,11 +28,44 @@ const (
 // allLevels orders the levels; a level's rank is its index.
 var allLevels = cpulevel.All()
 
-// cpuLevel is the active level: the best the CPU supports, capped by
-// GOTPU_CPU_LEVEL (generic forces the pure-Go kernels). Asking for a level
-// the CPU lacks gives the best one it has instead of faulting; an unknown
-// name is ignored.
-var cpuLevel = pickLevel(os.Getenv("GOTPU_CPU_LEVEL"))
+// kset is one CPU level's kernel table: which of the package's assembly
+// paths may run (atLeast) and that level's vector and quantized-weight
+// kernels. Every kernel reads the table of its call (Call.ks) and passes
+// it down, so that one process may run several levels side by side (the
+// tests run each kernel at every level the CPU supports, in parallel);
+// nothing changes a table once made.
+type kset struct {
+	level string
+	rank  int
+	vec   *vec.Kernels
+	quant quant.Kernels
+}
+
+// atLeast reports whether the table's level includes level l's kernels.
+func (ks *kset) atLeast(l string) bool { return ks.rank >= levelRank(l) }
+
+// ksets holds the table of every level, made once.
+var ksets = func() map[string]*kset {
+	m := make(map[string]*kset, len(allLevels))
+	for i, l := range allLevels {
+		m[l] = &kset{level: l, rank: i, vec: vec.For(l), quant: quant.For(l)}
+	}
+	return m
+}()
+
+// ksetFor returns level l's kernel table (generic's for an unknown name).
+func ksetFor(l string) *kset {
+	if ks, ok := ksets[l]; ok {
+		return ks
+	}
+	return ksets[LevelGeneric]
+}
+
+// procKS is the process's kernel table: the best level the CPU supports,
+// capped by GOTPU_CPU_LEVEL (generic forces the pure-Go kernels), chosen
+// once at start. Asking for a level the CPU lacks gives the best one it
+// has instead of faulting; an unknown name is ignored.
+var procKS = ksetFor(pickLevel(os.Getenv("GOTPU_CPU_LEVEL")))
 
 func pickLevel(env string) string {
 	sup := SupportedLevels()
@@ -47,8 +82,5 @@ func levelRank(l string) int { return cpulevel.Rank(l) }
 // SupportedLevels returns the levels this CPU can run, from generic up.
 func SupportedLevels() []string { return cpulevel.Supported() }
 
-// atLeast reports whether the active level includes level l's kernels.
-func atLeast(l string) bool { return levelRank(cpuLevel) >= levelRank(l) }
-
 // CPULevel reports the kernel level in use (one of the Level constants).
-func CPULevel() string { return cpuLevel }
+func CPULevel() string { return procKS.level }

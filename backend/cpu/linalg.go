@@ -150,17 +150,19 @@ type gemmProblem[SA, SB any, T gemmNum] struct {
 	// tile, when set, is a register-tiled (assembly) micro-kernel that
 	// replaces kern and dot (see gemm_tiled.go).
 	tile *gemmTile[T]
+	// ks is the kernel table the problem runs (nil: the process's).
+	ks *kset
 }
 
 // pack writes rows [r0, r0+rows) x contracting [p0, p0+kc) of side s into
 // dst as panels of w rows, each panel laid out p-major (w values per p),
 // zero-padding the last panel.
-func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) {
+func packSide[S any, T gemmNum](ks *kset, dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc, w int) {
 	if s.round != nil {
 		src, ok1 := any(s.src).([]float32)
 		d, ok2 := any(dst).([]float32)
 		if ok1 && ok2 {
-			packRounded(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k, s.round, p0, kc, w)
+			packRounded(ks, d, src, s.batchOff(b), s.row[r0:r0+rows], s.k, s.round, p0, kc, w)
 			return
 		}
 	}
@@ -169,20 +171,20 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 		case []float32:
 			switch d := any(dst).(type) {
 			case []float64:
-				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				packPlain(ks, d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
 				return
 			case []float32:
-				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				packPlain(ks, d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
 				return
 			}
 		case []float64:
 			if d, ok := any(dst).([]float64); ok {
-				packPlain(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				packPlain(ks, d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
 				return
 			}
 		case []dtype.BFloat16:
 			if d, ok := any(dst).([]float32); ok {
-				packBF16(d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
+				packBF16(ks, d, src, s.batchOff(b), s.row[r0:r0+rows], s.k[p0:p0+kc], w)
 				return
 			}
 		}
@@ -214,19 +216,19 @@ func packSide[S any, T gemmNum](dst []T, s *gemmSide[S, T], b, r0, rows, p0, kc,
 // read k step by k step, each a contiguous run across all the panels,
 // rather than panel by panel down strided columns: that would touch a new
 // cache line and page per element and defeat the hardware prefetcher.
-func packPlain[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w int) {
-	packPlainAt(dst, src, base, row, k, w, len(k), 0)
+func packPlain[S float32 | float64, T float32 | float64](ks *kset, dst []T, src []S, base int, row, k []int, w int) {
+	packPlainAt(ks, dst, src, base, row, k, w, len(k), 0)
 }
 
 // packPlainAt is packPlain into panels of kc k steps (kc >= p0+len(k)),
 // filling their steps [p0, p0+len(k)).
-func packPlainAt[S float32 | float64, T float32 | float64](dst []T, src []S, base int, row, k []int, w, kc, p0 int) {
+func packPlainAt[S float32 | float64, T float32 | float64](ks *kset, dst []T, src []S, base int, row, k []int, w, kc, p0 int) {
 	nk := len(k)
 	if nk == 0 {
 		return
 	}
 	if d, ok := any(dst).([]float32); ok {
-		if s, ok := any(src).([]float32); ok && packF32Fast(d, s, base, row, k, w, kc, p0) {
+		if s, ok := any(src).([]float32); ok && packF32Fast(ks, d, s, base, row, k, w, kc, p0) {
 			return
 		}
 	}
@@ -310,7 +312,7 @@ func packPlainAt[S float32 | float64, T float32 | float64](dst []T, src []S, bas
 // a transposed A: a copy per panel and k step) and 6-row panels of rows
 // contiguous along k (a row-major A: a 6-way interleave). It reports
 // whether it handled the layout.
-func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool {
+func packF32Fast(ks *kset, dst, src []float32, base int, row, k []int, w, kc, p0 int) bool {
 	nk := len(k)
 	if adjacent(row) {
 		nr := len(row)
@@ -339,7 +341,7 @@ func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool
 		if lda := row[pr+1] - row[pr]; lda > 0 && row[pr+2]-row[pr+1] == lda && row[pr+3]-row[pr+2] == lda &&
 			row[pr+4]-row[pr+3] == lda && row[pr+5]-row[pr+4] == lda {
 			// Rows evenly spaced (a matrix): the vector interleave.
-			pack6F32(panel, src[o+row[pr]:], lda, nk)
+			pack6F32(ks, panel, src[o+row[pr]:], lda, nk)
 			continue
 		}
 		r0 := src[o+row[pr] : o+row[pr]+nk]
@@ -373,7 +375,7 @@ func packF32Fast(dst, src []float32, base int, row, k []int, w, kc, p0 int) bool
 
 // packBF16 is packPlain for bfloat16 values widened to f32 (exact: the
 // bits shifted up), inline rather than through a converter call.
-func packBF16(dst []float32, src []dtype.BFloat16, base int, row, k []int, w int) {
+func packBF16(ks *kset, dst []float32, src []dtype.BFloat16, base int, row, k []int, w int) {
 	kc := len(k)
 	if kc == 0 {
 		return
@@ -382,7 +384,7 @@ func packBF16(dst []float32, src []dtype.BFloat16, base int, row, k []int, w int
 	for pr := 0; pr < len(row); pr += w {
 		panel := dst[(pr/w)*w*kc : (pr/w+1)*w*kc]
 		rs := row[pr:min(pr+w, len(row))]
-		if lds, ok := uniformStride(rs); contig && ok && lds >= 1 && packBF16Panel(panel, src[base+rs[0]+k[0]:], lds, len(rs), kc, w) {
+		if lds, ok := uniformStride(rs); contig && ok && lds >= 1 && packBF16Panel(ks, panel, src[base+rs[0]+k[0]:], lds, len(rs), kc, w) {
 			// Rows evenly spaced, each contiguous along k (x of x·Wᵀ as A,
 			// W as B): the vector transposes.
 			continue
@@ -412,20 +414,20 @@ func packBF16(dst []float32, src []dtype.BFloat16, base int, row, k []int, w int
 // [p0, p0+kc) of all passes (step gp reads k[gp%len(k)] and takes part
 // round[gp/len(k)] of it), converted plainly and then rounded in place,
 // segment by segment, in each panel.
-func packRounded(dst, src []float32, base int, row, k []int, round []int8, p0, kc, w int) {
+func packRounded(ks *kset, dst, src []float32, base int, row, k []int, round []int8, p0, kc, w int) {
 	nk := len(k)
 	np := ceilDiv(len(row), w)
 	for s := 0; s < kc; {
 		gp := p0 + s
 		pass, kk := gp/nk, gp%nk
 		n := min(kc-s, nk-kk)
-		packPlainAt(dst, src, base, row, k[kk:kk+n], w, kc, s)
+		packPlainAt(ks, dst, src, base, row, k[kk:kk+n], w, kc, s)
 		for q := 0; q < np; q++ {
 			seg := dst[q*w*kc+s*w : q*w*kc+(s+n)*w]
 			if round[pass] == roundLo {
-				vk().RoundLo(seg)
+				ks.vec.RoundLo(seg)
 			} else {
-				vk().RoundHi(seg)
+				ks.vec.RoundHi(seg)
 			}
 		}
 		s += n
@@ -503,6 +505,9 @@ func (g *gemmProblem[SA, SB, T]) run() {
 	if g.nb == 0 || g.m == 0 || g.n == 0 {
 		return
 	}
+	if g.ks == nil {
+		g.ks = procKS
+	}
 	if g.tile != nil {
 		g.runTiled()
 		return
@@ -519,11 +524,11 @@ func (g *gemmProblem[SA, SB, T]) run() {
 		}
 	}
 	if g.m == 1 {
-		gemv(g.nb, g.n, g.k, &g.a, &g.b, g.dot, func(b, j int, c []T) { g.store(b, 0, j, 1, 1, c) })
+		gemv(g.ks, g.nb, g.n, g.k, &g.a, &g.b, g.dot, func(b, j int, c []T) { g.store(b, 0, j, 1, 1, c) })
 		return
 	}
 	if g.n == 1 {
-		gemv(g.nb, g.m, g.k, &g.b, &g.a, g.dot, func(b, i int, c []T) { g.store(b, i, 0, 1, 1, c) })
+		gemv(g.ks, g.nb, g.m, g.k, &g.b, &g.a, g.dot, func(b, i int, c []T) { g.store(b, i, 0, 1, 1, c) })
 		return
 	}
 	nmb, nnb := ceilDiv(g.m, gemmMC), ceilDiv(g.n, gemmNC)
@@ -548,8 +553,8 @@ func (g *gemmProblem[SA, SB, T]) run() {
 			clear(c)
 			for p0 := 0; p0 < g.k; p0 += gemmKC {
 				kc := min(gemmKC, g.k-p0)
-				packSide(apack, &g.a, b, i0, mc, p0, kc, gemmMR)
-				packSide(bpack, &g.b, b, j0, nc, p0, kc, gemmNR)
+				packSide(g.ks, apack, &g.a, b, i0, mc, p0, kc, gemmMR)
+				packSide(g.ks, bpack, &g.b, b, j0, nc, p0, kc, gemmNR)
 				for jr := 0; jr < nc; jr += gemmNR {
 					nr := min(gemmNR, nc-jr)
 					bp := bpack[(jr/gemmNR)*gemmNR*kc : (jr/gemmNR+1)*gemmNR*kc]
@@ -573,7 +578,7 @@ func (g *gemmProblem[SA, SB, T]) run() {
 
 // gemv computes out(b, j) = dot(vec(b), other(b, j)) for the n rows of
 // other, converting the shared vector once per batch.
-func gemv[SV, SO any, T gemmNum](nb, n, k int, vec *gemmSide[SV, T], other *gemmSide[SO, T], dot func(x, y []T) T, store func(b, j int, c []T)) {
+func gemv[SV, SO any, T gemmNum](ks *kset, nb, n, k int, vec *gemmSide[SV, T], other *gemmSide[SO, T], dot func(x, y []T) T, store func(b, j int, c []T)) {
 	parallelFor(nb*n, nb*n*max(k, 1), func(lo, hi int) {
 		v, o := make([]T, k), make([]T, k)
 		var c [1]T
@@ -581,10 +586,10 @@ func gemv[SV, SO any, T gemmNum](nb, n, k int, vec *gemmSide[SV, T], other *gemm
 		for u := lo; u < hi; u++ {
 			b, j := u/n, u%n
 			if b != last {
-				packSide(v, vec, b, 0, 1, 0, k, 1)
+				packSide(ks, v, vec, b, 0, 1, 0, k, 1)
 				last = b
 			}
-			packSide(o, other, b, j, 1, 0, k, 1)
+			packSide(ks, o, other, b, j, 1, 0, k, 1)
 			c[0] = dot(v, o)
 			store(b, j, c[:])
 		}
@@ -822,11 +827,11 @@ func storeTile[T gemmNum, O any](dst []O, m, n int, conv func(T) O) func(b, i0, 
 
 // storeBF16 is storeTile to bfloat16 (dtype.BF16FromF32) with the vector
 // narrowing, which rounds the finished tile in place (it is scratch).
-func storeBF16(dst []dtype.BFloat16, m, n int) func(b, i0, j0, mc, nc int, c []float32) {
+func storeBF16(ks *kset, dst []dtype.BFloat16, m, n int) func(b, i0, j0, mc, nc int, c []float32) {
 	return func(b, i0, j0, mc, nc int, c []float32) {
 		for i := 0; i < mc; i++ {
 			o := (b*m+i0+i)*n + j0
-			vk().Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
+			ks.vec.Narrow(dst[o:o+nc], c[i*nc:i*nc+nc])
 		}
 	}
 }
@@ -884,7 +889,7 @@ func dotGeneralKernel(c *Call) error {
 	out := c.OutB[0][o.Offset*o.DType.Size():]
 	switch l.DType {
 	case dtype.F32:
-		t := tileF32()
+		t := tileF32(c.kernels())
 		if isHighest(prec) && t == nil {
 			cv := []func(float32) float64{widen32}
 			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true, nil, nil, [2][]int8{})
@@ -899,7 +904,7 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			rounds = bf16Rounds(prec)
 			plain = false
-			if tp := pairTile(m, n, k); tp != nil {
+			if tp := pairTile(c.kernels(), m, n, k); tp != nil {
 				// VDPBF16PS on the bf16 rounding of the inputs (bf16_gemm.go).
 				t = tp
 			}
@@ -908,19 +913,19 @@ func dotGeneralKernel(c *Call) error {
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		// plain: the packing widens bf16 inline (packBF16), as to does.
-		t := tileF32()
-		if tp := pairTile(m, n, k); tp != nil {
+		t := tileF32(c.kernels())
+		if tp := pairTile(c.kernels(), m, n, k); tp != nil {
 			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeBF16(as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
+			storeBF16(c.kernels(), as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
-			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32(), nil, [2][]int8{})
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32(c.kernels()), nil, [2][]int8{})
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(), as[float64](out), [2][]int8{})
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(c.kernels()), as[float64](out), [2][]int8{})
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil, nil, [2][]int8{})
@@ -954,6 +959,7 @@ func runDot[S any, T gemmNum](c *Call, nb, m, n, k int, lb, lr, lk, rb, rr, rk [
 		dot:   dot,
 		store: store,
 		tile:  tile,
+		ks:    c.kernels(),
 	}
 	if k == 0 {
 		g.k = 0

@@ -26,9 +26,9 @@ type convPlan[S any, T gemmNum] struct {
 	tile    *gemmTile[T]
 }
 
-func narrowPlan[S any](to func(S) float32, from func(float32) S) convPlan[S, float32] {
+func narrowPlan[S any](ks *kset, to func(S) float32, from func(float32) S) convPlan[S, float32] {
 	return convPlan[S, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: []func(S) float32{to}, xConv: []func(S) float32{to},
-		colConv: []func(float32) float32{idF32}, toT: to, fromT: from, tile: tileF32()}
+		colConv: []func(float32) float32{idF32}, toT: to, fromT: from, tile: tileF32(ks)}
 }
 
 func convolutionKernel(c *Call) error {
@@ -43,14 +43,14 @@ func convolutionKernel(c *Call) error {
 	prec := c.Attrs.String("precision")
 	switch c.In[0].DType {
 	case dtype.F32:
-		t := tileF32()
+		t := tileF32(c.kernels())
 		if isHighest(prec) && t == nil {
 			w := []func(float32) float64{widen32}
 			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, dot: dotF32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
 				toT: widen32, fromT: narrow32, plain: true})
 			break
 		}
-		if isHighest(prec) && convFastOK(p) {
+		if isHighest(prec) && convFastOK(c.kernels(), p) {
 			runConvFast(c, p)
 			break
 		}
@@ -59,7 +59,7 @@ func convolutionKernel(c *Call) error {
 			runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id, toT: idF32, fromT: idF32, plain: true, tile: t})
 			break
 		}
-		if convFastOK(p) && !(p.Transposed && convStrided(p)) {
+		if convFastOK(c.kernels(), p) && !(p.Transposed && convStrided(p)) {
 			runConvFast(c, p)
 			break
 		}
@@ -67,19 +67,19 @@ func convolutionKernel(c *Call) error {
 		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32, tile: t})
 	case dtype.F64:
 		id := []func(float64) float64{ident[float64]}
-		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64()})
+		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64(c.kernels())})
 	case dtype.BF16:
-		if conv16FastOK(dtype.BF16, p) {
+		if conv16FastOK(c.kernels(), dtype.BF16, p) {
 			runConv16(c, p)
 			break
 		}
-		runConv(c, p, narrowPlan(func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
+		runConv(c, p, narrowPlan(c.kernels(), func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
 	case dtype.F16:
-		if conv16FastOK(dtype.F16, p) {
+		if conv16FastOK(c.kernels(), dtype.F16, p) {
 			runConv16(c, p)
 			break
 		}
-		runConv(c, p, narrowPlan(func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32))
+		runConv(c, p, narrowPlan(c.kernels(), func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32))
 	default:
 		return fmt.Errorf("convolution: unsupported dtype %s", c.In[0].DType)
 	}
@@ -174,7 +174,7 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 		kc := cinG * kprod
 		cols := make([]T, kc*lout)
 		acc := make([]T, coutG*lout)
-		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile,
+		g := gemmProblem[S, T, T]{nb: 1, m: coutG, n: lout, k: kc * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile, ks: c.kernels(),
 			a:     gemmSide[S, T]{src: w, row: seq(coutG, kc), k: seq(kc, 1), conv: pl.wConv, plain: pl.plain},
 			b:     gemmSide[T, T]{src: cols, row: seq(lout, 1), k: seq(kc, lout), conv: pl.colConv, plain: pl.plain},
 			store: storeTile(acc, coutG, lout, ident[T]),
@@ -200,7 +200,7 @@ func runConv[S any, T gemmNum](c *Call, p op.ConvParams, pl convPlan[S, T]) {
 	m := coutG * kprod
 	cols := make([]T, m*lin)
 	acc := make([]T, coutG*lout)
-	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile,
+	g := gemmProblem[S, S, T]{nb: 1, m: m, n: lin, k: cinG * passes, kern: pl.kern, dot: pl.dot, tile: pl.tile, ks: c.kernels(),
 		a:     gemmSide[S, T]{src: w, row: seq(m, 1), k: seq(cinG, m), conv: pl.wConv, plain: pl.plain},
 		b:     gemmSide[S, T]{src: x, row: seq(lin, 1), k: seq(cinG, lin), conv: pl.xConv, plain: pl.plain},
 		store: storeTile(cols, m, lin, ident[T]),
@@ -288,10 +288,10 @@ func reduceWindowKernel(c *Call) error {
 	if planeWindow(in.Shape, w) && !slowPools {
 		switch dt {
 		case dtype.F32:
-			reduceWindowPlanes(in.Shape, w, isMax, as[float32](src), in.Offset, as[float32](dst), o.Offset)
+			reduceWindowPlanes(c.kernels(), in.Shape, w, isMax, as[float32](src), in.Offset, as[float32](dst), o.Offset)
 			return nil
 		case dtype.F64:
-			reduceWindowPlanes(in.Shape, w, isMax, as[float64](src), in.Offset, as[float64](dst), o.Offset)
+			reduceWindowPlanes(c.kernels(), in.Shape, w, isMax, as[float64](src), in.Offset, as[float64](dst), o.Offset)
 			return nil
 		}
 	}
@@ -428,10 +428,10 @@ func maxPool2dIndicesKernel(c *Call) error {
 	if !slowPools {
 		switch in.DType {
 		case dtype.F32:
-			maxPool2dIndicesTyped(p, planes, in.Offset, as[float32](src), as[float32](vals), idxs)
+			maxPool2dIndicesTyped(c.kernels(), p, planes, in.Offset, as[float32](src), as[float32](vals), idxs)
 			return nil
 		case dtype.F64:
-			maxPool2dIndicesTyped(p, planes, in.Offset, as[float64](src), as[float64](vals), idxs)
+			maxPool2dIndicesTyped(c.kernels(), p, planes, in.Offset, as[float64](src), as[float64](vals), idxs)
 			return nil
 		}
 	}

@@ -80,7 +80,7 @@ func dropoutKernel(c *Call) error {
 	dt := c.Out[0].DType
 	rnd := rounder(dt)
 	if !c.Attrs.Bool("train") || p == 0 {
-		castLoop(x, c.InB[0], c.Out[0], c.OutB[0])
+		castLoop(c.kernels(), x, c.InB[0], c.Out[0], c.OutB[0])
 		return nil
 	}
 	if p == 1 {

@@ -11,8 +11,7 @@ import (
 func TestPack6F32(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, level := range []string{LevelAVX2, LevelGeneric} {
-		prev := cpuLevel
-		cpuLevel = level
+		ks := ksetFor(level)
 		for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 24, 63, 64, 65, 784} {
 			for _, lda := range []int{n, n + 1, n + 13, 2*n + 5} {
 				src := make([]float32, 5*lda+n)
@@ -23,7 +22,7 @@ func TestPack6F32(t *testing.T) {
 				for i := range dst {
 					dst[i] = -1
 				}
-				pack6F32(dst[:n*6], src, lda, n)
+				pack6F32(ks, dst[:n*6], src, lda, n)
 				for p := 0; p < n; p++ {
 					for row := 0; row < 6; row++ {
 						if got, want := dst[p*6+row], src[row*lda+p]; got != want {
@@ -38,7 +37,6 @@ func TestPack6F32(t *testing.T) {
 				}
 			}
 		}
-		cpuLevel = prev
 	}
 }
 
@@ -48,12 +46,10 @@ func BenchmarkPack6F32(b *testing.B) {
 	dst := make([]float32, 6*n)
 	for _, level := range []string{LevelAVX2, LevelGeneric} {
 		b.Run(level, func(b *testing.B) {
-			prev := cpuLevel
-			cpuLevel = level
-			defer func() { cpuLevel = prev }()
+			ks := ksetFor(level)
 			b.SetBytes(6 * n * 4)
 			for b.Loop() {
-				pack6F32(dst, src, lda, n)
+				pack6F32(ks, dst, src, lda, n)
 			}
 		})
 	}

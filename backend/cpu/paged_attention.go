@@ -66,7 +66,7 @@ func newPagedPlan(c *Call) (*sdpaPlan, error) {
 		return nil, fmt.Errorf("%w: shapes query %v, key_cache %v, value_cache %v, block_table %s %v, out %v do not fit", errSDPAOperand, q.Shape, k.Shape, v.Shape, t.DType, t.Shape, o.Shape)
 	}
 	mb := t.Shape[1]
-	p := &sdpaPlan{l: q.Shape[2], e: q.Shape[3], s: mb * page, ev: v.Shape[3], page: page, bf: dt == dtype.BF16}
+	p := &sdpaPlan{l: q.Shape[2], e: q.Shape[3], s: mb * page, ev: v.Shape[3], page: page, bf: dt == dtype.BF16, ks: c.kernels()}
 	n := op.Numel(o.Shape)
 	if n == 0 {
 		return nil, nil

@@ -23,7 +23,7 @@ func pagedGathered(t *testing.T, q, kc, vc, table, mask *tensor.Tensor, a op.Att
 	if a.Has("scale") {
 		sa["scale"] = a.Float("scale")
 	}
-	return sdpaDirect(t, []*tensor.Tensor{q, gather(kc), gather(vc), mask}, sa)
+	return sdpaDirect(t, procKS, []*tensor.Tensor{q, gather(kc), gather(vc), mask}, sa)
 }
 
 // pagedDirect runs paged_attention and fails unless its kernel ran.

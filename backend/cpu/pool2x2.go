@@ -18,9 +18,9 @@ func pool2x2(kh, kw, sh, sw, dh, dw, ph, pw, h, w, oh, ow int) bool {
 // maxPool2x2 sets out (planes of oh x ow) to the 2x2 stride-2 maxima of
 // src (planes of h x w); as reduceWindowPlanes, each result passes through
 // float64 (which quiets a signaling NaN).
-func maxPool2x2[T floatT](src, out []T, planes, h, w, oh, ow int) {
+func maxPool2x2[T floatT](ks *kset, src, out []T, planes, h, w, oh, ow int) {
 	if s, ok := any(src).([]float32); ok {
-		maxPool2x2F32(s, any(out).([]float32), planes, h, w, oh, ow)
+		maxPool2x2F32(ks, s, any(out).([]float32), planes, h, w, oh, ow)
 		return
 	}
 	parallelFor(planes, planes*h*w, func(lo, hi int) {
@@ -51,9 +51,9 @@ func maxPool2x2[T floatT](src, out []T, planes, h, w, oh, ow int) {
 // maxPool2x2Indices is maxPool2x2 for max_pool2d_with_indices: the maximum
 // and its flat index h*W+w in the plane (the first maximum in window order;
 // a NaN replaces it).
-func maxPool2x2Indices[T floatT](src, vals []T, idxs []int64, planes, h, w, oh, ow int) {
+func maxPool2x2Indices[T floatT](ks *kset, src, vals []T, idxs []int64, planes, h, w, oh, ow int) {
 	if s, ok := any(src).([]float32); ok && h*w <= math.MaxInt32 {
-		maxPool2x2IndicesF32(s, any(vals).([]float32), idxs, planes, h, w, oh, ow)
+		maxPool2x2IndicesF32(ks, s, any(vals).([]float32), idxs, planes, h, w, oh, ow)
 		return
 	}
 	parallelFor(planes, planes*h*w, func(lo, hi int) {
@@ -109,7 +109,7 @@ var (
 
 // maxPool2x2F32 is maxPool2x2 on f32 without branches; a NaN result gets
 // its quiet bit set, as maxPool2x2's round trip through float64 does.
-func maxPool2x2F32(src, out []float32, planes, h, w, oh, ow int) {
+func maxPool2x2F32(ks *kset, src, out []float32, planes, h, w, oh, ow int) {
 	parallelFor(planes, planes*h*w, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			in := src[pl*h*w : (pl+1)*h*w]
@@ -117,13 +117,13 @@ func maxPool2x2F32(src, out []float32, planes, h, w, oh, ow int) {
 			for i := 0; i < oh; i++ {
 				r0, r1 := in[2*i*w:2*i*w+2*ow], in[(2*i+1)*w:(2*i+1)*w+2*ow]
 				orow := o[i*ow : (i+1)*ow]
-				if pool2x2RowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+				if pool2x2RowAsm != nil && ks.atLeast(LevelAVX512) && ow > 0 {
 					for j := 0; j < ow; j += 16 {
 						pool2x2RowAsm(&r0[2*j], &r1[2*j], &orow[j], nil, min(16, ow-j))
 					}
 					continue
 				}
-				if pool2x2RowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+				if pool2x2RowAsm != nil && ks.atLeast(LevelAVX512) && ow > 0 {
 					for j := 0; j < ow; j += 16 {
 						pool2x2RowAsm(&r0[2*j], &r1[2*j], &orow[j], nil, min(16, ow-j))
 					}
@@ -147,7 +147,7 @@ func maxPool2x2F32(src, out []float32, planes, h, w, oh, ow int) {
 }
 
 // maxPool2x2IndicesF32 is maxPool2x2Indices on f32 without branches.
-func maxPool2x2IndicesF32(src, vals []float32, idxs []int64, planes, h, w, oh, ow int) {
+func maxPool2x2IndicesF32(ks *kset, src, vals []float32, idxs []int64, planes, h, w, oh, ow int) {
 	parallelFor(planes, planes*h*w, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			in := src[pl*h*w : (pl+1)*h*w]
@@ -156,7 +156,7 @@ func maxPool2x2IndicesF32(src, vals []float32, idxs []int64, planes, h, w, oh, o
 				b0, b1 := 2*i*w, (2*i+1)*w
 				r0, r1 := in[b0:b0+2*ow], in[b1:b1+2*ow]
 				vr, ir := vo[i*ow:(i+1)*ow], io[i*ow:(i+1)*ow]
-				if pool2x2IdxRowAsm != nil && atLeast(LevelAVX512) && ow > 0 {
+				if pool2x2IdxRowAsm != nil && ks.atLeast(LevelAVX512) && ow > 0 {
 					for j := 0; j < ow; j += 16 {
 						pool2x2IdxRowAsm(&r0[2*j], &r1[2*j], &vr[j], &ir[j], min(16, ow-j), b0+2*j, b1+2*j)
 					}

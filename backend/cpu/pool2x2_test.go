@@ -38,11 +38,12 @@ func TestMaxPool2x2F32(t *testing.T) {
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), math.Float32frombits(0x7f800003), 1, 1}
 	for _, lv := range levels() {
-		withLevel(lv, func() { testMaxPool2x2F32(t, r, lv, specials) })
+		testMaxPool2x2F32(t, r, lv, specials)
 	}
 }
 
 func testMaxPool2x2F32(t *testing.T, r *rand.Rand, lv string, specials []float32) {
+	ks := ksetFor(lv)
 	for _, sh := range [][2]int{{2, 2}, {4, 6}, {5, 7}, {28, 28}, {10, 10}, {4, 40}, {3, 35}, {2, 66}} {
 		h, w := sh[0], sh[1]
 		oh, ow := h/2, w/2
@@ -57,9 +58,9 @@ func testMaxPool2x2F32(t *testing.T, r *rand.Rand, lv string, specials []float32
 		}
 		want, wantIdx := maxPool2x2Ref(src, planes, h, w, oh, ow)
 		got := make([]float32, len(want))
-		maxPool2x2F32(src, got, planes, h, w, oh, ow)
+		maxPool2x2F32(ks, src, got, planes, h, w, oh, ow)
 		gotV, gotI := make([]float32, len(want)), make([]int64, len(want))
-		maxPool2x2IndicesF32(src, gotV, gotI, planes, h, w, oh, ow)
+		maxPool2x2IndicesF32(ks, src, gotV, gotI, planes, h, w, oh, ow)
 		for i := range want {
 			wb := math.Float32bits(want[i])
 			if want[i] != want[i] {

@@ -28,10 +28,10 @@ var slowPools bool
 type floatT interface{ float32 | float64 }
 
 // maxPool2dIndicesTyped is maxPool2dIndicesKernel's loop on f32 or f64.
-func maxPool2dIndicesTyped[T floatT](p op.Pool2d, planes, inOff int, src, vals []T, idxs []int64) {
+func maxPool2dIndicesTyped[T floatT](ks *kset, p op.Pool2d, planes, inOff int, src, vals []T, idxs []int64) {
 	plane, oplane := p.H*p.W, p.OH*p.OW
 	if pool2x2(p.KH, p.KW, p.SH, p.SW, p.DH, p.DW, p.PH, p.PW, p.H, p.W, p.OH, p.OW) {
-		maxPool2x2Indices(src[inOff:inOff+planes*plane], vals, idxs, planes, p.H, p.W, p.OH, p.OW)
+		maxPool2x2Indices(ks, src[inOff:inOff+planes*plane], vals, idxs, planes, p.H, p.W, p.OH, p.OW)
 		return
 	}
 	parallelFor(planes, planes*oplane*p.KH*p.KW, func(lo, hi int) {
@@ -85,7 +85,7 @@ func planeWindow(shape []int, w op.Window) bool {
 // reduceWindowPlanes is reduceWindowKernel for a float window over the two
 // trailing dimensions (planeWindow): max (NaN wins, padding never does) or
 // sum (float64 accumulation in row-major tap order, rounded once).
-func reduceWindowPlanes[T floatT](shape []int, w op.Window, isMax bool, src []T, inOff int, dst []T, outOff int) {
+func reduceWindowPlanes[T floatT](ks *kset, shape []int, w op.Window, isMax bool, src []T, inOff int, dst []T, outOff int) {
 	r := len(shape)
 	H, W := shape[r-2], shape[r-1]
 	OH, OW := w.Out[r-2], w.Out[r-1]
@@ -95,7 +95,7 @@ func reduceWindowPlanes[T floatT](shape []int, w op.Window, isMax bool, src []T,
 	PH, PW := w.PadLo[r-2], w.PadLo[r-1]
 	planes := op.Numel(shape[:r-2])
 	if isMax && pool2x2(KH, KW, SH, SW, DH, DW, PH, PW, H, W, OH, OW) {
-		maxPool2x2(src[inOff:inOff+planes*H*W], dst[outOff:outOff+planes*OH*OW], planes, H, W, OH, OW)
+		maxPool2x2(ks, src[inOff:inOff+planes*H*W], dst[outOff:outOff+planes*OH*OW], planes, H, W, OH, OW)
 		return
 	}
 	parallelFor(planes, planes*OH*OW*KH*KW, func(lo, hi int) {

@@ -46,15 +46,12 @@ func dequantizeGGUFKernel(c *Call) error {
 	return nil
 }
 
-// quantKernels are the quant kernels of this process's CPU level.
-var quantKernels = quant.For(cpuLevel)
-
 // layoutFeatures lists the device features (op.LayoutFeature) of the
-// linear_gguf weight layouts quantKernels run natively.
+// linear_gguf weight layouts the process's quant kernels run natively.
 func layoutFeatures() []string {
 	var f []string
 	for _, blk := range op.GGUFBlocks() {
-		if quantKernels.Packs(quant.Type(blk.GGMLType)) {
+		if procKS.quant.Packs(quant.Type(blk.GGMLType)) {
 			f = append(f, op.LayoutFeature(op.LayoutR16, blk.Name))
 		}
 	}
@@ -64,7 +61,7 @@ func layoutFeatures() []string {
 // linearGGUFRuns counts the kernel's calls (tests check that it ran).
 var linearGGUFRuns atomic.Int64
 
-func linearGGUFKernel(c *Call) error { return linearGGUF(c, quantKernels) }
+func linearGGUFKernel(c *Call) error { return linearGGUF(c, c.kernels().quant) }
 
 // linearGGUF runs linear_gguf with kernels k (tests pass every level's).
 func linearGGUF(c *Call, k quant.Kernels) error {

@@ -51,7 +51,7 @@ func TestLinearGGUFR16(t *testing.T) {
 				}
 				inf := append([]float32(nil), xs...)
 				inf[len(inf)-1] = float32(math.Inf(1))
-				same("non-finite x", linearGGUFCallAttrs(t, quantKernels, r16, inf, m, k, pb, n), linearGGUFCallAttrs(t, quantKernels, rowMajor, inf, m, k, wb, n))
+				same("non-finite x", linearGGUFCallAttrs(t, procKS.quant, r16, inf, m, k, pb, n), linearGGUFCallAttrs(t, procKS.quant, rowMajor, inf, m, k, wb, n))
 
 				x := tensor.FromSlice(cpu, xs, m, k)
 				w := tensor.FromBytes(cpu, dtype.U8, []int{n, rb}, wb)

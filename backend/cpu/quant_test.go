@@ -277,7 +277,7 @@ func TestLinearGGUFDispatch(t *testing.T) {
 	a := op.Attrs{"type": name, "k": k}
 	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
 		xd := x.ToDType(dt)
-		want := tensor.FromSlice(cpu, linearGGUFCall(t, quantKernels, name, xd.ToDType(dtype.F32).Float32s(), 6, k, wb, n), 2, 3, n).ToDType(dt).ToDType(dtype.F32).Float32s()
+		want := tensor.FromSlice(cpu, linearGGUFCall(t, procKS.quant, name, xd.ToDType(dtype.F32).Float32s(), 6, k, wb, n), 2, 3, n).ToDType(dt).ToDType(dtype.F32).Float32s()
 		before := linearGGUFRuns.Load()
 		y := tensor.Apply1("linear_gguf", []*tensor.Tensor{xd, w}, a)
 		if linearGGUFRuns.Load() == before {
@@ -296,7 +296,7 @@ func TestLinearGGUFDispatch(t *testing.T) {
 	// A transposed view of x is made contiguous by the runtime.
 	xt := tensor.FromSlice(cpu, xs, 2, k, 3).Transpose(1, 2)
 	yt := tensor.Apply1("linear_gguf", []*tensor.Tensor{xt, w}, a).Float32s()
-	wt := linearGGUFCall(t, quantKernels, name, xt.Contiguous().Float32s(), 6, k, wb, n)
+	wt := linearGGUFCall(t, procKS.quant, name, xt.Contiguous().Float32s(), 6, k, wb, n)
 	for i := range yt {
 		if math.Float32bits(yt[i]) != math.Float32bits(wt[i]) {
 			t.Fatalf("transposed x: y[%d] = %g, kernel on a contiguous copy %g", i, yt[i], wt[i])

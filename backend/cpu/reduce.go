@@ -271,7 +271,7 @@ func reduceFloatFast[T redFloat](c *Call, p *redPlan, kind string) {
 				}
 			case op.ReduceMax:
 				if s32, ok := any(src).([]float32); ok && st == 1 && n >= 8 {
-					m := float64(vk().Max(s32[off : off+n]))
+					m := float64(c.kernels().vec.Max(s32[off : off+n]))
 					if m != m {
 						acc = m
 						return false

@@ -121,6 +121,7 @@ type sdpaPlan struct {
 	l, s, e, ev int
 	evp         int // ev rounded up to 16 (the packed V's row length)
 	bq, bk      int // block sizes
+	ks          *kset
 	nqb, nkb    int // query and key blocks
 	nb          int // output batch entries
 	scale       float32
@@ -198,7 +199,7 @@ func sdpaKernel(c *Call) error {
 // finish rounds a bf16 call's output and returns the scratch.
 func (p *sdpaPlan) finish() {
 	if p.out16 != nil {
-		vk().Narrow(p.out16, p.out)
+		p.ks.vec.Narrow(p.out16, p.out)
 	}
 	if p.outScratch != nil {
 		putScratch(p.outScratch)
@@ -266,7 +267,7 @@ func (p *sdpaPlan) qAt(i int) float32 {
 func (p *sdpaPlan) qRow(dst []float32, src, st int) {
 	switch {
 	case st == 1 && p.bf:
-		vk().Widen(dst, p.q16[src:])
+		p.ks.vec.Widen(dst, p.q16[src:])
 	case st == 1:
 		copy(dst, p.q[src:src+len(dst)])
 	default:
@@ -313,11 +314,11 @@ func (p *sdpaPlan) wide(x *sdpaWide, src []dtype.BFloat16, i, width, ld int, spa
 			off, m = span(i, j, p.wideRows-j)
 			dst := x.rows[j*width : (j+m)*width]
 			if ld == width {
-				vk().Widen(dst, src[off:])
+				p.ks.vec.Widen(dst, src[off:])
 				continue
 			}
 			for r := range m {
-				vk().Widen(dst[r*width:(r+1)*width], src[off+r*ld:])
+				p.ks.vec.Widen(dst[r*width:(r+1)*width], src[off+r*ld:])
 			}
 		}
 	})
@@ -351,10 +352,10 @@ func (p *sdpaPlan) prepareWide() {
 
 // readRow sets dst to the len(dst) values of a key (value) buffer from
 // src at stride st: kb or vb (f32), kb16 or vb16 (bf16).
-func readRow(dst []float32, f []float32, h []dtype.BFloat16, src, st int) {
+func readRow(ks *kset, dst []float32, f []float32, h []dtype.BFloat16, src, st int) {
 	switch {
 	case h != nil && st == 1:
-		vk().Widen(dst, h[src:])
+		ks.vec.Widen(dst, h[src:])
 	case h != nil:
 		for c := range dst {
 			dst[c] = h[src+c*st].F32()
@@ -439,7 +440,7 @@ func newSDPAPlan(c *Call) (*sdpaPlan, error) {
 		return nil, err
 	}
 	rq, rk, rv, ro := len(q.Shape), len(k.Shape), len(v.Shape), len(o.Shape)
-	p := &sdpaPlan{l: q.Shape[rq-2], e: q.Shape[rq-1], s: k.Shape[rk-2], ev: v.Shape[rv-1], bf: dt == dtype.BF16}
+	p := &sdpaPlan{l: q.Shape[rq-2], e: q.Shape[rq-1], s: k.Shape[rk-2], ev: v.Shape[rv-1], bf: dt == dtype.BF16, ks: c.kernels()}
 	if k.Shape[rk-1] != p.e || v.Shape[rv-2] != p.s || o.Shape[ro-2] != p.l || o.Shape[ro-1] != p.ev {
 		return nil, fmt.Errorf("%w: shapes q %v, k %v, v %v, out %v do not fit", errSDPAOperand, q.Shape, k.Shape, v.Shape, o.Shape)
 	}
@@ -592,7 +593,7 @@ var sdpaRowMaxL = 6
 // rowPath reports whether the call takes the row path: few query rows,
 // the AVX2 gemv kernels, and K and V each contiguous along one axis.
 func (p *sdpaPlan) rowPath() bool {
-	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+	if p.l > sdpaRowMaxL || sdpaFlashOff || p.e == 0 || gemvAsmF32 == nil || !p.ks.atLeast(LevelAVX2) {
 		return false
 	}
 	if p.page > 0 || p.bf { // blocks are runs of rows, bf16 rows are widened: the row path reads rows
@@ -675,9 +676,9 @@ func (p *sdpaPlan) pack() {
 		for j0 := 0; j0 < p.s && p.e > 0; j0 += 16 {
 			n := min(16, p.s-j0)
 			for jj := 0; jj < n; jj++ {
-				readRow(rows[jj*p.e:(jj+1)*p.e], kb, p.kb16, p.kRow(i, j0+jj), ksE)
+				readRow(p.ks, rows[jj*p.e:(jj+1)*p.e], kb, p.kb16, p.kRow(i, j0+jj), ksE)
 			}
-			gemmPackT16(kt[j0*p.e:(j0+16)*p.e], rows, p.e, n, p.e)
+			gemmPackT16(p.ks, kt[j0*p.e:(j0+16)*p.e], rows, p.e, n, p.e)
 		}
 		p.kPack[i] = kt
 	}
@@ -688,7 +689,7 @@ func (p *sdpaPlan) pack() {
 			vp := all[nk*kSize+vOf[i]*vSize : nk*kSize+(vOf[i]+1)*vSize]
 			for j := 0; j < p.s && p.ev > 0; j++ {
 				row := vp[j*p.evp : (j+1)*p.evp]
-				readRow(row[:p.ev], vb, p.vb16, p.vRow(i, j), vsE)
+				readRow(p.ks, row[:p.ev], vb, p.vb16, p.vRow(i, j), vsE)
 				clear(row[p.ev:])
 			}
 			p.vPack[i] = vp
@@ -700,12 +701,12 @@ func (p *sdpaPlan) pack() {
 		// finite values, which only costs the block skipping).
 		vp, ld := p.vPack[i], p.vld
 		if ld == p.ev {
-			sum := vk().Sum(vp[:p.s*p.ev])
+			sum := p.ks.vec.Sum(vp[:p.s*p.ev])
 			p.vBad[i] = sum-sum != 0
 			return
 		}
 		for j := 0; j < p.s; j++ {
-			if sum := vk().Sum(vp[j*ld : j*ld+p.ev]); sum-sum != 0 {
+			if sum := p.ks.vec.Sum(vp[j*ld : j*ld+p.ev]); sum-sum != 0 {
 				p.vBad[i] = true
 				return
 			}
@@ -926,7 +927,7 @@ func (p *sdpaPlan) packQ(w *sdpaScratch, b, i0, nr, nrp int, prescale bool) {
 		dst := w.q[r*e : (r+1)*e]
 		p.qRow(dst, p.qOff[b]+(i0+r)*p.qsL, p.qsE)
 		if prescale {
-			vk().MulScalar(dst, dst, p.scale)
+			p.ks.vec.MulScalar(dst, dst, p.scale)
 		}
 	}
 	clear(w.q[nr*e : nrp*e])
@@ -946,7 +947,7 @@ func (p *sdpaPlan) scores(w *sdpaScratch, kt []float32, j0, r0, r1, ncp, lds int
 		nv := min(64, ncp-jj) / 16
 		panel := kt[(j0+jj)*p.e:]
 		for r := r0; r < r1; r += 6 {
-			sdpaTiles(p.e, w.q[r*p.e:], p.e, panel, 16, 16*p.e, nv, w.s[r*lds+jj:], lds, 0)
+			sdpaTiles(p.ks, p.e, w.q[r*p.e:], p.e, panel, 16, 16*p.e, nv, w.s[r*lds+jj:], lds, 0)
 		}
 	}
 }
@@ -993,7 +994,7 @@ func (p *sdpaPlan) allowed(b, i int) int {
 // (bool) or + mask (float).
 func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled bool) {
 	if !scaled {
-		vk().MulScalar(x, x, p.scale)
+		p.ks.vec.MulScalar(x, x, p.scale)
 	}
 	ninf := float32(math.Inf(-1))
 	if p.causal {
@@ -1038,22 +1039,22 @@ func (p *sdpaPlan) maskRow(w *sdpaScratch, x []float32, b, i, j0 int, scaled boo
 	case sdpaMaskF32:
 		switch p.msS {
 		case 1:
-			vk().Add(x, x, p.mf[base:base+len(x)])
+			p.ks.vec.Add(x, x, p.mf[base:base+len(x)])
 		case 0:
-			vk().AddScalar(x, x, p.mf[base])
+			p.ks.vec.AddScalar(x, x, p.mf[base])
 		default:
 			t := w.tmp[:len(x)]
 			for c := range t {
 				t[c] = p.mf[base+c*p.msS]
 			}
-			vk().Add(x, x, t)
+			p.ks.vec.Add(x, x, t)
 		}
 	default:
 		t := w.tmp[:len(x)]
 		for c := range t {
 			t[c] = float32(dtype.Float64At(p.mdt, p.mb, base+c*p.msS))
 		}
-		vk().Add(x, x, t)
+		p.ks.vec.Add(x, x, t)
 	}
 }
 
@@ -1101,12 +1102,12 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 		for r := 0; r < nr; r++ {
 			x := w.s[r*p.bk : r*p.bk+nc]
 			p.maskRow(w, x, b, i0+r, j0, scaled)
-			w.l[r] += vk().ExpSubSum(x, p.rescale(w, o, r, vk().Max(x)))
+			w.l[r] += p.ks.vec.ExpSubSum(x, p.rescale(w, o, r, p.ks.vec.Max(x)))
 		}
 		// Rows nr..nrp hold raw scores of the zero query rows; their
 		// outputs are dropped.
 		for r := 0; r < nrp; r += 6 {
-			sdpaTiles(nc, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
+			sdpaTiles(p.ks, nc, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
 		}
 	}
 	nan := float32(math.NaN())
@@ -1118,7 +1119,7 @@ func (p *sdpaPlan) flashUnit(w *sdpaScratch, b, qb int) {
 			}
 			continue
 		}
-		vk().MulScalar(dst, o[r*p.evp:r*p.evp+p.ev], 1/w.l[r])
+		p.ks.vec.MulScalar(dst, o[r*p.evp:r*p.evp+p.ev], 1/w.l[r])
 	}
 }
 
@@ -1138,7 +1139,7 @@ func (p *sdpaPlan) rescale(w *sdpaScratch, o []float32, r int, bmax float32) flo
 	if mOld != sub {
 		alpha = float32(math.Exp(float64(mOld - sub)))
 		orow := o[r*p.evp : (r+1)*p.evp]
-		vk().MulScalar(orow, orow, alpha)
+		p.ks.vec.MulScalar(orow, orow, alpha)
 	}
 	w.l[r] *= alpha
 	w.m[r] = mNew
@@ -1160,11 +1161,11 @@ func (p *sdpaPlan) flashDiag(w *sdpaScratch, b, i0, nr, nrp, j0, nc int, kt, vp 
 			x := row[:na]
 			if na > 0 {
 				p.maskRow(w, x, b, i0+rr, j0, scaled)
-				w.l[rr] += vk().ExpSubSum(x, p.rescale(w, o, rr, vk().Max(x)))
+				w.l[rr] += p.ks.vec.ExpSubSum(x, p.rescale(w, o, rr, p.ks.vec.Max(x)))
 			}
 			clear(row[na:])
 		}
-		sdpaTiles(ng, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
+		sdpaTiles(p.ks, ng, w.s[r*p.bk:], p.bk, vp[j0*p.vld:], p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 1)
 	}
 }
 
@@ -1203,12 +1204,12 @@ func (p *sdpaPlan) exactUnit(w *sdpaScratch, b, qb int) {
 			p.maskRow(w, x[:ng], b, i0+rr, 0, false)
 			t := w.tmp[:p.s]
 			copy(t, x)
-			vk().SoftmaxPrefix(x, t, ng)
+			p.ks.vec.SoftmaxPrefix(x, t, ng)
 			if p.dropP > 0 {
 				p.dropout(x, p.pIdx[b], i0+rr)
 			}
 		}
-		sdpaTiles(ng, w.s[r*lds:], lds, vp, p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 0)
+		sdpaTiles(p.ks, ng, w.s[r*lds:], lds, vp, p.vld, 16, p.evp/16, o[r*p.evp:], p.evp, 0)
 	}
 	for r := 0; r < nr; r++ {
 		copy(p.out[b*p.outBatch+(i0+r)*p.ev:][:p.ev], o[r*p.evp:])
@@ -1296,7 +1297,7 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 	p.maskRow(w, x[:n], b, i, 0, false)
 	t := w.tmp[:p.s]
 	copy(t, x)
-	vk().SoftmaxPrefix(x, t, n)
+	p.ks.vec.SoftmaxPrefix(x, t, n)
 	if p.dropP > 0 {
 		p.dropout(x, p.pIdx[b], i)
 	}
@@ -1308,7 +1309,7 @@ func (p *sdpaPlan) rowFinish(w *sdpaScratch, b, i int, x []float32, n int) {
 			if p.vDirect {
 				var off int
 				off, m = p.vSpan(vi, j, n-j)
-				sdpaAxpyBF16(p.vb16, off, p.vsS, m, x[j:], dst, p.ev, min(j, 1))
+				sdpaAxpyBF16(p.ks, p.vb16, off, p.vsS, m, x[j:], dst, p.ev, min(j, 1))
 				continue
 			}
 			var vb []float32
@@ -1429,7 +1430,7 @@ func (p *sdpaPlan) groupScoresBF16(w *sdpaScratch, ki, j, left, n, width int) in
 		}
 		kt := w.kt[:t*e]
 		for rr := range t {
-			vk().Widen(kt[rr*e:(rr+1)*e], p.kb16[off+(r+rr)*p.ksS:])
+			p.ks.vec.Widen(kt[rr*e:(rr+1)*e], p.kb16[off+(r+rr)*p.ksS:])
 		}
 		for h := range n {
 			sdpaDots(gemvAsmF32, kt, 0, e, t, e, w.q3[h*e:(h+1)*e], w.s[h*width+j+r:], w.q[e:])
@@ -1487,10 +1488,10 @@ func sdpaAxpy(kr *gemvKernelsF32, m []float32, base, ld, k int, x, y []float32, 
 // sdpaAxpyBF16 is sdpaAxpy over bf16 rows m (n a multiple of 8): the
 // same FMA chains, in the same order, on the values widened in registers
 // (gemvAxpyBF16, or its AVX-512 form at avx512: the same bits).
-func sdpaAxpyBF16(m []dtype.BFloat16, base, ld, k int, x, y []float32, n, load int) {
+func sdpaAxpyBF16(ks *kset, m []dtype.BFloat16, base, ld, k int, x, y []float32, n, load int) {
 	_ = m[base+(k-1)*ld+n-1]
 	axpy := gemvAsmBF16.axpy
-	if gemvAxpyBF16Z != nil && atLeast(LevelAVX512) {
+	if gemvAxpyBF16Z != nil && ks.atLeast(LevelAVX512) {
 		axpy = gemvAxpyBF16Z
 	}
 	for kb := 0; kb < k; kb += gemvKB {
@@ -1506,7 +1507,7 @@ func sdpaAxpyBF16(m []dtype.BFloat16, base, ld, k int, x, y []float32, n, load i
 // period Ev) & (2^53-1) * 2^-53 < 1-p.
 func (p *sdpaPlan) dropout(x []float32, pb, i int) {
 	if p.dropP >= 1 {
-		vk().MulScalar(x, x, 0)
+		p.ks.vec.MulScalar(x, x, 0)
 		return
 	}
 	row := uint64((pb*p.l + i) * p.period)
@@ -1525,9 +1526,9 @@ func (p *sdpaPlan) dropout(x []float32, pb, i int) {
 // sdpaTiles runs sdpaTile on nv consecutive 16-column tiles of c, B's
 // tile v at b[v*bvs:], four at a time on the 6x64 AVX-512 kernel where
 // the level has it (the same FMA chains, so the same bits).
-func sdpaTiles(kc int, a []float32, rsa int, b []float32, rsb, bvs, nv int, c []float32, ldc int, load int) {
+func sdpaTiles(ks *kset, kc int, a []float32, rsa int, b []float32, rsb, bvs, nv int, c []float32, ldc int, load int) {
 	v := 0
-	if kc > 0 && smallKern64F32Z != nil && atLeast(LevelAVX512) {
+	if kc > 0 && smallKern64F32Z != nil && ks.atLeast(LevelAVX512) {
 		for ; v+4 <= nv; v += 4 {
 			bv, cv := b[v*bvs:], c[16*v:]
 			_, _, _ = a[5*rsa+kc-1], bv[(kc-1)*rsb+3*bvs+15], cv[5*ldc+63]
@@ -1535,7 +1536,7 @@ func sdpaTiles(kc int, a []float32, rsa int, b []float32, rsb, bvs, nv int, c []
 		}
 	}
 	for ; v < nv; v++ {
-		sdpaTile(kc, a, rsa, b[v*bvs:], rsb, c[16*v:], ldc, load)
+		sdpaTile(ks, kc, a, rsa, b[v*bvs:], rsb, c[16*v:], ldc, load)
 	}
 }
 
@@ -1544,7 +1545,7 @@ func sdpaTiles(kc int, a []float32, rsa int, b []float32, rsb, bvs, nv int, c []
 // elements each) and b's kc rows (stride rsb) of 16 columns: one FMA chain
 // per element over k in order, the GEMM micro-kernel's arithmetic (the
 // pure-Go level rounds as the generic GEMM does).
-func sdpaTile(kc int, a []float32, rsa int, b []float32, rsb int, c []float32, ldc int, load int) {
+func sdpaTile(ks *kset, kc int, a []float32, rsa int, b []float32, rsb int, c []float32, ldc int, load int) {
 	if kc == 0 {
 		if load == 0 {
 			for r := 0; r < 6; r++ {
@@ -1555,8 +1556,8 @@ func sdpaTile(kc int, a []float32, rsa int, b []float32, rsb int, c []float32, l
 	}
 	// Bounds checks for what the assembly reads and writes.
 	_, _, _ = a[5*rsa+kc-1], b[(kc-1)*rsb+15], c[5*ldc+15]
-	if atLeast(LevelAVX2) && smallKernF32 != nil {
-		smallKern()(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
+	if ks.atLeast(LevelAVX2) && smallKernF32 != nil {
+		smallKern(ks)(kc, &a[0], rsa, 1, &b[0], rsb, &c[0], ldc, load)
 		return
 	}
 	for r := 0; r < 6; r++ {

@@ -54,7 +54,7 @@ func sdpaBF16Matches(t *testing.T, name string, run func(*testing.T, []*tensor.T
 // views, value width other than E, small blocks), and S = 0.
 func TestSDPABF16(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
-	row := gemvAsmF32 != nil && atLeast(LevelAVX2)
+	row := gemvAsmF32 != nil && procKS.atLeast(LevelAVX2)
 	boolMask := func(l, s, valid int) *tensor.Tensor {
 		v := make([]bool, l*s)
 		for i := range l {
@@ -91,7 +91,9 @@ func TestSDPABF16(t *testing.T) {
 		for _, blocks := range [][2]int{{sdpaBlockQ, sdpaBlockK}, {12, 16}} {
 			name := fmt.Sprintf("%s/blocks %v", c.name, blocks)
 			withSDPABlocks(blocks[0], blocks[1], func() {
-				rows := sdpaBF16Matches(t, name, sdpaDirect, []*tensor.Tensor{c.q, c.k, c.v, c.mask}, c.a)
+				rows := sdpaBF16Matches(t, name, func(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+					return sdpaDirect(t, procKS, in, a)
+				}, []*tensor.Tensor{c.q, c.k, c.v, c.mask}, c.a)
 				if want := c.rowPath && row; (rows > 0) != want {
 					t.Errorf("%s: the row path ran %d times, want it to run: %v", name, rows, want)
 				}

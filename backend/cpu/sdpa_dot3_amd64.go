@@ -17,8 +17,9 @@ func sdpaDot3F32x16(k int, a *float32, lda int, x *float32, ldx int, y *float32,
 //go:noescape
 func sdpaDot3BF16x16(k int, a *uint16, lda int, x *float32, ldx int, y *float32, ldy int)
 
+// The row path, the only caller, runs at level avx2 and above.
 func init() {
-	if atLeast(LevelAVX2) {
+	if haveAVX2() {
 		sdpaDot3 = sdpaDot3F32x16
 		sdpaDot3BF16 = sdpaDot3BF16x16
 	}

@@ -30,16 +30,78 @@ func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tenso
 	return d.Decompose(tensorBuilder{}, vals, na)[0].(*tensor.Tensor)
 }
 
-// sdpaDirect runs the op through dispatch (the direct kernel for f32) and
-// fails unless the kernel ran.
-func sdpaDirect(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+// sdpaDecomposedAt is sdpaDecomposed on the device of ks's level
+// (levelDevice), so that its matmuls and softmax run that level's kernels.
+func sdpaDecomposedAt(t *testing.T, ks *kset, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+	if ks == procKS {
+		return sdpaDecomposed(t, in, a)
+	}
+	dev := levelDevice(ks.level)
+	on := make([]*tensor.Tensor, len(in))
+	for i, x := range in {
+		if x != nil {
+			on[i] = x.To(dev)
+		}
+	}
+	d := op.MustLookup("scaled_dot_product_attention")
+	na, err := d.Normalize(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]op.Value, len(on))
+	for i, x := range on {
+		if x != nil {
+			vals[i] = x
+		}
+	}
+	return d.Decompose(deviceBuilder{dev}, vals, na)[0].(*tensor.Tensor).To(sdpaCPU())
+}
+
+// deviceBuilder is tensorBuilder with the decomposition's constants and
+// created tensors moved to dev (tensor.Apply makes them on the default
+// device).
+type deviceBuilder struct{ dev device.Device }
+
+func (b deviceBuilder) Call(name string, in []op.Value, a op.Attrs) []op.Value {
+	out := tensorBuilder{}.Call(name, in, a)
+	for _, v := range in {
+		if v != nil {
+			return out
+		}
+	}
+	for i, v := range out { // a creation op: made on the default device
+		out[i] = v.(*tensor.Tensor).To(b.dev)
+	}
+	return out
+}
+
+func (b deviceBuilder) Meta(v op.Value) op.Meta { return tensorBuilder{}.Meta(v) }
+
+func (b deviceBuilder) Scalar(v any, like op.Value) op.Value {
+	return tensor.Scalar(v).To(b.dev)
+}
+
+// sdpaDirect runs the op through dispatch (the direct kernel for f32) on
+// the device of ks's level (levelDevice; the inputs are copied there, the
+// output back) and fails unless the kernel ran.
+func sdpaDirect(t *testing.T, ks *kset, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
 	t.Helper()
+	dev := sdpaCPU()
+	if ks != procKS {
+		dev = levelDevice(ks.level)
+	}
+	on := make([]*tensor.Tensor, len(in))
+	for i, x := range in {
+		if x != nil {
+			on[i] = x.To(dev)
+		}
+	}
 	before := sdpaRuns.Load()
-	out := tensor.Apply("scaled_dot_product_attention", in, a)[0]
+	out := tensor.Apply("scaled_dot_product_attention", on, a)[0]
 	if sdpaRuns.Load() == before {
 		t.Fatalf("the direct kernel did not run")
 	}
-	return out
+	return out.To(sdpaCPU())
 }
 
 func sdpaCPU() device.Device { return tensor.MustDevice("cpu") }
@@ -112,11 +174,12 @@ func TestSDPAShapes(t *testing.T) {
 		dims = []int{1, 8, 65}
 	}
 	for _, lv := range levels() {
-		withLevel(lv, func() { sdpaShapes(t, lv, sizes, dims) })
+		sdpaShapes(t, ksetFor(lv), sizes, dims)
 	}
 }
 
-func sdpaShapes(t *testing.T, lv string, sizes, dims []int) {
+func sdpaShapes(t *testing.T, ks *kset, sizes, dims []int) {
+	lv := ks.level
 	r := rand.New(rand.NewSource(1))
 	for _, blocks := range [][2]int{{192, 256}, {12, 32}} {
 		withSDPABlocks(blocks[0], blocks[1], func() {
@@ -134,8 +197,8 @@ func sdpaShapes(t *testing.T, lv string, sizes, dims []int) {
 						for _, causal := range []bool{false, true} {
 							a := op.Attrs{"is_causal": causal}
 							name := fmt.Sprintf("%s/blocks%v/L%d/S%d/E%d/causal=%v", lv, blocks, l, s, e, causal)
-							got := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a)
-							want := sdpaDecomposed(t, []*tensor.Tensor{q, k, v, nil}, a)
+							got := sdpaDirect(t, ks, []*tensor.Tensor{q, k, v, nil}, a)
+							want := sdpaDecomposedAt(t, ks, []*tensor.Tensor{q, k, v, nil}, a)
 							sdpaClose(t, name, got, want, s <= blocks[1] && l > 1 && s > 1 && ev > 1, 2e-6, 2e-6)
 						}
 					}
@@ -204,7 +267,7 @@ func TestSDPAMasks(t *testing.T) {
 	}
 	for _, lv := range levels() {
 		for _, blocks := range [][2]int{{192, 256}, {12, 16}} {
-			withLevel(lv, func() {
+			func(ks *kset) {
 				withSDPABlocks(blocks[0], blocks[1], func() {
 					for _, c := range cases {
 						a := op.Attrs{}
@@ -212,16 +275,16 @@ func TestSDPAMasks(t *testing.T) {
 							a[k] = v
 						}
 						in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
-						got := sdpaDirect(t, in, a)
-						want := sdpaDecomposed(t, in, a)
+						got := sdpaDirect(t, ks, in, a)
+						want := sdpaDecomposedAt(t, ks, in, a)
 						sdpaClose(t, fmt.Sprintf("%s/%s/blocks%v", lv, c.name, blocks), got, want, false, 2e-6, 2e-6)
 					}
 				})
-			})
+			}(ksetFor(lv))
 		}
 	}
 	// The fully masked row is NaN, the others are not.
-	out := sdpaDirect(t, []*tensor.Tensor{q4, k4, v4, dead()}, op.Attrs{}).Float32s()
+	out := sdpaDirect(t, procKS, []*tensor.Tensor{q4, k4, v4, dead()}, op.Attrs{}).Float32s()
 	for i, x := range out {
 		if row := i / 24 % l; (x != x) != (row == 3) {
 			t.Fatalf("dead row: element %d (row %d) = %v", i, row, x)
@@ -275,7 +338,7 @@ func TestSDPANonFinite(t *testing.T) {
 					for _, mask := range []*tensor.Tensor{nil, prefix} {
 						a := op.Attrs{"is_causal": causal}
 						in := []*tensor.Tensor{c.q, c.k, c.v, mask}
-						got := sdpaDirect(t, in, a)
+						got := sdpaDirect(t, procKS, in, a)
 						want := sdpaDecomposed(t, in, a)
 						sdpaClose(t, fmt.Sprintf("%s/causal=%v/mask=%v/blocks%v", c.name, causal, mask != nil, blocks), got, want, false, 2e-6, 2e-6)
 					}
@@ -296,15 +359,15 @@ func TestSDPADropout(t *testing.T) {
 		for _, causal := range []bool{false, true} {
 			a := op.Attrs{"dropout_p": p, "is_causal": causal, "seed": int64(1234), "offset": int64(56)}
 			in := []*tensor.Tensor{q, k, v, mask}
-			got := sdpaDirect(t, in, a)
+			got := sdpaDirect(t, procKS, in, a)
 			want := sdpaDecomposed(t, in, a)
 			sdpaClose(t, fmt.Sprintf("p=%v/causal=%v", p, causal), got, want, true, 0, 0)
 		}
 	}
 	a1 := op.Attrs{"dropout_p": 0.5, "seed": int64(1)}
 	a2 := op.Attrs{"dropout_p": 0.5, "seed": int64(2)}
-	x1 := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a1).Float32s()
-	x2 := sdpaDirect(t, []*tensor.Tensor{q, k, v, nil}, a2).Float32s()
+	x1 := sdpaDirect(t, procKS, []*tensor.Tensor{q, k, v, nil}, a1).Float32s()
+	x2 := sdpaDirect(t, procKS, []*tensor.Tensor{q, k, v, nil}, a2).Float32s()
 	same := 0
 	for i := range x1 {
 		if x1[i] == x2[i] {
@@ -327,16 +390,16 @@ func TestSDPAFlashLong(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	in := []*tensor.Tensor{sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), nil}
 	for _, lv := range levels() {
-		withLevel(lv, func() {
+		func(ks *kset) {
 			for _, causal := range []bool{false, true} {
 				a := op.Attrs{"is_causal": causal}
-				got := sdpaDirect(t, in, a)
+				got := sdpaDirect(t, ks, in, a)
 				sdpaFlashOff = true
-				want := sdpaDirect(t, in, a)
+				want := sdpaDirect(t, ks, in, a)
 				sdpaFlashOff = false
 				sdpaClose(t, fmt.Sprintf("%s/L=S=%d/causal=%v", lv, n, causal), got, want, false, 2e-6, 2e-6)
 			}
-		})
+		}(ksetFor(lv))
 	}
 }
 
@@ -347,9 +410,9 @@ func TestSDPAThreadsInvariant(t *testing.T) {
 	in := []*tensor.Tensor{sdpaRand(r, 3, 700, 40), sdpaRand(r, 3, 900, 40), sdpaRand(r, 3, 900, 24), nil}
 	a := op.Attrs{"is_causal": true}
 	prev := runtime.GOMAXPROCS(1)
-	one := sdpaDirect(t, in, a)
+	one := sdpaDirect(t, procKS, in, a)
 	runtime.GOMAXPROCS(7)
-	seven := sdpaDirect(t, in, a)
+	seven := sdpaDirect(t, procKS, in, a)
 	runtime.GOMAXPROCS(prev)
 	sdpaClose(t, "GOMAXPROCS 1 vs 7", seven, one, true, 0, 0)
 }
@@ -371,7 +434,7 @@ func TestSDPAExactPath(t *testing.T) {
 	for _, causal := range []bool{false, true} {
 		in := []*tensor.Tensor{sdpaRand(r, 3, 45, 33), sdpaRand(r, 3, 300, 33), sdpaRand(r, 3, 300, 17), mask}
 		a := op.Attrs{"is_causal": causal}
-		sdpaClose(t, fmt.Sprintf("causal=%v", causal), sdpaDirect(t, in, a), sdpaDecomposed(t, in, a), true, 0, 0)
+		sdpaClose(t, fmt.Sprintf("causal=%v", causal), sdpaDirect(t, procKS, in, a), sdpaDecomposed(t, in, a), true, 0, 0)
 	}
 }
 
@@ -380,7 +443,7 @@ func TestSDPAExactPath(t *testing.T) {
 // tolerance at L or S = 1, as in TestSDPAShapes): K and V row-major or
 // contiguous along S, masks, causal, GQA, dropout.
 func TestSDPARowPath(t *testing.T) {
-	if gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+	if gemvAsmF32 == nil || !procKS.atLeast(LevelAVX2) {
 		t.Skip("no gemv kernels at this CPU level")
 	}
 	r := rand.New(rand.NewSource(10))
@@ -410,7 +473,7 @@ func TestSDPARowPath(t *testing.T) {
 				for _, c := range cases {
 					in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
 					before := sdpaRowRuns.Load()
-					got := sdpaDirect(t, in, c.a)
+					got := sdpaDirect(t, procKS, in, c.a)
 					if sdpaRowRuns.Load() == before {
 						t.Fatalf("L%d S%d E%d %s: the row path did not run", l, s, e, c.name)
 					}
@@ -478,7 +541,7 @@ func TestSDPAMemory(t *testing.T) {
 	}
 	for _, causal := range []bool{false, true} {
 		a := op.Attrs{"is_causal": causal}
-		peak, heap := measure(func() *tensor.Tensor { return sdpaDirect(t, in, a) })
+		peak, heap := measure(func() *tensor.Tensor { return sdpaDirect(t, procKS, in, a) })
 		t.Logf("kernel causal=%v: device peak %d KiB, Go heap allocated %d KiB", causal, peak>>10, heap>>10)
 		outBytes := int64(n * e * 4)
 		if peak > outBytes {
@@ -534,7 +597,7 @@ func BenchmarkSDPA(b *testing.B) {
 // TestSDPARowCut: a decode step's row (keys past the written cache slots
 // masked off, or is_causal) skips those keys, with the bits of the full row.
 func TestSDPARowCut(t *testing.T) {
-	if gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+	if gemvAsmF32 == nil || !procKS.atLeast(LevelAVX2) {
 		t.Skip("no gemv kernels at this CPU level")
 	}
 	r := rand.New(rand.NewSource(12))
@@ -557,9 +620,9 @@ func TestSDPARowCut(t *testing.T) {
 			}
 			for _, c := range cases {
 				in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
-				got := sdpaDirect(t, in, c.a).Float32s()
+				got := sdpaDirect(t, procKS, in, c.a).Float32s()
 				sdpaCut = false
-				want := sdpaDirect(t, in, c.a).Float32s()
+				want := sdpaDirect(t, procKS, in, c.a).Float32s()
 				sdpaCut = true
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -577,7 +640,7 @@ func TestSDPARowCut(t *testing.T) {
 // several query rows, key counts around the 16-row blocks, per-head masks
 // that cut rows at different keys, and E at and past the 16-wide step.
 func TestSDPAGroupedRows(t *testing.T) {
-	if sdpaDot3 == nil || gemvAsmF32 == nil || !atLeast(LevelAVX2) {
+	if sdpaDot3 == nil || gemvAsmF32 == nil || !procKS.atLeast(LevelAVX2) {
 		t.Skip("no grouped kernel at this CPU level")
 	}
 	r := rand.New(rand.NewSource(13))
@@ -603,9 +666,9 @@ func TestSDPAGroupedRows(t *testing.T) {
 			mask := tensor.FromSlice(sdpaCPU(), mv, mh, c.l, c.s)
 			in := []*tensor.Tensor{sdpaRand(r, 1, c.heads, c.l, c.e), sdpaRand(r, 1, c.kv, c.s, c.e), sdpaRand(r, 1, c.kv, c.s, 40), mask}
 			a := op.Attrs{"enable_gqa": true}
-			got := sdpaDirect(t, in, a).Float32s()
+			got := sdpaDirect(t, procKS, in, a).Float32s()
 			sdpaGroup = false
-			want := sdpaDirect(t, in, a).Float32s()
+			want := sdpaDirect(t, procKS, in, a).Float32s()
 			sdpaGroup = true
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -654,7 +717,7 @@ func TestSDPABlockCut(t *testing.T) {
 			} {
 				in := []*tensor.Tensor{sdpaRand(r, 2, l, 16), sdpaRand(r, 2, s, 16), c.v, c.mask}
 				cuts := sdpaCuts.Load()
-				got := sdpaDirect(t, in, c.a).Float32s()
+				got := sdpaDirect(t, procKS, in, c.a).Float32s()
 				// The cache mask's rows end at key i+20 < S, and is_causal's
 				// at i: a group (exact path) or a block under the mask
 				// (flash; is_causal alone skips whole blocks there) stops
@@ -664,7 +727,7 @@ func TestSDPABlockCut(t *testing.T) {
 					t.Errorf("blocks %v %s: cut ran %v, want %v", blocks, c.name, cut, wantCut)
 				}
 				sdpaCut = false
-				want := sdpaDirect(t, in, c.a).Float32s()
+				want := sdpaDirect(t, procKS, in, c.a).Float32s()
 				sdpaCut = true
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {

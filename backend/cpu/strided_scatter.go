@@ -10,13 +10,13 @@ func init() {
 	// written through the view (shape, strides, offset) of that copy.
 	RegisterKernel(op.AsStridedScatter, Kernel{Run: func(c *Call) error {
 		out := c.Out[0]
-		castLoop(c.In[0], c.InB[0], out, c.OutB[0])
+		castLoop(c.kernels(), c.In[0], c.InB[0], out, c.OutB[0])
 		view := device.Operand{Buf: out.Buf, DType: out.DType, Layout: op.Layout{
 			Shape:   c.Attrs.Ints("shape"),
 			Strides: c.Attrs.Ints("strides"),
 			Offset:  out.Offset + c.Attrs.Int("offset"),
 		}}
-		castLoop(c.In[1], c.InB[1], view, c.OutB[0])
+		castLoop(c.kernels(), c.In[1], c.InB[1], view, c.OutB[0])
 		return nil
 	}})
 }

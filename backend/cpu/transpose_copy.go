@@ -29,7 +29,7 @@ const transposeMinElems = 256
 // reads along rows and the other along columns, with 2-byte or 4-byte
 // elements; it reports whether it did. Leading (batch) axes may have any
 // strides.
-func transposeCopy(s device.Operand, srcB []byte, d device.Operand, dstB []byte) bool {
+func transposeCopy(ks *kset, s device.Operand, srcB []byte, d device.Operand, dstB []byte) bool {
 	size := s.DType.Size()
 	if (size != 2 && size != 4) || d.DType.Size() != size || len(d.Shape) < 2 {
 		return false
@@ -88,13 +88,13 @@ func transposeCopy(s device.Operand, srcB []byte, d device.Operand, dstB []byte)
 		src, dst := as[uint32](srcB), as[uint32](dstB)
 		for b := 0; b < batch; b++ {
 			so, do := offs(b)
-			transpose2D(src[so:], lda, rows, cols, dst[do:], ldb, transposeStrip32)
+			transpose2D(ks, src[so:], lda, rows, cols, dst[do:], ldb, transposeStrip32)
 		}
 	case 2:
 		src, dst := as[uint16](srcB), as[uint16](dstB)
 		for b := 0; b < batch; b++ {
 			so, do := offs(b)
-			transpose2D(src[so:], lda, rows, cols, dst[do:], ldb, transposeStrip16)
+			transpose2D(ks, src[so:], lda, rows, cols, dst[do:], ldb, transposeStrip16)
 		}
 	}
 	return true
@@ -107,8 +107,8 @@ func transposeCopy(s device.Operand, srcB []byte, d device.Operand, dstB []byte)
 // strides, B's rows share a few cache sets, and half-written lines would
 // be evicted before their other half came). strip is the assembly kernel,
 // used when haveTransposeAsm.
-func transpose2D[T uint16 | uint32](a []T, lda, rows, cols int, b []T, ldb int, strip func(a []T, lda int, b []T, ldb int, nblk, ngrp int)) {
-	asm := haveTransposeAsm()
+func transpose2D[T uint16 | uint32](ks *kset, a []T, lda, rows, cols int, b []T, ldb int, strip func(a []T, lda int, b []T, ldb int, nblk, ngrp int)) {
+	asm := haveTransposeAsm(ks)
 	var z T
 	line := 64 / (8 * int(unsafe.Sizeof(z))) // 8-row groups per B cache line
 	tiles := ceilDiv(cols, transposeTile)

@@ -18,7 +18,7 @@ func transposeStrip16AVX(a *uint16, lda int, b *uint16, ldb int, nblk, ngrp int)
 
 // haveTransposeAsm reports whether the strip kernels can run: at the avx2
 // level (GOTPU_CPU_LEVEL=generic asks for the portable loops).
-func haveTransposeAsm() bool { return atLeast(LevelAVX2) }
+func haveTransposeAsm(ks *kset) bool { return ks.atLeast(LevelAVX2) }
 
 func transposeStrip32(a []uint32, lda int, b []uint32, ldb int, nblk, ngrp int) {
 	transposeStrip32AVX2(&a[0], lda, &b[0], ldb, nblk, ngrp)

@@ -3,7 +3,7 @@
 package cpu
 
 // haveTransposeAsm is false without the amd64 assembly kernels.
-func haveTransposeAsm() bool { return false }
+func haveTransposeAsm(*kset) bool { return false }
 
 func transposeStrip32(a []uint32, lda int, b []uint32, ldb int, nblk, ngrp int) {
 	panic("cpu: transposeStrip32 without assembly")

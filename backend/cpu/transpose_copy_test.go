@@ -86,9 +86,7 @@ func TestTransposeCopy(t *testing.T) {
 	for _, lv := range levels {
 		for _, tc := range transposeCases() {
 			t.Run(lv+"/"+tc.name, func(t *testing.T) {
-				prev := cpuLevel
-				cpuLevel = lv
-				defer func() { cpuLevel = prev }()
+				ks := ksetFor(lv)
 				es := tc.dt.Size()
 				tc.src.Shape, tc.dst.Shape = tc.shape, tc.shape
 				s := device.Operand{DType: tc.dt, Layout: tc.src}
@@ -96,7 +94,7 @@ func TestTransposeCopy(t *testing.T) {
 				src := randomBytes(tc.srcN*es, 1)
 				got := randomBytes(tc.dstN*es, 2)
 				want := slices.Clone(got)
-				ok := transposeCopy(s, src, d, got)
+				ok := transposeCopy(ks, s, src, d, got)
 				if ok != tc.want {
 					t.Fatalf("transposeCopy took it: %v, want %v", ok, tc.want)
 				}
@@ -119,7 +117,7 @@ func TestTransposeCopy(t *testing.T) {
 				}
 				// castLoop (the copy kernel) gives the same bytes either way.
 				viaCast := randomBytes(tc.dstN*es, 2)
-				castLoop(s, src, d, viaCast)
+				castLoop(procKS, s, src, d, viaCast)
 				if !slices.Equal(viaCast, want) {
 					t.Fatalf("castLoop differs from the strided loop")
 				}
@@ -159,12 +157,8 @@ func BenchmarkTransposeCopy(b *testing.B) {
 				if lv == LevelAVX2 && !haveAVX2() {
 					continue
 				}
-				run("blocked-"+lv, func() {
-					prev := cpuLevel
-					cpuLevel = lv
-					transposeCopy(s, src, d, dst)
-					cpuLevel = prev
-				})
+				ks := ksetFor(lv)
+				run("blocked-"+lv, func() { transposeCopy(ks, s, src, d, dst) })
 			}
 		}
 	}

@@ -10,17 +10,9 @@ import (
 	"github.com/gotpu/gotpu/op"
 )
 
-// The float32 slice kernels live in internal/vec, one table per CPU level;
-// vk returns the active level's. This file routes the elementwise kernels'
-// contiguous f32 cases to them.
-
-// vk returns the vec kernels of the active CPU level.
-func vk() *vec.Kernels { return vec.For(cpuLevel) }
-
-// vecAsm reports whether the vec kernels at the active level are assembly
-// loops (the avx2 level and above): the kernels of this package that
-// follow them (comparisons, where, bf16 RoPE) make the same choice.
-func vecAsm() bool { return vk().Asm }
+// The float32 slice kernels live in internal/vec, one table per CPU level
+// (kset.vec). This file routes the elementwise kernels' contiguous f32
+// cases to them.
 
 // vecOp names a binary kernel of vec.Kernels for the routing below and
 // bf16_elem.go.
@@ -226,12 +218,12 @@ func vecRunBinary(c *Call, k vecOp) bool {
 		s := b[0]
 		switch k {
 		case vecOpAdd:
-			vecParallel(n, func(lo, hi int) { vk().AddScalar(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.AddScalar(dst[lo:hi], a[lo:hi], s) })
 		case vecOpSub:
 			// x - s == x + (-s) exactly, signed zeros included.
-			vecParallel(n, func(lo, hi int) { vk().AddScalar(dst[lo:hi], a[lo:hi], -s) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.AddScalar(dst[lo:hi], a[lo:hi], -s) })
 		case vecOpMul:
-			vecParallel(n, func(lo, hi int) { vk().MulScalar(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { c.kernels().vec.MulScalar(dst[lo:hi], a[lo:hi], s) })
 		default:
 			return false
 		}
@@ -240,15 +232,15 @@ func vecRunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = vk().Add
+		f = c.kernels().vec.Add
 	case vecOpSub:
-		f = vk().Sub
+		f = c.kernels().vec.Sub
 	case vecOpMul:
-		f = vk().Mul
+		f = c.kernels().vec.Mul
 	case vecOpDiv:
-		f = vk().Div
+		f = c.kernels().vec.Div
 	case vecOpMaximum:
-		f = vk().Maximum
+		f = c.kernels().vec.Maximum
 	default:
 		return false
 	}
@@ -271,23 +263,23 @@ func vecRunArith(c *Call, opc byte) bool {
 	return false
 }
 
-// vecUnaryFor returns the vec kernel of the unary op d, or nil: a
-// function that runs the CPU level's kernel when it is called (the kernel
-// registrations hold it from init on).
-func vecUnaryFor(d *op.Def) func(dst, a []float32) {
+// vecUnaryFor returns the vec kernel of the unary op d, or nil: a method
+// of vec.Kernels, which the kernel registrations hold from init on and
+// call on the table of each call.
+func vecUnaryFor(d *op.Def) func(k *vec.Kernels, dst, a []float32) {
 	switch d {
 	case op.Exp:
-		return func(d, a []float32) { vk().Exp(d, a) }
+		return (*vec.Kernels).Exp
 	case op.Log:
-		return func(d, a []float32) { vk().Log(d, a) }
+		return (*vec.Kernels).Log
 	case op.Tanh:
-		return func(d, a []float32) { vk().Tanh(d, a) }
+		return (*vec.Kernels).Tanh
 	case op.Erf:
-		return func(d, a []float32) { vk().Erf(d, a) }
+		return (*vec.Kernels).Erf
 	case op.Sigmoid:
-		return func(d, a []float32) { vk().Sigmoid(d, a) }
+		return (*vec.Kernels).Sigmoid
 	case op.Silu:
-		return func(d, a []float32) { vk().Silu(d, a) }
+		return (*vec.Kernels).Silu
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/tensor"
 )
 
@@ -30,10 +31,11 @@ func TestCmpWhereOps(t *testing.T) {
 	}
 	x, y, g := tensor.FromSlice(dev, xs, n), tensor.FromSlice(dev, ys, n), tensor.FromSlice(dev, gs, n)
 	for _, lv := range levels() {
-		withLevel(lv, func() {
-			pos := tensor.Apply("gt", []*tensor.Tensor{x, tensor.Scalar(0.0)}, nil)[0]
+		func(d device.Device) {
+			x, y, g, zero := x.To(d), y.To(d), g.To(d), tensor.Scalar(0.0).To(d)
+			pos := tensor.Apply("gt", []*tensor.Tensor{x, zero}, nil)[0]
 			gt := tensor.Apply("gt", []*tensor.Tensor{x, y}, nil)[0]
-			w := tensor.Apply("where", []*tensor.Tensor{pos, g, tensor.Scalar(0.0)}, nil)[0]
+			w := tensor.Apply("where", []*tensor.Tensor{pos, g, zero}, nil)[0]
 			pb, gb, wb := pos.Bytes(), gt.Bytes(), as[float32](w.Bytes())
 			for i := range xs {
 				if want := xs[i] > 0; pb[i] != b2u(want) {
@@ -50,7 +52,7 @@ func TestCmpWhereOps(t *testing.T) {
 					t.Fatalf("%s: where[%d] = %v, want %v", lv, i, wb[i], want)
 				}
 			}
-		})
+		}(levelDevice(lv))
 	}
 }
 
