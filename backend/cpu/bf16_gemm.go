@@ -37,7 +37,7 @@ import (
 // every sum, +0 and -0 included, unchanged. Results therefore do not
 // depend on the blocking, the edge tiles or the number of threads.
 
-// tileBF16 returns the VDPBF16PS micro-kernel when the active level has
+// tileBF16 returns the VDPBF16PS micro-kernel when ks's level has
 // it, else nil.
 func tileBF16(ks *kset) *gemmTile[float32] {
 	if ks.atLeast(LevelAVX512BF16) {

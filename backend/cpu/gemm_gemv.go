@@ -148,7 +148,7 @@ func gemvWidenDeinterleave(dst []float32, x []dtype.BFloat16) {
 	}
 }
 
-// gemvDotF32 returns the f32 dot-form kernel of the active level (nil if
+// gemvDotF32 returns the f32 dot-form kernel of ks's level (nil if
 // none).
 func gemvDotF32(ks *kset) func(k int, a *float32, lda int, x, y *float32, rows int, tail *int32) {
 	switch {

@@ -28,7 +28,7 @@ var smallKernF32, smallKernF32Z func(kc int, a *float32, rsa, csa int, b *float3
 // without AVX-512. Same bits as four smallKernF32Z calls.
 var smallKern64F32Z func(kc int, a *float32, rsa, csa int, b *float32, rsb, bvs int, c *float32, ldc int, load int)
 
-// smallKern returns the strided micro-kernel of the active level.
+// smallKern returns the strided micro-kernel of ks's level.
 func smallKern(ks *kset) func(kc int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, load int) {
 	if smallKernF32Z != nil && ks.atLeast(LevelAVX512) {
 		return smallKernF32Z

@@ -10,8 +10,8 @@ package cpu
 // are deterministic and independent of the path, the blocking, the edge
 // handling and the number of threads.
 
-// tileF32 and tileF64 return the assembly micro-kernels for the active
-// level, or nil for the pure-Go path.
+// tileF32 and tileF64 return the assembly micro-kernels of ks's level, or
+// nil for the pure-Go path.
 func tileF32(ks *kset) *gemmTile[float32] {
 	if asm512TileF32 != nil && ks.atLeast(LevelAVX512) {
 		return asm512TileF32

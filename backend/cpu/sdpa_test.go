@@ -15,6 +15,11 @@ import (
 
 // sdpaDecomposed evaluates scaled_dot_product_attention's decomposition.
 func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
+	return sdpaDecomposeWith(t, tensorBuilder{}, in, a)
+}
+
+// sdpaDecomposeWith runs the op's decomposition on in through builder b.
+func sdpaDecomposeWith(t *testing.T, b op.Builder, in []*tensor.Tensor, a op.Attrs) *tensor.Tensor {
 	t.Helper()
 	d := op.MustLookup("scaled_dot_product_attention")
 	na, err := d.Normalize(a)
@@ -27,7 +32,7 @@ func sdpaDecomposed(t *testing.T, in []*tensor.Tensor, a op.Attrs) *tensor.Tenso
 			vals[i] = x
 		}
 	}
-	return d.Decompose(tensorBuilder{}, vals, na)[0].(*tensor.Tensor)
+	return d.Decompose(b, vals, na)[0].(*tensor.Tensor)
 }
 
 // sdpaDecomposedAt is sdpaDecomposed on the device of ks's level
@@ -37,24 +42,18 @@ func sdpaDecomposedAt(t *testing.T, ks *kset, in []*tensor.Tensor, a op.Attrs) *
 		return sdpaDecomposed(t, in, a)
 	}
 	dev := levelDevice(ks.level)
+	return sdpaDecomposeWith(t, deviceBuilder{dev}, tensorsTo(in, dev), a).To(sdpaCPU())
+}
+
+// tensorsTo copies the tensors of in (nil stays nil) to dev.
+func tensorsTo(in []*tensor.Tensor, dev device.Device) []*tensor.Tensor {
 	on := make([]*tensor.Tensor, len(in))
 	for i, x := range in {
 		if x != nil {
 			on[i] = x.To(dev)
 		}
 	}
-	d := op.MustLookup("scaled_dot_product_attention")
-	na, err := d.Normalize(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := make([]op.Value, len(on))
-	for i, x := range on {
-		if x != nil {
-			vals[i] = x
-		}
-	}
-	return d.Decompose(deviceBuilder{dev}, vals, na)[0].(*tensor.Tensor).To(sdpaCPU())
+	return on
 }
 
 // deviceBuilder is tensorBuilder with the decomposition's constants and
@@ -90,12 +89,7 @@ func sdpaDirect(t *testing.T, ks *kset, in []*tensor.Tensor, a op.Attrs) *tensor
 	if ks != procKS {
 		dev = levelDevice(ks.level)
 	}
-	on := make([]*tensor.Tensor, len(in))
-	for i, x := range in {
-		if x != nil {
-			on[i] = x.To(dev)
-		}
-	}
+	on := tensorsTo(in, dev)
 	before := sdpaRuns.Load()
 	out := tensor.Apply("scaled_dot_product_attention", on, a)[0]
 	if sdpaRuns.Load() == before {
