@@ -44,6 +44,7 @@ func bf16RandF32(r *rand.Rand, n int) []float32 {
 // TestBF16Widen checks the widening of all 65536 bfloat16 values, at
 // every offset of a vector and both levels.
 func TestBF16Widen(t *testing.T) {
+	t.Parallel()
 	src := make([]dtype.BFloat16, 1<<16+7)
 	for i := range src {
 		src[i] = dtype.BFloat16(i)
@@ -73,6 +74,7 @@ func TestBF16Widen(t *testing.T) {
 // dtype.BF16FromF32 on specials, ties and random bit patterns, at every
 // length and both levels, and that nothing past the length is written.
 func TestBF16Narrow(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(51, 52))
 	for _, level := range levels() {
 		for _, n := range append(bf16TestSizes, 1<<16) {
@@ -358,6 +360,7 @@ func TestBF16BinaryRowBroadcast(t *testing.T) {
 // the low halves that decide the rounding (exact, below, at and above a
 // tie, the largest), at every level, against dtype.BF16FromF32.
 func TestBF16NarrowEveryExponent(t *testing.T) {
+	t.Parallel()
 	lows := []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff}
 	src := make([]float32, 0, 65536*len(lows))
 	for hi := uint32(0); hi < 65536; hi++ {

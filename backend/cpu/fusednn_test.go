@@ -88,6 +88,7 @@ func softmaxRef(x []float32, logSM bool) []float64 {
 // both levels, for ragged rows, many rows (the parallel path) and rows
 // with -Inf, +Inf and NaN.
 func TestFusedSoftmax(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(5))
 	inf := float32(math.Inf(1))
 	special := [][]float32{
@@ -140,6 +141,7 @@ func TestFusedSoftmax(t *testing.T) {
 // rms_norm (dense, and a transposed input that takes the gather path)
 // against a float64 reference, at both levels.
 func TestFusedNorms(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(6))
 	for _, level := range levels() {
 		for _, sh := range [][2]int{{1, 1}, {4, 7}, {3, 64}, {9, 100}, {70, 2048}} {
@@ -557,6 +559,7 @@ func TestVecRoutingBF16Binary(t *testing.T) {
 // same bits for a transposed view, a broadcast row and the dense copy of
 // the same values, at both levels and in f32 and bf16.
 func TestVecLayoutIndependent(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(12))
 	const rows, cols = 37, 45
 	x := randF32(r, rows*cols, 3)
@@ -620,6 +623,7 @@ func TestVecLayoutIndependent(t *testing.T) {
 // transposed view of the same values, and over dim 0 of the dense
 // transpose (gathered lanes), at both levels.
 func TestFusedSoftmaxLayouts(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(13))
 	const rows, d = 23, 300
 	x := randF32(r, rows*d, 4)

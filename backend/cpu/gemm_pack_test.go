@@ -40,6 +40,7 @@ func sameBits(a, b []float32) int {
 // TestGEMMPackN checks the panel copies (vector and portable) against
 // their definition, with guard values around and between the panels.
 func TestGEMMPackN(t *testing.T) {
+	t.Parallel()
 	for _, w := range []int{6, 16, 32, 48, 64} {
 		for _, kc := range []int{1, 2, 7, 64, 257} {
 			for _, np := range []int{1, 2, 5} {
@@ -73,6 +74,7 @@ func TestGEMMPackN(t *testing.T) {
 // panels) at every level, over row counts below, at and above multiples of
 // eight (the overlapping last block) and lengths around the vector loop.
 func TestGEMMPackTW(t *testing.T) {
+	t.Parallel()
 	for _, level := range levels() {
 		for _, w := range []int{8, 12, 14, 16, 32, 64} {
 			for _, rows := range []int{1, 7, 8, 9, 12, 14, 16, 17, 31, 64} {
@@ -161,6 +163,7 @@ func TestGEMMStoreT6(t *testing.T) {
 // general loop (a converter per element) over panel widths, row counts
 // with partial panels, k offsets and strides.
 func TestPackSideFast(t *testing.T) {
+	t.Parallel()
 	for _, w := range []int{6, 16, 32, 64} {
 		for _, rows := range []int{2, 6, 13, 16, 40} {
 			for _, kc := range []int{1, 5, 64} {
@@ -293,6 +296,7 @@ func TestGEMMTranspose(t *testing.T) {
 // eight, k steps around the eight-step blocks, any bf16 bits (NaN
 // payloads, subnormals), guard values after the panels.
 func TestPackBF16Fast(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	toF := []func(dtype.BFloat16) float32{func(v dtype.BFloat16) float32 { return v.F32() }}
 	for _, lv := range levels() {

@@ -141,6 +141,7 @@ func genF32(r *rand.Rand) float32 { return float32(r.NormFloat64()) }
 // order, the pure-Go kernel (FMA emulated in float64, which can double
 // round a tie) within a K-scaled f32 tolerance of a float64 reference.
 func TestGEMMF32Highest(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, m := range gemmSizes {
 		for _, n := range gemmSizes {
@@ -198,6 +199,7 @@ func checkF32(got []float32, a, b operand[float32], m, n, k int, exact bool) str
 // TestGEMMF64 checks f64 on every level bit-exactly against a math.FMA chain
 // in k order.
 func TestGEMMF64(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	gen := func(r *rand.Rand) float64 { return r.NormFloat64() }
 	for _, m := range gemmSizes {
@@ -330,6 +332,7 @@ func TestGEMMBF16Precisions(t *testing.T) {
 // exact FMA chain reference is IEEE arithmetic, so NaN rows/columns and
 // Inf-Inf cancellations must come out the same.
 func TestGEMMNonFinite(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	m, n, k := 13, 21, 40
 	a := makeOperand(r, "rowmajor", m, k, genF32)
@@ -665,6 +668,7 @@ func BenchmarkGEMV(b *testing.B) {
 // that bound for three passes plus the split's own error (2⁻¹⁵·Σ|x·y|) of
 // the exact f32 product; and NaN/Inf inputs stay non-finite.
 func TestGEMMPrecisionBounds(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(19, 20))
 	for _, tc := range []struct {
 		m, n, k int
@@ -893,6 +897,7 @@ func TestGEMMBroadcastBatch(t *testing.T) {
 // hi/lo split's definition, over special values (NaN payloads, ±Inf,
 // subnormals, ties) and random bit patterns.
 func TestRoundBF16Slices(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(25, 26))
 	vals := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffbfffff, 0x00000001, 0x807fffff,
 		0x3f808000, 0x3f818000, 0x3f80ffff, 0x7f7fffff, 0x7f7f8000, 0x00008000, 0x00018000}

@@ -9,6 +9,7 @@ import (
 // every length around the assembly's blocks of eight, several row
 // strides, at every level, and that it writes nothing past its panel.
 func TestPack6F32(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, level := range []string{LevelAVX2, LevelGeneric} {
 		ks := ksetFor(level)

@@ -34,6 +34,7 @@ func maxPool2x2Ref(src []float32, planes, h, w, oh, ow int) ([]float32, []int64)
 // window wins with its payload (quieted in the values-only kernel, as its
 // round trip through float64 does), odd edges are dropped.
 func TestMaxPool2x2F32(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(5))
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), math.Float32frombits(0x7f800003), 1, 1}

@@ -79,6 +79,7 @@ func randomBytes(n int, seed uint64) []byte {
 // TestTransposeCopy compares transposeCopy with the generic strided loop,
 // at both kernel levels, byte for byte (padding untouched included).
 func TestTransposeCopy(t *testing.T) {
+	t.Parallel()
 	levels := []string{LevelGeneric}
 	if haveAVX2() {
 		levels = append(levels, LevelAVX2)

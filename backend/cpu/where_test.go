@@ -14,6 +14,7 @@ import (
 // tensors large enough to split over threads, at every level, and
 // compares every byte with the element definition.
 func TestCmpWhereOps(t *testing.T) {
+	t.Parallel()
 	dev := tensor.MustDevice("cpu")
 	r := rand.New(rand.NewPCG(5, 6))
 	n := 3*vecChunk + 37
