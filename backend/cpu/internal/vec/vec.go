@@ -352,8 +352,9 @@ func (k *Kernels) Max(a []float32) float32 {
 // pass that flushes the exponentials Exp makes subnormal from a power of
 // two below 2^-126 — x[i] - m below about -87.68 — to +0 instead (the
 // softmax weights of flash attention, its caller, are then exact zeros
-// for those, as PyTorch's are; a single scale 2^n replaces Exp's two
-// halves and its underflow mask: the pass takes a third less time).
+// for those, below 1.2e-38 of the row's largest; a single scale 2^n
+// replaces Exp's two halves and its underflow mask: the pass takes a
+// third less time).
 func (k *Kernels) ExpSubSum(x []float32, m float32) float32 {
 	if len(x) == 0 {
 		return 0
