@@ -78,6 +78,7 @@ func bf16Periodic(o device.Operand, b []byte) (s []dtype.BFloat16, ok bool) {
 // bf16RunUnary runs f over c's dense bf16 input into its dense bf16
 // output and reports whether it did.
 func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
+	ks := c.kernels()
 	dst, n, ok := bf16Out(c)
 	if !ok {
 		return false
@@ -91,9 +92,9 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 		defer putScratch(p)
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
-			c.kernels().vec.Widen(b[:m], src[i:i+m])
+			ks.vec.Widen(b[:m], src[i:i+m])
 			f(b[:m], b[:m])
-			c.kernels().vec.Narrow(dst[i:i+m], b[:m])
+			ks.vec.Narrow(dst[i:i+m], b[:m])
 		}
 	})
 	return true
@@ -105,6 +106,7 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 // trailing dimensions broadcast over the leading ones (a bias row), and
 // reports whether it did.
 func bf16RunBinary(c *Call, k vecOp) bool {
+	ks := c.kernels()
 	dst, n, ok := bf16Out(c)
 	if !ok {
 		return false
@@ -128,13 +130,13 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = c.kernels().vec.Add
+		f = ks.vec.Add
 	case vecOpSub:
-		f = c.kernels().vec.Sub
+		f = ks.vec.Sub
 	case vecOpMul:
-		f = c.kernels().vec.Mul
+		f = ks.vec.Mul
 	case vecOpDiv:
-		f = c.kernels().vec.Div
+		f = ks.vec.Div
 	default:
 		return false
 	}
@@ -162,35 +164,35 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 		for i := lo; i < hi; i += bf16Block {
 			m := min(bf16Block, hi-i)
 			if xs {
-				c.kernels().vec.Widen(b[:m], y[i:i+m])
+				ks.vec.Widen(b[:m], y[i:i+m])
 				f(b[:m], a[:m], b[:m])
-				c.kernels().vec.Narrow(dst[i:i+m], b[:m])
+				ks.vec.Narrow(dst[i:i+m], b[:m])
 				continue
 			}
-			c.kernels().vec.Widen(a[:m], x[i:i+m])
+			ks.vec.Widen(a[:m], x[i:i+m])
 			switch {
 			case period > 0:
 				for j := 0; j < m; {
 					o := (i + j) % period
 					w := min(m-j, period-o)
-					c.kernels().vec.Widen(b[j:j+w], y[o:o+w])
+					ks.vec.Widen(b[j:j+w], y[o:o+w])
 					j += w
 				}
 				f(a[:m], a[:m], b[:m])
 			case !ys:
-				c.kernels().vec.Widen(b[:m], y[i:i+m])
+				ks.vec.Widen(b[:m], y[i:i+m])
 				f(a[:m], a[:m], b[:m])
 			case k == vecOpAdd:
-				c.kernels().vec.AddScalar(a[:m], a[:m], s)
+				ks.vec.AddScalar(a[:m], a[:m], s)
 			case k == vecOpSub:
 				// x - s == x + (-s) exactly, signed zeros included.
-				c.kernels().vec.AddScalar(a[:m], a[:m], -s)
+				ks.vec.AddScalar(a[:m], a[:m], -s)
 			case k == vecOpMul:
-				c.kernels().vec.MulScalar(a[:m], a[:m], s)
+				ks.vec.MulScalar(a[:m], a[:m], s)
 			default:
 				f(a[:m], a[:m], b[:m])
 			}
-			c.kernels().vec.Narrow(dst[i:i+m], a[:m])
+			ks.vec.Narrow(dst[i:i+m], a[:m])
 		}
 	})
 	return true

@@ -123,6 +123,7 @@ func bf16Param(c *Call, i, d int, into []float32) (p []float32, ok bool) {
 // d elements of c's bf16 input into its bf16 output when both are dense
 // (and the weight and bias dense f32 or bf16), reporting whether it did.
 func fusedNormBF16(c *Call, d int, eps float64, rms bool) bool {
+	ks := c.kernels()
 	in := c.In[0]
 	if !fusedNN || in.DType != dtype.BF16 || c.Out[0].DType != dtype.BF16 {
 		return false
@@ -156,13 +157,13 @@ func fusedNormBF16(c *Call, d int, eps float64, rms bool) bool {
 		defer putScratch(p)
 		x, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			c.kernels().vec.Widen(x, src[r*d:(r+1)*d])
+			ks.vec.Widen(x, src[r*d:(r+1)*d])
 			if rms {
-				c.kernels().vec.RMSNormRow(y, x, w, tmp, eps)
+				ks.vec.RMSNormRow(y, x, w, tmp, eps)
 			} else {
-				c.kernels().vec.LayerNormRow(y, x, w, b, tmp, eps)
+				ks.vec.LayerNormRow(y, x, w, b, tmp, eps)
 			}
-			c.kernels().vec.Narrow(dst[r*d:(r+1)*d], y)
+			ks.vec.Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return true
@@ -178,6 +179,7 @@ func fusedLayerNormBF16(c *Call, d int, eps float64) bool {
 // epsilon (2⁻⁷, as the decomposition's); operands that are not dense are
 // gathered into dense copies first.
 func rmsNormBF16(c *Call, d int) error {
+	ks := c.kernels()
 	eps := math.Ldexp(1, -7)
 	if c.Attrs.Has("eps") {
 		eps = c.Attrs.Float("eps")
@@ -198,9 +200,9 @@ func rmsNormBF16(c *Call, d int) error {
 		buf := make([]float32, 3*d)
 		xr, y, tmp := buf[:d], buf[d:2*d], buf[2*d:]
 		for r := lo; r < hi; r++ {
-			c.kernels().vec.Widen(xr, x[r*d:(r+1)*d])
-			c.kernels().vec.RMSNormRow(y, xr, w, tmp, eps)
-			c.kernels().vec.Narrow(dst[r*d:(r+1)*d], y)
+			ks.vec.Widen(xr, x[r*d:(r+1)*d])
+			ks.vec.RMSNormRow(y, xr, w, tmp, eps)
+			ks.vec.Narrow(dst[r*d:(r+1)*d], y)
 		}
 	})
 	return nil

@@ -19,6 +19,7 @@ var cmpKinds = map[*op.Def]vec.Cmp{op.Eq: vec.CmpEq, op.Ne: vec.CmpNe, op.Lt: ve
 // falls back per run to an element loop otherwise. It reports false
 // (nothing written) when the output is not bool.
 func cmpF32(c *Call, kind vec.Cmp) bool {
+	ks := c.kernels()
 	x, y, out := c.In[0], c.In[1], c.Out[0]
 	if c.In[1].DType != x.DType || out.DType.Size() != 1 {
 		return false
@@ -30,11 +31,11 @@ func cmpF32(c *Call, kind vec.Cmp) bool {
 		d := dst[o : o+n]
 		switch {
 		case sa == 1 && sb == 1:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.Compare(kind, d[lo:hi], xs[a+lo:a+hi], ys[b+lo:b+hi]) })
+			vecParallel(n, func(lo, hi int) { ks.vec.Compare(kind, d[lo:hi], xs[a+lo:a+hi], ys[b+lo:b+hi]) })
 		case sa == 1 && sb == 0:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.CompareScalar(kind, d[lo:hi], xs[a+lo:a+hi], ys[b]) })
+			vecParallel(n, func(lo, hi int) { ks.vec.CompareScalar(kind, d[lo:hi], xs[a+lo:a+hi], ys[b]) })
 		case sa == 0 && sb == 1:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.CompareScalar(kind.Swapped(), d[lo:hi], ys[b+lo:b+hi], xs[a]) })
+			vecParallel(n, func(lo, hi int) { ks.vec.CompareScalar(kind.Swapped(), d[lo:hi], ys[b+lo:b+hi], xs[a]) })
 		default:
 			for i := range d {
 				d[i] = kind.Of(xs[a+i*sa], ys[b+i*sb])

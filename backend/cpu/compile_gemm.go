@@ -120,23 +120,24 @@ func xwtShape(c *Call) (m, n, k, ldw int, ok bool) {
 // calling fin (if not nil) on every final tile of the [m, n] output as
 // dotF32Epilogue does. It reports false, having done nothing, otherwise.
 func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
+	ks := c.kernels()
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || gemvTakes(c.kernels(), m) {
+	if !ok || gemvTakes(ks, m) {
 		return false
 	}
 	var sfin func(i0, j0, mc, nc int)
 	if fin != nil {
 		sfin = func(i0, j0, mc, nc int) { fin(0, i0, j0, mc, nc, m, n) }
 	}
-	if gemmStreamXWt(c.kernels(), m, n, k, x, k, w, ldw, out, n, sfin, nil) {
+	if gemmStreamXWt(ks, m, n, k, x, k, w, ldw, out, n, sfin, nil) {
 		return true
 	}
 	buf := getScratch(m * n * 4)
 	defer putScratch(buf)
 	ct := as[float32](*buf)[: m*n : m*n]
-	gemmF32(c.kernels(), n, m, k, w, ldw, false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
+	gemmF32(ks, n, m, k, w, ldw, false, x, k, true, ct, m, func(i0, j0, mc, nc int, t []float32, ldt int) {
 		// Tile rows i0.. of Cᵀ are columns of C, its columns j0.. rows.
-		gemmTranspose(c.kernels(), out[j0*n+i0:], n, t, ldt, mc, nc)
+		gemmTranspose(ks, out[j0*n+i0:], n, t, ldt, mc, nc)
 		if fin != nil {
 			fin(0, j0, i0, nc, mc, m, n)
 		}
@@ -147,8 +148,9 @@ func dotF32Swapped(c *Call, fin func(b, i0, j0, mc, nc, m, n int)) bool {
 // dotStreams reports whether c's f32 dot_general takes the streaming
 // x·Wᵀ path (dotF32StreamCols then runs it).
 func dotStreams(c *Call) bool {
+	ks := c.kernels()
 	_, _, _, m, n, k, _, ok := swappedOperands(c)
-	return ok && gemmStreamApplies(c.kernels(), m, n, k) && !gemvTakes(c.kernels(), m)
+	return ok && gemmStreamApplies(ks, m, n, k) && !gemvTakes(ks, m)
 }
 
 // gemvTakes reports whether an x·Wᵀ product with m activation rows runs
@@ -173,11 +175,12 @@ var gemvRowsMax = 8
 // product (swappedOperands) and the path takes its shape. It reports
 // false, having done nothing, otherwise.
 func dotF32StreamCols(c *Call, col func(j0, h int, t []float32, ldt int)) bool {
+	ks := c.kernels()
 	x, w, out, m, n, k, ldw, ok := swappedOperands(c)
-	if !ok || !gemmStreamApplies(c.kernels(), m, n, k) {
+	if !ok || !gemmStreamApplies(ks, m, n, k) {
 		return false
 	}
-	return gemmStreamXWt(c.kernels(), m, n, k, x, k, w, ldw, out, n, nil, col)
+	return gemmStreamXWt(ks, m, n, k, x, k, w, ldw, out, n, nil, col)
 }
 
 // epiMinTileCols is the narrowest C tile (in columns) on which the

@@ -55,34 +55,35 @@ func conv16FastOK(ks *kset, dt dtype.DType, p op.ConvParams) bool {
 // runConv16 is the convolution kernel for bf16 and f16 operands
 // (conv16FastOK).
 func runConv16(c *Call, p op.ConvParams) {
+	ks := c.kernels()
 	dt := c.In[0].DType
 	nx, nw, no := op.Numel(c.In[0].Shape), op.Numel(c.In[1].Shape), op.Numel(c.Out[0].Shape)
 	var bias []float32
 	if c.In[2].Buf != nil {
 		bias = make([]float32, p.Cout)
-		widen16(c.kernels(), dt, bias, c.InB[2][c.In[2].Offset*2:])
+		widen16(ks, dt, bias, c.InB[2][c.In[2].Offset*2:])
 	}
-	if dt == dtype.BF16 && convPairsOK(c.kernels(), p) {
+	if dt == dtype.BF16 && convPairsOK(ks, p) {
 		x := as[uint16](c.InB[0][c.In[0].Offset*2:])[:nx]
 		w := as[uint16](c.InB[1][c.In[1].Offset*2:])[:nw]
 		out := as[dtype.BFloat16](c.OutB[0][c.Out[0].Offset*2:])[:no]
-		convBF16Pairs(c.kernels(), x, w, bias, out, geomOf(p), p.Transposed)
+		convBF16Pairs(ks, x, w, bias, out, geomOf(p), p.Transposed)
 		return
 	}
 	buf := getScratch(4 * (nx + nw + no))
 	defer putScratch(buf)
 	all := as[float32](*buf)
 	x32, w32, o32 := all[:nx:nx], all[nx:nx+nw:nx+nw], all[nx+nw:nx+nw+no:nx+nw+no]
-	widen16(c.kernels(), dt, x32, c.InB[0][c.In[0].Offset*2:])
-	widen16(c.kernels(), dt, w32, c.InB[1][c.In[1].Offset*2:])
-	convFastF32(c.kernels(), x32, w32, bias, o32, p, op.PrecisionHighest)
+	widen16(ks, dt, x32, c.InB[0][c.In[0].Offset*2:])
+	widen16(ks, dt, w32, c.InB[1][c.In[1].Offset*2:])
+	convFastF32(ks, x32, w32, bias, o32, p, op.PrecisionHighest)
 	ob := c.OutB[0][c.Out[0].Offset*2:]
 	if dt == dtype.BF16 {
 		parallelFor(ceilDiv(no, bf16Block), no, func(lo, hi int) {
 			out := as[dtype.BFloat16](ob)
 			for b := lo; b < hi; b++ {
 				i0, i1 := b*bf16Block, min(no, (b+1)*bf16Block)
-				c.kernels().vec.Narrow(out[i0:i1], o32[i0:i1])
+				ks.vec.Narrow(out[i0:i1], o32[i0:i1])
 			}
 		})
 		return

@@ -68,32 +68,40 @@ func reg(d *op.Def, set op.Set, run func(c *Call) error) {
 	RegisterKernel(d, Kernel{DTypes: set, Run: run})
 }
 
+// regFloatUnary registers the float kernel of unary op d: the vec kernel
+// of the call's table for dense f32 and bf16 data (vecUnaryFor, vec.go;
+// bf16_elem.go), else f element by element.
+func regFloatUnary(d *op.Def, f func(float64) float64) {
+	v := vecUnaryFor(d)
+	reg(d, op.SetFloats, func(c *Call) error {
+		if v != nil {
+			k := c.kernels().vec
+			if vecRunUnary(c, func(dst, a []float32) { v(k, dst, a) }) {
+				return nil
+			}
+		}
+		floatUnary(c, f)
+		return nil
+	})
+}
+
 // Unary primitives.
 
 func registerUnaryKernels() {
-	fl := func(d *op.Def, f func(float64) float64) {
-		v := vecUnaryFor(d) // dense f32: vec.go
-		reg(d, op.SetFloats, func(c *Call) error {
-			if v == nil || !vecRunUnary(c, func(dst, a []float32) { v(c.kernels().vec, dst, a) }) { // dense bf16: bf16_elem.go
-				floatUnary(c, f)
-			}
-			return nil
-		})
-	}
-	fl(op.Exp, math.Exp)
-	fl(op.Expm1, math.Expm1)
-	fl(op.Log, logf)
-	fl(op.Log1p, math.Log1p)
-	fl(op.Sqrt, math.Sqrt)
-	fl(op.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) })
-	fl(op.Sin, math.Sin)
-	fl(op.Cos, math.Cos)
-	fl(op.Tan, math.Tan)
-	fl(op.Tanh, math.Tanh)
-	fl(op.Sigmoid, sigmoid)
-	fl(op.Erf, math.Erf)
-	fl(op.Erfc, math.Erfc)
-	fl(op.Erfinv, math.Erfinv)
+	regFloatUnary(op.Exp, math.Exp)
+	regFloatUnary(op.Expm1, math.Expm1)
+	regFloatUnary(op.Log, logf)
+	regFloatUnary(op.Log1p, math.Log1p)
+	regFloatUnary(op.Sqrt, math.Sqrt)
+	regFloatUnary(op.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) })
+	regFloatUnary(op.Sin, math.Sin)
+	regFloatUnary(op.Cos, math.Cos)
+	regFloatUnary(op.Tan, math.Tan)
+	regFloatUnary(op.Tanh, math.Tanh)
+	regFloatUnary(op.Sigmoid, sigmoid)
+	regFloatUnary(op.Erf, math.Erf)
+	regFloatUnary(op.Erfc, math.Erfc)
+	regFloatUnary(op.Erfinv, math.Erfinv)
 
 	ident := func(x int64) int64 { return x }
 	reg(op.Neg, op.SetNumeric, func(c *Call) error {
@@ -331,6 +339,7 @@ func arith[T float32 | float64](c *Call, op byte) {
 // each run selects by mask, out = y ^ ((x ^ y) & -(cond != 0)). Condition
 // and values may be dense or broadcast along the run.
 func whereLoop32(c *Call) {
+	ks := c.kernels()
 	x, y, z, out := c.In[0], c.In[1], c.In[2], c.Out[0]
 	cs, xs, ys, dst := c.InB[0], as[uint32](c.InB[1]), as[uint32](c.InB[2]), as[uint32](c.OutB[0])
 	forEachRun(out.Shape, [][]int{out.Strides, x.Strides, y.Strides, z.Strides}, []int{out.Offset, x.Offset, y.Offset, z.Offset}, func(offs []int, n int, inner []int) {
@@ -340,12 +349,12 @@ func whereLoop32(c *Call) {
 		cr := cs[a:]
 		switch {
 		case sa == 1 && sb == 1 && sc == 1:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
+			vecParallel(n, func(lo, hi int) { ks.vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc+lo:cc+hi], 0) })
 		case sa == 1 && sb == 1 && sc == 0:
 			// One value broadcast (a ReLU gradient's zero).
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
+			vecParallel(n, func(lo, hi int) { ks.vec.Select32(d[lo:hi], cr[lo:hi], xs[b+lo:b+hi], ys[cc:cc+1], 1) })
 		case sa == 1 && sb == 0 && sc == 1:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.Select32(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
+			vecParallel(n, func(lo, hi int) { ks.vec.Select32(d[lo:hi], cr[lo:hi], xs[b:b+1], ys[cc+lo:cc+hi], 2) })
 		default:
 			for i := range d {
 				d[i] = vec.SelectBits(cs[a+i*sa], xs[b+i*sb], ys[cc+i*sc])
@@ -543,31 +552,22 @@ func remainderI(a, b int64) int64 {
 // Direct kernels of composites.
 
 func registerCompositeKernels() {
-	fl := func(d *op.Def, f func(float64) float64) {
-		v := vecUnaryFor(d) // dense f32: vec.go
-		reg(d, op.SetFloats, func(c *Call) error {
-			if v == nil || !vecRunUnary(c, func(dst, a []float32) { v(c.kernels().vec, dst, a) }) { // dense bf16: bf16_elem.go
-				floatUnary(c, f)
-			}
-			return nil
-		})
-	}
-	fl(op.Exp2, math.Exp2)
-	fl(op.Log2, math.Log2)
-	fl(op.Log10, func(x float64) float64 { return logf(x) * (1 / math.Ln10) })
-	fl(op.Asin, math.Asin)
-	fl(op.Acos, math.Acos)
-	fl(op.Atan, math.Atan)
-	fl(op.Sinh, math.Sinh)
-	fl(op.Cosh, math.Cosh)
-	fl(op.Asinh, math.Asinh)
-	fl(op.Acosh, math.Acosh)
-	fl(op.Atanh, math.Atanh)
-	fl(op.Silu, func(x float64) float64 { return x / (1 + math.Exp(-x)) })
-	fl(op.Mish, func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) })
-	fl(op.Hardsigmoid, func(x float64) float64 { return min(max(x+3, 0), 6) / 6 })
-	fl(op.Hardswish, func(x float64) float64 { return x * min(max(x+3, 0), 6) / 6 })
-	fl(op.Frac, func(x float64) float64 { return x - math.Trunc(x) })
+	regFloatUnary(op.Exp2, math.Exp2)
+	regFloatUnary(op.Log2, math.Log2)
+	regFloatUnary(op.Log10, func(x float64) float64 { return logf(x) * (1 / math.Ln10) })
+	regFloatUnary(op.Asin, math.Asin)
+	regFloatUnary(op.Acos, math.Acos)
+	regFloatUnary(op.Atan, math.Atan)
+	regFloatUnary(op.Sinh, math.Sinh)
+	regFloatUnary(op.Cosh, math.Cosh)
+	regFloatUnary(op.Asinh, math.Asinh)
+	regFloatUnary(op.Acosh, math.Acosh)
+	regFloatUnary(op.Atanh, math.Atanh)
+	regFloatUnary(op.Silu, func(x float64) float64 { return x / (1 + math.Exp(-x)) })
+	regFloatUnary(op.Mish, func(x float64) float64 { return x * math.Tanh(math.Log1p(math.Exp(x))) })
+	regFloatUnary(op.Hardsigmoid, func(x float64) float64 { return min(max(x+3, 0), 6) / 6 })
+	regFloatUnary(op.Hardswish, func(x float64) float64 { return x * min(max(x+3, 0), 6) / 6 })
+	regFloatUnary(op.Frac, func(x float64) float64 { return x - math.Trunc(x) })
 	reg(op.Selu, op.SetFloats, func(c *Call) error {
 		floatUnary(c, func(x float64) float64 { return elu(x, op.SeluAlpha, op.SeluScale, 1) })
 		return nil

@@ -89,6 +89,7 @@ func fusedRMSNormF32(ks *kset, dst, src, w []float32, rows, d int, eps float64) 
 // dim, a strided view) gathered into a dense row and scattered back, so
 // every layout gets the same arithmetic. It reports whether it ran.
 func fusedSoftmax(c *Call, ax int, logSM bool) bool {
+	ks := c.kernels()
 	in, out := c.In[0], c.Out[0]
 	if !fusedNN || in.DType != dtype.F32 || out.DType != dtype.F32 || len(in.Shape) == 0 {
 		return false
@@ -102,7 +103,7 @@ func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 		src, scalar, ok := vecOperand(in, c.InB[0], n)
 		dst, _, dok := vecOut(c)
 		if ok && dok && !(scalar && n > 1) && &dst[0] != &src[0] {
-			fusedSoftmaxF32(c.kernels(), dst, src, n/d, d, logSM)
+			fusedSoftmaxF32(ks, dst, src, n/d, d, logSM)
 			return true
 		}
 	}
@@ -116,9 +117,9 @@ func fusedSoftmax(c *Call, ax int, logSM bool) bool {
 				x[i] = src[io+i*l.inStride]
 			}
 			if logSM {
-				c.kernels().vec.LogSoftmaxRow(y, x)
+				ks.vec.LogSoftmaxRow(y, x)
 			} else {
-				c.kernels().vec.SoftmaxRow(y, x)
+				ks.vec.SoftmaxRow(y, x)
 			}
 			for i, v := range y {
 				dst[oo+i*os] = v

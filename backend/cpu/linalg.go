@@ -874,6 +874,7 @@ func dotSizes(c *Call) (d op.DotDims, nb, m, n, k int, err error) {
 
 // dotGeneralKernel runs dot_general on the CPU.
 func dotGeneralKernel(c *Call) error {
+	ks := c.kernels()
 	if dotF32GEMV(c) || dotBF16GEMV(c) || dotF32Swapped(c, nil) {
 		// x·Wᵀ with few activation rows: the weight packs faster as A.
 		return nil
@@ -889,7 +890,7 @@ func dotGeneralKernel(c *Call) error {
 	out := c.OutB[0][o.Offset*o.DType.Size():]
 	switch l.DType {
 	case dtype.F32:
-		t := tileF32(c.kernels())
+		t := tileF32(ks)
 		if isHighest(prec) && t == nil {
 			cv := []func(float32) float64{widen32}
 			runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F32, dotF32, cv, cv, storeTile(as[float32](out), m, n, narrow32), true, nil, nil, [2][]int8{})
@@ -904,7 +905,7 @@ func dotGeneralKernel(c *Call) error {
 			ca, cb = bf16Passes(prec)
 			rounds = bf16Rounds(prec)
 			plain = false
-			if tp := pairTile(c.kernels(), m, n, k); tp != nil {
+			if tp := pairTile(ks, m, n, k); tp != nil {
 				// VDPBF16PS on the bf16 rounding of the inputs (bf16_gemm.go).
 				t = tp
 			}
@@ -913,19 +914,19 @@ func dotGeneralKernel(c *Call) error {
 	case dtype.BF16:
 		to := func(x dtype.BFloat16) float32 { return x.F32() }
 		// plain: the packing widens bf16 inline (packBF16), as to does.
-		t := tileF32(c.kernels())
-		if tp := pairTile(c.kernels(), m, n, k); tp != nil {
+		t := tileF32(ks)
+		if tp := pairTile(ks, m, n, k); tp != nil {
 			t = tp // VDPBF16PS on the bf16 values as they are (bf16_gemm.go)
 		}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.BFloat16) float32{to}, []func(dtype.BFloat16) float32{to},
-			storeBF16(c.kernels(), as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
+			storeBF16(ks, as[dtype.BFloat16](out), m, n), true, t, nil, [2][]int8{})
 	case dtype.F16:
 		to := func(x dtype.Float16) float32 { return x.F32() }
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[float32], dotPlain[float32], []func(dtype.Float16) float32{to}, []func(dtype.Float16) float32{to},
-			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32(c.kernels()), nil, [2][]int8{})
+			storeTile(as[dtype.Float16](out), m, n, dtype.F16FromF32), false, tileF32(ks), nil, [2][]int8{})
 	case dtype.F64:
 		cv := []func(float64) float64{ident[float64]}
-		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(c.kernels()), as[float64](out), [2][]int8{})
+		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4F64, dotF64, cv, cv, nil, true, tileF64(ks), as[float64](out), [2][]int8{})
 	case dtype.I64:
 		cv := []func(int64) int64{ident[int64]}
 		runDot(c, nb, m, n, k, lb, lr, lk, rb, rr, rk, kern4x4[int64], dotPlain[int64], cv, cv, storeTile(as[int64](out), m, n, ident[int64]), false, nil, nil, [2][]int8{})

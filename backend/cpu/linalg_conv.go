@@ -32,6 +32,7 @@ func narrowPlan[S any](ks *kset, to func(S) float32, from func(float32) S) convP
 }
 
 func convolutionKernel(c *Call) error {
+	ks := c.kernels()
 	var bias []int
 	if c.In[2].Buf != nil {
 		bias = c.In[2].Shape
@@ -43,14 +44,14 @@ func convolutionKernel(c *Call) error {
 	prec := c.Attrs.String("precision")
 	switch c.In[0].DType {
 	case dtype.F32:
-		t := tileF32(c.kernels())
+		t := tileF32(ks)
 		if isHighest(prec) && t == nil {
 			w := []func(float32) float64{widen32}
 			runConv(c, p, convPlan[float32, float64]{kern: kern4x4F32, dot: dotF32, wConv: w, xConv: w, colConv: []func(float64) float64{ident[float64]},
 				toT: widen32, fromT: narrow32, plain: true})
 			break
 		}
-		if isHighest(prec) && convFastOK(c.kernels(), p) {
+		if isHighest(prec) && convFastOK(ks, p) {
 			runConvFast(c, p)
 			break
 		}
@@ -59,7 +60,7 @@ func convolutionKernel(c *Call) error {
 			runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: id, xConv: id, colConv: id, toT: idF32, fromT: idF32, plain: true, tile: t})
 			break
 		}
-		if convFastOK(c.kernels(), p) && !(p.Transposed && convStrided(p)) {
+		if convFastOK(ks, p) && !(p.Transposed && convStrided(p)) {
 			runConvFast(c, p)
 			break
 		}
@@ -67,19 +68,19 @@ func convolutionKernel(c *Call) error {
 		runConv(c, p, convPlan[float32, float32]{kern: kern4x4[float32], dot: dotPlain[float32], wConv: pa, xConv: pb, colConv: pb, toT: idF32, fromT: idF32, tile: t})
 	case dtype.F64:
 		id := []func(float64) float64{ident[float64]}
-		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64(c.kernels())})
+		runConv(c, p, convPlan[float64, float64]{kern: kern4x4F64, dot: dotF64, wConv: id, xConv: id, colConv: id, toT: ident[float64], fromT: ident[float64], plain: true, tile: tileF64(ks)})
 	case dtype.BF16:
-		if conv16FastOK(c.kernels(), dtype.BF16, p) {
+		if conv16FastOK(ks, dtype.BF16, p) {
 			runConv16(c, p)
 			break
 		}
-		runConv(c, p, narrowPlan(c.kernels(), func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
+		runConv(c, p, narrowPlan(ks, func(x dtype.BFloat16) float32 { return x.F32() }, dtype.BF16FromF32))
 	case dtype.F16:
-		if conv16FastOK(c.kernels(), dtype.F16, p) {
+		if conv16FastOK(ks, dtype.F16, p) {
 			runConv16(c, p)
 			break
 		}
-		runConv(c, p, narrowPlan(c.kernels(), func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32))
+		runConv(c, p, narrowPlan(ks, func(x dtype.Float16) float32 { return x.F32() }, dtype.F16FromF32))
 	default:
 		return fmt.Errorf("convolution: unsupported dtype %s", c.In[0].DType)
 	}
@@ -277,6 +278,7 @@ func col2imRow[T gemmNum](dst, src []T, tap [][]int, inSt, outSt []int, d, inOff
 // padding is -inf / the integer minimum) or sum (padding is 0; narrow floats
 // accumulate in float64 and round once, integers wrap).
 func reduceWindowKernel(c *Call) error {
+	ks := c.kernels()
 	in, o := c.In[0], c.Out[0]
 	w, err := op.ResolveWindow(in.Shape, c.Attrs)
 	if err != nil {
@@ -288,10 +290,10 @@ func reduceWindowKernel(c *Call) error {
 	if planeWindow(in.Shape, w) && !slowPools {
 		switch dt {
 		case dtype.F32:
-			reduceWindowPlanes(c.kernels(), in.Shape, w, isMax, as[float32](src), in.Offset, as[float32](dst), o.Offset)
+			reduceWindowPlanes(ks, in.Shape, w, isMax, as[float32](src), in.Offset, as[float32](dst), o.Offset)
 			return nil
 		case dtype.F64:
-			reduceWindowPlanes(c.kernels(), in.Shape, w, isMax, as[float64](src), in.Offset, as[float64](dst), o.Offset)
+			reduceWindowPlanes(ks, in.Shape, w, isMax, as[float64](src), in.Offset, as[float64](dst), o.Offset)
 			return nil
 		}
 	}
@@ -417,6 +419,7 @@ func windowLoop(shape []int, inOff, outOff int, w op.Window, fn func(dst int, id
 // maximum in row-major window order wins, a NaN always replaces the current
 // maximum, and indices are h*W+w within the plane.
 func maxPool2dIndicesKernel(c *Call) error {
+	ks := c.kernels()
 	in := c.In[0]
 	p, err := op.ResolvePool2d("max_pool2d_with_indices", in.Shape, c.Attrs, true)
 	if err != nil {
@@ -428,10 +431,10 @@ func maxPool2dIndicesKernel(c *Call) error {
 	if !slowPools {
 		switch in.DType {
 		case dtype.F32:
-			maxPool2dIndicesTyped(c.kernels(), p, planes, in.Offset, as[float32](src), as[float32](vals), idxs)
+			maxPool2dIndicesTyped(ks, p, planes, in.Offset, as[float32](src), as[float32](vals), idxs)
 			return nil
 		case dtype.F64:
-			maxPool2dIndicesTyped(c.kernels(), p, planes, in.Offset, as[float64](src), as[float64](vals), idxs)
+			maxPool2dIndicesTyped(ks, p, planes, in.Offset, as[float64](src), as[float64](vals), idxs)
 			return nil
 		}
 	}

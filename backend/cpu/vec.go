@@ -202,6 +202,7 @@ func vecRunUnary(c *Call, f func(dst, a []float32)) bool {
 // dense f32 arrays, or the second input is a scalar for add, sub and mul,
 // and reports whether it did.
 func vecRunBinary(c *Call, k vecOp) bool {
+	ks := c.kernels()
 	dst, n, ok := vecOut(c)
 	if !ok {
 		return false
@@ -218,12 +219,12 @@ func vecRunBinary(c *Call, k vecOp) bool {
 		s := b[0]
 		switch k {
 		case vecOpAdd:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.AddScalar(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { ks.vec.AddScalar(dst[lo:hi], a[lo:hi], s) })
 		case vecOpSub:
 			// x - s == x + (-s) exactly, signed zeros included.
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.AddScalar(dst[lo:hi], a[lo:hi], -s) })
+			vecParallel(n, func(lo, hi int) { ks.vec.AddScalar(dst[lo:hi], a[lo:hi], -s) })
 		case vecOpMul:
-			vecParallel(n, func(lo, hi int) { c.kernels().vec.MulScalar(dst[lo:hi], a[lo:hi], s) })
+			vecParallel(n, func(lo, hi int) { ks.vec.MulScalar(dst[lo:hi], a[lo:hi], s) })
 		default:
 			return false
 		}
@@ -232,15 +233,15 @@ func vecRunBinary(c *Call, k vecOp) bool {
 	var f func(dst, a, b []float32)
 	switch k {
 	case vecOpAdd:
-		f = c.kernels().vec.Add
+		f = ks.vec.Add
 	case vecOpSub:
-		f = c.kernels().vec.Sub
+		f = ks.vec.Sub
 	case vecOpMul:
-		f = c.kernels().vec.Mul
+		f = ks.vec.Mul
 	case vecOpDiv:
-		f = c.kernels().vec.Div
+		f = ks.vec.Div
 	case vecOpMaximum:
-		f = c.kernels().vec.Maximum
+		f = ks.vec.Maximum
 	default:
 		return false
 	}
