@@ -240,52 +240,51 @@ func TestGEMMAMX(t *testing.T) {
 	}
 	// dot_general at level amx: bf16 (rounded to bf16 once) and f32 at
 	// medium and high.
-	func(ks *kset) {
-		for di, d := range dims {
-			m, n, k := d[0], d[1], d[2]
-			la, lb := layoutNames[(m+k)%4], layoutNames[(n+k)%4]
-			if di%2 == 0 {
-				la, lb = "rowmajor", "transposed" // x·Wᵀ, a linear layer
+	ks := ksetFor(LevelAMX)
+	for di, d := range dims {
+		m, n, k := d[0], d[1], d[2]
+		la, lb := layoutNames[(m+k)%4], layoutNames[(n+k)%4]
+		if di%2 == 0 {
+			la, lb = "rowmajor", "transposed" // x·Wᵀ, a linear layer
+		}
+		a := makeOperand(r, la, m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
+		b := makeOperand(r, lb, k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
+		got, err := matmul(ks, dtype.BF16, op.PrecisionDefault, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == 1 || n == 1 {
+			continue
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				want := dtype.BF16FromF32(amxRef(0, func(p int) float32 { return a.at(i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }, k))
+				if got[i*n+j] != want {
+					t.Fatalf("bf16 dot_general %s x %s m=%d n=%d k=%d: [%d,%d] = %v, want %v", la, lb, m, n, k, i, j, got[i*n+j], want)
+				}
 			}
-			a := makeOperand(r, la, m, k, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
-			b := makeOperand(r, lb, k, n, func(r *rand.Rand) dtype.BFloat16 { return dtype.BF16FromF32(randBF16Edge(r, false)) })
-			got, err := matmul(ks, dtype.BF16, op.PrecisionDefault, a, b)
+		}
+	}
+	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
+		ca, cb := bf16Passes(prec)
+		for _, d := range dims {
+			m, n, k := d[0], d[1], d[2]
+			a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
+			b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
+			got, err := matmul(ks, dtype.F32, prec, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m == 1 || n == 1 {
-				continue
-			}
 			for i := 0; i < m; i++ {
 				for j := 0; j < n; j++ {
-					want := dtype.BF16FromF32(amxRef(0, func(p int) float32 { return a.at(i, p).F32() }, func(p int) float32 { return b.at(p, j).F32() }, k))
-					if got[i*n+j] != want {
-						t.Fatalf("bf16 dot_general %s x %s m=%d n=%d k=%d: [%d,%d] = %v, want %v", la, lb, m, n, k, i, j, got[i*n+j], want)
+					want := amxRef(0, func(p int) float32 { return ca[p/k](a.at(i, p%k)) }, func(p int) float32 { return cb[p/k](b.at(p%k, j)) }, k*len(ca))
+					if !sameF32(got[i*n+j], want) {
+						t.Fatalf("f32 %s m=%d n=%d k=%d: [%d,%d] = %g, want %g", prec, m, n, k, i, j, got[i*n+j], want)
 					}
 				}
 			}
 		}
-		for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
-			ca, cb := bf16Passes(prec)
-			for _, d := range dims {
-				m, n, k := d[0], d[1], d[2]
-				a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
-				b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
-				got, err := matmul(ks, dtype.F32, prec, a, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := 0; i < m; i++ {
-					for j := 0; j < n; j++ {
-						want := amxRef(0, func(p int) float32 { return ca[p/k](a.at(i, p%k)) }, func(p int) float32 { return cb[p/k](b.at(p%k, j)) }, k*len(ca))
-						if !sameF32(got[i*n+j], want) {
-							t.Fatalf("f32 %s m=%d n=%d k=%d: [%d,%d] = %g, want %g", prec, m, n, k, i, j, got[i*n+j], want)
-						}
-					}
-				}
-			}
-		}
-	}(ksetFor(LevelAMX))
+	}
 }
 
 // TestConvAMX runs bf16 convolutions (not transposed: 1-d and 2-d, with
@@ -310,7 +309,8 @@ func TestConvAMX(t *testing.T) {
 		}
 		var got []float32
 		var p op.ConvParams
-		func(ks *kset) { got, p = conv16Run(t, ks, c, dtype.BF16, x, w, b) }(ksetFor(LevelAMX))
+		ks := ksetFor(LevelAMX)
+		got, p = conv16Run(t, ks, c, dtype.BF16, x, w, b)
 		if !convPairsOK(procKS, p) {
 			continue
 		}

@@ -52,7 +52,8 @@ func TestBF16Widen(t *testing.T) {
 	for _, level := range levels() {
 		for _, off := range []int{0, 1, 7} {
 			dst := make([]float32, 1<<16)
-			func(ks *kset) { ks.vec.Widen(dst, src[off:]) }(ksetFor(level))
+			ks := ksetFor(level)
+			ks.vec.Widen(dst, src[off:])
 			for i, v := range dst {
 				if want := math.Float32bits(src[off+i].F32()); math.Float32bits(v) != want {
 					t.Fatalf("%s off %d: widen(%#04x) = %#08x, want %#08x", level, off, uint16(src[off+i]), math.Float32bits(v), want)
@@ -95,7 +96,8 @@ func TestBF16Narrow(t *testing.T) {
 			}
 			got := make([]dtype.BFloat16, n+1)
 			got[n] = 0x1234
-			func(ks *kset) { ks.vec.Narrow(got, src) }(ksetFor(level))
+			ks := ksetFor(level)
+			ks.vec.Narrow(got, src)
 			if got[n] != 0x1234 {
 				t.Fatalf("%s n=%d: narrow wrote past its length", level, n)
 			}
@@ -166,11 +168,13 @@ func TestBF16Unary(t *testing.T) {
 					if inPlace {
 						l.Out[0].Buf = in.Buf
 					}
-					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
+					ks := ksetFor(level)
+					execBF16(t, ks, l)
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var one [1]float32
 					for i := 0; i < n; i++ {
-						func(ks *kset) { k.f(ks.vec, one[:], []float32{xb[i].F32()}) }(ksetFor(level))
+						ks := ksetFor(level)
+						k.f(ks.vec, one[:], []float32{xb[i].F32()})
 						want := dtype.BF16FromF32(one[0])
 						if got[i] != want {
 							t.Fatalf("%s n=%d %s%v in-place=%v: [%d] f(%g) = %#04x, want %#04x", level, n, k.name, k.attrs, inPlace, i, xb[i].F32(), uint16(got[i]), uint16(want))
@@ -208,7 +212,8 @@ func TestBF16Binary(t *testing.T) {
 					}
 					xo, yo := bf16Operand(x, xlay), bf16Operand(y, ylay)
 					l := bf16Launch(t, o.name, nil, []int{n}, dtype.BF16, xo, yo)
-					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
+					ks := ksetFor(level)
+					execBF16(t, ks, l)
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](xo.Buf.(*Buf).b), as[dtype.BFloat16](yo.Buf.(*Buf).b)
 					for i := 0; i < n; i++ {
@@ -338,7 +343,9 @@ func TestBF16BinaryRowBroadcast(t *testing.T) {
 				c := &Call{Launch: l, InB: [][]byte{xo.Buf.(*Buf).b, yo.Buf.(*Buf).b}, OutB: [][]byte{l.Out[0].Buf.(*Buf).b}}
 				k := map[string]vecOp{"add": vecOpAdd, "sub": vecOpSub, "mul": vecOpMul, "div": vecOpDiv}[name]
 				var ran bool
-				func(ks *kset) { c.ks = ks; ran = bf16RunBinary(c, k) }(ksetFor(level))
+				ks := ksetFor(level)
+				c.ks = ks
+				ran = bf16RunBinary(c, k)
 				if !ran {
 					t.Fatalf("%s %dx%d: the row-broadcast path did not run", name, rows, cols)
 				}
@@ -375,7 +382,8 @@ func TestBF16NarrowEveryExponent(t *testing.T) {
 	for _, level := range levels() {
 		buf := slices.Clone(src)
 		got := make([]dtype.BFloat16, len(src))
-		func(ks *kset) { ks.vec.Narrow(got, buf) }(ksetFor(level))
+		ks := ksetFor(level)
+		ks.vec.Narrow(got, buf)
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: narrow(%#08x) = %#04x, want %#04x", level, math.Float32bits(src[i]), uint16(got[i]), uint16(want[i]))

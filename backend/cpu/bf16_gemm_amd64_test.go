@@ -221,26 +221,25 @@ func TestGEMMBF16Pairs(t *testing.T) {
 		}
 	}
 	// f32 at medium and high through dot_general (the default blocking).
-	func(ks *kset) {
-		for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
-			ca, cb := bf16Passes(prec)
-			for _, d := range dims {
-				m, n, k := d[0], d[1], d[2]
-				a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
-				b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
-				got, err := matmul(ks, dtype.F32, prec, a, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := 0; i < m; i++ {
-					for j := 0; j < n; j++ {
-						want := pairRef(func(p int) float32 { return ca[p/k](a.at(i, p%k)) }, func(p int) float32 { return cb[p/k](b.at(p%k, j)) }, k*len(ca))
-						if !sameF32(got[i*n+j], want) {
-							t.Fatalf("f32 %s m=%d n=%d k=%d: [%d,%d] = %g, want %g", prec, m, n, k, i, j, got[i*n+j], want)
-						}
+	ks := ksetFor(LevelAVX512BF16)
+	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
+		ca, cb := bf16Passes(prec)
+		for _, d := range dims {
+			m, n, k := d[0], d[1], d[2]
+			a := makeOperand(r, layoutNames[(m+k)%4], m, k, genF32)
+			b := makeOperand(r, layoutNames[(n+k)%4], k, n, genF32)
+			got, err := matmul(ks, dtype.F32, prec, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					want := pairRef(func(p int) float32 { return ca[p/k](a.at(i, p%k)) }, func(p int) float32 { return cb[p/k](b.at(p%k, j)) }, k*len(ca))
+					if !sameF32(got[i*n+j], want) {
+						t.Fatalf("f32 %s m=%d n=%d k=%d: [%d,%d] = %g, want %g", prec, m, n, k, i, j, got[i*n+j], want)
 					}
 				}
 			}
 		}
-	}(ksetFor(LevelAVX512BF16))
+	}
 }

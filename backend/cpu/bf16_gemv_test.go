@@ -81,7 +81,8 @@ func TestGEMVBF16(t *testing.T) {
 						before := gemvHits.Load()
 						var got []dtype.BFloat16
 						var err error
-						func(ks *kset) { got, err = matmul(ks, dtype.BF16, "", a, b) }(ksetFor(level))
+						ks := ksetFor(level)
+						got, err = matmul(ks, dtype.BF16, "", a, b)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -131,7 +132,8 @@ func TestGEMVBF16Specials(t *testing.T) {
 				want := gemvBF16Ref(a, b, m, n, k, level)
 				var got []dtype.BFloat16
 				var err error
-				func(ks *kset) { got, err = matmul(ks, dtype.BF16, "", a, b) }(ksetFor(level))
+				ks := ksetFor(level)
+				got, err = matmul(ks, dtype.BF16, "", a, b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -208,12 +210,11 @@ func TestGEMVBF16Batched(t *testing.T) {
 				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
 			}
 			before := gemvHits.Load()
-			func(ks *kset) {
-				c.ks = ks
-				if err := dotGeneralKernel(c); err != nil {
-					t.Fatal(err)
-				}
-			}(ksetFor(level))
+			ks := ksetFor(level)
+			c.ks = ks
+			if err := dotGeneralKernel(c); err != nil {
+				t.Fatal(err)
+			}
 			if level != LevelGeneric && gemvHits.Load() == before {
 				t.Fatalf("%s bT=%v: the gemv kernels did not run", level, bT)
 			}

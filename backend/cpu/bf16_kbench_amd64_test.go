@@ -68,23 +68,22 @@ func BenchmarkGEMMBF16(b *testing.B) {
 				}
 				out := make([]dtype.BFloat16, m*n)
 				toF := []func(dtype.BFloat16) float32{func(x dtype.BFloat16) float32 { return x.F32() }}
-				func(ks *kset) {
-					tile := tileF32(ks)
-					if tp := pairTile(ks, m, n, k); tp != nil {
-						tile = tp
+				ks := ksetFor(lvl)
+				tile := tileF32(ks)
+				if tp := pairTile(ks, m, n, k); tp != nil {
+					tile = tp
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					g := gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]{nb: 1, m: m, n: n, k: k,
+						a:    gemmSide[dtype.BFloat16, float32]{src: x, row: seqShared(m, k), k: seqShared(k, 1), conv: toF, plain: true},
+						b:    gemmSide[dtype.BFloat16, float32]{src: w, row: seqShared(n, k), k: seqShared(k, 1), conv: toF, plain: true},
+						kern: kern4x4[float32], dot: dotPlain[float32], tile: tile,
+						store: storeBF16(ks, out, m, n),
 					}
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						g := gemmProblem[dtype.BFloat16, dtype.BFloat16, float32]{nb: 1, m: m, n: n, k: k,
-							a:    gemmSide[dtype.BFloat16, float32]{src: x, row: seqShared(m, k), k: seqShared(k, 1), conv: toF, plain: true},
-							b:    gemmSide[dtype.BFloat16, float32]{src: w, row: seqShared(n, k), k: seqShared(k, 1), conv: toF, plain: true},
-							kern: kern4x4[float32], dot: dotPlain[float32], tile: tile,
-							store: storeBF16(ks, out, m, n),
-						}
-						g.run()
-					}
-					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				}(ksetFor(lvl))
+					g.run()
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
 	}

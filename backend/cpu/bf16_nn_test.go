@@ -83,7 +83,8 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
+					ks := ksetFor(level)
+					execBF16(t, ks, l)
 					lg := bf16Launch(t, name, attrs, sh, outDT, in)
 					fusedNN = false
 					execBF16(t, procKS, lg)
@@ -97,7 +98,8 @@ func TestBF16SoftmaxRows(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						func(ks *kset) { row(ks.vec, yr, xr) }(ksetFor(level))
+						ks := ksetFor(level)
+						row(ks.vec, yr, xr)
 						for j := range yr {
 							k := i*tc.d + j
 							what := fmt.Sprintf("%s %s %dx%d -> %s [%d,%d]", level, name, tc.rows, tc.d, outDT, i, j)
@@ -156,7 +158,8 @@ func TestBF16Norms(t *testing.T) {
 						eps = math.Ldexp(1, -7)
 					}
 					l := bf16Launch(t, name, attrs, sh, dtype.BF16, ins...)
-					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
+					ks := ksetFor(level)
+					execBF16(t, ks, l)
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					var gen []dtype.BFloat16
 					if name == "layer_norm" {
@@ -180,13 +183,12 @@ func TestBF16Norms(t *testing.T) {
 						for j := range xr {
 							xr[j] = xb[i*tc.d+j].F32()
 						}
-						func(ks *kset) {
-							if name == "rms_norm" {
-								ks.vec.RMSNormRow(yr, xr, wf, tmp, eps)
-							} else {
-								ks.vec.LayerNormRow(yr, xr, wf, bf, tmp, eps)
-							}
-						}(ksetFor(level))
+						ks := ksetFor(level)
+						if name == "rms_norm" {
+							ks.vec.RMSNormRow(yr, xr, wf, tmp, eps)
+						} else {
+							ks.vec.LayerNormRow(yr, xr, wf, bf, tmp, eps)
+						}
 						var ref []float64
 						if name == "rms_norm" {
 							ref = make([]float64, tc.d)
@@ -320,7 +322,8 @@ func TestBF16SoftmaxLayouts(t *testing.T) {
 						attrs["dtype"] = dtype.F32
 					}
 					l := bf16Launch(t, name, attrs, sh, outDT, in)
-					func(ks *kset) { execBF16(t, ks, l) }(ksetFor(level))
+					ks := ksetFor(level)
+					execBF16(t, ks, l)
 					return l
 				}
 				dense := run(-1, []int{rows, d}, bf16Operand(x, op.Contiguous([]int{rows, d})))

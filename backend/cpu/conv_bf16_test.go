@@ -122,7 +122,9 @@ func TestConv16Levels(t *testing.T) {
 					var got []float32
 					var p op.ConvParams
 					var pairs bool // the VDPBF16PS/AMX path ran (asked at the level, not the process's)
-					func(ks *kset) { got, p = conv16Run(t, ks, c, dt, x, w, b); pairs = convPairsOK(ks, p) }(ksetFor(level))
+					ks := ksetFor(level)
+					got, p = conv16Run(t, ks, c, dt, x, w, b)
+					pairs = convPairsOK(ks, p)
 					if ref32 == nil {
 						ref, mag := convNaive(p, x, w, b)
 						for i := range got {
@@ -177,11 +179,10 @@ func TestConvPairsTaken(t *testing.T) {
 			continue
 		}
 		_, _, p := convCall(t, c, make([]float32, 1<<20), make([]float32, 1<<20), nil)
-		func(ks *kset) {
-			if !convPairsOK(ks, p) {
-				t.Errorf("%v: VDPBF16PS path not taken", c)
-			}
-		}(ksetFor(LevelAVX512BF16))
+		ks := ksetFor(LevelAVX512BF16)
+		if !convPairsOK(ks, p) {
+			t.Errorf("%v: VDPBF16PS path not taken", c)
+		}
 	}
 }
 

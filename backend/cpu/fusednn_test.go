@@ -116,9 +116,8 @@ func TestFusedSoftmax(t *testing.T) {
 				rows := rowsOf[ci]
 				d := len(x) / rows
 				var got []float32
-				func(ks *kset) {
-					got = runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
-				}(ksetFor(level))
+				ks := ksetFor(level)
+				got = runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
 				old := make([]float32, len(x))
 				in := device.Operand{DType: dtype.F32, Layout: op.Contiguous([]int{rows, d})}
 				softmaxRedLanes(newRedLanes(in, in, 1), x, old, logSM)
@@ -158,7 +157,8 @@ func TestFusedNorms(t *testing.T) {
 				}
 				attrs := op.Attrs{"normalized_shape": []int{d}, "eps": 1e-5}
 				var got []float32
-				func(ks *kset) { got = runF32(t, ks, "layer_norm", attrs, []int{rows, d}, ins...) }(ksetFor(level))
+				ks := ksetFor(level)
+				got = runF32(t, ks, "layer_norm", attrs, []int{rows, d}, ins...)
 				// The generic kernel, through an f64 launch of the same values.
 				want := layerNormF64(t, x, w, b, rows, d, affine)
 				for i := range got {
@@ -176,10 +176,8 @@ func TestFusedNorms(t *testing.T) {
 					}
 				}
 				tins := []device.Operand{f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}), ins[1]}
-				func(ks *kset) {
-					rgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, rins...)
-					tgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, tins...)
-				}(ksetFor(level))
+				rgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, rins...)
+				tgot = runF32(t, ks, "rms_norm", op.Attrs{"normalized_shape": []int{d}}, []int{rows, d}, tins...)
 				for row := 0; row < rows; row++ {
 					var ms float64
 					for j := 0; j < d; j++ {
@@ -274,7 +272,8 @@ func TestVecRouting(t *testing.T) {
 						arg = f32Operand(ax, in.Layout)
 					}
 					var got []float32
-					func(ks *kset) { got = runF32(t, ks, name, nil, shape, arg) }(ksetFor(level))
+					ks := ksetFor(level)
+					got = runF32(t, ks, name, nil, shape, arg)
 					for i := range got {
 						if want := f(xAt(in.Layout, i)); !fusedClose(got[i], want, 1.3e-6, 1e-5) {
 							t.Fatalf("%s %s%v strides %v [%d] = %g, want %g", level, name, shape, in.Strides, i, got[i], want)
@@ -290,7 +289,8 @@ func TestVecRouting(t *testing.T) {
 				for kind, other := range others {
 					for _, in := range []device.Operand{dense, trans} {
 						var got []float32
-						func(ks *kset) { got = runF32(t, ks, name, nil, shape, in, other) }(ksetFor(level))
+						ks := ksetFor(level)
+						got = runF32(t, ks, name, nil, shape, in, other)
 						for i := range got {
 							b := float64(s[0])
 							if kind == "dense" {
@@ -430,11 +430,10 @@ func TestVecRoutingBF16(t *testing.T) {
 				l := &device.Launch{Op: d, Attrs: a,
 					In:  []device.Operand{{Buf: &Buf{b: b}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}},
 					Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-				func(ks *kset) {
-					if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
-						t.Fatal(err)
-					}
-				}(ksetFor(level))
+				ks := ksetFor(level)
+				if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+					t.Fatal(err)
+				}
 				got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 				for i := range got {
 					want := dtype.BF16FromF32(float32(f(float64(x[i].F32()))))
@@ -532,11 +531,10 @@ func TestVecRoutingBF16Binary(t *testing.T) {
 							{Buf: &Buf{b: bf(x)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})},
 							{Buf: &Buf{b: bf(y)}, DType: dtype.BF16, Layout: ylay}},
 						Out: []device.Operand{{Buf: &Buf{b: make([]byte, 2*n)}, DType: dtype.BF16, Layout: op.Contiguous([]int{n})}}}
-					func(ks *kset) {
-						if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
-							t.Fatal(err)
-						}
-					}(ksetFor(level))
+					ks := ksetFor(level)
+					if err := execAt(ks, l, func(b device.Buffer) []byte { return b.(*Buf).b }); err != nil {
+						t.Fatal(err)
+					}
 					got := as[dtype.BFloat16](l.Out[0].Buf.(*Buf).b)
 					xb, yb := as[dtype.BFloat16](l.In[0].Buf.(*Buf).b), as[dtype.BFloat16](l.In[1].Buf.(*Buf).b)
 					for i := range got {
@@ -601,18 +599,17 @@ func TestVecLayoutIndependent(t *testing.T) {
 		}
 		for _, name := range []string{"exp", "tanh", "erf", "sigmoid", "silu", "gelu"} {
 			for _, level := range levels() {
-				func(ks *kset) {
-					dense := run(ks, name, operand(x, op.Contiguous(shape)))
-					trans := run(ks, name, operand(xt, op.Layout{Shape: shape, Strides: []int{1, rows}}))
-					if string(dense) != string(trans) {
-						t.Errorf("%s %s %s: transposed input gives different bits", level, dt, name)
-					}
-					bd := run(ks, name, operand(bcast, op.Contiguous(shape)))
-					bb := run(ks, name, operand(x[:cols], op.Layout{Shape: shape, Strides: []int{0, 1}}))
-					if string(bd) != string(bb) {
-						t.Errorf("%s %s %s: broadcast input gives different bits", level, dt, name)
-					}
-				}(ksetFor(level))
+				ks := ksetFor(level)
+				dense := run(ks, name, operand(x, op.Contiguous(shape)))
+				trans := run(ks, name, operand(xt, op.Layout{Shape: shape, Strides: []int{1, rows}}))
+				if string(dense) != string(trans) {
+					t.Errorf("%s %s %s: transposed input gives different bits", level, dt, name)
+				}
+				bd := run(ks, name, operand(bcast, op.Contiguous(shape)))
+				bb := run(ks, name, operand(x[:cols], op.Layout{Shape: shape, Strides: []int{0, 1}}))
+				if string(bd) != string(bb) {
+					t.Errorf("%s %s %s: broadcast input gives different bits", level, dt, name)
+				}
 			}
 		}
 	}
@@ -635,19 +632,18 @@ func TestFusedSoftmaxLayouts(t *testing.T) {
 	}
 	for _, name := range []string{"softmax", "log_softmax"} {
 		for _, level := range levels() {
-			func(ks *kset) {
-				dense := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
-				view := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
-				dim0 := runF32(t, ks, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
-				for i := 0; i < rows; i++ {
-					for j := 0; j < d; j++ {
-						a, b, c := dense[i*d+j], view[i*d+j], dim0[j*rows+i]
-						if math.Float32bits(a) != math.Float32bits(b) || math.Float32bits(a) != math.Float32bits(c) {
-							t.Fatalf("%s %s [%d,%d]: dense %g, view %g, dim 0 %g", level, name, i, j, a, b, c)
-						}
+			ks := ksetFor(level)
+			dense := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(x, op.Contiguous([]int{rows, d})))
+			view := runF32(t, ks, name, op.Attrs{"dim": -1}, []int{rows, d}, f32Operand(xt, op.Layout{Shape: []int{rows, d}, Strides: []int{1, rows}}))
+			dim0 := runF32(t, ks, name, op.Attrs{"dim": 0}, []int{d, rows}, f32Operand(xt, op.Contiguous([]int{d, rows})))
+			for i := 0; i < rows; i++ {
+				for j := 0; j < d; j++ {
+					a, b, c := dense[i*d+j], view[i*d+j], dim0[j*rows+i]
+					if math.Float32bits(a) != math.Float32bits(b) || math.Float32bits(a) != math.Float32bits(c) {
+						t.Fatalf("%s %s [%d,%d]: dense %g, view %g, dim 0 %g", level, name, i, j, a, b, c)
 					}
 				}
-			}(ksetFor(level))
+			}
 		}
 	}
 }

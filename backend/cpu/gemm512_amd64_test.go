@@ -124,7 +124,8 @@ func TestZMMTilesBlocked(t *testing.T) {
 	a := makeOperand(r, "rowmajor", m, k, genF32)
 	b := makeOperand(r, "rowmajor", k, n, genF32)
 	var ref []float32
-	func(ks *kset) { ref, _ = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(LevelAVX2))
+	ks := ksetFor(LevelAVX2)
+	ref, _ = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 	prev := asm512TileF32
 	defer func() { asm512TileF32 = prev }()
 	for _, kd := range zmmKernelsF32 {
@@ -133,7 +134,8 @@ func TestZMMTilesBlocked(t *testing.T) {
 		tile.kc, tile.mc, tile.nc = 128, 3*kd.mr, 2*kd.nr
 		asm512TileF32 = &tile
 		var got []float32
-		func(ks *kset) { got, _ = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(LevelAVX512))
+		ks := ksetFor(LevelAVX512)
+		got, _ = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 		if i := sameBits(got, ref); i >= 0 {
 			t.Fatalf("%s: [%d] = %v, avx2 %v", kd.name, i, got[i], ref[i])
 		}
@@ -195,9 +197,8 @@ func BenchmarkBlockSweep512(b *testing.B) {
 				kd := zmmKernelsF32[c.k]
 				asm512TileF32 = &gemmTile[float32]{mr: kd.mr, nr: kd.nr, kc: c.kc, mc: c.mc, nc: c.nc, kern: kd.kern}
 			}
-			func(ks *kset) {
-				benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(ks, dtype.F32, op.PrecisionHighest, a, bo) })
-			}(ksetFor(level))
+			ks := ksetFor(level)
+			benchGFLOPS(b, 2*float64(size*size*size), func() { matmul(ks, dtype.F32, op.PrecisionHighest, a, bo) })
 		})
 	}
 }

@@ -256,7 +256,8 @@ func TestGEMV(t *testing.T) {
 						before := gemvHits.Load()
 						var got []float32
 						var err error
-						func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
+						ks := ksetFor(level)
+						got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -314,12 +315,11 @@ func TestGEMVThreads(t *testing.T) {
 						},
 						InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
 					}
-					func(ks *kset) {
-						c.ks = ks
-						if err := dotGeneralKernel(c); err != nil {
-							t.Fatal(err)
-						}
-					}(ksetFor(level))
+					ks := ksetFor(level)
+					c.ks = ks
+					if err := dotGeneralKernel(c); err != nil {
+						t.Fatal(err)
+					}
 					name := fmt.Sprintf("%s nb=%d n=%d k=%d procs=%d bT=%v", level, nb, n, k, procs, bT)
 					if first == nil {
 						first = out
@@ -362,23 +362,22 @@ func TestGEMVCompiled(t *testing.T) {
 		}
 		ins := inputsFor(params, 9, 0)
 		for _, level := range levels() {
-			func(ks *kset) {
-				be := levelBackend(ks.level)
-				ip, p := interpAndCompiled(t, be, g)
-				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				before := gemvHits.Load()
-				got := runProg(t, be, p, g, ins, device.RunOptions{})
-				if hits := gemvHits.Load() - before; level != LevelGeneric && hits < 2 {
-					t.Errorf("%s %s: %d gemv runs, want 2", dt, level, hits)
+			ks := ksetFor(level)
+			be := levelBackend(ks.level)
+			ip, p := interpAndCompiled(t, be, g)
+			want := runProg(t, be, ip, g, ins, device.RunOptions{})
+			before := gemvHits.Load()
+			got := runProg(t, be, p, g, ins, device.RunOptions{})
+			if hits := gemvHits.Load() - before; level != LevelGeneric && hits < 2 {
+				t.Errorf("%s %s: %d gemv runs, want 2", dt, level, hits)
+			}
+			if dt == dtype.BF16 {
+				if !bytes.Equal(got[0], want[0]) {
+					t.Errorf("%s %s: compiled differs from interp", dt, level)
 				}
-				if dt == dtype.BF16 {
-					if !bytes.Equal(got[0], want[0]) {
-						t.Errorf("%s %s: compiled differs from interp", dt, level)
-					}
-				} else if k, ok := closeF32(got[0], want[0], 4); !ok {
-					t.Errorf("%s %s: element %d: %v vs interp %v", dt, level, k, as[float32](got[0])[k], as[float32](want[0])[k])
-				}
-			}(ksetFor(level))
+			} else if k, ok := closeF32(got[0], want[0], 4); !ok {
+				t.Errorf("%s %s: element %d: %v vs interp %v", dt, level, k, as[float32](got[0])[k], as[float32](want[0])[k])
+			}
 		}
 	}
 }
@@ -419,23 +418,22 @@ func BenchmarkGEMVDecode(b *testing.B) {
 						wshape, rc = []int{in, out}, 0 // x·W (GPT-2's Conv1D): the axpy form
 					}
 					b.Run(fmt.Sprintf("%dto%d/%s/%s/%s", in, out, dt, level, form), func(b *testing.B) {
-						func(ks *kset) {
-							b.SetBytes(int64(wbytes))
-							for i := 0; i < b.N; i++ {
-								c := i % copies
-								call := &Call{ks: ks,
-									Launch: &device.Launch{
-										Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{rc}, "precision": ""},
-										In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous(wshape)}},
-										Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
-									},
-									InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
-								}
-								if err := dotGeneralKernel(call); err != nil {
-									b.Fatal(err)
-								}
+						ks := ksetFor(level)
+						b.SetBytes(int64(wbytes))
+						for i := 0; i < b.N; i++ {
+							c := i % copies
+							call := &Call{ks: ks,
+								Launch: &device.Launch{
+									Attrs: op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{1}, "rhs_contract": []int{rc}, "precision": ""},
+									In:    []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, in})}, {DType: dt, Layout: op.Contiguous(wshape)}},
+									Out:   []device.Operand{{DType: dt, Layout: op.Contiguous([]int{1, out})}},
+								},
+								InB: [][]byte{xs, ws[c*wbytes : (c+1)*wbytes]}, OutB: [][]byte{y},
 							}
-						}(ksetFor(level))
+							if err := dotGeneralKernel(call); err != nil {
+								b.Fatal(err)
+							}
+						}
 					})
 				}
 			}
@@ -549,10 +547,9 @@ func TestGEMVDirect(t *testing.T) {
 						gemvParallelMACs = macs
 						var want, got []byte
 						var direct bool
-						func(ks *kset) {
-							want, _ = run(ks, true)
-							got, direct = run(ks, false)
-						}(ksetFor(level))
+						ks := ksetFor(level)
+						want, _ = run(ks, true)
+						got, direct = run(ks, false)
 						name := fmt.Sprintf("%s %s n=%d k=%d ldw=%d procs=%d macs=%d", dt, level, n, k, ldw, procs, macs)
 						if takes := level != LevelGeneric; direct != takes {
 							t.Fatalf("%s: direct path taken %v, want %v", name, direct, takes)
@@ -739,33 +736,32 @@ func TestGEMVRowsBatchInvariant(t *testing.T) {
 					runtime.GOMAXPROCS(procs)
 					for _, macs := range []int{1 << 40, 0} {
 						gemvParallelMACs = macs
-						func(ks *kset) {
-							for m := 2; m <= gemvRowsMax+1; m++ {
-								if m >= n {
-									break
-								}
-								xv := make([]float32, m*k)
-								for i := range xv {
-									xv[i] = float32(r.NormFloat64())
-								}
-								x := enc(dt, xv)
-								hits := gemvHits.Load()
-								got := dot(ks, dt, m, n, k, x, w)
-								if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
-									t.Fatalf("%s %s n=%d k=%d m=%d: gemv path taken %v", dt, level, n, k, m, took)
-								}
-								if m > gemvRowsMax {
-									continue
-								}
-								es := dt.Size()
-								for i := 0; i < m; i++ {
-									one := dot(ks, dt, 1, n, k, x[i*k*es:(i+1)*k*es], w)
-									if !bytes.Equal(got[i*n*es:(i+1)*n*es], one) {
-										t.Fatalf("%s %s procs=%d macs=%d n=%d k=%d m=%d: row %d differs from its batch-1 product", dt, level, procs, macs, n, k, m, i)
-									}
+						ks := ksetFor(level)
+						for m := 2; m <= gemvRowsMax+1; m++ {
+							if m >= n {
+								break
+							}
+							xv := make([]float32, m*k)
+							for i := range xv {
+								xv[i] = float32(r.NormFloat64())
+							}
+							x := enc(dt, xv)
+							hits := gemvHits.Load()
+							got := dot(ks, dt, m, n, k, x, w)
+							if took := gemvHits.Load() > hits; took != (m <= gemvRowsMax) {
+								t.Fatalf("%s %s n=%d k=%d m=%d: gemv path taken %v", dt, level, n, k, m, took)
+							}
+							if m > gemvRowsMax {
+								continue
+							}
+							es := dt.Size()
+							for i := 0; i < m; i++ {
+								one := dot(ks, dt, 1, n, k, x[i*k*es:(i+1)*k*es], w)
+								if !bytes.Equal(got[i*n*es:(i+1)*n*es], one) {
+									t.Fatalf("%s %s procs=%d macs=%d n=%d k=%d m=%d: row %d differs from its batch-1 product", dt, level, procs, macs, n, k, m, i)
 								}
 							}
-						}(ksetFor(level))
+						}
 					}
 				}
 			}

@@ -50,10 +50,9 @@ func TestGEMMLevelsBitwise(t *testing.T) {
 				var got32 []float32
 				var got64 []float64
 				var err1, err2 error
-				func(ks *kset) {
-					got32, err1 = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
-					got64, err2 = matmul(ks, dtype.F64, op.PrecisionHighest, a64, b64)
-				}(ksetFor(level))
+				ks := ksetFor(level)
+				got32, err1 = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
+				got64, err2 = matmul(ks, dtype.F64, op.PrecisionHighest, a64, b64)
 				if err1 != nil || err2 != nil {
 					t.Fatalf("%s: %v %v", name, err1, err2)
 				}
@@ -127,7 +126,9 @@ func TestGEMMLevelsBatched(t *testing.T) {
 				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
 			}
 			var err error
-			func(ks *kset) { c.ks = ks; err = dotGeneralKernel(c) }(ksetFor(level))
+			ks := ksetFor(level)
+			c.ks = ks
+			err = dotGeneralKernel(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -59,7 +59,8 @@ func TestGEMMPackN(t *testing.T) {
 					for _, level := range levels() {
 						name := fmt.Sprintf("w%d/kc%d/np%d/lds%d/%s", w, kc, np, lds, level)
 						got := guarded(np * dps)
-						func(ks *kset) { gemmPackN(ks, got, src, lds, kc, np, w, dps) }(ksetFor(level))
+						ks := ksetFor(level)
+						gemmPackN(ks, got, src, lds, kc, np, w, dps)
 						if i := sameBits(got, want); i >= 0 {
 							t.Fatalf("%s: element %d = %v, want %v", name, i, got[i], want[i])
 						}
@@ -95,7 +96,8 @@ func TestGEMMPackTW(t *testing.T) {
 						}
 					}
 					got := guarded(n*w + 4)
-					func(ks *kset) { gemmPackTW(ks, got, src, lds, rows, n, w) }(ksetFor(level))
+					ks := ksetFor(level)
+					gemmPackTW(ks, got, src, lds, rows, n, w)
 					if i := sameBits(got, want); i >= 0 {
 						t.Fatalf("%s w %d rows %d n %d: element %d = %v, want %v", level, w, rows, n, i, got[i], want[i])
 					}
@@ -300,40 +302,39 @@ func TestPackBF16Fast(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	toF := []func(dtype.BFloat16) float32{func(v dtype.BFloat16) float32 { return v.F32() }}
 	for _, lv := range levels() {
-		func(ks *kset) {
-			for _, w := range []int{6, 8, 12, 16, 64} {
-				for _, rows := range []int{1, 5, 6, 7, 8, 9, 13, 16, 17, 40} {
-					for _, kc := range []int{1, 8, 9, 15, 16, 17, 70} {
-						for _, p0 := range []int{0, 5} {
-							ld := p0 + kc + 3
-							src := make([]dtype.BFloat16, (rows+2)*ld+10)
-							for i := range src {
-								src[i] = dtype.BFloat16(r.Uint32())
-							}
-							s := gemmSide[dtype.BFloat16, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: toF, plain: true}
-							n := ceilDiv(rows, w)*w*kc + 8
-							want := guarded(n)
-							general := s
-							general.plain = false
-							packSide(ks, want, &general, 0, 1, rows, p0, kc, w)
-							got := guarded(n)
-							packSide(ks, got, &s, 0, 1, rows, p0, kc, w)
-							if i := sameBits(got, want); i >= 0 {
-								t.Fatalf("%s w %d rows %d kc %d p0 %d: element %d = %#x, want %#x", lv, w, rows, kc, p0, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
-							}
+		ks := ksetFor(lv)
+		for _, w := range []int{6, 8, 12, 16, 64} {
+			for _, rows := range []int{1, 5, 6, 7, 8, 9, 13, 16, 17, 40} {
+				for _, kc := range []int{1, 8, 9, 15, 16, 17, 70} {
+					for _, p0 := range []int{0, 5} {
+						ld := p0 + kc + 3
+						src := make([]dtype.BFloat16, (rows+2)*ld+10)
+						for i := range src {
+							src[i] = dtype.BFloat16(r.Uint32())
+						}
+						s := gemmSide[dtype.BFloat16, float32]{src: src, base: 3, row: seq(rows+2, ld), k: seq(p0+kc+1, 1), conv: toF, plain: true}
+						n := ceilDiv(rows, w)*w*kc + 8
+						want := guarded(n)
+						general := s
+						general.plain = false
+						packSide(ks, want, &general, 0, 1, rows, p0, kc, w)
+						got := guarded(n)
+						packSide(ks, got, &s, 0, 1, rows, p0, kc, w)
+						if i := sameBits(got, want); i >= 0 {
+							t.Fatalf("%s w %d rows %d kc %d p0 %d: element %d = %#x, want %#x", lv, w, rows, kc, p0, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 						}
 					}
 				}
 			}
-			// The vector path is taken where it applies.
-			if lv != LevelGeneric && packT8WBF16Asm != nil {
-				src := make([]dtype.BFloat16, 16*20)
-				for _, c := range []struct{ rows, w int }{{6, 6}, {8, 16}, {13, 16}, {16, 16}} {
-					if !packBF16Panel(ks, make([]float32, c.w*20), src, 20, c.rows, 20, c.w) {
-						t.Errorf("%s: %d rows into %d-wide panels not taken", lv, c.rows, c.w)
-					}
+		}
+		// The vector path is taken where it applies.
+		if lv != LevelGeneric && packT8WBF16Asm != nil {
+			src := make([]dtype.BFloat16, 16*20)
+			for _, c := range []struct{ rows, w int }{{6, 6}, {8, 16}, {13, 16}, {16, 16}} {
+				if !packBF16Panel(ks, make([]float32, c.w*20), src, 20, c.rows, 20, c.w) {
+					t.Errorf("%s: %d rows into %d-wide panels not taken", lv, c.rows, c.w)
 				}
 			}
-		}(ksetFor(lv))
+		}
 	}
 }

@@ -152,7 +152,8 @@ func TestGEMMF32Highest(t *testing.T) {
 				for _, level := range levels() {
 					var got []float32
 					var err error
-					func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
+					ks := ksetFor(level)
+					got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -211,7 +212,8 @@ func TestGEMMF64(t *testing.T) {
 				for _, level := range levels() {
 					var got []float64
 					var err error
-					func(ks *kset) { got, err = matmul(ks, dtype.F64, op.PrecisionHighest, a, b) }(ksetFor(level))
+					ks := ksetFor(level)
+					got, err = matmul(ks, dtype.F64, op.PrecisionHighest, a, b)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -252,7 +254,8 @@ func TestGEMMBF16Precisions(t *testing.T) {
 					for _, level := range levels() {
 						var got []float32
 						var err error
-						func(ks *kset) { got, err = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
+						ks := ksetFor(level)
+						got, err = matmul(ks, dtype.F32, prec, a, b)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -303,7 +306,8 @@ func TestGEMMBF16Precisions(t *testing.T) {
 		for _, level := range levels() {
 			var got []uint16
 			var err error
-			func(ks *kset) { got, err = matmul(ks, dt, "", a, b) }(ksetFor(level))
+			ks := ksetFor(level)
+			got, err = matmul(ks, dt, "", a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +353,8 @@ func TestGEMMNonFinite(t *testing.T) {
 	for _, level := range levels() {
 		var got []float32
 		var err error
-		func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
+		ks := ksetFor(level)
+		got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,44 +398,43 @@ func TestGEMMBatchedAndInts(t *testing.T) {
 		bi[i] = int32(r.IntN(2000) - 1000)
 	}
 	for _, level := range levels() {
-		func(ks *kset) {
-			// a: [nb, m, k]; b stored [nb, n, k], contracted on its last axis.
-			out := make([]float32, nb*m*n)
-			c := &Call{ks: ks,
-				Launch: &device.Launch{
-					Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{2}, "precision": ""},
-					In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
-						{DType: dtype.F32, Layout: op.Contiguous([]int{nb, n, k})}},
-					Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, n})}},
-				},
-				InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+		ks := ksetFor(level)
+		// a: [nb, m, k]; b stored [nb, n, k], contracted on its last axis.
+		out := make([]float32, nb*m*n)
+		c := &Call{ks: ks,
+			Launch: &device.Launch{
+				Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{2}, "precision": ""},
+				In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
+					{DType: dtype.F32, Layout: op.Contiguous([]int{nb, n, k})}},
+				Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, n})}},
+			},
+			InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+		}
+		if err := dotGeneralKernel(c); err != nil {
+			t.Fatal(err)
+		}
+		for bb := 0; bb < nb; bb++ {
+			a := operand[float32]{av, op.Layout{Shape: []int{m, k}, Strides: []int{k, 1}, Offset: bb * m * k}}
+			b := operand[float32]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{1, k}, Offset: bb * n * k}}
+			if bad := checkF32(out[bb*m*n:(bb+1)*m*n], a, b, m, n, k, level != LevelGeneric); bad != "" {
+				t.Fatalf("%s batch %d: %s", level, bb, bad)
 			}
-			if err := dotGeneralKernel(c); err != nil {
-				t.Fatal(err)
-			}
-			for bb := 0; bb < nb; bb++ {
-				a := operand[float32]{av, op.Layout{Shape: []int{m, k}, Strides: []int{k, 1}, Offset: bb * m * k}}
-				b := operand[float32]{bv, op.Layout{Shape: []int{k, n}, Strides: []int{1, k}, Offset: bb * n * k}}
-				if bad := checkF32(out[bb*m*n:(bb+1)*m*n], a, b, m, n, k, level != LevelGeneric); bad != "" {
-					t.Fatalf("%s batch %d: %s", level, bb, bad)
+		}
+		got, err := matmul(ks, dtype.I32, "", operand[int32]{ai, op.Contiguous([]int{m, k})}, operand[int32]{bi, op.Contiguous([]int{k, n})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var want int32
+				for p := 0; p < k; p++ {
+					want += ai[i*k+p] * bi[p*n+j]
+				}
+				if got[i*n+j] != want {
+					t.Fatalf("%s i32 [%d,%d] = %d, want %d", level, i, j, got[i*n+j], want)
 				}
 			}
-			got, err := matmul(ks, dtype.I32, "", operand[int32]{ai, op.Contiguous([]int{m, k})}, operand[int32]{bi, op.Contiguous([]int{k, n})})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < m; i++ {
-				for j := 0; j < n; j++ {
-					var want int32
-					for p := 0; p < k; p++ {
-						want += ai[i*k+p] * bi[p*n+j]
-					}
-					if got[i*n+j] != want {
-						t.Fatalf("%s i32 [%d,%d] = %d, want %d", level, i, j, got[i*n+j], want)
-					}
-				}
-			}
-		}(ksetFor(level))
+		}
 	}
 }
 
@@ -448,7 +452,8 @@ func TestGEMMThreadIndependence(t *testing.T) {
 			runtime.GOMAXPROCS(procs)
 			var got []float32
 			var err error
-			func(ks *kset) { got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b) }(ksetFor(level))
+			ks := ksetFor(level)
+			got, err = matmul(ks, dtype.F32, op.PrecisionHighest, a, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -482,29 +487,28 @@ func TestGEMMSteadyStateAlloc(t *testing.T) {
 		InB: [][]byte{bytesOf(a.data), bytesOf(b.data)}, OutB: [][]byte{bytesOf(out)},
 	}
 	for _, level := range levels() {
-		func(ks *kset) {
-			c.ks = ks
-			run := func() {
-				if err := dotGeneralKernel(c); err != nil {
-					t.Fatal(err)
-				}
+		ks := ksetFor(level)
+		c.ks = ks
+		run := func() {
+			if err := dotGeneralKernel(c); err != nil {
+				t.Fatal(err)
 			}
+		}
+		run()
+		var before, after runtime.MemStats
+		const reps = 20
+		allocs := testing.AllocsPerRun(reps, run)
+		runtime.ReadMemStats(&before)
+		for i := 0; i < reps; i++ {
 			run()
-			var before, after runtime.MemStats
-			const reps = 20
-			allocs := testing.AllocsPerRun(reps, run)
-			runtime.ReadMemStats(&before)
-			for i := 0; i < reps; i++ {
-				run()
-			}
-			runtime.ReadMemStats(&after)
-			perCall := (after.TotalAlloc - before.TotalAlloc) / reps
-			t.Logf("%s: %.0f allocs, %d bytes per 256^3 matmul", level, allocs, perCall)
-			// One 256x256 f32 block of packed B alone is 256 KiB.
-			if perCall > 32<<10 || allocs > 64 {
-				t.Errorf("%s: %.0f allocs and %d bytes per call, want the packing buffers reused", level, allocs, perCall)
-			}
-		}(ksetFor(level))
+		}
+		runtime.ReadMemStats(&after)
+		perCall := (after.TotalAlloc - before.TotalAlloc) / reps
+		t.Logf("%s: %.0f allocs, %d bytes per 256^3 matmul", level, allocs, perCall)
+		// One 256x256 f32 block of packed B alone is 256 KiB.
+		if perCall > 32<<10 || allocs > 64 {
+			t.Errorf("%s: %.0f allocs and %d bytes per call, want the packing buffers reused", level, allocs, perCall)
+		}
 	}
 }
 
@@ -518,7 +522,8 @@ func BenchmarkGEMM(b *testing.B) {
 					continue // minutes per op
 				}
 				b.Run(fmt.Sprintf("%s/%d/%s", dt, size, level), func(b *testing.B) {
-					func(ks *kset) { benchGEMM(b, ks, dt, size) }(ksetFor(level))
+					ks := ksetFor(level)
+					benchGEMM(b, ks, dt, size)
 				})
 			}
 		}
@@ -597,20 +602,19 @@ func BenchmarkGEMMShapes(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 1))
 				a := makeOperand(r, tc.la, tc.m, tc.k, genF32)
 				bo := makeOperand(r, "rowmajor", tc.k, tc.n, genF32)
-				func(ks *kset) {
-					b.ResetTimer()
-					cpu0 := cpuSeconds()
-					for i := 0; i < b.N; i++ {
-						if _, err := matmul(ks, dtype.F32, tc.prec, a, bo); err != nil {
-							b.Fatal(err)
-						}
+				ks := ksetFor(level)
+				b.ResetTimer()
+				cpu0 := cpuSeconds()
+				for i := 0; i < b.N; i++ {
+					if _, err := matmul(ks, dtype.F32, tc.prec, a, bo); err != nil {
+						b.Fatal(err)
 					}
-					flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k) * float64(b.N)
-					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if cs := cpuSeconds() - cpu0; cs > 0 {
-						b.ReportMetric(flops/cs/1e9, "GFLOP/cpu-s")
-					}
-				}(ksetFor(level))
+				}
+				flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cs := cpuSeconds() - cpu0; cs > 0 {
+					b.ReportMetric(flops/cs/1e9, "GFLOP/cpu-s")
+				}
 			})
 		}
 	}
@@ -635,13 +639,12 @@ func BenchmarkGEMV(b *testing.B) {
 		}{{"xW", w}, {"xWt", wt}} {
 			for _, level := range levels() {
 				b.Run(fmt.Sprintf("%s/%dx%d/%s", tc.name, in, out, level), func(b *testing.B) {
-					func(ks *kset) {
-						for i := 0; i < b.N; i++ {
-							if _, err := matmul(ks, dtype.F32, op.PrecisionHighest, x, tc.w); err != nil {
-								b.Fatal(err)
-							}
+					ks := ksetFor(level)
+					for i := 0; i < b.N; i++ {
+						if _, err := matmul(ks, dtype.F32, op.PrecisionHighest, x, tc.w); err != nil {
+							b.Fatal(err)
 						}
-					}(ksetFor(level))
+					}
 					b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})
 			}
@@ -686,7 +689,8 @@ func TestGEMMPrecisionBounds(t *testing.T) {
 			for _, level := range levels() {
 				var got []float32
 				var err error
-				func(ks *kset) { got, err = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
+				ks := ksetFor(level)
+				got, err = matmul(ks, dtype.F32, prec, a, b)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -725,7 +729,8 @@ func TestGEMMPrecisionBounds(t *testing.T) {
 	for _, prec := range []string{op.PrecisionMedium, op.PrecisionHigh} {
 		for _, level := range levels() {
 			var got []float32
-			func(ks *kset) { got, _ = matmul(ks, dtype.F32, prec, a, b) }(ksetFor(level))
+			ks := ksetFor(level)
+			got, _ = matmul(ks, dtype.F32, prec, a, b)
 			for i := 0; i < m; i++ {
 				for j := 0; j < n; j++ {
 					g := float64(got[i*n+j])
@@ -784,20 +789,19 @@ func TestGEMMF32Entry(t *testing.T) {
 					}
 					var mu sync.Mutex
 					seen := make([]int, m*n)
-					func(ks *kset) {
-						gemmF32(ks, m, n, k, a, lda, tA, b, ldb, tB, c, ldc, func(i0, j0, mc, nc int, ct []float32, ld int) {
-							mu.Lock()
-							defer mu.Unlock()
-							for i := 0; i < mc; i++ {
-								for j := 0; j < nc; j++ {
-									seen[(i0+i)*n+j0+j]++
-									if &ct[i*ld+j] != &c[(i0+i)*ldc+j0+j] {
-										t.Errorf("epilogue tile element (%d,%d) is not C's", i0+i, j0+j)
-									}
+					ks := ksetFor(level)
+					gemmF32(ks, m, n, k, a, lda, tA, b, ldb, tB, c, ldc, func(i0, j0, mc, nc int, ct []float32, ld int) {
+						mu.Lock()
+						defer mu.Unlock()
+						for i := 0; i < mc; i++ {
+							for j := 0; j < nc; j++ {
+								seen[(i0+i)*n+j0+j]++
+								if &ct[i*ld+j] != &c[(i0+i)*ldc+j0+j] {
+									t.Errorf("epilogue tile element (%d,%d) is not C's", i0+i, j0+j)
 								}
 							}
-						})
-					}(ksetFor(level))
+						}
+					})
 					got := make([]float32, m*n)
 					for i := 0; i < m; i++ {
 						copy(got[i*n:(i+1)*n], c[i*ldc:i*ldc+n])
@@ -833,11 +837,10 @@ func BenchmarkGEMMSmall(b *testing.B) {
 		}
 		for _, level := range levels() {
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, level), func(b *testing.B) {
-				func(ks *kset) {
-					for i := 0; i < b.N; i++ {
-						gemmF32(ks, m, n, k, a, k, false, bb, n, false, c, n, nil)
-					}
-				}(ksetFor(level))
+				ks := ksetFor(level)
+				for i := 0; i < b.N; i++ {
+					gemmF32(ks, m, n, k, a, k, false, bb, n, false, c, n, nil)
+				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
@@ -865,28 +868,27 @@ func TestGEMMBroadcastBatch(t *testing.T) {
 		for _, procs := range []int{1, 2} {
 			runtime.GOMAXPROCS(procs)
 			for _, level := range levels() {
-				func(ks *kset) {
-					out := make([]float32, nb*m*n)
-					c := &Call{ks: ks,
-						Launch: &device.Launch{
-							Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{1}, "precision": ""},
-							In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
-								{DType: dtype.F32, Layout: op.Layout{Shape: []int{nb, k, n}, Strides: []int{0, n, 1}}}},
-							Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, n})}},
-						},
-						InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+				ks := ksetFor(level)
+				out := make([]float32, nb*m*n)
+				c := &Call{ks: ks,
+					Launch: &device.Launch{
+						Attrs: op.Attrs{"lhs_batch": []int{0}, "rhs_batch": []int{0}, "lhs_contract": []int{2}, "rhs_contract": []int{1}, "precision": ""},
+						In: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, k})},
+							{DType: dtype.F32, Layout: op.Layout{Shape: []int{nb, k, n}, Strides: []int{0, n, 1}}}},
+						Out: []device.Operand{{DType: dtype.F32, Layout: op.Contiguous([]int{nb, m, n})}},
+					},
+					InB: [][]byte{bytesOf(av), bytesOf(bv)}, OutB: [][]byte{bytesOf(out)},
+				}
+				if err := dotGeneralKernel(c); err != nil {
+					t.Fatal(err)
+				}
+				for bb := 0; bb < nb; bb++ {
+					a := operand[float32]{av, op.Layout{Shape: []int{m, k}, Strides: []int{k, 1}, Offset: bb * m * k}}
+					b := operand[float32]{bv, op.Contiguous([]int{k, n})}
+					if bad := checkF32(out[bb*m*n:(bb+1)*m*n], a, b, m, n, k, level != LevelGeneric); bad != "" {
+						t.Fatalf("%s procs=%d nb=%d m=%d n=%d k=%d batch %d: %s", level, procs, nb, m, n, k, bb, bad)
 					}
-					if err := dotGeneralKernel(c); err != nil {
-						t.Fatal(err)
-					}
-					for bb := 0; bb < nb; bb++ {
-						a := operand[float32]{av, op.Layout{Shape: []int{m, k}, Strides: []int{k, 1}, Offset: bb * m * k}}
-						b := operand[float32]{bv, op.Contiguous([]int{k, n})}
-						if bad := checkF32(out[bb*m*n:(bb+1)*m*n], a, b, m, n, k, level != LevelGeneric); bad != "" {
-							t.Fatalf("%s procs=%d nb=%d m=%d n=%d k=%d batch %d: %s", level, procs, nb, m, n, k, bb, bad)
-						}
-					}
-				}(ksetFor(level))
+				}
 			}
 		}
 	}
@@ -910,13 +912,12 @@ func TestRoundBF16Slices(t *testing.T) {
 			x[i] = math.Float32frombits(v)
 		}
 		level := levels()[i/2%len(levels())]
-		func(ks *kset) {
-			if lo {
-				ks.vec.RoundLo(x)
-			} else {
-				ks.vec.RoundHi(x)
-			}
-		}(ksetFor(level))
+		ks := ksetFor(level)
+		if lo {
+			ks.vec.RoundLo(x)
+		} else {
+			ks.vec.RoundHi(x)
+		}
 		for i, v := range vals {
 			f := math.Float32frombits(v)
 			want := bf16Hi(f)

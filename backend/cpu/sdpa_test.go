@@ -261,20 +261,19 @@ func TestSDPAMasks(t *testing.T) {
 	}
 	for _, lv := range levels() {
 		for _, blocks := range [][2]int{{192, 256}, {12, 16}} {
-			func(ks *kset) {
-				withSDPABlocks(blocks[0], blocks[1], func() {
-					for _, c := range cases {
-						a := op.Attrs{}
-						for k, v := range c.a {
-							a[k] = v
-						}
-						in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
-						got := sdpaDirect(t, ks, in, a)
-						want := sdpaDecomposedAt(t, ks, in, a)
-						sdpaClose(t, fmt.Sprintf("%s/%s/blocks%v", lv, c.name, blocks), got, want, false, 2e-6, 2e-6)
+			ks := ksetFor(lv)
+			withSDPABlocks(blocks[0], blocks[1], func() {
+				for _, c := range cases {
+					a := op.Attrs{}
+					for k, v := range c.a {
+						a[k] = v
 					}
-				})
-			}(ksetFor(lv))
+					in := []*tensor.Tensor{c.q, c.k, c.v, c.mask}
+					got := sdpaDirect(t, ks, in, a)
+					want := sdpaDecomposedAt(t, ks, in, a)
+					sdpaClose(t, fmt.Sprintf("%s/%s/blocks%v", lv, c.name, blocks), got, want, false, 2e-6, 2e-6)
+				}
+			})
 		}
 	}
 	// The fully masked row is NaN, the others are not.
@@ -384,16 +383,15 @@ func TestSDPAFlashLong(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
 	in := []*tensor.Tensor{sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), sdpaRand(r, 2, n, 64), nil}
 	for _, lv := range levels() {
-		func(ks *kset) {
-			for _, causal := range []bool{false, true} {
-				a := op.Attrs{"is_causal": causal}
-				got := sdpaDirect(t, ks, in, a)
-				sdpaFlashOff = true
-				want := sdpaDirect(t, ks, in, a)
-				sdpaFlashOff = false
-				sdpaClose(t, fmt.Sprintf("%s/L=S=%d/causal=%v", lv, n, causal), got, want, false, 2e-6, 2e-6)
-			}
-		}(ksetFor(lv))
+		ks := ksetFor(lv)
+		for _, causal := range []bool{false, true} {
+			a := op.Attrs{"is_causal": causal}
+			got := sdpaDirect(t, ks, in, a)
+			sdpaFlashOff = true
+			want := sdpaDirect(t, ks, in, a)
+			sdpaFlashOff = false
+			sdpaClose(t, fmt.Sprintf("%s/L=S=%d/causal=%v", lv, n, causal), got, want, false, 2e-6, 2e-6)
+		}
 	}
 }
 
