@@ -27,9 +27,24 @@ const fingerprintVersion = "gotpu-ir-fingerprint/2"
 // DefaultFloat does not enter it either, nor do the values of dynamic
 // attributes (op.Def.DynamicAttrs: seeds, learning rates, step counts),
 // which compiled programs take per run.
+//
+// A structure fingerprinted before in this process is found in a memo
+// (fingerprint_memo.go) instead of being serialized and hashed again.
 func (g *Graph) Fingerprint() string {
+	sc := fpScratchPool.Get().(*fpScratch)
+	defer fpScratchPool.Put(sc)
+	ok := g.structTokens(sc)
+	if ok {
+		if fp, hit := fingerprints.get(sc.toks); hit {
+			return fp
+		}
+	}
 	sum := sha256.Sum256([]byte(g.canonical()))
-	return hex.EncodeToString(sum[:])
+	fp := hex.EncodeToString(sum[:])
+	if ok {
+		fingerprints.put(sc.toks, fp)
+	}
+	return fp
 }
 
 // canonical returns the serialization Fingerprint hashes. It is built with
