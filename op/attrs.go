@@ -198,15 +198,25 @@ func (a Attrs) Canonical() string {
 // Normalize checks a against d's attribute specs, fills defaults, converts
 // numeric forms (ints given as float64 from JSON, []any lists), and rejects
 // unknown attributes. It returns a new map.
-func (d *Def) Normalize(a Attrs) (Attrs, error) {
+func (d *Def) Normalize(a Attrs) (Attrs, error) { return d.NormalizeWith(a, nil) }
+
+// NormalizeWith is Normalize of a with the entries of over replacing a's
+// (over is read, not kept): one new map, where copying a, setting over's
+// entries and normalizing would make two.
+func (d *Def) NormalizeWith(a, over Attrs) (Attrs, error) {
 	out := make(Attrs, len(d.Attrs))
-	for k := range a {
-		if !d.hasAttr(k) {
-			return nil, fmt.Errorf("%s: unknown attribute %q", d.Name, k)
+	for _, m := range [2]Attrs{a, over} {
+		for k := range m {
+			if !d.hasAttr(k) {
+				return nil, fmt.Errorf("%s: unknown attribute %q", d.Name, k)
+			}
 		}
 	}
 	for _, s := range d.Attrs {
 		v, ok := a[s.Name]
+		if ov, set := over[s.Name]; set {
+			v, ok = ov, true
+		}
 		if !ok || v == nil {
 			if s.Default == nil {
 				if s.Optional {
@@ -236,6 +246,39 @@ func (d *Def) hasAttr(k string) bool {
 }
 
 func convertAttr(s AttrSpec, v any) (res any, err error) {
+	// A value already in its normalized form (every attribute an op call
+	// passes on after its first Normalize) is returned as it is, without
+	// the conversions below.
+	switch s.Type {
+	case AttrInt:
+		if x, ok := v.(int); ok {
+			return x, nil
+		}
+	case AttrInts:
+		if x, ok := v.([]int); ok {
+			return x, nil
+		}
+	case AttrFloat:
+		if x, ok := v.(float64); ok {
+			return x, nil
+		}
+	case AttrFloats:
+		if x, ok := v.([]float64); ok {
+			return x, nil
+		}
+	case AttrBool:
+		if x, ok := v.(bool); ok {
+			return x, nil
+		}
+	case AttrString:
+		if x, ok := v.(string); ok {
+			return x, nil
+		}
+	case AttrDType:
+		if x, ok := v.(dtype.DType); ok {
+			return x, nil
+		}
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)

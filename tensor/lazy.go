@@ -347,20 +347,21 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 	}
 	na := a
 	if dyn := d.DynamicAttrs(); len(dyn) > 0 {
-		dv := op.Attrs{}
-		na = maps.Clone(a)
+		dv, zeros := op.Attrs{}, op.Attrs{}
 		for _, k := range dyn {
 			if v, ok := a[k]; ok {
 				dv[k] = v
-				na[k] = zeroLike(v)
+				zeros[k] = zeroLike(v)
 			}
 		}
 		c.dyn = append(c.dyn, dv)
 		c.dynSteps = append(c.dynSteps, nil)
 		// The placeholders keep the attributes normalized (an int attribute
 		// drawn as int64 by the runtime is an int again).
-		if nn, err := d.Normalize(na); err == nil {
-			na = nn
+		var err error
+		if na, err = d.NormalizeWith(a, zeros); err != nil {
+			na = maps.Clone(a)
+			maps.Copy(na, zeros)
 		}
 	}
 	var padOut []uint64

@@ -471,26 +471,34 @@ func DynamicAttrs(n *ir.Node, attrs op.Attrs, k int, dyn []op.Attrs, drawn []any
 	if k < 0 {
 		return attrs, nil
 	}
-	changed := false
+	var over op.Attrs // the values that replace attrs' own
 	if dyn != nil {
 		for _, name := range n.Op.DynamicAttrs() {
 			if v, ok := dyn[k][name]; ok {
-				attrs = attrs.With(name, v)
-				changed = true
+				if over == nil {
+					over = op.Attrs{}
+				}
+				over[name] = v
 			}
 		}
 	}
-	if n.Op.Random && attrs["seed"] == nil {
+	seed, ok := over["seed"]
+	if !ok {
+		seed = attrs["seed"]
+	}
+	if n.Op.Random && seed == nil {
 		if drawn[k] == nil {
 			drawn[k] = int(rand.Int64())
 		}
-		attrs = attrs.With("seed", drawn[k])
-		changed = true
+		if over == nil {
+			over = op.Attrs{}
+		}
+		over["seed"] = drawn[k]
 	}
-	if !changed {
+	if over == nil {
 		return attrs, nil
 	}
-	na, err := n.Op.Normalize(attrs)
+	na, err := n.Op.NormalizeWith(attrs, over)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic attributes: %w", err)
 	}
