@@ -337,9 +337,12 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 			vals[i] = c.valueOf(t)
 		}
 	}
-	metas := slices.Clone(outMeta)
+	metas := outMeta // AddNode copies what it keeps
 	// The node's outputs are the op's own, then the new value of each
 	// present in-place input (an absent optional one has none).
+	if len(d.Inplace) > 0 {
+		metas = slices.Clone(outMeta)
+	}
 	for _, i := range d.Inplace {
 		if t := in[i]; t != nil {
 			metas = append(metas, op.Meta{Shape: slices.Clone(t.l.Shape), DType: t.dt})

@@ -3,9 +3,7 @@ package tensor
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,20 +179,28 @@ func (s *seqDetector) reset() {
 	}
 }
 
+// nodeSig hashes what the detector compares of a node: its op and its
+// inputs' dtypes and shapes (FNV-1a over the name's bytes and the numbers
+// themselves, without formatting them).
 func nodeSig(n *ir.Node) uint64 {
-	f := fnv.New64a()
-	f.Write([]byte(n.Name()))
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) { h = (h ^ x) * prime }
+	name := n.Name()
+	for i := 0; i < len(name); i++ {
+		mix(uint64(name[i]))
+	}
 	for _, v := range n.In {
 		if v != nil {
-			f.Write([]byte(v.Meta.DType.String()))
+			mix(uint64(v.Meta.DType) + 1<<8)
+			mix(uint64(len(v.Meta.Shape)))
 			for _, d := range v.Meta.Shape {
-				f.Write(strconv.AppendInt(nil, int64(d), 10))
-				f.Write([]byte{','})
+				mix(uint64(d))
 			}
 		}
-		f.Write([]byte{';'})
+		mix(1 << 9) // the end of an input, present or not
 	}
-	return f.Sum64()
+	return h
 }
 
 func (s *seqDetector) add(n *ir.Node) {
