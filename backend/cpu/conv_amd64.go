@@ -45,3 +45,11 @@ func hasConvRuns16(ks *kset) bool { return convAVX512 && ks.atLeast(LevelAVX512)
 //
 //go:noescape
 func convDirect6x64(kc int, a, src *float32, koff *int, c *float32, ldc int, load int)
+
+// convDirect6x16 is convDirect6x64 for the 6x16 tile on YMM registers
+// (conv_direct_amd64.s, AVX2 and FMA; the 6x16 GEMM kernel's arithmetic):
+// k step k's B is the 16 values at src+koff[k]. The caller checks the
+// bounds.
+//
+//go:noescape
+func convDirect6x16(kc int, a, src *float32, koff *int, c *float32, ldc int, load int)

@@ -42,7 +42,9 @@ import (
 // grid) packs by merge-masked loads (convRuns16); and with at most six
 // output channels per group, where each packed B element would be used
 // once, the kernel reads B straight from the padded input with no
-// packing (convDirect6x64; see direct in convF32).
+// packing (convDirect6x64; see direct in convF32). At level avx2 the 6x16
+// tile does the same with at most six output channels per group
+// (convDirect6x16).
 //
 // The weights (A) are packed once per call into 6-row panels. Work units
 // are (group, block of columns); each thread packs its unit's B block one
@@ -207,7 +209,16 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 	// of a ResNet 3x3 layer on one Zen 4 thread) is gone: 87 -> 94
 	// GFLOP/s a thread, forward and input gradient. On small images (LeNet's
 	// 12x12, 8 outputs a row) the waste costs more than packing saves.
-	direct := nr == 64 && rounds[0] == nil && csh == 1 && csw == 1
+	//
+	// At level avx2 (below avx512, whose tiles are ZMM ones) the 6x16 tile
+	// reads B from the input the same way (convDirect6x16), but only with
+	// at most six output channels per group: LeNet's input gradients (6->1
+	// and 16->6 channels) and its first layer run 1.4-3x faster on a Zen 3
+	// pair of threads, while with more channels, where every packed B
+	// element serves several 6-row tiles, the packed panel in L1 beats
+	// unaligned reads of the input (a ResNet 3x3 layer: 10% slower direct).
+	direct16 := nr == 16 && convDirect16 && !ks.atLeast(LevelAVX512) && g.coutG <= mr
+	direct := (nr == 64 || direct16) && rounds[0] == nil && csh == 1 && csw == 1
 	if direct {
 		rw := rs
 		if !pad {
@@ -292,6 +303,10 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 	convColumns(colOff, outIdx, g, lc, wide, rs, img, csh, csw)
 	kmin, kmax := convKOffsets(kOff, g, kp, ps, rs, hph, wph)
 	packConvA(ks, apack, w, g, nkb, kcb, mpad, flip, rounds[0])
+	directTile := convDirect6x64
+	if nr == 16 {
+		directTile = convDirect6x16
+	}
 	var next atomic.Int64
 	pool.RunShare(nw, func(tid, _ int) {
 		off := tid * per
@@ -332,7 +347,7 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 						o := base + colOff[j0+q*nr]
 						_ = src[o+kmin : o+kmax+nr]
 						for ir := 0; ir < mpad; ir += mr {
-							convDirect6x64(kc, &ab[ir*kc], &src[o], &kOff[k0], &cb[ir*ldc+q*nr], ldc, load)
+							directTile(kc, &ab[ir*kc], &src[o], &kOff[k0], &cb[ir*ldc+q*nr], ldc, load)
 						}
 						continue
 					}
@@ -373,6 +388,10 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 		}
 	})
 }
+
+// convDirect16 enables the 6x16 direct tile at level avx2 (benchmarks
+// compare with it off).
+var convDirect16 = true
 
 // convDirectWasteOK reports whether the direct tiles' wide grid (input
 // rows rw apart, each image's columns rounded up to whole panels of nr)

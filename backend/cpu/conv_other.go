@@ -104,11 +104,21 @@ func hasConvRuns16(*kset) bool { return false }
 // convDirect6x64 is conv_direct_amd64.s's kernel in Go (FMA chains in k
 // order; the direct path does not run here).
 func convDirect6x64(kc int, a, src *float32, koff *int, c *float32, ldc int, load int) {
+	convDirectGo(64, kc, a, src, koff, c, ldc, load)
+}
+
+// convDirect6x16 is conv_direct_amd64.s's 6x16 kernel in Go (see
+// convDirect6x64).
+func convDirect6x16(kc int, a, src *float32, koff *int, c *float32, ldc int, load int) {
+	convDirectGo(16, kc, a, src, koff, c, ldc, load)
+}
+
+func convDirectGo(nr, kc int, a, src *float32, koff *int, c *float32, ldc int, load int) {
 	av := unsafe.Slice(a, 6*kc)
 	ko := unsafe.Slice(koff, kc)
-	cv := unsafe.Slice(c, 5*ldc+64)
+	cv := unsafe.Slice(c, 5*ldc+nr)
 	for r := 0; r < 6; r++ {
-		for j := 0; j < 64; j++ {
+		for j := 0; j < nr; j++ {
 			var acc float32
 			if load != 0 {
 				acc = cv[r*ldc+j]

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Generates backend/cpu/conv_direct_amd64.s: the packing-free AVX-512 f32
-convolution kernel of backend/cpu/conv_f32.go (convDirect6x64). It is the
-6x64 GEMM micro-kernel (backend/cpu/internal/gemm/tile512_amd64.s) with its B operand read straight
-from the zero-padded input: k step k's 64 columns are the contiguous run
-at src + koff[k], so a convolution with at most six output channels per
-group (where a packed B element would be used once) skips B packing.
+"""Generates backend/cpu/conv_direct_amd64.s: the packing-free f32
+convolution kernels of backend/cpu/conv_f32.go. convDirect6x64 (AVX-512)
+is the 6x64 GEMM micro-kernel (backend/cpu/internal/gemm/tile512_amd64.s)
+with its B operand read straight from the zero-padded input: k step k's
+64 columns are the contiguous run at src + koff[k], so a convolution
+skips B packing. convDirect6x16 (AVX2 and FMA) is the same for the 6x16
+micro-kernel (backend/cpu/internal/gemm/tile_amd64.s): 16 columns a k
+step, two YMM registers.
 
 Usage: python3 tools/convasm/gen_direct.py > backend/cpu/conv_direct_amd64.s
 """
@@ -65,6 +67,59 @@ e("\tMOVQ DX, R9")
 for r in range(6):
     for v in range(4):
         e("\tVMOVUPS Z%d, %d(R9)" % (4 * r + v, 64 * v))
+    if r < 5:
+        e("\tADDQ R8, R9")
+e("\tVZEROUPPER")
+e("\tRET")
+
+# convDirect6x16: 6 rows x 2 YMM accumulators (Y0-Y11), B in Y12-Y13, the
+# broadcast A values in Y14-Y15.
+e("")
+e("// func convDirect6x16(kc int, a, src *float32, koff *int, c *float32, ldc int, load int)")
+e("// convDirect6x64 for the 6x16 tile on YMM registers (AVX2 and FMA): k step")
+e("// k's 16 columns are the contiguous values at src + koff[k].")
+e("TEXT ·convDirect6x16(SB), NOSPLIT, $0-56")
+e("\tMOVQ kc+0(FP), CX")
+e("\tMOVQ a+8(FP), SI")
+e("\tMOVQ src+16(FP), DI")
+e("\tMOVQ koff+24(FP), BX")
+e("\tMOVQ c+32(FP), DX")
+e("\tMOVQ ldc+40(FP), R8")
+e("\tSHLQ $2, R8")
+e("\tMOVQ load+48(FP), R11")
+e("\tTESTQ R11, R11")
+e("\tJNE cd16load")
+for r in range(12):
+    e("\tVXORPS Y%d, Y%d, Y%d" % (r, r, r))
+e("\tJMP cd16loaded")
+e("cd16load:")
+e("\tMOVQ DX, R9")
+for r in range(6):
+    for v in range(2):
+        e("\tVMOVUPS %d(R9), Y%d" % (32 * v, 2 * r + v))
+    if r < 5:
+        e("\tADDQ R8, R9")
+e("cd16loaded:")
+e("\tTESTQ CX, CX")
+e("\tJLE cd16store")
+e("cd16loop:")
+e("\tMOVQ (BX), AX")
+for v in range(2):
+    e("\tVMOVUPS %d(DI)(AX*4), Y%d" % (32 * v, 12 + v))
+for r in range(6):
+    b = 14 + r % 2
+    e("\tVBROADCASTSS %d(SI), Y%d" % (4 * r, b))
+    for v in range(2):
+        e("\tVFMADD231PS Y%d, Y%d, Y%d" % (12 + v, b, 2 * r + v))
+e("\tADDQ $24, SI")
+e("\tADDQ $8, BX")
+e("\tDECQ CX")
+e("\tJNZ cd16loop")
+e("cd16store:")
+e("\tMOVQ DX, R9")
+for r in range(6):
+    for v in range(2):
+        e("\tVMOVUPS Y%d, %d(R9)" % (2 * r + v, 32 * v))
     if r < 5:
         e("\tADDQ R8, R9")
 e("\tVZEROUPPER")
