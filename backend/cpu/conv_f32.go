@@ -218,7 +218,16 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 	// element serves several 6-row tiles, the packed panel in L1 beats
 	// unaligned reads of the input (a ResNet 3x3 layer: 10% slower direct).
 	direct16 := nr == 16 && convDirect16 && !ks.atLeast(LevelAVX512) && g.coutG <= mr
-	direct := (nr == 64 || direct16) && rounds[0] == nil && csh == 1 && csw == 1
+	// At precision medium (one bf16 pass on each side) every B value is a
+	// copy of an input value (or a zero), so at level avx2 the padded copy
+	// of the input is rounded once, instead of each packed panel — up to
+	// kh*kw times per input value — and the direct tile can read it.
+	preRounded := rounds[1] != nil && len(rounds[1]) == 1 && convRoundOnce && !ks.atLeast(LevelAVX512)
+	if preRounded && !pad {
+		pad = true
+		ps, rs = hp*wp, wp
+	}
+	direct := (nr == 64 && rounds[0] == nil || direct16 && (rounds[0] == nil || preRounded)) && csh == 1 && csw == 1
 	if direct {
 		rw := rs
 		if !pad {
@@ -295,6 +304,9 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 		} else {
 			padPlanes(src, x, g, hp, wp)
 		}
+		if preRounded {
+			roundPass(ks, src[:psz], rounds[1][0])
+		}
 	}
 	apack := alignF32(all[off:], asz)
 	off += asz + 16
@@ -327,7 +339,7 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 				kc := min(kcb, kall-k0)
 				for q := 0; q < pn && !direct; q++ {
 					panel, cols := bb[q*nr*kc:(q+1)*nr*kc], colOff[j0+q*nr:j0+min(nc, q*nr+nr)]
-					if rounds[1] == nil {
+					if rounds[1] == nil || preRounded {
 						packConvPanel(ks, panel, src, base, kOff[k0:k0+kc], cols, kmin, kmax, nr)
 						continue
 					}
@@ -389,9 +401,10 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 	})
 }
 
-// convDirect16 enables the 6x16 direct tile at level avx2 (benchmarks
-// compare with it off).
-var convDirect16 = true
+// convDirect16 enables the 6x16 direct tile at level avx2, and
+// convRoundOnce the rounding of the padded input at precision medium
+// there (benchmarks compare with them off).
+var convDirect16, convRoundOnce = true, true
 
 // convDirectWasteOK reports whether the direct tiles' wide grid (input
 // rows rw apart, each image's columns rounded up to whole panels of nr)
