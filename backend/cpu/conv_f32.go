@@ -403,7 +403,7 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 
 // convDirect16 enables the 6x16 direct tile at level avx2, and
 // convRoundOnce the rounding of the padded input at precision medium
-// there (benchmarks compare with them off).
+// there (BenchmarkConvF32 under GOTPU_CONV_BENCH_PACKED=1 turns both off).
 var convDirect16, convRoundOnce = true, true
 
 // convDirectWasteOK reports whether the direct tiles' wide grid (input

@@ -377,9 +377,15 @@ func TestConvFastMatches(t *testing.T) {
 // input as [64, 8, 56, 56] convolved with the output gradient as a
 // [64, 8, 56, 56] kernel, 3x3 outputs), and stride-2, 1x1, depthwise and
 // 1-d shapes. GOTPU_CONV_BENCH_GENERIC=1 times the generic im2col path
-// instead. GFLOP/cpu-s divides by the process's CPU time: with
+// instead; GOTPU_CONV_BENCH_PACKED=1 turns off the avx2 direct tile and
+// medium's one rounding of the input (convDirect16, convRoundOnce), for
+// comparison. GFLOP/cpu-s divides by the process's CPU time: with
 // GOMAXPROCS=1 it is the kernel's rate whatever else the machine runs.
 func BenchmarkConvF32(b *testing.B) {
+	if os.Getenv("GOTPU_CONV_BENCH_PACKED") != "" {
+		defer func(d, r bool) { convDirect16, convRoundOnce = d, r }(convDirect16, convRoundOnce)
+		convDirect16, convRoundOnce = false, false
+	}
 	l := func(v ...int) []int { return v }
 	for _, bc := range []struct {
 		name string
