@@ -114,11 +114,7 @@ func (g *Graph) structTokens(sc *fpScratch) bool {
 			t = appendBytesTokens(t, nd.Data)
 		} else {
 			t = appendBytesTokens(append(t, tokOp), []byte(nd.Op.Name))
-			keys := sc.keys[:0]
-			for k := range nd.Attrs {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+			keys := appendSortedKeys(sc.keys[:0], nd.Attrs)
 			sc.keys = keys
 			dyn := nd.Op.DynamicAttrs()
 			t = append(t, uint64(len(keys)))

@@ -134,12 +134,15 @@ func metaString(m op.Meta) string {
 	return sb.String()
 }
 
-func sortedKeys(a op.Attrs) []string {
-	keys := make([]string, 0, len(a))
+func sortedKeys(a op.Attrs) []string { return appendSortedKeys(make([]string, 0, len(a)), a) }
+
+// appendSortedKeys appends a's attribute names to keys, sorted.
+func appendSortedKeys(keys []string, a op.Attrs) []string {
+	n := len(keys)
 	for k := range a {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	sort.Strings(keys[n:])
 	return keys
 }
 
