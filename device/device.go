@@ -142,6 +142,17 @@ type Backend interface {
 	MemStats(index int) MemStats
 }
 
+// WorkExpecter is implemented by a backend that can get ready for work
+// about to be submitted. The Fused mode and compile.Fn's traces call
+// ExpectWork as they record a graph, which a flush then runs as one
+// program: the CPU backend keeps its worker threads polling meanwhile, as
+// a stream of kernels would, so the program's first parallel kernel does
+// not wait for a parked thread to wake. It must be cheap (it is called
+// once per recorded op) and safe for concurrent use.
+type WorkExpecter interface {
+	ExpectWork()
+}
+
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Backend{}

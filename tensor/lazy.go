@@ -101,10 +101,14 @@ type lazyCtx struct {
 	failed any
 	// bs tracks a trace's bounded (padded) dimensions; nil without any.
 	bs *boundState
+	// expect is the backend's WorkExpecter, if it has one: told of every
+	// recorded op (the program that runs them is coming).
+	expect device.WorkExpecter
 }
 
 func newLazyCtx(dev device.Device, be device.Backend) *lazyCtx {
 	c := &lazyCtx{dev: dev, be: be}
+	c.expect, _ = be.(device.WorkExpecter)
 	c.reset()
 	return c
 }
@@ -330,6 +334,9 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 	}
 	if c.trace == nil && len(c.g.Nodes) >= int(fuseNodeLimit.Load()) {
 		c.flushLocked("node-limit")
+	}
+	if c.expect != nil {
+		c.expect.ExpectWork()
 	}
 	vals := make([]*ir.Value, len(in))
 	for i, t := range in {

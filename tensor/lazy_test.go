@@ -185,6 +185,27 @@ func TestFusedFlushTriggers(t *testing.T) {
 	}
 }
 
+// TestFusedExpectsWork: recording an op in Fused mode tells a backend
+// that implements device.WorkExpecter that a program is coming; Strict
+// mode does not.
+func TestFusedExpectsWork(t *testing.T) {
+	dev := device.Device{Type: "testdev"}
+	x := randT(dev, 1, 4)
+	for _, c := range []struct {
+		mode tensor.Mode
+		want bool
+	}{{tensor.Strict, false}, {tensor.Fused, true}} {
+		inMode(t, c.mode)
+		before := testBackend.expects.Load()
+		y := x.Exp().Add(x).Mul(x)
+		got := testBackend.expects.Load() - before
+		if c.want && got < 3 || !c.want && got != 0 {
+			t.Errorf("%v: 3 ops called ExpectWork %d times", c.mode, got)
+		}
+		_ = y.Float32s()
+	}
+}
+
 // TestFusedRepeatsReuseProgram: a loop that never reads a value is cut
 // where it repeats, and later iterations run the cached program.
 func TestFusedRepeatsReuseProgram(t *testing.T) {

@@ -9,6 +9,7 @@ package tensor_test
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotpu/gotpu/backend/cpu"
 	"github.com/gotpu/gotpu/device"
@@ -29,7 +30,12 @@ type testDev struct {
 	stats   [2]device.MemStats
 	// unsupported lets a test remove ops to check the missing-op error.
 	unsupported map[string]bool
+	// expects counts ExpectWork calls.
+	expects atomic.Int64
 }
+
+// ExpectWork implements device.WorkExpecter: it counts the calls.
+func (d *testDev) ExpectWork() { d.expects.Add(1) }
 
 func newTestDev() *testDev { return &testDev{unsupported: map[string]bool{}} }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gotpu/gotpu/backend/cpu/internal/pool"
 	"github.com/gotpu/gotpu/device"
 	"github.com/gotpu/gotpu/dtype"
 	"github.com/gotpu/gotpu/op"
@@ -177,6 +178,10 @@ func reclaim() {
 
 // Name implements device.Backend.
 func (b *Backend) Name() string { return b.name }
+
+// ExpectWork implements device.WorkExpecter: the pool's helpers keep
+// polling for a call (pool.Expect).
+func (b *Backend) ExpectWork() { pool.Expect() }
 
 // NumDevices implements device.Backend: one CPU device.
 func (b *Backend) NumDevices() int { return 1 }

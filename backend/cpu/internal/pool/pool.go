@@ -5,6 +5,7 @@ package pool
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,10 +38,24 @@ var first atomic.Pointer[helper]
 type helperSet struct {
 	mu sync.Mutex // held by the GEMM that is using the helpers
 	hs []*helper
+	// list is hs as last published by grow, for readers without mu.
+	list atomic.Pointer[[]*helper]
+}
+
+// snapshot returns the helpers started so far (read without mu: grow
+// publishes each new slice through list).
+func (h *helperSet) snapshot() []*helper {
+	if l := h.list.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // grow starts helpers until there are n; the caller holds mu.
 func (h *helperSet) grow(n int) {
+	if len(h.hs) >= n {
+		return
+	}
 	for len(h.hs) < n {
 		g := &helper{wake: make(chan struct{}, 1)}
 		g.stop = func() bool { return g.call.Load() != nil || g.bgStop.Load() }
@@ -50,6 +65,8 @@ func (h *helperSet) grow(n int) {
 		}
 		go g.loop(len(h.hs))
 	}
+	hs := slices.Clone(h.hs)
+	h.list.Store(&hs)
 }
 
 // The helpers for GOMAXPROCS at start-up are started with the package, not
@@ -203,7 +220,7 @@ func (g *helper) loop(tid int) {
 		if i%clockPolls != 0 {
 			continue
 		}
-		if time.Since(idle) <= time.Duration(spin.Load()) {
+		if since := time.Since(idle); since <= time.Duration(spin.Load()) || expectedWithin(since) {
 			if i%yieldPolls == 0 {
 				runtime.Gosched()
 			}
@@ -224,6 +241,40 @@ func (g *helper) loop(tid int) {
 var spin atomic.Int64 // nanoseconds
 
 func init() { spin.Store(int64(200 * time.Microsecond)) }
+
+// expected is when Expect was last called, in nanoseconds since start
+// (0: never).
+var expected atomic.Int64
+
+// start is the origin of expected's clock.
+var start = time.Now()
+
+// Expect tells the pool that a parallel call is coming soon: code that
+// is preparing work the helpers will share (a Fused-mode graph being
+// recorded, which a flush then runs as one program) calls it as it goes.
+// Helpers keep polling for spin after the latest Expect, as they do after
+// a call, and parked ones are woken, so that the first product of the
+// program finds them ready instead of paying a wake-up (tens of
+// microseconds on a VM) while it runs. It costs a clock read and an
+// atomic store, plus a wake when a helper is parked.
+func Expect() {
+	expected.Store(int64(time.Since(start)))
+	for _, g := range helpers.snapshot() {
+		if g.parked.Load() && g.parked.CompareAndSwap(true, false) {
+			select {
+			case g.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// expectedWithin reports whether Expect was called less than spin ago
+// (a helper that has idled for since is polling then, not parked).
+func expectedWithin(since time.Duration) bool {
+	e := expected.Load()
+	return e != 0 && time.Since(start)-time.Duration(e) <= time.Duration(spin.Load())
+}
 
 // A BackgroundJob is work a helper may do while it waits for calls:
 // RunBackground must return soon (within a microsecond or so) once stop

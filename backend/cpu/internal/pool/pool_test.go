@@ -158,3 +158,38 @@ func TestBackground(t *testing.T) {
 		t.Error("a parked helper was offered a job")
 	}
 }
+
+// TestExpect checks that Expect wakes a parked helper, keeps it polling
+// while it is called more often than spin, and lets it park again after.
+func TestExpect(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs a helper: GOMAXPROCS 1")
+	}
+	defer spin.Store(spin.Load())
+	waitParked := func(want bool, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for first.Load().parked.Load() != want && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		if first.Load().parked.Load() != want {
+			t.Fatalf("%s: the helper's parked flag stayed %v for 5s", what, !want)
+		}
+	}
+	spin.Store(int64(time.Millisecond))
+	Run(2, nil, func(int, int) {})
+	waitParked(true, "after a call and spin")
+	// A helper keeps polling while Expect comes more often than spin.
+	spin.Store(int64(50 * time.Millisecond))
+	Expect()
+	waitParked(false, "after Expect")
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+		Expect()
+		time.Sleep(time.Millisecond)
+		if first.Load().parked.Load() {
+			t.Fatal("the helper parked while Expect was called every millisecond (spin 50ms)")
+		}
+	}
+	// Without Expect it parks again.
+	waitParked(true, "after Expect stopped")
+}
