@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/gotpu/gotpu/device"
@@ -33,13 +34,14 @@ import (
 // becomes an as_strided_scatter into the storage's value. A storage that
 // had a buffer and was written gets a new buffer at the flush.
 //
-// Liveness: the context keeps weak pointers to its pending storages; at a
-// flush every one of them still pending here is an output, except the
-// temporaries a backward pass dropped (lazy_owned.go) — no garbage
-// collection is forced to find the unreferenced ones, so the outputs, and
-// the program's fingerprint, depend on the graph alone. The value of a
-// storage that died is freed right after the run. A value used by several
-// later ops is computed once.
+// Liveness: at a flush every storage still pending here is an output,
+// except the temporaries a backward pass dropped (lazy_owned.go) — no
+// garbage collection is forced to find the unreferenced ones, so the
+// outputs, and the program's fingerprint, depend on the graph alone. The
+// context holds its pending storages until the flush (weakly where a
+// flush may collect garbage to find the dead ones: traces and
+// SetFuseGC(true); there the value of a storage that died is freed right
+// after the run). A value used by several later ops is computed once.
 
 // lazyVal is the pending value of a storage.
 type lazyVal struct {
@@ -76,8 +78,11 @@ type lazyCtx struct {
 	g       *ir.Graph
 	binds   []binding
 	paramOf map[paramKey]*ir.Value
-	pend    []weak.Pointer[Storage]
-	pendSet map[weak.Pointer[Storage]]int // index in pend
+	pend    []pendRef
+	// pendSet maps a pending storage's address to its index in pend (the
+	// entry there is checked to be that storage: a collected storage's
+	// address may be reused).
+	pendSet map[uintptr]int
 	// last is the latest value given to each pend entry (the value of a
 	// storage that died since).
 	last []*ir.Value
@@ -121,7 +126,7 @@ func (c *lazyCtx) reset() {
 	c.pend = nil
 	c.pendBytes = 0
 	c.last = nil
-	c.pendSet = map[weak.Pointer[Storage]]int{}
+	c.pendSet = map[uintptr]int{}
 	c.dyn = nil
 	c.dynSteps = nil
 	c.noReplay = ""
@@ -453,15 +458,48 @@ func zeroLike(v any) any {
 	return v
 }
 
+// pendRef is an entry of a context's pending storages: a weak pointer when
+// the flush may collect garbage to find the dead ones (a trace, or
+// SetFuseGC(true)), otherwise a strong one — the Fused mode's default
+// flush makes every pending value an output, live or not, so a weak
+// pointer (a runtime special per storage, about half of recording an op)
+// would only let a storage that died before its flush free its buffer a
+// collection earlier.
+type pendRef struct {
+	w  weak.Pointer[Storage]
+	st *Storage
+}
+
+// get returns the storage, nil if it was collected.
+func (p pendRef) get() *Storage {
+	if p.st != nil {
+		return p.st
+	}
+	return p.w.Value()
+}
+
+// pendIndex returns st's index in c.pend, or -1 (c.mu held).
+func (c *lazyCtx) pendIndex(st *Storage) int {
+	if k, ok := c.pendSet[uintptr(unsafe.Pointer(st))]; ok && c.pend[k].get() == st {
+		return k
+	}
+	return -1
+}
+
 func (c *lazyCtx) track(st *Storage) {
-	w := weak.Make(st)
 	v := st.lazy.Load().v
-	if k, ok := c.pendSet[w]; ok {
+	if k := c.pendIndex(st); k >= 0 {
 		c.last[k] = v
 		return
 	}
-	c.pendSet[w] = len(c.pend)
-	c.pend = append(c.pend, w)
+	var r pendRef
+	if c.trace != nil || fuseGC.Load() {
+		r.w = weak.Make(st)
+	} else {
+		r.st = st
+	}
+	c.pendSet[uintptr(unsafe.Pointer(st))] = len(c.pend)
+	c.pend = append(c.pend, r)
 	c.pendBytes += int64(st.nbytes)
 	c.last = append(c.last, v)
 }
@@ -534,8 +572,8 @@ func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
 		seen = make([]bool, len(c.pend))
 	}
 	var unkept *lazyCtx
-	for k, w := range c.pend {
-		st := w.Value()
+	for k, r := range c.pend {
+		st := r.get()
 		v := c.last[k]
 		if pattern != nil && !pattern[k] {
 			if st != nil {
@@ -654,8 +692,8 @@ func (c *lazyCtx) flushLocked(reason string) {
 	defer func() {
 		if r := recover(); r != nil {
 			dead := &lazyCtx{failed: r}
-			for _, w := range c.pend {
-				if st := w.Value(); st != nil {
+			for _, r := range c.pend {
+				if st := r.get(); st != nil {
 					if lv := st.lazy.Load(); lv != nil && lv.ctx == c {
 						st.lazy.Store(&lazyVal{ctx: dead, v: lv.v})
 					}

@@ -3,7 +3,6 @@ package tensor
 import (
 	"sync"
 	"sync/atomic"
-	"weak"
 )
 
 // Liveness without a collection. A Fused-mode flush must produce the value
@@ -124,7 +123,7 @@ func (c *lazyCtx) drop(st *Storage) {
 	if lv == nil || lv.ctx != c {
 		return
 	}
-	if k, ok := c.pendSet[weak.Make(st)]; ok {
+	if k := c.pendIndex(st); k >= 0 {
 		c.last[k] = nil
 	}
 	c.pendBytes -= int64(st.nbytes)
