@@ -113,12 +113,43 @@ func (g *Graph) Param(m op.Meta) *Value {
 // output per entry of out. It checks nothing: a Tracer checks calls, Verify
 // checks graphs.
 func (g *Graph) AddNode(d *op.Def, a op.Attrs, in []*Value, out []op.Meta) *Node {
+	if len(out) == 1 && len(in) <= len(nodeBlock{}.in) && len(out[0].Shape) <= len(nodeBlock{}.sh) {
+		// The common node, in one allocation: the Fused mode records a
+		// graph op by op, and these were five or six allocations each.
+		b := &nodeBlock{}
+		n, v := &b.n, &b.v
+		n.Op, n.Attrs = d, a
+		if in != nil {
+			n.In = b.in[:len(in):len(in)]
+			copy(n.In, in)
+		}
+		m := out[0]
+		sh := b.sh[:len(m.Shape):len(m.Shape)]
+		copy(sh, m.Shape)
+		*v = Value{ID: g.nextID, Meta: op.Meta{Shape: sh, DType: m.DType, Wrapped: m.Wrapped}, Def: n, g: g}
+		g.nextID++
+		b.out[0] = v
+		n.Out = b.out[:]
+		g.Nodes = append(g.Nodes, n)
+		return n
+	}
 	n := &Node{Op: d, Attrs: a, In: slices.Clone(in)}
+	n.Out = make([]*Value, 0, len(out))
 	for i, m := range out {
 		n.Out = append(n.Out, g.newValue(m, n, i))
 	}
 	g.Nodes = append(g.Nodes, n)
 	return n
+}
+
+// nodeBlock is a node of one output, at most four inputs and an output
+// of rank at most four, with its value and slices' arrays (AddNode).
+type nodeBlock struct {
+	n   Node
+	v   Value
+	out [1]*Value
+	in  [4]*Value
+	sh  [4]int
 }
 
 // AddConst appends a Constant node of shape and dtype m holding raw

@@ -61,9 +61,27 @@ type binding struct {
 }
 
 type paramKey struct {
-	st     *Storage
+	st *Storage
+	dt dtype.DType
+	// small is the layout of rank at most 4 (rank, offset, dims, strides);
+	// layout, the layout as text, of a larger rank.
+	small  [10]int
 	layout string
-	dt     dtype.DType
+}
+
+// paramKeyOf is the key of the parameter binding st as t sees it.
+func paramKeyOf(st *Storage, t *Tensor) paramKey {
+	k := paramKey{st: st, dt: t.dt}
+	l := t.l
+	if r := len(l.Shape); r <= 4 && len(l.Strides) == r {
+		k.small[0], k.small[1] = r, l.Offset
+		copy(k.small[2:], l.Shape)
+		copy(k.small[6:], l.Strides)
+		return k
+	}
+	k.small[0] = -1
+	k.layout = layoutKey(l)
+	return k
 }
 
 // lazyCtx is one pending graph on one device.
@@ -106,9 +124,26 @@ type lazyCtx struct {
 	failed any
 	// bs tracks a trace's bounded (padded) dimensions; nil without any.
 	bs *boundState
-	// expect is the backend's WorkExpecter, if it has one: told of every
-	// recorded op (the program that runs them is coming).
+	// expect is the backend's WorkExpecter, if it has one: told as ops
+	// are recorded (the program that runs them is coming).
 	expect device.WorkExpecter
+	// expectAt is the node count at the last ExpectWork.
+	expectAt int
+	// hint sizes the next graph (reset).
+	hint sizeHint
+}
+
+// sizeHint sizes a context's next graph like the one before the last: a
+// training step is often two graphs in turn (forward and backward, then
+// the optimizer), and a loop of one graph repeats either way.
+type sizeHint struct {
+	nodes, binds, pend int
+	prev               [3]int // the last graph's sizes
+}
+
+func (h *sizeHint) grow(nodes, binds, pend int) {
+	h.nodes, h.binds, h.pend = h.prev[0], h.prev[1], h.prev[2]
+	h.prev = [3]int{nodes, binds, pend}
 }
 
 func newLazyCtx(dev device.Device, be device.Backend) *lazyCtx {
@@ -119,14 +154,22 @@ func newLazyCtx(dev device.Device, be device.Backend) *lazyCtx {
 }
 
 func (c *lazyCtx) reset() {
+	// The next graph's slices and maps start at the size recent graphs
+	// reached (a training loop's steps repeat), not grown op by op.
+	if c.g != nil {
+		c.hint.grow(len(c.g.Nodes), len(c.binds), len(c.pend))
+	}
 	c.g = ir.New()
 	c.g.DefaultFloat = DefaultDType()
-	c.binds = nil
+	c.g.Nodes = make([]*ir.Node, 0, c.hint.nodes)
+	c.g.Params = make([]*ir.Value, 0, c.hint.binds)
+	c.binds = make([]binding, 0, c.hint.binds)
 	c.paramOf = map[paramKey]*ir.Value{}
-	c.pend = nil
+	c.pend = make([]pendRef, 0, c.hint.pend)
 	c.pendBytes = 0
-	c.last = nil
-	c.pendSet = map[uintptr]int{}
+	c.last = make([]*ir.Value, 0, c.hint.pend)
+	c.pendSet = make(map[uintptr]int, c.hint.pend)
+	c.expectAt = 0
 	c.dyn = nil
 	c.dynSteps = nil
 	c.noReplay = ""
@@ -253,7 +296,7 @@ func (c *lazyCtx) valueOf(t *Tensor) *ir.Value {
 		}
 		return c.viewOf(lv.v, t)
 	}
-	key := paramKey{st: st, layout: layoutKey(t.l), dt: t.dt}
+	key := paramKeyOf(st, t)
 	if v, ok := c.paramOf[key]; ok {
 		return v
 	}
@@ -340,7 +383,11 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 	if c.trace == nil && len(c.g.Nodes) >= int(fuseNodeLimit.Load()) {
 		c.flushLocked("node-limit")
 	}
-	if c.expect != nil {
+	if n := len(c.g.Nodes); c.expect != nil && (n == 0 || n >= c.expectAt+8) {
+		// At a graph's first op and then every eighth node: a few
+		// microseconds apart, well inside the helpers' spin (the clock
+		// read is most of the call's cost).
+		c.expectAt = n
 		c.expect.ExpectWork()
 	}
 	vals := make([]*ir.Value, len(in))
@@ -392,11 +439,12 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 	}
 	out := make([]*Tensor, len(outMeta))
 	for i, m := range outMeta {
-		st := &Storage{dev: c.dev, be: c.be, nbytes: op.Numel(m.Shape) * m.DType.Size()}
-		st.lazy.Store(&lazyVal{ctx: c, v: n.Out[i]})
-		c.track(st)
+		ps := &pendingStorage{st: Storage{dev: c.dev, be: c.be, nbytes: op.Numel(m.Shape) * m.DType.Size()}, lv: lazyVal{ctx: c, v: n.Out[i]}}
+		st := &ps.st
+		st.lazy.Store(&ps.lv)
+		c.trackNew(st)
 		noteMade(c, st)
-		out[i] = &Tensor{st: st, dt: m.DType, l: op.Contiguous(slices.Clone(m.Shape))}
+		out[i] = &Tensor{st: st, dt: m.DType, l: contiguousLayout(m.Shape)}
 	}
 	k := len(outMeta)
 	for _, i := range d.Inplace {
@@ -436,6 +484,34 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		c.flushLocked("repeat")
 	}
 	return out
+}
+
+// pendingStorage is a recorded op's new output storage with its first
+// pending value, in one allocation (recording allocates per op; the value
+// is replaced by a separate one if the storage is written again).
+type pendingStorage struct {
+	st Storage
+	lv lazyVal
+}
+
+// contiguousLayout returns the row-major layout of a copy of shape, with
+// the shape and strides of a rank of at most four in one allocation.
+func contiguousLayout(shape []int) op.Layout {
+	r := len(shape)
+	if r > 4 {
+		return op.Contiguous(slices.Clone(shape))
+	}
+	a := new([8]int)
+	sh, st := a[:r:r], a[4:4+r:4+r]
+	copy(sh, shape)
+	s := 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = s
+		if sh[i] > 1 {
+			s *= sh[i]
+		}
+	}
+	return op.Layout{Shape: sh, Strides: st}
 }
 
 // backwardsRunning counts the Backward (and Grad) calls running. The Fused
@@ -487,11 +563,17 @@ func (c *lazyCtx) pendIndex(st *Storage) int {
 }
 
 func (c *lazyCtx) track(st *Storage) {
-	v := st.lazy.Load().v
 	if k := c.pendIndex(st); k >= 0 {
-		c.last[k] = v
+		c.last[k] = st.lazy.Load().v
 		return
 	}
+	c.trackNew(st)
+}
+
+// trackNew is track for a storage not yet pending in c (an op's new
+// output).
+func (c *lazyCtx) trackNew(st *Storage) {
+	v := st.lazy.Load().v
 	var r pendRef
 	if c.trace != nil || fuseGC.Load() {
 		r.w = weak.Make(st)
