@@ -139,6 +139,9 @@ type Backend struct {
 	props atomic.Pointer[cpuProps]
 	name  string // the device type: "cpu"
 	ks    *kset  // the kernels it runs: the process's
+	// launches counts Launch calls; every eighth tells the pool more work
+	// is coming (pool.Expect).
+	launches atomic.Uint32
 }
 
 func newBackend() *Backend { return newBackendAt("cpu", procKS) }
@@ -231,6 +234,12 @@ func (b *Backend) Supports(o *op.Def, dt dtype.DType) bool { return Has(o, dt) }
 
 // Launch implements device.Backend: CPU kernels run synchronously.
 func (b *Backend) Launch(_ int, l *device.Launch) error {
+	// A stream of eager kernels, most too small to share, keeps the pool's
+	// helpers polling, so that the next product does not wait for a parked
+	// thread to wake (Strict mode's MNIST step: 1.80-1.98 -> 1.75-1.87 ms).
+	if b.launches.Add(1)%8 == 1 {
+		pool.Expect()
+	}
 	return execAt(b.ks, l, func(buf device.Buffer) []byte { return buf.(*Buf).b })
 }
 

@@ -261,12 +261,31 @@ func Expect() {
 	expected.Store(int64(time.Since(start)))
 	for _, g := range helpers.snapshot() {
 		if g.parked.Load() && g.parked.CompareAndSwap(true, false) {
+			expectWakes.Add(1)
 			select {
 			case g.wake <- struct{}{}:
 			default:
 			}
 		}
 	}
+}
+
+// expectWakes counts the parked helpers Expect woke.
+var expectWakes atomic.Uint64
+
+// ExpectWakes returns how many parked helpers Expect has woken since the
+// process started (for tests of its callers).
+func ExpectWakes() uint64 { return expectWakes.Load() }
+
+// Parked reports whether every helper is parked (for tests).
+func Parked() bool {
+	hs := helpers.snapshot()
+	for _, g := range hs {
+		if !g.parked.Load() {
+			return false
+		}
+	}
+	return len(hs) > 0
 }
 
 // expectedWithin reports whether Expect was called less than spin ago
