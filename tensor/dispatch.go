@@ -311,6 +311,16 @@ func (c *opCall) runDecomposition() []*Tensor {
 			vals[i] = t
 		}
 	}
+	// In Fused mode the decomposition's intermediates are no outputs of
+	// the pending graph when nothing but the decomposition can reach them:
+	// no autograd node saved one (the composite's own VJP is recorded
+	// instead, or no gradient is needed), so only its results are kept
+	// (lazy_owned.go).
+	var sc *ownScope
+	if !c.needGrad || d.VJP != nil {
+		sc = beginOwnScope()
+		defer sc.end()
+	}
 	var res []op.Value
 	if c.needGrad && d.VJP != nil {
 		// The composite records one node with its own VJP.
@@ -323,6 +333,14 @@ func (c *opCall) runDecomposition() []*Tensor {
 		out[i] = r.(*Tensor)
 	}
 	checkDecomposition(c.path, in, d, out, c.outMeta)
+	if sc != nil && len(sc.made) > 0 {
+		keep := make(map[*Storage]bool, len(out))
+		for _, t := range out {
+			keep[t.st] = true
+		}
+		sc.dropUnkept(keep)
+		sc.cutIfRepeated()
+	}
 	if c.needGrad && d.VJP != nil {
 		out = detachAll(out)
 		record(d, c.a, in, out)

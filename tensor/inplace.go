@@ -35,6 +35,7 @@ func (t *Tensor) inplace(opname string, f func() *Tensor) *Tensor {
 	}
 	Apply("copy_", []*Tensor{t, res}, nil)
 	sc.dropUnkept(map[*Storage]bool{t.st: true})
+	sc.cutIfRepeated()
 	return t
 }
 

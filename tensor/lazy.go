@@ -481,7 +481,13 @@ func (c *lazyCtx) record(path string, d *op.Def, in []*Tensor, a op.Attrs, outMe
 		out = append(out, t)
 	}
 	if c.trace == nil && backwardsRunning.Load() == 0 && c.seq.shouldCut() {
-		c.flushLocked("repeat")
+		if sc := currentOwnScope(); sc != nil {
+			// Inside a decomposition or an in-place op: cut at its end,
+			// once its temporaries are dropped.
+			sc.cut = c
+		} else {
+			c.flushLocked("repeat")
+		}
 	}
 	return out
 }

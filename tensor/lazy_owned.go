@@ -18,7 +18,13 @@ import (
 // tensors hooks and retain_grad saw, and anything a hook made (hooks are
 // user code: the scope pauses while one runs). At the end of the pass the
 // others are dropped from their pending graph: the graph still computes
-// them where later values need them, but they are no outputs. Tensors
+// them where later values need them, but they are no outputs. The same
+// holds for the functional result an in-place op copies into its
+// destination, and for the intermediates of a composite's decomposition
+// when no autograd node can hold them (the composite records its own VJP
+// and decomposes without grad, or no gradient is needed): only the
+// composite's results are kept. A repeated-sequence cut found inside such
+// a scope waits for its end (cutIfRepeated), after the drop. Tensors
 // user code made and dropped (a forward pass's activations) are
 // materialised as Strict mode would have: that is the conservative part.
 // SetFuseGC(true) restores the exact, collecting behaviour for callers
@@ -29,6 +35,37 @@ import (
 type ownScope struct {
 	made   []*Storage
 	paused int
+	// cut is the context whose repeated sequence was found while the
+	// scope was active: the cut waits for the scope's end (cutIfRepeated),
+	// so that the scope's temporaries are dropped first.
+	cut *lazyCtx
+}
+
+// currentOwnScope returns the calling goroutine's scope, nil if none.
+func currentOwnScope() *ownScope {
+	if ownScopesActive.Load() == 0 {
+		return nil
+	}
+	if v, ok := ownScopes.Load(goid()); ok {
+		return v.(*ownScope)
+	}
+	return nil
+}
+
+// cutIfRepeated makes the cut a record inside the scope put off, if the
+// pending sequence still repeats one flushed before. Called after
+// dropUnkept on the scope's normal exit.
+func (sc *ownScope) cutIfRepeated() {
+	if sc == nil || sc.cut == nil {
+		return
+	}
+	c := sc.cut
+	sc.cut = nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed && c.trace == nil && backwardsRunning.Load() == 0 && len(c.g.Nodes) > 0 && c.seq.shouldCut() {
+		c.flushLocked("repeat")
+	}
 }
 
 var (
@@ -114,7 +151,7 @@ func (sc *ownScope) dropUnkept(keep map[*Storage]bool) {
 
 // droppedCtx is the context of dropped storages: reading one (which no
 // code can reach) panics.
-var droppedCtx = &lazyCtx{failed: &Error{Op: "fuse", Msg: "internal: a temporary of a backward pass was read after the pass ended"}}
+var droppedCtx = &lazyCtx{failed: &Error{Op: "fuse", Msg: "internal: a temporary of a backward pass, an in-place op or a decomposition was read after it ended"}}
 
 // drop makes pending storage st no output of c's graph (c.mu held): its
 // value stays in the graph for the nodes that use it.

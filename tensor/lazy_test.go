@@ -491,3 +491,66 @@ func TestGradModePerGoroutine(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// TestFusedDecompositionTemporaries: the intermediates of a composite's
+// decomposition are no outputs of the Fused graph when nothing but the
+// decomposition can reach them (no gradient needed, or the composite
+// records its own VJP), and they are kept when the composite is
+// differentiated through its decomposition: a read between the forward
+// and the backward pass flushes the forward, and the backward still finds
+// them.
+func TestFusedDecompositionTemporaries(t *testing.T) {
+	dev := tensor.MustDevice("cpu")
+	x := randT(dev, 1, 8, 5)
+	ys := []int64{0, 1, 2, 3, 4, 0, 1, 2}
+	target := tensor.FromSlice(dev, ys, 8)
+	outputs := func(f func() *tensor.Tensor) (int, *tensor.Tensor) {
+		t.Helper()
+		inMode(t, tensor.Fused)
+		tensor.Flush(dev)
+		log := watchFlushes(t)
+		y := f()
+		tensor.Flush(dev)
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		n := 0
+		for _, f := range log.fs {
+			n += f.Outputs
+		}
+		tensor.SetMode(tensor.Strict)
+		return n, y
+	}
+	for _, grad := range []bool{false, true} {
+		xg := x.Detach()
+		xg.SetRequiresGrad(grad)
+		// cross_entropy has its own VJP: with or without a gradient its
+		// decomposition's log_softmax, gather, mean... stay inside.
+		n, loss := outputs(func() *tensor.Tensor { return tensor.CrossEntropy(xg, target, tensor.CrossEntropyOpts{}) })
+		if n != 1 {
+			t.Errorf("grad %v: cross_entropy materialised %d values, want 1 (the loss)", grad, n)
+		}
+		want := tensor.CrossEntropy(x, target, tensor.CrossEntropyOpts{}).Item()
+		if got := loss.Item(); got != want {
+			t.Errorf("grad %v: Fused loss %v, Strict %v", grad, got, want)
+		}
+	}
+	// linear and mse_loss have no VJP of their own: they are
+	// differentiated through their decompositions, whose autograd nodes
+	// hold the intermediates (mse_loss's square needs the difference). Read
+	// the output (a flush), then run the backward pass.
+	w, b := randT(dev, 2, 3, 5), randT(dev, 3, 3)
+	y0 := randT(dev, 4, 8, 3)
+	grads := func(m tensor.Mode) []float32 {
+		inMode(t, m)
+		wg, bg := w.Detach(), b.Detach()
+		wg.SetRequiresGrad(true)
+		bg.SetRequiresGrad(true)
+		loss := tensor.MSELoss(tensor.Linear(x, wg, bg), y0, tensor.LossOpts{})
+		_ = loss.Item()
+		loss.Backward()
+		return append(wg.Grad().Float32s(), bg.Grad().Float32s()...)
+	}
+	if got, want := grads(tensor.Fused), grads(tensor.Strict); !slices.Equal(got, want) {
+		t.Errorf("linear and mse_loss gradients after a flush between forward and backward: Fused %v, Strict %v", got, want)
+	}
+}
