@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -51,7 +52,9 @@ import (
 // k block at a time and runs the 6x16 assembly kernel into a private C
 // block, the full M rows tall (padded rows and columns included, so there
 // are no edge tiles), then scatters the valid columns into NCHW output
-// adding the bias. Each output element is one FMA chain over k in (ci, kh,
+// adding the bias; without a bias, at level avx2, the tiles of whole
+// 6-channel rows over 16 consecutive output positions are written straight
+// into the output instead (convOutDirect). Each output element is one FMA chain over k in (ci, kh,
 // kw) order (pass-major at the bf16 precisions) followed by the bias: bit
 // for bit the generic im2col path (runConv), which tests rely on.
 //
@@ -319,12 +322,23 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 	if nr == 16 {
 		directTile = convDirect6x16
 	}
+	// Without a bias, the packed 6x16 tiles of a panel whose 16 columns
+	// are 16 consecutive output positions (on the wide grid: not across a
+	// row's end) write their channels straight into the output (rows L
+	// apart) instead of the C block, which saves copying them out after:
+	// the same FMA chains, the same bits. The last row tile, when the
+	// channels do not fill it, still goes through the C block. At level
+	// avx2 (the AVX-512 tiles keep the C block).
+	outDirect := bias == nil && !direct && nr == 16 && convOutDirect && !ks.atLeast(LevelAVX512)
+	fullRows := g.coutG / mr * mr // channels the whole 6-row tiles cover
 	var next atomic.Int64
 	pool.RunShare(nw, func(tid, _ int) {
 		off := tid * per
 		bb := alignF32(tall[off:], bsz)
 		cb := alignF32(tall[off+bsz+16:], csz)
-		var segs [][3]int // output runs of a block: column, length, output offset
+		var segs, dsegs, dbuf [][3]int // output runs of a block: column, length, output offset
+		var clean []bool               // per panel: written to the output directly
+		var dirty []int                // the block's output indices, -1 at clean panels' columns
 		for {
 			u := int(next.Add(1) - 1)
 			if u >= units {
@@ -334,6 +348,23 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 			nc := min(ncb, ncols-j0)
 			pn := ceilDiv(nc, nr)
 			base := gi * g.cinG * ps
+			oidx := outIdx[j0 : j0+nc]
+			nclean := 0
+			if outDirect {
+				clean = slices.Grow(clean[:0], pn)[:pn]
+				clear(clean)
+				for q := 0; q+1 <= pn && q*nr+nr <= nc; q++ {
+					o := oidx[q*nr]
+					ok := o >= 0
+					for k := 1; k < nr && ok; k++ {
+						ok = oidx[q*nr+k] == o+k
+					}
+					if ok && fullRows > 0 {
+						clean[q] = true
+						nclean++
+					}
+				}
+			}
 			for kb := 0; kb < nkb; kb++ {
 				k0 := kb * kcb
 				kc := min(kcb, kall-k0)
@@ -364,6 +395,23 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 						continue
 					}
 					bp := &bb[q*nr*kc]
+					if nclean > 0 && clean[q] {
+						ob := oidx[q*nr] + gi*g.coutG*L
+						for ir := 0; ir < mpad; ir += mr {
+							if ir+mr > fullRows {
+								c := &cb[ir*ldc+q*nr]
+								t.kern(kc, &ab[ir*kc], bp, c, ldc, c, load)
+								continue
+							}
+							c := &out[ob+ir*L]
+							pf := c
+							if ir+2*mr <= fullRows {
+								pf = &out[ob+(ir+mr)*L]
+							}
+							t.kern(kc, &ab[ir*kc], bp, c, L, pf, load)
+						}
+						continue
+					}
 					for ir := 0; ir < mpad; ir += mr {
 						c := &cb[ir*ldc+q*nr]
 						pf := c
@@ -376,9 +424,22 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 			}
 			// Scatter the valid columns into the output, adding the bias:
 			// runs of columns contiguous in the output (an output row's
-			// part in the block) at a time.
-			oidx := outIdx[j0 : j0+nc]
+			// part in the block) at a time; the channels of whole row
+			// tiles skip the panels written directly.
 			segs = convOutRuns(segs[:0], oidx)
+			dsegs = segs
+			if nclean > 0 {
+				dirty = append(dirty[:0], oidx...)
+				for q, c := range clean {
+					if c {
+						for k := q * nr; k < q*nr+nr; k++ {
+							dirty[k] = -1
+						}
+					}
+				}
+				dbuf = convOutRuns(dbuf[:0], dirty)
+				dsegs = dbuf
+			}
 			for co := 0; co < g.coutG; co++ {
 				oc := gi*g.coutG + co
 				var bv float32
@@ -387,7 +448,11 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 				}
 				row := cb[co*ldc : co*ldc+nc]
 				ch := oc * L
-				for _, sg := range segs {
+				runs := segs
+				if co < fullRows {
+					runs = dsegs
+				}
+				for _, sg := range runs {
 					src := row[sg[0] : sg[0]+sg[1]]
 					dst := out[sg[2]+ch : sg[2]+ch+sg[1]]
 					if bias == nil {
@@ -405,6 +470,11 @@ func convF32(ks *kset, x, w, bias, out []float32, g convGeom, flip bool, rounds 
 // convRoundOnce the rounding of the padded input at precision medium
 // there (BenchmarkConvF32 under GOTPU_CONV_BENCH_PACKED=1 turns both off).
 var convDirect16, convRoundOnce = true, true
+
+// convOutDirect enables writing clean panels' tiles straight into the
+// output (convF32, no bias, level avx2); BenchmarkConvF32 under
+// GOTPU_CONV_BENCH_PACKED=1 turns it off with the others.
+var convOutDirect = true
 
 // convDirectWasteOK reports whether the direct tiles' wide grid (input
 // rows rw apart, each image's columns rounded up to whole panels of nr)

@@ -262,6 +262,11 @@ func convCases() []convCase {
 		// output rows of 3, of 20 with element step 2.
 		convCase{n: 64, cin: 2, cout: 9, groups: 1, in: l(20, 20), k: l(16, 18), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
 		convCase{n: 64, cin: 2, cout: 7, groups: 1, in: l(20, 39), k: l(9, 20), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), bias: true},
+		// Without a bias, more output channels than whole 6-row tiles (and
+		// exactly whole ones, in groups), k blocked: tiles of panels inside
+		// an output row go straight into the output (convOutDirect).
+		convCase{n: 2, cin: 64, cout: 13, groups: 1, in: l(20, 21), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
+		convCase{n: 3, cin: 8, cout: 24, groups: 2, in: l(18, 35), k: l(3, 3), stride: l(1), dil: l(1), padLo: l(1), padHi: l(1)},
 		// Transposed with output padding and more channels than one k block.
 		convCase{n: 2, cin: 300, cout: 20, groups: 1, in: l(6, 5), k: l(3, 3), stride: l(1), dil: l(2), padLo: l(1), padHi: l(1), outPad: l(1), transposed: true, bias: true},
 		// Strided transposed: ragged, asymmetric stride, depthwise, more
@@ -378,13 +383,18 @@ func TestConvFastMatches(t *testing.T) {
 // [64, 8, 56, 56] kernel, 3x3 outputs), and stride-2, 1x1, depthwise and
 // 1-d shapes. GOTPU_CONV_BENCH_GENERIC=1 times the generic im2col path
 // instead; GOTPU_CONV_BENCH_PACKED=1 turns off the avx2 direct tile and
-// medium's one rounding of the input (convDirect16, convRoundOnce), for
-// comparison. GFLOP/cpu-s divides by the process's CPU time: with
+// medium's one rounding of the input (convDirect16, convRoundOnce) and the
+// tiles written straight into the output (convOutDirect), and
+// GOTPU_CONV_BENCH_SCATTER=1 the last alone, for comparison. GFLOP/cpu-s divides by the process's CPU time: with
 // GOMAXPROCS=1 it is the kernel's rate whatever else the machine runs.
 func BenchmarkConvF32(b *testing.B) {
 	if os.Getenv("GOTPU_CONV_BENCH_PACKED") != "" {
-		defer func(d, r bool) { convDirect16, convRoundOnce = d, r }(convDirect16, convRoundOnce)
-		convDirect16, convRoundOnce = false, false
+		defer func(d, r, o bool) { convDirect16, convRoundOnce, convOutDirect = d, r, o }(convDirect16, convRoundOnce, convOutDirect)
+		convDirect16, convRoundOnce, convOutDirect = false, false, false
+	}
+	if os.Getenv("GOTPU_CONV_BENCH_SCATTER") != "" {
+		defer func(o bool) { convOutDirect = o }(convOutDirect)
+		convOutDirect = false
 	}
 	l := func(v ...int) []int { return v }
 	for _, bc := range []struct {
