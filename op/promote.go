@@ -34,7 +34,8 @@ func PromotedDTypes(d *Def, in []Meta, a Attrs, defaultFloat dtype.DType) (targe
 		p, extra = d.PromoteWith(a)
 	}
 	if p != NoPromotion {
-		var ops []dtype.Operand
+		var buf [4]dtype.Operand
+		ops := buf[:0]
 		for i, m := range in {
 			if m.DType != dtype.Invalid && d.Promoted(i) {
 				ops = append(ops, dtype.Operand{DType: m.DType, Dim: len(m.Shape), Wrapped: m.Wrapped})

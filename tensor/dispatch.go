@@ -488,7 +488,14 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 		return lz.record(path, d, in, a, outMeta)
 	}
 	debug := CurrentMode() == Debug
-	l := &device.Launch{Op: d, Attrs: a, In: make([]device.Operand, len(in))}
+	var l *device.Launch
+	if n := len(in) + len(outMeta); n <= len(launchBlock{}.ops) {
+		lb := &launchBlock{}
+		l = &lb.l
+		*l = device.Launch{Op: d, Attrs: a, In: lb.ops[:len(in):len(in)], Out: lb.ops[len(in):len(in):n]}
+	} else {
+		l = &device.Launch{Op: d, Attrs: a, In: make([]device.Operand, len(in)), Out: make([]device.Operand, 0, len(outMeta))}
+	}
 	if d.NeedsContiguous {
 		// Contiguous copies replace inputs below; the caller's slice (the
 		// user's, through Apply) must keep the tensors it passed.
@@ -512,7 +519,7 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 			in[i] = t
 		}
 		l.In[i] = t.operand()
-		if d.Broadcast && len(outMeta) > 0 {
+		if d.Broadcast && len(outMeta) > 0 && !slices.Equal(t.l.Shape, outMeta[0].Shape) {
 			bl, ok := t.l.BroadcastTo(outMeta[0].Shape)
 			if !ok {
 				errorf(path, in, "input %d of shape %v does not broadcast to %v", i, t.l.Shape, outMeta[0].Shape)
@@ -523,7 +530,7 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 	out := make([]*Tensor, len(outMeta))
 	for i, m := range outMeta {
 		st := newStorage(dev, be, op.Numel(m.Shape)*m.DType.Size())
-		out[i] = &Tensor{st: st, dt: m.DType, l: op.Contiguous(slices.Clone(m.Shape))}
+		out[i] = &Tensor{st: st, dt: m.DType, l: contiguousLayout(m.Shape)}
 		l.Out = append(l.Out, out[i].operand())
 	}
 	props := be.Properties(dev.Index)
@@ -555,6 +562,13 @@ func launch(path string, d *op.Def, in []*Tensor, a op.Attrs, outMeta []op.Meta,
 		}
 	}
 	return out
+}
+
+// launchBlock is a kernel launch with its operands, in one allocation for
+// an op of at most six (an eager op's launch allocated three times).
+type launchBlock struct {
+	l   device.Launch
+	ops [6]device.Operand
 }
 
 func kernelError(path string, in []*Tensor, site string, err error) *Error {

@@ -554,3 +554,34 @@ func TestFusedDecompositionTemporaries(t *testing.T) {
 		t.Errorf("linear and mse_loss gradients after a flush between forward and backward: Fused %v, Strict %v", got, want)
 	}
 }
+
+// TestOpAllocations bounds the allocations of one small eager add in
+// Strict mode and of recording one in Fused mode (the Fused graph flushed
+// every 64 ops, amortised), so that the per-op overhead does not creep
+// back: 32-34 and 36-38 before the launch, call and record paths were
+// trimmed (6241584), 20-22 and 25-27 after.
+func TestOpAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race include sync.Pool's random drops")
+	}
+	dev := tensor.MustDevice("cpu")
+	x, y := randT(dev, 1, 16), randT(dev, 2, 16)
+	for _, c := range []struct {
+		mode tensor.Mode
+		max  float64
+	}{{tensor.Strict, 24}, {tensor.Fused, 30}} {
+		inMode(t, c.mode)
+		got := testing.AllocsPerRun(10, func() {
+			z := x
+			for range 64 {
+				z = z.Add(y)
+			}
+			tensor.Flush(dev)
+		}) / 64
+		if got > c.max {
+			t.Errorf("%v: %.1f allocations per add, want at most %v", c.mode, got, c.max)
+		} else {
+			t.Logf("%v: %.1f allocations per add", c.mode, got)
+		}
+	}
+}

@@ -69,6 +69,12 @@ type Storage struct {
 // current buffer. It must not point back at the Storage.
 type handleBox struct{ h atomic.Pointer[freeHandle] }
 
+// handleBlock is a new storage's handle box with its first handle.
+type handleBlock struct {
+	box handleBox
+	h   freeHandle
+}
+
 func releaseBox(b *handleBox) {
 	if h := b.h.Load(); h != nil {
 		h.release()
@@ -109,7 +115,12 @@ func newStorage(dev device.Device, be device.Backend, nbytes int) *Storage {
 		panic(&Error{Op: "alloc", Msg: fmt.Sprintf("cannot allocate %d bytes on %s: %v", nbytes, dev, err), Err: err})
 	}
 	st := &Storage{dev: dev, be: be, buf: buf, nbytes: nbytes}
-	st.setHandle(&freeHandle{be: be, index: dev.Index, buf: buf})
+	// The storage's first handle and the box its cleanup holds, in one
+	// allocation (neither points back at the storage).
+	hb := &handleBlock{h: freeHandle{be: be, index: dev.Index, buf: buf}}
+	st.handle, st.box = &hb.h, &hb.box
+	hb.box.h.Store(&hb.h)
+	runtime.AddCleanup(st, releaseBox, st.box)
 	return st
 }
 

@@ -87,17 +87,24 @@ func bf16RunUnary(c *Call, f func(dst, a []float32)) bool {
 	if !ok || scalar && n > 1 {
 		return false
 	}
-	vecParallel(n, func(lo, hi int) {
-		p, b := bf16Scratch(bf16Block)
-		defer putScratch(p)
-		for i := lo; i < hi; i += bf16Block {
-			m := min(bf16Block, hi-i)
-			ks.vec.Widen(b[:m], src[i:i+m])
-			f(b[:m], b[:m])
-			ks.vec.Narrow(dst[i:i+m], b[:m])
-		}
-	})
+	if n < 2*vecChunk {
+		bf16UnaryRange(ks, f, dst, src, 0, n) // on the caller, without a closure
+		return true
+	}
+	vecParallel(n, func(lo, hi int) { bf16UnaryRange(ks, f, dst, src, lo, hi) })
 	return true
+}
+
+// bf16UnaryRange is bf16RunUnary's work on elements [lo, hi).
+func bf16UnaryRange(ks *kset, f func(dst, a []float32), dst, src []dtype.BFloat16, lo, hi int) {
+	p, b := bf16Scratch(bf16Block)
+	defer putScratch(p)
+	for i := lo; i < hi; i += bf16Block {
+		m := min(bf16Block, hi-i)
+		ks.vec.Widen(b[:m], src[i:i+m])
+		f(b[:m], b[:m])
+		ks.vec.Narrow(dst[i:i+m], b[:m])
+	}
 }
 
 // bf16RunBinary runs binary kernel k (vecOpAdd, vecOpSub, vecOpMul or
@@ -140,60 +147,79 @@ func bf16RunBinary(c *Call, k vecOp) bool {
 	default:
 		return false
 	}
-	vecParallel(n, func(lo, hi int) {
-		p, buf := bf16Scratch(2 * bf16Block)
-		defer putScratch(p)
-		a, b := buf[:bf16Block], buf[bf16Block:]
-		var s float32
-		switch {
-		case xs:
-			// A scalar first operand: a block of it, in the operands'
-			// order (so NaN payloads propagate as in the generic kernels).
-			s = x[0].F32()
-			for i := range a {
-				a[i] = s
-			}
-		case ys:
-			s = y[0].F32()
-			if k == vecOpDiv {
-				for i := range b {
-					b[i] = s
-				}
-			}
-		}
-		for i := lo; i < hi; i += bf16Block {
-			m := min(bf16Block, hi-i)
-			if xs {
-				ks.vec.Widen(b[:m], y[i:i+m])
-				f(b[:m], a[:m], b[:m])
-				ks.vec.Narrow(dst[i:i+m], b[:m])
-				continue
-			}
-			ks.vec.Widen(a[:m], x[i:i+m])
-			switch {
-			case period > 0:
-				for j := 0; j < m; {
-					o := (i + j) % period
-					w := min(m-j, period-o)
-					ks.vec.Widen(b[j:j+w], y[o:o+w])
-					j += w
-				}
-				f(a[:m], a[:m], b[:m])
-			case !ys:
-				ks.vec.Widen(b[:m], y[i:i+m])
-				f(a[:m], a[:m], b[:m])
-			case k == vecOpAdd:
-				ks.vec.AddScalar(a[:m], a[:m], s)
-			case k == vecOpSub:
-				// x - s == x + (-s) exactly, signed zeros included.
-				ks.vec.AddScalar(a[:m], a[:m], -s)
-			case k == vecOpMul:
-				ks.vec.MulScalar(a[:m], a[:m], s)
-			default:
-				f(a[:m], a[:m], b[:m])
-			}
-			ks.vec.Narrow(dst[i:i+m], a[:m])
-		}
-	})
+	b := bf16Bin{ks: ks, f: f, k: k, x: x, y: y, dst: dst, xs: xs, ys: ys, period: period}
+	if n < 2*vecChunk {
+		b.run(0, n) // on the caller, without a closure
+		return true
+	}
+	vecParallel(n, b.run)
 	return true
+}
+
+// bf16Bin is one bf16RunBinary call's operands.
+type bf16Bin struct {
+	ks        *kset
+	f         func(dst, a, b []float32)
+	k         vecOp
+	x, y, dst []dtype.BFloat16
+	xs, ys    bool
+	period    int
+}
+
+// run does bf16RunBinary's work on elements [lo, hi).
+func (bb bf16Bin) run(lo, hi int) {
+	ks, f, k, x, y, dst, xs, ys, period := bb.ks, bb.f, bb.k, bb.x, bb.y, bb.dst, bb.xs, bb.ys, bb.period
+	p, buf := bf16Scratch(2 * bf16Block)
+	defer putScratch(p)
+	a, b := buf[:bf16Block], buf[bf16Block:]
+	var s float32
+	switch {
+	case xs:
+		// A scalar first operand: a block of it, in the operands'
+		// order (so NaN payloads propagate as in the generic kernels).
+		s = x[0].F32()
+		for i := range a {
+			a[i] = s
+		}
+	case ys:
+		s = y[0].F32()
+		if k == vecOpDiv {
+			for i := range b {
+				b[i] = s
+			}
+		}
+	}
+	for i := lo; i < hi; i += bf16Block {
+		m := min(bf16Block, hi-i)
+		if xs {
+			ks.vec.Widen(b[:m], y[i:i+m])
+			f(b[:m], a[:m], b[:m])
+			ks.vec.Narrow(dst[i:i+m], b[:m])
+			continue
+		}
+		ks.vec.Widen(a[:m], x[i:i+m])
+		switch {
+		case period > 0:
+			for j := 0; j < m; {
+				o := (i + j) % period
+				w := min(m-j, period-o)
+				ks.vec.Widen(b[j:j+w], y[o:o+w])
+				j += w
+			}
+			f(a[:m], a[:m], b[:m])
+		case !ys:
+			ks.vec.Widen(b[:m], y[i:i+m])
+			f(a[:m], a[:m], b[:m])
+		case k == vecOpAdd:
+			ks.vec.AddScalar(a[:m], a[:m], s)
+		case k == vecOpSub:
+			// x - s == x + (-s) exactly, signed zeros included.
+			ks.vec.AddScalar(a[:m], a[:m], -s)
+		case k == vecOpMul:
+			ks.vec.MulScalar(a[:m], a[:m], s)
+		default:
+			f(a[:m], a[:m], b[:m])
+		}
+		ks.vec.Narrow(dst[i:i+m], a[:m])
+	}
 }

@@ -98,7 +98,16 @@ func kernelOf(d *op.Def) (Kernel, bool) {
 
 // newCall returns the kernel call of launch l, its buffers' memory from mem.
 func newCall(l *device.Launch, mem func(device.Buffer) []byte) *Call {
-	c := &Call{Launch: l, InB: make([][]byte, len(l.In)), OutB: make([][]byte, len(l.Out))}
+	// The call and its operands' memory in one allocation for the common
+	// op of at most six operands.
+	var c *Call
+	if n := len(l.In) + len(l.Out); n <= len(callBlock{}.bs) {
+		cb := &callBlock{}
+		c = &cb.c
+		*c = Call{Launch: l, InB: cb.bs[:len(l.In):len(l.In)], OutB: cb.bs[len(l.In):n:n]}
+	} else {
+		c = &Call{Launch: l, InB: make([][]byte, len(l.In)), OutB: make([][]byte, len(l.Out))}
+	}
 	for i, o := range l.In {
 		if o.Buf != nil {
 			c.InB[i] = mem(o.Buf)
@@ -108,6 +117,12 @@ func newCall(l *device.Launch, mem func(device.Buffer) []byte) *Call {
 		c.OutB[i] = mem(o.Buf)
 	}
 	return c
+}
+
+// callBlock is a Call with room for the memory of six operands (newCall).
+type callBlock struct {
+	c  Call
+	bs [6][]byte
 }
 
 // Buf is a CPU buffer: 64-byte-aligned host memory (mapped outside the Go

@@ -217,6 +217,15 @@ func vecRunBinary(c *Call, k vecOp) bool {
 	}
 	if sb && n > 1 {
 		s := b[0]
+		if n < 2*vecChunk && k == vecOpAdd || n < 2*vecChunk && k == vecOpMul {
+			// On the caller, without the closures vecParallel takes.
+			if k == vecOpAdd {
+				ks.vec.AddScalar(dst, a, s)
+			} else {
+				ks.vec.MulScalar(dst, a, s)
+			}
+			return true
+		}
 		switch k {
 		case vecOpAdd:
 			vecParallel(n, func(lo, hi int) { ks.vec.AddScalar(dst[lo:hi], a[lo:hi], s) })
@@ -244,6 +253,10 @@ func vecRunBinary(c *Call, k vecOp) bool {
 		f = ks.vec.Maximum
 	default:
 		return false
+	}
+	if n < 2*vecChunk {
+		f(dst, a, b) // on the caller, without the closure vecParallel takes
+		return true
 	}
 	vecParallel(n, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 	return true
