@@ -500,26 +500,6 @@ type pendingStorage struct {
 	lv lazyVal
 }
 
-// contiguousLayout returns the row-major layout of a copy of shape, with
-// the shape and strides of a rank of at most four in one allocation.
-func contiguousLayout(shape []int) op.Layout {
-	r := len(shape)
-	if r > 4 {
-		return op.Contiguous(slices.Clone(shape))
-	}
-	a := new([8]int)
-	sh, st := a[:r:r], a[4:4+r:4+r]
-	copy(sh, shape)
-	s := 1
-	for i := r - 1; i >= 0; i-- {
-		st[i] = s
-		if sh[i] > 1 {
-			s *= sh[i]
-		}
-	}
-	return op.Layout{Shape: sh, Strides: st}
-}
-
 // backwardsRunning counts the Backward (and Grad) calls running. The Fused
 // mode does not cut a repeated sequence inside one: the cut would find the
 // backward pass's own locals (the gradients it is summing) still

@@ -11,6 +11,7 @@ package tensor
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/gotpu/gotpu/device"
@@ -122,6 +123,26 @@ func newStorage(dev device.Device, be device.Backend, nbytes int) *Storage {
 	hb.box.h.Store(&hb.h)
 	runtime.AddCleanup(st, releaseBox, st.box)
 	return st
+}
+
+// contiguousLayout returns the row-major layout of a copy of shape, with
+// the shape and strides of a rank of at most four in one allocation.
+func contiguousLayout(shape []int) op.Layout {
+	r := len(shape)
+	if r > 4 {
+		return op.Contiguous(slices.Clone(shape))
+	}
+	a := new([8]int)
+	sh, st := a[:r:r], a[4:4+r:4+r]
+	copy(sh, shape)
+	s := 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = s
+		if sh[i] > 1 {
+			s *= sh[i]
+		}
+	}
+	return op.Layout{Shape: sh, Strides: st}
 }
 
 // Version returns the storage's version counter, bumped by every in-place op.
