@@ -220,7 +220,7 @@ func (g *helper) loop(tid int) {
 		if i%clockPolls != 0 {
 			continue
 		}
-		if since := time.Since(idle); since <= time.Duration(spin.Load()) || expectedWithin(since) {
+		if time.Since(idle) <= time.Duration(spin.Load()) || expectedRecently() {
 			if i%yieldPolls == 0 {
 				runtime.Gosched()
 			}
@@ -288,9 +288,9 @@ func Parked() bool {
 	return len(hs) > 0
 }
 
-// expectedWithin reports whether Expect was called less than spin ago
-// (a helper that has idled for since is polling then, not parked).
-func expectedWithin(since time.Duration) bool {
+// expectedRecently reports whether Expect was called less than spin ago
+// (an idle helper keeps polling then instead of parking).
+func expectedRecently() bool {
 	e := expected.Load()
 	return e != 0 && time.Since(start)-time.Duration(e) <= time.Duration(spin.Load())
 }
