@@ -34,14 +34,17 @@ import (
 // becomes an as_strided_scatter into the storage's value. A storage that
 // had a buffer and was written gets a new buffer at the flush.
 //
-// Liveness: at a flush every storage still pending here is an output,
-// except the temporaries a backward pass dropped (lazy_owned.go) — no
-// garbage collection is forced to find the unreferenced ones, so the
-// outputs, and the program's fingerprint, depend on the graph alone. The
-// context holds its pending storages until the flush (weakly where a
-// flush may collect garbage to find the dead ones: traces and
-// SetFuseGC(true); there the value of a storage that died is freed right
-// after the run). A value used by several later ops is computed once.
+// Liveness: at a flush of a small graph every storage still pending here
+// is an output, except the temporaries the library dropped
+// (lazy_owned.go) — no garbage collection is forced to find the
+// unreferenced ones, so the outputs, and the program's fingerprint,
+// depend on the graph alone. Once the pending storages hold
+// SetFuseGCBytes (32 MiB), the flush collects first and only those still
+// referenced are outputs. The context holds its pending storages until
+// the flush (weakly where the flush collects: traces, SetFuseGC(true), a
+// graph past that size; there the value of a storage that died is freed
+// right after the run). A value used by several later ops is computed
+// once.
 
 // lazyVal is the pending value of a storage.
 type lazyVal struct {
@@ -129,6 +132,9 @@ type lazyCtx struct {
 	expect device.WorkExpecter
 	// expectAt is the node count at the last ExpectWork.
 	expectAt int
+	// weakPend is set once the pending tensors reach the size at which
+	// the flush collects garbage (autoGC): pend holds them weakly then.
+	weakPend bool
 	// hint sizes the next graph (reset).
 	hint sizeHint
 }
@@ -170,6 +176,7 @@ func (c *lazyCtx) reset() {
 	c.last = make([]*ir.Value, 0, c.hint.pend)
 	c.pendSet = make(map[uintptr]int, c.hint.pend)
 	c.expectAt = 0
+	c.weakPend = false
 	c.dyn = nil
 	c.dynSteps = nil
 	c.noReplay = ""
@@ -521,8 +528,9 @@ func zeroLike(v any) any {
 }
 
 // pendRef is an entry of a context's pending storages: a weak pointer when
-// the flush may collect garbage to find the dead ones (a trace, or
-// SetFuseGC(true)), otherwise a strong one — the Fused mode's default
+// the flush may collect garbage to find the dead ones (a trace,
+// SetFuseGC(true), or a graph whose pending tensors reached the
+// SetFuseGCBytes size), otherwise a strong one — a small Fused graph's
 // flush makes every pending value an output, live or not, so a weak
 // pointer (a runtime special per storage, about half of recording an op)
 // would only let a storage that died before its flush free its buffer a
@@ -561,7 +569,7 @@ func (c *lazyCtx) track(st *Storage) {
 func (c *lazyCtx) trackNew(st *Storage) {
 	v := st.lazy.Load().v
 	var r pendRef
-	if c.trace != nil || fuseGC.Load() {
+	if c.weakPend || c.trace != nil || fuseGC.Load() {
 		r.w = weak.Make(st)
 	} else {
 		r.st = st
@@ -570,6 +578,23 @@ func (c *lazyCtx) trackNew(st *Storage) {
 	c.pend = append(c.pend, r)
 	c.pendBytes += int64(st.nbytes)
 	c.last = append(c.last, v)
+	if !c.weakPend && c.trace == nil && c.autoGC() {
+		// The flush will collect: from now on the graph holds its
+		// storages weakly, those it held strongly too.
+		c.weakPend = true
+		for i, p := range c.pend {
+			if p.st != nil {
+				c.pend[i] = pendRef{w: weak.Make(p.st)}
+			}
+		}
+	}
+}
+
+// autoGC reports whether the pending tensors of a Fused graph reached the
+// size at which its flush collects garbage first (SetFuseGCBytes).
+func (c *lazyCtx) autoGC() bool {
+	n := fuseGCBytes.Load()
+	return n > 0 && c.pendBytes >= n
 }
 
 // With SetFuseGC(true), a flush collects garbage to find the pending
@@ -616,7 +641,7 @@ type liveKey struct {
 // poisoned instead of computed: reading one panics with an error saying
 // the value was not kept.
 func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
-	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes))
+	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes)) || c.trace == nil && c.weakPend
 	var pattern []bool
 	var key liveKey
 	if gc && memo != nil {
@@ -739,14 +764,33 @@ func AddFlushHook(f func(FlushStats)) (remove func()) {
 // fuseGC makes a large flush collect garbage first (SetFuseGC).
 var fuseGC atomic.Bool
 
-// SetFuseGC sets whether a flush of a large graph runs a garbage
-// collection first, so that only pending tensors still referenced are
-// materialised, and returns the previous setting. The default is false: a
-// flush forces no collection (its cost grows with the heap and exceeds a
-// small step's run time); it materialises every pending tensor except the
-// temporaries a backward pass made, as Strict mode would have computed
-// them. Turn it on to trade that time for the memory of the dead values of
-// very large graphs.
+// fuseGCBytes is the pending size at which a Fused flush collects garbage
+// first (SetFuseGCBytes; 0: never).
+var fuseGCBytes atomic.Int64
+
+func init() { fuseGCBytes.Store(32 << 20) }
+
+// SetFuseGCBytes sets the size, in bytes of pending tensors, from which a
+// Fused-mode flush runs a garbage collection first, so that it
+// materialises only the pending tensors still referenced, and returns the
+// previous size; 0 turns it off. The default is 32 MiB: past that, writing
+// the values nobody reads any more (the intermediates of x.Mul(a).Add(b)
+// on large tensors) costs more time and memory than a collection, whose
+// cost grows with the Go heap, not with the tensors (their memory is
+// outside it). Below it a flush forces no collection, so a small step (a
+// training step of a small model) runs no slower than in Strict mode; its
+// outputs then depend on the graph alone.
+func SetFuseGCBytes(n int64) int64 { return fuseGCBytes.Swap(max(n, 0)) }
+
+// SetFuseGC sets whether a flush of a graph of at least 48 nodes or 1 MiB
+// of pending tensors runs a garbage collection first, so that only pending
+// tensors still referenced are materialised, and returns the previous
+// setting. The default is false: such a flush forces no collection (its
+// cost grows with the heap and exceeds a small step's run time) unless its
+// pending tensors reach SetFuseGCBytes' size; it materialises every pending
+// tensor except the temporaries the library made (a backward pass's, an
+// in-place op's, a decomposition's), as Strict mode would have computed
+// them. Turn it on to trade that time for the memory of the dead values.
 func SetFuseGC(on bool) bool { return fuseGC.Swap(on) }
 
 // flushLocked compiles and runs the pending graph (c.mu held). If that

@@ -26,9 +26,10 @@ import (
 // composite's results are kept. A repeated-sequence cut found inside such
 // a scope waits for its end (cutIfRepeated), after the drop. Tensors
 // user code made and dropped (a forward pass's activations) are
-// materialised as Strict mode would have: that is the conservative part.
-// SetFuseGC(true) restores the exact, collecting behaviour for callers
-// who prefer it.
+// materialised as Strict mode would have: that is the conservative part,
+// for graphs below SetFuseGCBytes' size (32 MiB of pending tensors), whose
+// flushes collect instead. SetFuseGC(true) restores the exact, collecting
+// behaviour for every graph, for callers who prefer it.
 
 // ownScope collects the pending storages one goroutine's ops make while it
 // runs a backward pass in Fused mode.

@@ -300,29 +300,38 @@ func forcedGCs() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestFusedFlushForcesNoGC: a large flush (past the size from which
-// SetFuseGC(true) collects) forces no garbage collection by default, and
+// TestFusedFlushForcesNoGC: a flush of a graph past the size from which
+// SetFuseGC(true) collects (7.5 MiB of pending values) but below
+// SetFuseGCBytes's (32 MiB by default) forces no garbage collection, and
 // its outputs are every value the graph gave a tensor, whatever the
-// collector did (so its program does not depend on it); with SetFuseGC it
-// collects and outputs only the live values.
+// collector did (so its program does not depend on it); with SetFuseGC,
+// or with the pending values past SetFuseGCBytes's size (a smaller size
+// set here), it collects and outputs only the live values; with
+// SetFuseGCBytes(0) a graph of any size collects nothing.
 func TestFusedFlushForcesNoGC(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		gc     bool
-		forced bool
-		max    int // outputs at most
-		min    int // outputs at least
+		name    string
+		gc      bool
+		gcBytes int64 // SetFuseGCBytes; -1: the default
+		forced  bool
+		max     int // outputs at most
+		min     int // outputs at least
 	}{
-		{"default", false, false, 1 << 30, 120},
-		{"gc", true, true, 3, 1},
+		{"default", false, -1, false, 1 << 30, 120},
+		{"gc", true, -1, true, 3, 1},
+		{"bytes", false, 4 << 20, true, 3, 1},
+		{"bytes-off", false, 0, false, 1 << 30, 120},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prev := tensor.SetFuseGC(tc.gc)
 			defer tensor.SetFuseGC(prev)
+			if tc.gcBytes >= 0 {
+				defer tensor.SetFuseGCBytes(tensor.SetFuseGCBytes(tc.gcBytes))
+			}
 			dev := tensor.MustDevice("cpu")
 			inMode(t, tensor.Fused)
 			log := watchFlushes(t)
-			x := randT(dev, 5, 1<<16) // 256 KiB a value: past fuseGCMinBytes
+			x := randT(dev, 5, 1<<14) // 64 KiB a value: 120 of them past fuseGCMinBytes
 			y := x
 			for range 60 {
 				y = y.Mul(tensor.Scalar(1.01)).Add(tensor.Scalar(0.001))
