@@ -470,8 +470,16 @@ func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 			g.open = false
 			pl.groupOf[n] = g
 		case op.DotGeneral:
+			// The product, read by one group, is written into a buffer
+			// the group then reads it from: its own when it is a graph
+			// output too (a Fused graph's conservative outputs), else the
+			// buffer of the group's last value, which the group rewrites
+			// in place (that value must then be an output). The group's
+			// other outputs (a pre-activation the backward pass keeps) are
+			// stored from the epilogue beside it.
 			v := n.Out[0]
-			if v.Meta.DType != dtype.F32 || pl.uses[v] != 1 || pl.outSet[v] || len(users[v]) != 1 {
+			own := pl.outSet[v]
+			if v.Meta.DType != dtype.F32 || len(users[v]) != 1 || !own && pl.uses[v] != 1 {
 				continue
 			}
 			u := users[v][0]
@@ -479,7 +487,8 @@ func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 			if g == nil || g.red != nil || g.gemm != nil || !slices.Equal(g.shape, v.Meta.Shape) {
 				continue
 			}
-			if outs := pl.groupOutputs(g, users); len(outs) != 1 || outs[0] != g.nodes[len(g.nodes)-1].Out[0] {
+			if outs := pl.groupOutputs(g, users); !own && !slices.Contains(outs, g.nodes[len(g.nodes)-1].Out[0]) ||
+				!gemmEpiOutputs && (own || len(outs) != 1) {
 				continue
 			}
 			if slices.ContainsFunc(n.In, func(x *ir.Value) bool { return x == nil || x.Meta.DType != dtype.F32 }) {
@@ -490,6 +499,10 @@ func (pl *planner) attachReductionsAndGemms(users map[*ir.Value][]*ir.Node) {
 		}
 	}
 }
+
+// gemmEpiOutputs lets a GEMM epilogue's group keep values besides its last
+// one, and the product itself (benchmarks compare with it off).
+var gemmEpiOutputs = true
 
 // maxRedRow bounds the row length of a fused reduction (a block holds at
 // least one row).
@@ -911,6 +924,17 @@ func (pl *planner) emitGroup(gb *gbuild, users map[*ir.Value][]*ir.Node) error {
 	grp.code = code
 	grp.nregs = nregs
 	outs := pl.groupOutputs(gb, users)
+	if gb.gemm != nil {
+		// The GEMM's destination is output 0: the product itself when it
+		// is a graph output (register 0, which no instruction writes),
+		// else the last member's value.
+		if gv := gb.gemm.Out[0]; pl.outSet[gv] {
+			outs = append([]*ir.Value{gv}, outs...)
+		} else if last := gb.nodes[len(gb.nodes)-1].Out[0]; slices.Index(outs, last) > 0 {
+			i := slices.Index(outs, last)
+			outs = append([]*ir.Value{last}, slices.Delete(slices.Clone(outs), i, i+1)...)
+		}
+	}
 	s := pstep{kind: stFused, node: -1, dyn: -1, grp: grp}
 	for _, r := range grp.inputs {
 		s.in = append(s.in, r)
@@ -1553,7 +1577,9 @@ func (r *crun) fused(s *pstep) error {
 	}
 	for i, id := range g.inputs {
 		if id < 0 {
-			// The GEMM's output: the group's (single) output buffer.
+			// The GEMM's output: the buffer of the group's output 0
+			// (the product's own, or the group's last value's, which
+			// the group rewrites in place).
 			e.in[i] = fin{kind: ldDirect, src: e.outs[0]}
 			continue
 		}
@@ -1654,6 +1680,19 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 			}
 		}
 		fscratchPool.Put(sc)
+	}
+	// A group with outputs besides output 0 runs after the whole product:
+	// storing them from the streaming path's columns or from the blocked
+	// driver's tiles measured slower than a pass over the cache-resident
+	// product (BenchmarkGEMMEpilogueOutputs: 512x1024x1024 with GELU and
+	// its pre-activation kept, 7.0 -> 7.2-7.5 ms per tile; the MNIST
+	// step's [64, 512] by columns, 336 -> 388 µs).
+	if len(g.outs) > 1 {
+		if err := dotGeneralKernel(c); err != nil {
+			return err
+		}
+		e.runGroup(r.threads)
+		return nil
 	}
 	// On the streaming x·Wᵀ path the group runs on each finished column
 	// of C (epi_cols.go).

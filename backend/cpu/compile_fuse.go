@@ -94,7 +94,10 @@ type fgroup struct {
 	redOut int
 	// gemm, when >= 0, is the graph node index of a dot_general whose
 	// output is the register gemmReg (an input register): the group runs as
-	// the GEMM's per-tile epilogue, writing its single output in place.
+	// the GEMM's per-tile epilogue. The product is written into the buffer
+	// of output 0 — the product's own when it is an output too (register
+	// gemmReg), else the group's last value, which the group rewrites in
+	// place — and the group's other outputs are stored beside it.
 	gemm    int
 	gemmReg int
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // planFormat names the serialized plan format and its version.
-const planFormat = "cpu-plan/2"
+const planFormat = "cpu-plan/3"
 
 // Serialized plan: planFormat "\n", the SHA-256 of the body, the body:
 //
@@ -611,7 +611,8 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 	if g.gemm >= 0 {
 		extra = 2
 		if g.gemm >= len(p.g.Nodes) || p.g.Nodes[g.gemm].IsConst() || p.g.Nodes[g.gemm].Op != op.DotGeneral ||
-			g.gemmReg != 0 || len(g.inputs) == 0 || g.inputs[0] != -1 || len(g.outs) != 1 || g.red != redNone {
+			g.gemmReg != 0 || len(g.inputs) == 0 || g.inputs[0] != -1 || len(g.outs) == 0 || len(g.code) == 0 ||
+			g.outs[0].reg != g.gemmReg && g.outs[0].reg != g.code[len(g.code)-1].dst || g.red != redNone {
 			return fmt.Errorf("%w: group gemm", errPlan)
 		}
 		dn := p.g.Nodes[g.gemm]
@@ -665,7 +666,10 @@ func (p *plan) validateGroup(s pstep, stored, owned func(int) bool) error {
 		return fmt.Errorf("%w: group outputs", errPlan)
 	}
 	for k, o := range g.outs {
-		if o.reg < len(g.inputs) || o.reg >= g.nregs || s.out[k] != o.val || !owned(o.val) || !f32(o.val) ||
+		// Output 0 of a GEMM epilogue may be the product itself, input
+		// register gemmReg.
+		ownProduct := k == 0 && g.gemm >= 0 && o.reg == g.gemmReg
+		if o.reg < len(g.inputs) && !ownProduct || o.reg >= g.nregs || s.out[k] != o.val || !owned(o.val) || !f32(o.val) ||
 			!slices.Equal(p.vals[o.val].layout.Shape, g.shape) {
 			return fmt.Errorf("%w: group output %d", errPlan, k)
 		}

@@ -587,7 +587,7 @@ func TestLoadProgramCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if be.ProgramFormat() != "cpu-plan/2" {
+	if be.ProgramFormat() != "cpu-plan/3" {
 		t.Errorf("format %q", be.ProgramFormat())
 	}
 	for i := 0; i < len(data); i += max(1, len(data)/97) {

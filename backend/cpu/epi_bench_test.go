@@ -132,3 +132,56 @@ func BenchmarkCompiledGEMMEpilogue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGEMMEpilogueOutputs times x·Wᵀ + bias then GELU keeping the
+// pre-activation too (a training step's MLP: the backward pass reads it),
+// with the group fused into the product's epilogue and, with
+// gemmEpiOutputs off, run as a step of its own after it.
+func BenchmarkGEMMEpilogueOutputs(b *testing.B) {
+	be := testBackend(b)
+	for _, sh := range [][3]int{{64, 512, 784}, {512, 1024, 1024}, {2048, 1024, 256}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		params := []op.Meta{fm(m, k), fm(n, k), fm(n)}
+		g, err := ir.Trace(params, func(bb op.Builder, p []op.Value) []op.Value {
+			h := op.Call1(bb, "add", nil, dotNT(bb, p[0], p[1]), p[2])
+			return []op.Value{op.Call1(bb, "gelu", nil, h), h}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ins := inputsFor(params, 1, 0)
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%dx%dx%d/fused=%v", m, n, k, on), func(b *testing.B) {
+				defer func(o bool) { gemmEpiOutputs = o }(gemmEpiOutputs)
+				gemmEpiOutputs = on
+				p, err := be.CompileProgram(context.Background(), 0, g, device.CompileOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var ops []device.Operand
+				for i, raw := range ins {
+					buf, err := be.Alloc(0, len(raw))
+					if err != nil {
+						b.Fatal(err)
+					}
+					copy(buf.(*Buf).b, raw)
+					ops = append(ops, device.Operand{Buf: buf, DType: params[i].DType, Layout: op.Contiguous(params[i].Shape)})
+				}
+				b.ResetTimer()
+				for range b.N {
+					outs, err := p.Run(context.Background(), 0, ops, device.RunOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, o := range outs {
+						be.Free(0, o)
+					}
+				}
+				b.StopTimer()
+				for _, o := range ops {
+					be.Free(0, o.Buf)
+				}
+			})
+		}
+	}
+}

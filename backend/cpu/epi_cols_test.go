@@ -163,3 +163,109 @@ func TestGEMMEpilogueTileRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMMEpilogueOutputs checks GEMM epilogues whose group has outputs
+// besides its last value — a pre-activation the backward pass keeps, the
+// conservative outputs of a Fused graph, the product itself — bit for bit
+// against interp, on every path of TestGEMMEpilogueShapes, and after
+// Marshal and LoadProgram.
+func TestGEMMEpilogueOutputs(t *testing.T) {
+	be := testBackend(t)
+	kinds := []struct {
+		name string
+		fn   func(b op.Builder, d, bias, res op.Value) []op.Value
+	}{
+		{"h=d+bias; relu(h), h", func(b op.Builder, d, bias, res op.Value) []op.Value {
+			h := op.Call1(b, "add", nil, d, bias)
+			return []op.Value{op.Call1(b, "relu", nil, h), h}
+		}},
+		{"h, gelu(h) (outputs in node order)", func(b op.Builder, d, bias, res op.Value) []op.Value {
+			h := op.Call1(b, "add", nil, bias, d)
+			return []op.Value{h, op.Call1(b, "gelu", nil, h)}
+		}},
+		{"the product too: d, relu(d+bias)", func(b op.Builder, d, bias, res op.Value) []op.Value {
+			return []op.Value{d, op.Call1(b, "relu", nil, op.Call1(b, "add", nil, d, bias))}
+		}},
+		{"the product and all: relu(h), d, h", func(b op.Builder, d, bias, res op.Value) []op.Value {
+			h := op.Call1(b, "add", nil, d, bias)
+			return []op.Value{op.Call1(b, "relu", nil, h), d, h}
+		}},
+		{"three outputs", func(b op.Builder, d, bias, res op.Value) []op.Value {
+			h := op.Call1(b, "mul", nil, d, bias)
+			s := op.Call1(b, "tanh", nil, h)
+			return []op.Value{s, op.Call1(b, "add", nil, s, res), h}
+		}},
+	}
+	shapes := []struct {
+		lead []int
+		n, k int
+		nn   bool
+	}{
+		{[]int{2}, 6, 16, false},
+		{[]int{9}, 13, 17, false},
+		{[]int{64}, 70, 100, false},
+		{[]int{2, 12}, 40, 70, false},
+		{[]int{100}, 130, 20, false},
+		{[]int{40}, 256, 60, true},
+		{[]int{5}, 20, 9, true},
+		{[]int{300}, 256, 64, true}, // past the size of the per-tile epilogue
+	}
+	for _, sh := range shapes {
+		m := 1
+		for _, d := range sh.lead {
+			m *= d
+		}
+		outShape := append(append([]int{}, sh.lead...), sh.n)
+		for _, ek := range kinds {
+			t.Run(fmt.Sprintf("%s/%vx%dx%d/nn=%v", ek.name, sh.lead, sh.n, sh.k, sh.nn), func(t *testing.T) {
+				wShape := []int{sh.n, sh.k}
+				rc := []int{1}
+				if sh.nn {
+					wShape, rc = []int{sh.k, sh.n}, []int{0}
+				}
+				params := []op.Meta{fm(append(append([]int{}, sh.lead...), sh.k)...), fm(wShape...), fm(sh.n), fm(outShape...)}
+				g, err := ir.Trace(params, func(b op.Builder, p []op.Value) []op.Value {
+					d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{len(sh.lead)}, "rhs_contract": rc}, p[0], p[1])
+					return ek.fn(b, d, p[2], p[3])
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ins := inputsFor(params, uint64(m*sh.n+sh.k), 0)
+				ip, p := interpAndCompiled(t, be, g)
+				want := runProg(t, be, ip, g, ins, device.RunOptions{})
+				if !bytes.Contains([]byte(p.(*cprogram).pl.summary()), []byte("GEMM epilogue")) {
+					t.Fatalf("no GEMM epilogue fused:\n%s", p.(*cprogram).pl.summary())
+				}
+				cols0, tiles0 := epiColsRuns.Load(), epiTileRuns.Load()
+				got := runProg(t, be, p, g, ins, device.RunOptions{})
+				if epiColsRuns.Load() > cols0 || epiTileRuns.Load() > tiles0 {
+					t.Errorf("column or tile epilogue taken with several outputs: the group runs after the product")
+				}
+				for o := range want {
+					w, gg := as[float32](want[o]), as[float32](got[o])
+					for i := range w {
+						if math.Float32bits(w[i]) != math.Float32bits(gg[i]) && !(w[i] != w[i] && gg[i] != gg[i]) {
+							t.Fatalf("output %d element %d = %v, interp %v", o, i, gg[i], w[i])
+						}
+					}
+				}
+				// The plan survives serialization.
+				data, err := p.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				lp, err := be.LoadProgram(0, data)
+				if err != nil {
+					t.Fatalf("loading the plan: %v", err)
+				}
+				again := runProg(t, be, lp, g, ins, device.RunOptions{})
+				for o := range want {
+					if !bytes.Equal(again[o], got[o]) {
+						t.Fatalf("output %d differs after Marshal and LoadProgram", o)
+					}
+				}
+			})
+		}
+	}
+}
