@@ -71,6 +71,36 @@ func (tensorBuilder) Meta(v op.Value) op.Meta {
 
 func (tensorBuilder) Scalar(v any, like op.Value) op.Value { return tensor.Scalar(v) }
 
+// timeProgram runs p b.N times on device buffers holding ins (dtypes and
+// shapes from params), freeing each run's outputs, and stops the timer.
+func timeProgram(b *testing.B, be *Backend, p device.Program, params []op.Meta, ins [][]byte) {
+	var ops []device.Operand
+	for i, raw := range ins {
+		buf, err := be.Alloc(0, max(len(raw), 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		copy(buf.(*Buf).b, raw)
+		ops = append(ops, device.Operand{Buf: buf, DType: params[i].DType, Layout: op.Contiguous(slices.Clone(params[i].Shape))})
+	}
+	defer func() {
+		for _, o := range ops {
+			be.Free(0, o.Buf)
+		}
+	}()
+	b.ResetTimer()
+	for range b.N {
+		outs, err := p.Run(context.Background(), 0, ops, device.RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			be.Free(0, o)
+		}
+	}
+	b.StopTimer()
+}
+
 // benchCompiled times fn compiled (and interp's plan for comparison of
 // memory) against eager, as sub-benchmarks.
 func benchCompiled(b *testing.B, params []op.Meta, fn func(b op.Builder, p []op.Value) []op.Value) {
@@ -85,28 +115,9 @@ func benchCompiled(b *testing.B, params []op.Meta, fn func(b op.Builder, p []op.
 		if err != nil {
 			b.Fatal(err)
 		}
-		var ops []device.Operand
-		for i, raw := range ins {
-			buf, _ := be.Alloc(0, len(raw))
-			copy(buf.(*Buf).b, raw)
-			ops = append(ops, device.Operand{Buf: buf, DType: dtype.F32, Layout: op.Contiguous(slices.Clone(params[i].Shape))})
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			outs, err := p.Run(context.Background(), 0, ops, device.RunOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, o := range outs {
-				be.Free(0, o)
-			}
-		}
-		b.StopTimer()
+		timeProgram(b, be, p, params, ins)
 		b.ReportMetric(float64(p.Stats().PeakBytes)/(1<<20), "peak-MB")
 		b.ReportMetric(float64(p.Stats().Kernels), "kernels")
-		for _, o := range ops {
-			be.Free(0, o.Buf)
-		}
 	})
 	b.Run("eager", func(b *testing.B) {
 		ip, err := interp.Compile(be, g, device.CompileOptions{})

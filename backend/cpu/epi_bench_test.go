@@ -158,29 +158,7 @@ func BenchmarkGEMMEpilogueOutputs(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var ops []device.Operand
-				for i, raw := range ins {
-					buf, err := be.Alloc(0, len(raw))
-					if err != nil {
-						b.Fatal(err)
-					}
-					copy(buf.(*Buf).b, raw)
-					ops = append(ops, device.Operand{Buf: buf, DType: params[i].DType, Layout: op.Contiguous(params[i].Shape)})
-				}
-				b.ResetTimer()
-				for range b.N {
-					outs, err := p.Run(context.Background(), 0, ops, device.RunOptions{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					for _, o := range outs {
-						be.Free(0, o)
-					}
-				}
-				b.StopTimer()
-				for _, o := range ops {
-					be.Free(0, o.Buf)
-				}
+				timeProgram(b, be, p, params, ins)
 			})
 		}
 	}
