@@ -50,6 +50,24 @@ var epiKinds = []epiKind{
 	}},
 }
 
+// epilogueProgram traces fn over params, compiles it, checks that a GEMM
+// epilogue was fused, and returns the graph, inputs (from seed), interp's
+// outputs on them and the compiled program.
+func epilogueProgram(t *testing.T, be *Backend, params []op.Meta, fn func(b op.Builder, p []op.Value) []op.Value, seed uint64) (*ir.Graph, [][]byte, [][]byte, device.Program) {
+	t.Helper()
+	g, err := ir.Trace(params, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := inputsFor(params, seed, 0)
+	ip, p := interpAndCompiled(t, be, g)
+	want := runProg(t, be, ip, g, ins, device.RunOptions{})
+	if !bytes.Contains([]byte(p.(*cprogram).pl.summary()), []byte("GEMM epilogue")) {
+		t.Fatalf("no GEMM epilogue fused:\n%s", p.(*cprogram).pl.summary())
+	}
+	return g, ins, want, p
+}
+
 // TestGEMMEpilogueShapes checks compiled GEMM epilogues bit for bit
 // against interp (Strict eager: the product, then each op's kernel) over
 // the epilogue kinds above and shapes taking each path: the streaming
@@ -103,16 +121,7 @@ func TestGEMMEpilogueShapes(t *testing.T) {
 					d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": contract, "rhs_contract": rc}, p[0], p[1])
 					return []op.Value{ek.fn(b, d, p[2], p[3], p[4], p[5])}
 				}
-				g, err := ir.Trace(params, fn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ins := inputsFor(params, uint64(m*sh.n+sh.k), 0)
-				ip, p := interpAndCompiled(t, be, g)
-				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				if !bytes.Contains([]byte(p.(*cprogram).pl.summary()), []byte("GEMM epilogue")) {
-					t.Fatalf("no GEMM epilogue fused:\n%s", p.(*cprogram).pl.summary())
-				}
+				g, ins, want, p := epilogueProgram(t, be, params, fn, uint64(m*sh.n+sh.k))
 				cols0 := epiColsRuns.Load()
 				got := runProg(t, be, p, g, ins, device.RunOptions{})
 				tookCols := epiColsRuns.Load() > cols0
@@ -224,19 +233,10 @@ func TestGEMMEpilogueOutputs(t *testing.T) {
 					wShape, rc = []int{sh.k, sh.n}, []int{0}
 				}
 				params := []op.Meta{fm(append(append([]int{}, sh.lead...), sh.k)...), fm(wShape...), fm(sh.n), fm(outShape...)}
-				g, err := ir.Trace(params, func(b op.Builder, p []op.Value) []op.Value {
+				g, ins, want, p := epilogueProgram(t, be, params, func(b op.Builder, p []op.Value) []op.Value {
 					d := op.Call1(b, "dot_general", op.Attrs{"lhs_batch": []int{}, "rhs_batch": []int{}, "lhs_contract": []int{len(sh.lead)}, "rhs_contract": rc}, p[0], p[1])
 					return ek.fn(b, d, p[2], p[3])
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ins := inputsFor(params, uint64(m*sh.n+sh.k), 0)
-				ip, p := interpAndCompiled(t, be, g)
-				want := runProg(t, be, ip, g, ins, device.RunOptions{})
-				if !bytes.Contains([]byte(p.(*cprogram).pl.summary()), []byte("GEMM epilogue")) {
-					t.Fatalf("no GEMM epilogue fused:\n%s", p.(*cprogram).pl.summary())
-				}
+				}, uint64(m*sh.n+sh.k))
 				cols0, tiles0 := epiColsRuns.Load(), epiTileRuns.Load()
 				got := runProg(t, be, p, g, ins, device.RunOptions{})
 				if epiColsRuns.Load() > cols0 || epiTileRuns.Load() > tiles0 {
