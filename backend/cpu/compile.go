@@ -1648,16 +1648,35 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	outID := g.outs[0].val
 	l.Out = []device.Operand{r.operand(outID, p.vals[outID].layout)}
 	c := &Call{Launch: l, InB: [][]byte{r.mem(ops[0]), r.mem(ops[1])}, OutB: [][]byte{r.mem(outID)}, ks: r.ks}
-	if _, nb, m, _, _, err := dotSizes(c); err == nil && nb == 1 && gemvTakes(r.ks, m) && l.In[0].DType == dtype.F32 {
-		// A product of one or a few activation rows (a decode step) is
-		// memory-bound: the plain kernel reads the matrix once on the gemv
-		// kernels; the group then runs over its few output rows.
-		if err := dotGeneralKernel(c); err != nil {
-			return err
-		}
-		e.runGroup(r.threads)
+	// The group runs inside the product (per finished column or tile,
+	// gemmInline) except after a product of one or a few activation rows
+	// (a decode step: memory-bound, the plain kernel reads the matrix once
+	// on the gemv kernels, the group then runs over its few output rows)
+	// and for a group with outputs besides output 0: storing them from the
+	// streaming path's columns or from the blocked driver's tiles measured
+	// slower than a pass over the cache-resident product
+	// (BenchmarkGEMMEpilogueOutputs: 512x1024x1024 with GELU and its
+	// pre-activation kept, 7.0 -> 7.2-7.5 ms per tile; the MNIST step's
+	// [64, 512] by columns, 336 -> 388 µs).
+	_, nb, m, _, _, err := dotSizes(c)
+	gemv := err == nil && nb == 1 && gemvTakes(r.ks, m) && l.In[0].DType == dtype.F32
+	if !gemv && len(g.outs) == 1 && gemmInline(c, e) {
 		return nil
 	}
+	// The plain kernel (which takes the swapped product itself where it
+	// pays), then the group.
+	if err := dotGeneralKernel(c); err != nil {
+		return err
+	}
+	e.runGroup(r.threads)
+	return nil
+}
+
+// gemmInline runs c's product with e's group as its epilogue, on each
+// finished column of the streaming x·Wᵀ path or on each finished tile, and
+// reports whether it did; nothing ran when it reports false.
+func gemmInline(c *Call, e *fexec) bool {
+	g := e.g
 	// fin runs the group on one finished tile, with one scratch for the
 	// whole tile (tiles are small: a scratch per row cost more than the
 	// group's arithmetic). A tile spanning whole rows is one contiguous
@@ -1681,27 +1700,15 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 		}
 		fscratchPool.Put(sc)
 	}
-	// A group with outputs besides output 0 runs after the whole product:
-	// storing them from the streaming path's columns or from the blocked
-	// driver's tiles measured slower than a pass over the cache-resident
-	// product (BenchmarkGEMMEpilogueOutputs: 512x1024x1024 with GELU and
-	// its pre-activation kept, 7.0 -> 7.2-7.5 ms per tile; the MNIST
-	// step's [64, 512] by columns, 336 -> 388 µs).
-	if len(g.outs) > 1 {
-		if err := dotGeneralKernel(c); err != nil {
-			return err
-		}
-		e.runGroup(r.threads)
-		return nil
-	}
 	// On the streaming x·Wᵀ path the group runs on each finished column
 	// of C (epi_cols.go).
-	numel := op.Numel(l.Out[0].Shape)
-	if shp := l.Out[0].Shape; len(shp) >= 2 && shp[len(shp)-1] > 0 && dotStreams(c) {
+	shp := c.Out[0].Shape
+	numel := op.Numel(shp)
+	if len(shp) >= 2 && shp[len(shp)-1] > 0 && dotStreams(c) {
 		n := shp[len(shp)-1]
 		if ec := newEpiCols(e, numel/n, n); ec != nil && dotF32StreamCols(c, ec.run) {
 			epiColsRuns.Add(1)
-			return nil
+			return true
 		}
 	}
 	// A small output stays in cache between the product and the group:
@@ -1711,15 +1718,9 @@ func (r *crun) gemmEpilogue(s *pstep, e *fexec) error {
 	if numel > epilogueMinElems && (dotF32Swapped(c, fin) || dotF32Epilogue(c, fin)) ||
 		numel <= epilogueMinElems && dotTilesWide(c) && dotF32Epilogue(c, fin) {
 		epiTileRuns.Add(1)
-		return nil
+		return true
 	}
-	// No fused path for this problem: the plain kernel (which takes the
-	// swapped product itself where it pays), then the group.
-	if err := dotGeneralKernel(c); err != nil {
-		return err
-	}
-	e.runGroup(r.threads)
-	return nil
+	return false
 }
 
 // summary describes a plan's steps, one per line (for logs and tests).
