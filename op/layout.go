@@ -18,6 +18,13 @@ func Contiguous(shape []int) Layout {
 // ContiguousStrides returns row-major strides for shape.
 func ContiguousStrides(shape []int) []int {
 	st := make([]int, len(shape))
+	FillContiguousStrides(st, shape)
+	return st
+}
+
+// FillContiguousStrides writes shape's row-major strides into st (of the
+// same length), for callers that place them in memory of their own.
+func FillContiguousStrides(st, shape []int) {
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		st[i] = s
@@ -25,7 +32,6 @@ func ContiguousStrides(shape []int) []int {
 			s *= shape[i]
 		}
 	}
-	return st
 }
 
 // IsContiguous reports whether l is row-major with no gaps (size-1 and empty

@@ -132,8 +132,9 @@ type lazyCtx struct {
 	expect device.WorkExpecter
 	// expectAt is the node count at the last ExpectWork.
 	expectAt int
-	// weakPend is set once the pending tensors reach the size at which
-	// the flush collects garbage (autoGC): pend holds them weakly then.
+	// weakPend is set once a Fused graph's pending tensors reach the size
+	// at which its flush collects garbage (autoGC; never in a trace): pend
+	// holds them weakly then.
 	weakPend bool
 	// hint sizes the next graph (reset).
 	hint sizeHint
@@ -641,7 +642,7 @@ type liveKey struct {
 // poisoned instead of computed: reading one panics with an error saying
 // the value was not kept.
 func (c *lazyCtx) pendingOutputsMemo(force bool, memo *LiveMemo) []pendingOut {
-	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes)) || c.trace == nil && c.weakPend
+	gc := force || (fuseGC.Load() && (len(c.g.Nodes) >= fuseGCMinNodes || c.pendBytes >= fuseGCMinBytes)) || c.weakPend
 	var pattern []bool
 	var key liveKey
 	if gc && memo != nil {

@@ -135,13 +135,7 @@ func contiguousLayout(shape []int) op.Layout {
 	a := new([8]int)
 	sh, st := a[:r:r], a[4:4+r:4+r]
 	copy(sh, shape)
-	s := 1
-	for i := r - 1; i >= 0; i-- {
-		st[i] = s
-		if sh[i] > 1 {
-			s *= sh[i]
-		}
-	}
+	op.FillContiguousStrides(st, sh)
 	return op.Layout{Shape: sh, Strides: st}
 }
 
